@@ -1,0 +1,35 @@
+# Two commands: `make run` serves the app with demo data, `make test` runs the whole suite.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+DEMO ?= 300
+
+.PHONY: run test install install-dev lint clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed
+	$(PY) -m pip install -q -e '.[dev]'
+	touch $@
+
+install: $(VENV)/.installed
+install-dev: $(VENV)/.installed-dev
+
+run: install
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py setup_utility mineola --demo $(DEMO)
+	$(PY) manage.py demo_bootstrap
+	$(PY) manage.py runserver 127.0.0.1:8000
+
+test: install-dev
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: install-dev
+	$(VENV)/bin/ruff check .
+
+clean:
+	rm -rf $(VENV) db.sqlite3 media staticfiles

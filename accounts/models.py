@@ -1,0 +1,132 @@
+"""Customers, premises and the accounts billed for them.
+
+An account is billed for one premises; it has an owner (who receives the bill and is liable, with a
+history of owners kept in ``Ownership``) and optionally an occupant. The book (1–10) decides the billing
+calendar. Every clerk change is kept by django-simple-history.
+"""
+
+import secrets
+import uuid
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from simple_history.models import HistoricalRecords
+
+
+class Customer(models.Model):
+    name = models.CharField(max_length=200, db_index=True)
+    mailing_address = models.TextField(help_text="Full mailing address, one line per row, as on an envelope.")
+    email = models.EmailField(blank=True)
+    phone = models.CharField(max_length=40, blank=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Premises(models.Model):
+    class UseCategory(models.TextChoices):
+        RESIDENTIAL = "residential", "Residential"
+        COMMERCIAL = "commercial", "Commercial"
+        INDUSTRIAL = "industrial", "Industrial"
+        INSTITUTIONAL = "institutional", "Institutional"
+        MUNICIPAL = "municipal", "Municipal"
+
+    service_address = models.CharField(max_length=200, db_index=True)
+    sbl = models.CharField("tax-map SBL", max_length=40, blank=True, db_index=True,
+                           help_text="Section-block-lot on the tax map.")
+    use_category = models.CharField(max_length=20, choices=UseCategory.choices,
+                                    default=UseCategory.RESIDENTIAL)
+    history = HistoricalRecords()
+
+    class Meta:
+        verbose_name_plural = "premises"
+        ordering = ["service_address"]
+
+    def __str__(self) -> str:
+        return self.service_address
+
+
+def new_access_code() -> str:
+    # Printed on the bill; a customer types it to link the account online. No 0/O/1/I ambiguity.
+    alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+    return "".join(secrets.choice(alphabet) for _ in range(8))
+
+
+class Account(models.Model):
+    class Category(models.TextChoices):
+        ONE_TWO_FAMILY = "one_two_family", "One- and two-family use"
+        OTHER = "other", "All other uses"
+        NONPROFIT = "nonprofit", "Nonprofit organization"
+
+    class Status(models.TextChoices):
+        ACTIVE = "active", "Active"
+        VACANT = "vacant", "Vacant"
+        SHUT_OFF = "shut_off", "Shut off"
+        CLOSED = "closed", "Closed"
+
+    account_no = models.CharField("account number", max_length=20, unique=True)
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    access_code = models.CharField(max_length=12, default=new_access_code,
+                                   help_text="Printed on bills; links the account in the customer portal.")
+    book = models.PositiveSmallIntegerField(db_index=True)
+    category = models.CharField(max_length=20, choices=Category.choices)
+    premises = models.ForeignKey(Premises, on_delete=models.PROTECT, related_name="accounts")
+    owner = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="owned_accounts")
+    occupant = models.ForeignKey(Customer, on_delete=models.PROTECT, null=True, blank=True,
+                                 related_name="occupied_accounts")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE, db_index=True)
+    paperless = models.BooleanField(default=False, help_text="Email a link instead of mailing paper.")
+    sprinkler_supply_inches = models.CharField(
+        max_length=6, blank=True,
+        help_text="Supply pipe of an automatic sprinkler system (§ 45.28 C), e.g. 2, 3, 4, 6, 8.")
+    opened_on = models.DateField(null=True, blank=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["account_no"]
+        constraints = [
+            models.CheckConstraint(condition=Q(book__gte=1) & Q(book__lte=10), name="account_book_1_to_10"),
+            models.CheckConstraint(condition=Q(category__in=["one_two_family", "other", "nonprofit"]),
+                                   name="account_category_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return self.account_no
+
+
+class Ownership(models.Model):
+    """Who owned the account's premises, and when. The open row (no end date) is the current owner."""
+
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="ownerships")
+    owner = models.ForeignKey(Customer, on_delete=models.PROTECT, related_name="ownerships")
+    started_on = models.DateField()
+    ended_on = models.DateField(null=True, blank=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["account", "-started_on"]
+        constraints = [
+            models.UniqueConstraint(fields=["account"], condition=Q(ended_on__isnull=True),
+                                    name="one_current_owner_per_account"),
+            models.CheckConstraint(condition=Q(ended_on__isnull=True) | Q(ended_on__gte=models.F("started_on")),
+                                   name="ownership_ends_after_start"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.owner} from {self.started_on}"
+
+
+class PortalLink(models.Model):
+    """A customer's portal login linked to an account (after typing its number and access code)."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="account_links")
+    account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="portal_links")
+    linked_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "account"], name="one_link_per_user_account")]

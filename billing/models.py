@@ -1,0 +1,327 @@
+"""Design overview: rates, bills, and the ledger.
+
+* **Ordinance as data.** ``Utility`` names the installed preset and the strategy classes (billing
+  calendar, penalty scheme) it selects; ``RateSchedule`` and ``Fee`` are effective-dated versions loaded
+  from the preset file, each carrying its citation. A bill is rated with the schedule in force on its
+  bill date, so editing the preset never rewrites history.
+* **Bills are issued, never edited.** A bill gets its number when it is created by a billing run and its
+  lines (kind, description, citation, quantity, rate, amount — each rounded once, half-up) never change.
+  Corrections are ``Adjustment`` rows (credit or debit memos); voiding keeps the record. The database
+  forbids two live bills for one account and bill date, so concurrent or re-started runs cannot
+  double-bill.
+* **Balances are derived.** Every charge, penalty, payment and adjustment is an append-only
+  ``LedgerEntry`` (debits positive, credits negative). Balances — of an account, of a bill, of its
+  principal on a given day — are computed from entries by ``billing.ledger`` (oldest bill first; within
+  a bill penalties, then fees, then water), never stored.
+* **Runs are records.** ``BillingRun`` keeps counts, totals and progress; its ``BillingRunChunk`` rows are
+  units of work any Celery worker can take; ``BillingException`` rows are accounts a clerk must look at.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from djmoney.models.fields import MoneyField
+from simple_history.models import HistoricalRecords
+
+
+def money_field(**kwargs):
+    return MoneyField(max_digits=12, decimal_places=2, default_currency="USD", currency_choices=[("USD", "USD")],
+                      **kwargs)
+
+
+class Utility(models.Model):
+    """The municipality this installation bills for (one row), and the strategies its preset selects."""
+
+    preset = models.CharField(max_length=40, unique=True)
+    name = models.CharField(max_length=200)
+    office_address = models.TextField()
+    phone = models.CharField(max_length=40, blank=True)
+    chapter = models.CharField(max_length=200, blank=True)
+    calendar_scheme = models.CharField(max_length=40)
+    calendar_params = models.JSONField(default=dict)
+    penalty_scheme = models.CharField(max_length=40)
+    penalty_params = models.JSONField(default=dict)
+    termination_params = models.JSONField(default=dict)
+    notes = models.JSONField(default=list, help_text="Discrepancies between the text and the preset.")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "utility"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class RateSchedule(models.Model):
+    """One effective-dated version of the water rate schedule; ``rules`` is the preset's declaration."""
+
+    effective_on = models.DateField(unique=True)
+    citation = models.CharField(max_length=80)
+    is_sample = models.BooleanField(default=False, help_text="Sample values a clerk replaces with the adopted ones.")
+    rules = models.JSONField()
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-effective_on"]
+
+    def __str__(self) -> str:
+        return f"Rate schedule effective {self.effective_on}"
+
+
+class Fee(models.Model):
+    code = models.CharField(max_length=40)
+    effective_on = models.DateField()
+    description = models.CharField(max_length=200)
+    amount = money_field(null=True, blank=True)
+    rate = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True,
+                               help_text="For fees computed pro rata (per dollar of construction cost).")
+    citation = models.CharField(max_length=80)
+    note = models.TextField(blank=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["code", "-effective_on"]
+        constraints = [models.UniqueConstraint(fields=["code", "effective_on"], name="one_fee_version_per_date")]
+
+    def __str__(self) -> str:
+        return f"{self.description} ({self.citation})"
+
+
+class BillingRun(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    run_on = models.DateField(help_text="The date the run bills as of.")
+    dry_run = models.BooleanField(default=False)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    started_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    accounts_due = models.PositiveIntegerField(default=0)
+    chunks_total = models.PositiveIntegerField(default=0)
+    chunks_done = models.PositiveIntegerField(default=0)
+    bills_created = models.PositiveIntegerField(default=0)
+    already_billed = models.PositiveIntegerField(default=0)
+    exceptions_count = models.PositiveIntegerField(default=0)
+    total_billed = money_field(default=0)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"Billing run {self.pk} for {self.run_on}{' (preview)' if self.dry_run else ''}"
+
+    @property
+    def progress_percent(self) -> int:
+        return 100 if not self.chunks_total else round(100 * self.chunks_done / self.chunks_total)
+
+
+class BillingRunChunk(models.Model):
+    run = models.ForeignKey(BillingRun, on_delete=models.CASCADE, related_name="chunks")
+    index = models.PositiveIntegerField()
+    account_ids = models.JSONField()
+    done = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["run", "index"], name="one_chunk_per_index")]
+
+
+class BillingException(models.Model):
+    class Kind(models.TextChoices):
+        NO_READING = "no_reading", "No reading in the read window"
+        LOWER_READING = "lower_reading", "Reading lower than the previous one"
+        HIGH_USAGE = "high_usage", "Consumption over 4× the account's average (held for review)"
+        RATING = "rating", "Cannot be rated"
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        RELEASED = "released", "Released: bill as read"
+        RESOLVED = "resolved", "Resolved"
+
+    account = models.ForeignKey("accounts.Account", on_delete=models.CASCADE, related_name="billing_exceptions")
+    bill_date = models.DateField()
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    detail = models.TextField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    run = models.ForeignKey(BillingRun, null=True, on_delete=models.SET_NULL, related_name="exceptions")
+    created_at = models.DateTimeField(auto_now_add=True)
+    resolved_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="+")
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-bill_date", "account"]
+        constraints = [models.UniqueConstraint(fields=["account", "bill_date", "kind"],
+                                               name="one_exception_per_account_period_kind")]
+
+    def __str__(self) -> str:
+        return f"{self.account} {self.bill_date}: {self.get_kind_display()}"
+
+
+class Bill(models.Model):
+    class Status(models.TextChoices):
+        ISSUED = "issued", "Issued"
+        VOID = "void", "Void"
+
+    class Frequency(models.TextChoices):
+        SEMIANNUAL = "semiannual", "Semiannual"
+        MONTHLY = "monthly", "Monthly"
+        QUARTERLY = "quarterly", "Quarterly"
+
+    number = models.CharField(max_length=40, unique=True)
+    public_id = models.UUIDField(unique=True, editable=False)
+    account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="bills")
+    run = models.ForeignKey(BillingRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="bills")
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.ISSUED)
+    frequency = models.CharField(max_length=12, choices=Frequency.choices)
+    bill_date = models.DateField()
+    due_date = models.DateField()
+    period_start = models.DateField()
+    period_end = models.DateField()
+    gallons = models.BigIntegerField()
+    schedule_gallons = models.BigIntegerField(
+        default=0, help_text="Gallons counted against the regular schedule's annual allowance.")
+    includes_annual_minimum = models.BooleanField(default=False)
+    start_reading = models.ForeignKey("meters.Reading", null=True, on_delete=models.PROTECT, related_name="+")
+    end_reading = models.ForeignKey("meters.Reading", null=True, on_delete=models.PROTECT, related_name="+")
+    estimated = models.BooleanField(default=False)
+    rate_schedule = models.ForeignKey(RateSchedule, on_delete=models.PROTECT, related_name="bills")
+    total = money_field()
+    created_at = models.DateTimeField(auto_now_add=True)
+    voided_at = models.DateTimeField(null=True, blank=True)
+    voided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                  related_name="+")
+    void_reason = models.TextField(blank=True)
+    pdf = models.FileField(upload_to="bills/%Y/%m/", blank=True)
+
+    class Meta:
+        ordering = ["-bill_date", "account"]
+        constraints = [
+            models.UniqueConstraint(fields=["account", "bill_date"], condition=~Q(status="void"),
+                                    name="one_live_bill_per_account_period"),
+            models.CheckConstraint(condition=Q(due_date__gte=models.F("bill_date")), name="bill_due_not_before_date"),
+            models.CheckConstraint(condition=Q(gallons__gte=0), name="bill_gallons_not_negative"),
+        ]
+        indexes = [models.Index(fields=["account", "-bill_date"], name="bill_account_date")]
+
+    def __str__(self) -> str:
+        return self.number
+
+
+class BillLine(models.Model):
+    class Kind(models.TextChoices):
+        MINIMUM = "minimum", "Minimum charge"
+        CONSUMPTION = "consumption", "Consumption"
+        NONPROFIT = "nonprofit", "Nonprofit rate"
+        SPRINKLER = "sprinkler", "Sprinkler service charge"
+        FEE = "fee", "Fee"
+
+    bill = models.ForeignKey(Bill, on_delete=models.PROTECT, related_name="lines")
+    position = models.PositiveSmallIntegerField()
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    description = models.CharField(max_length=200)
+    citation = models.CharField(max_length=80)
+    quantity = models.DecimalField(max_digits=14, decimal_places=2)
+    rate = models.DecimalField(max_digits=12, decimal_places=6)
+    amount = money_field()
+
+    class Meta:
+        ordering = ["bill", "position"]
+        constraints = [models.UniqueConstraint(fields=["bill", "position"], name="one_line_per_position")]
+
+    def __str__(self) -> str:
+        return f"{self.description}: {self.amount}"
+
+
+class Payment(models.Model):
+    account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="payments")
+    amount = money_field()
+    paid_on = models.DateField()
+    reference = models.CharField(max_length=80, unique=True)
+    source = models.CharField(max_length=20, default="counter", help_text="import, counter, lockbox, api…")
+    entered_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-paid_on", "-id"]
+        constraints = [models.CheckConstraint(condition=Q(amount__gt=0), name="payment_amount_positive")]
+
+    def __str__(self) -> str:
+        return f"{self.reference}: {self.amount} on {self.paid_on}"
+
+
+class Adjustment(models.Model):
+    class Kind(models.TextChoices):
+        CREDIT = "credit", "Credit memo"
+        DEBIT = "debit", "Debit memo"
+
+    account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="adjustments")
+    bill = models.ForeignKey(Bill, null=True, blank=True, on_delete=models.PROTECT, related_name="adjustments")
+    kind = models.CharField(max_length=6, choices=Kind.choices)
+    amount = money_field(help_text="Always positive; the kind says which way it goes.")
+    adjusted_on = models.DateField()
+    reason = models.TextField()
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-adjusted_on", "-id"]
+        constraints = [models.CheckConstraint(condition=Q(amount__gt=0), name="adjustment_amount_positive")]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} {self.amount} on {self.account}"
+
+
+class LedgerEntry(models.Model):
+    """Append-only. Debits (charges, penalties, fees, debit memos) are positive; credits negative."""
+
+    class Kind(models.TextChoices):
+        WATER = "water", "Water charge"
+        FEE = "fee", "Fee"
+        PENALTY = "penalty", "Penalty"
+        PAYMENT = "payment", "Payment"
+        CREDIT = "credit", "Credit memo"
+        DEBIT = "debit", "Debit memo"
+        VOID = "void", "Bill voided"
+
+    account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="ledger")
+    bill = models.ForeignKey(Bill, null=True, blank=True, on_delete=models.PROTECT, related_name="ledger")
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    posted_on = models.DateField()
+    amount = money_field()
+    citation = models.CharField(max_length=80, blank=True)
+    description = models.CharField(max_length=200, blank=True)
+    payment = models.OneToOneField(Payment, null=True, blank=True, on_delete=models.PROTECT, related_name="entry")
+    adjustment = models.OneToOneField(Adjustment, null=True, blank=True, on_delete=models.PROTECT,
+                                      related_name="entry")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "ledger entries"
+        ordering = ["posted_on", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["bill", "posted_on"], condition=Q(kind="penalty"),
+                                    name="one_penalty_per_bill_per_date"),
+            models.UniqueConstraint(fields=["bill", "kind"], condition=Q(kind__in=["water", "fee", "void"]),
+                                    name="one_charge_entry_per_bill_kind"),
+            models.CheckConstraint(
+                condition=(Q(kind__in=["water", "fee", "penalty", "debit"], amount__gte=0)
+                           | Q(kind__in=["payment", "credit", "void"], amount__lte=0)),
+                name="ledger_sign_matches_kind"),
+            models.CheckConstraint(condition=~Q(kind="payment") | Q(payment__isnull=False),
+                                   name="payment_entry_has_payment"),
+            models.CheckConstraint(condition=~Q(kind="penalty") | Q(bill__isnull=False),
+                                   name="penalty_entry_has_bill"),
+        ]
+        indexes = [models.Index(fields=["account", "posted_on"], name="ledger_account_date")]
+
+    def __str__(self) -> str:
+        return f"{self.posted_on} {self.get_kind_display()} {self.amount}"

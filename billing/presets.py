@@ -1,0 +1,120 @@
+"""Installing an ordinance preset from its declarative file in ``fixtures/presets/``.
+
+Idempotent: installing the same file twice changes nothing. Rate schedules and fees are versions keyed
+by effective date: a new date adds a version; an existing date may be edited only while no bill has used
+it (a clerk corrects a sample before billing), otherwise the change is refused and must be given a new
+effective date — history is never rewritten.
+"""
+
+import tomllib
+from dataclasses import dataclass, field
+from datetime import date
+from decimal import Decimal
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from djmoney.money import Money
+
+from waterbilling.errors import ApplicationError
+
+from .models import Fee, RateSchedule, Utility
+
+PRESET_DIR = Path(settings.BASE_DIR) / "fixtures" / "presets"
+
+
+@dataclass
+class InstallReport:
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: int = 0
+
+
+def preset_path(code: str) -> Path:
+    path = PRESET_DIR / f"{code}.toml"
+    if not path.exists():
+        known = ", ".join(sorted(p.stem for p in PRESET_DIR.glob("*.toml")))
+        raise ApplicationError(f"unknown preset '{code}'; known presets: {known}", field="preset")
+    return path
+
+
+def preset_load(code: str) -> dict:
+    with preset_path(code).open("rb") as fh:
+        try:
+            return tomllib.load(fh)
+        except tomllib.TOMLDecodeError as exc:
+            raise ApplicationError(f"{preset_path(code).name} is not valid TOML: {exc}", field="preset") from exc
+
+
+def _jsonable(value):
+    """Dates to ISO strings so the schedule can live in a JSONField and compare equal after a round trip."""
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, date):
+        return value.isoformat()
+    return value
+
+
+@transaction.atomic
+def preset_install(*, code: str) -> InstallReport:
+    data = preset_load(code)
+    report = InstallReport()
+    util = data["utility"]
+    calendar, penalty = data["calendar"], data["penalty"]
+    utility_values = {
+        "name": util["name"], "office_address": util["office_address"], "phone": util.get("phone", ""),
+        "chapter": util.get("chapter", ""),
+        "calendar_scheme": calendar["scheme"], "calendar_params": _jsonable(calendar),
+        "penalty_scheme": penalty["scheme"], "penalty_params": _jsonable(penalty),
+        "termination_params": _jsonable(data.get("termination", {})),
+        "notes": _jsonable(data.get("note", [])),
+    }
+    Utility.objects.exclude(preset=code).delete()
+    current = Utility.objects.filter(preset=code).first()
+    if current is None:
+        Utility.objects.create(preset=code, **utility_values)
+        report.created.append(f"utility {code}")
+    elif any(getattr(current, k) != v for k, v in utility_values.items()):
+        Utility.objects.filter(pk=current.pk).update(**utility_values)
+        report.updated.append(f"utility {code}")
+    else:
+        report.unchanged += 1
+
+    for schedule in data.get("rate_schedule", []):
+        effective_on = schedule["effective_on"]
+        rules = _jsonable({k: v for k, v in schedule.items() if k not in ("effective_on", "citation", "sample")})
+        values = {"citation": schedule["citation"], "is_sample": schedule.get("sample", False), "rules": rules}
+        _upsert_version(RateSchedule, {"effective_on": effective_on}, values, report,
+                        label=f"rate schedule {effective_on}", in_use=lambda obj: obj.bills.exists())
+
+    for fee in data.get("fee", []):
+        values = {
+            "description": fee["description"], "citation": fee["citation"], "note": fee.get("note", ""),
+            "amount": Money(Decimal(fee["amount"]), "USD") if "amount" in fee else None,
+            "rate": Decimal(fee["rate"]) if "rate" in fee else None,
+        }
+        _upsert_version(Fee, {"code": fee["code"], "effective_on": fee["effective_on"]}, values, report,
+                        label=f"fee {fee['code']} {fee['effective_on']}", in_use=lambda obj: False)
+    return report
+
+
+def _upsert_version(model, key: dict, values: dict, report: InstallReport, *, label: str, in_use) -> None:
+    obj = model.objects.filter(**key).first()
+    if obj is None:
+        model.objects.create(**key, **values)
+        report.created.append(label)
+        return
+    changed = {k: v for k, v in values.items() if getattr(obj, k) != v}
+    if not changed:
+        report.unchanged += 1
+        return
+    if in_use(obj):
+        raise ApplicationError(
+            f"{label} has already been used on bills and cannot be rewritten; "
+            "add a new version with a later effective_on instead", field="effective_on")
+    for k, v in changed.items():
+        setattr(obj, k, v)
+    obj.save()
+    report.updated.append(label)

@@ -1,0 +1,88 @@
+"""Meters, where they are installed, and what they read.
+
+An ``Installation`` links a meter to an account over a date range, so a change-out keeps both meters'
+history. Readings are register values in the meter's own unit; consumption in gallons is derived
+(``meters.units``). The database holds one reading per meter per date and one open installation per meter.
+"""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from simple_history.models import HistoricalRecords
+
+from .units import METER_SIZES
+
+
+class Meter(models.Model):
+    class Unit(models.TextChoices):
+        GALLONS = "gal", "Gallons"
+        CUBIC_FEET = "cf", "Cubic feet"
+
+    serial = models.CharField(max_length=40, unique=True)
+    make = models.CharField(max_length=60, blank=True)
+    size = models.CharField(max_length=6, choices=[(s, f'{s}"') for s in METER_SIZES],
+                            help_text="Nominal size in inches, kept exact (5/8, 3/4, 1, 1 1/2, …).")
+    unit = models.CharField(max_length=3, choices=Unit.choices, default=Unit.GALLONS)
+    dials = models.PositiveSmallIntegerField(default=6, help_text="Register digits; the register rolls over after.")
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["serial"]
+        constraints = [
+            models.CheckConstraint(condition=Q(size__in=list(METER_SIZES)), name="meter_size_known"),
+            models.CheckConstraint(condition=Q(unit__in=["gal", "cf"]), name="meter_unit_known"),
+        ]
+
+    def __str__(self) -> str:
+        return f'{self.serial} ({self.size}")'
+
+
+class Installation(models.Model):
+    meter = models.ForeignKey(Meter, on_delete=models.PROTECT, related_name="installations")
+    account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="installations")
+    installed_on = models.DateField()
+    removed_on = models.DateField(null=True, blank=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-installed_on"]
+        constraints = [
+            models.UniqueConstraint(fields=["meter"], condition=Q(removed_on__isnull=True),
+                                    name="one_open_installation_per_meter"),
+            models.CheckConstraint(condition=Q(removed_on__isnull=True) | Q(removed_on__gte=models.F("installed_on")),
+                                   name="installation_removed_after_installed"),
+        ]
+
+    def __str__(self) -> str:
+        until = self.removed_on or "now"
+        return f"{self.meter.serial} on {self.account_id}: {self.installed_on} – {until}"
+
+
+class Reading(models.Model):
+    class ReadType(models.TextChoices):
+        ACTUAL = "actual", "Actual"
+        ESTIMATED = "estimated", "Estimated"
+        FINAL = "final", "Final"
+
+    meter = models.ForeignKey(Meter, on_delete=models.PROTECT, related_name="readings")
+    read_on = models.DateField()
+    value = models.BigIntegerField(help_text="Register value in the meter's unit.")
+    read_type = models.CharField(max_length=10, choices=ReadType.choices, default=ReadType.ACTUAL)
+    source = models.CharField(max_length=20, default="manual",
+                              help_text="import, manual, install, estimate, api…")
+    note = models.CharField(max_length=200, blank=True, help_text="Why, for estimates: the basis used.")
+    entered_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    entered_at = models.DateTimeField(auto_now_add=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-read_on"]
+        constraints = [
+            models.UniqueConstraint(fields=["meter", "read_on"], name="one_reading_per_meter_per_date"),
+            models.CheckConstraint(condition=Q(value__gte=0), name="reading_not_negative"),
+        ]
+        indexes = [models.Index(fields=["meter", "read_on"], name="reading_meter_date")]
+
+    def __str__(self) -> str:
+        return f"{self.meter.serial} {self.read_on}: {self.value}"

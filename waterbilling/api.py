@@ -1,0 +1,38 @@
+"""API router and the exception handler that maps errors to ``{"errors": [{"field", "message"}]}``."""
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from .errors import ApplicationError
+
+
+def _flatten(detail, field="") -> list[dict]:
+    if isinstance(detail, dict):
+        out = []
+        for key, value in detail.items():
+            name = "" if key == "non_field_errors" else (f"{field}.{key}" if field else str(key))
+            out.extend(_flatten(value, name))
+        return out
+    if isinstance(detail, list):
+        out = []
+        for item in detail:
+            out.extend(_flatten(item, field))
+        return out
+    return [{"field": field, "message": str(detail)}]
+
+
+def exception_handler(exc, context):
+    if isinstance(exc, ApplicationError):
+        return Response(exc.as_dict(), status=exc.status_code)
+    if isinstance(exc, DjangoValidationError):
+        detail = exc.message_dict if hasattr(exc, "error_dict") else exc.messages
+        return Response({"errors": _flatten(detail)}, status=status.HTTP_400_BAD_REQUEST)
+    if isinstance(exc, Http404):
+        return Response({"errors": [{"field": "", "message": "Not found."}]}, status=404)
+    response = drf_exception_handler(exc, context)
+    if response is not None and isinstance(exc, exceptions.APIException):
+        response.data = {"errors": _flatten(exc.detail)}
+    return response

@@ -1,0 +1,46 @@
+"""One error family for the whole application.
+
+Services raise ``ApplicationError`` (or a subclass) with one or more ``FieldError`` items naming the
+field and the rule broken. Views, the API and management commands turn them into messages, JSON
+``{"errors": [...]}`` with a 4xx status, or a non-zero exit — never a 500.
+"""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FieldError:
+    field: str
+    message: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = f"line {self.line}: " if self.line is not None else ""
+        return f"{where}{self.field}: {self.message}" if self.field else f"{where}{self.message}"
+
+    def as_dict(self) -> dict:
+        data = {"field": self.field, "message": self.message}
+        if self.line is not None:
+            data["line"] = self.line
+        return data
+
+
+class ApplicationError(Exception):
+    status_code = 400
+
+    def __init__(self, message: str = "", *, errors: list[FieldError] | None = None, field: str = ""):
+        self.errors = list(errors or [])
+        if message and not self.errors:
+            self.errors = [FieldError(field=field, message=message)]
+        super().__init__(message or "; ".join(str(e) for e in self.errors))
+
+    def as_dict(self) -> dict:
+        return {"errors": [e.as_dict() for e in self.errors]}
+
+
+class NotFound(ApplicationError):
+    status_code = 404
+
+
+class Conflict(ApplicationError):
+    status_code = 409
