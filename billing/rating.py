@@ -1,0 +1,211 @@
+"""Rating: from gallons to bill lines, with no database.
+
+A ``Schedule`` is built from one effective-dated rate schedule of the preset (``RateSchedule.rules``).
+``rate_bill`` turns a ``RatingInput`` — what the calendar and the account's history say about this bill —
+into lines. Each line keeps its kind, description, citation, quantity, rate and amount, and is rounded
+once, half-up; the total is the sum of the lines.
+
+Interpretations (ORDINANCES.md, Mineola):
+* Semiannual bills (meters 1" or smaller): the category's minimum with its allowance, then block rates.
+  Nonprofit accounts fall in "all other uses" (§ 45.28 A(2)(b)) unless § 45.28 E applies.
+* Monthly bills (meters larger than 1"): the annual minimum for the meter size on the first bill of the
+  billable year; the allowance is used up cumulatively over the year, and each bill charges only the
+  gallons by which year-to-date consumption newly exceeds it (§ 45.29 C).
+* § 45.28 E: a nonprofit's month of 2,000,000 gallons or more is charged max($500, $0.90 per 1,000)
+  instead of the regular schedule; those gallons do not use the regular allowance, and an annual minimum
+  not yet charged waits for the first regular-schedule bill of the year. Only monthly bills measure a
+  month's consumption, so the rule is applied to monthly bills.
+* § 45.28 C(1): the sprinkler service charge on the first bill of the billable year; a supply size with no
+  charge in the code is refused.
+"""
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from .money import ZERO, cents, fmt_gallons, per_thousand
+
+
+class RatingError(ValueError):
+    """The bill cannot be rated under the ordinance as written (the message names the section)."""
+
+
+@dataclass(frozen=True)
+class Line:
+    kind: str
+    description: str
+    citation: str
+    quantity: Decimal
+    rate: Decimal
+    amount: Decimal
+
+
+@dataclass(frozen=True)
+class Block:
+    up_to_gallons: int | None  # cumulative upper bound of the block; None = no upper bound
+    per_1000: Decimal
+    citation: str
+
+
+@dataclass(frozen=True)
+class SemiannualRate:
+    minimum: Decimal
+    allowance: int
+    minimum_citation: str
+    blocks: tuple[Block, ...]
+
+
+@dataclass(frozen=True)
+class AnnualMinimum:
+    amount: Decimal
+    allowance: int
+
+
+@dataclass(frozen=True)
+class Schedule:
+    semiannual: dict[str, SemiannualRate]
+    monthly_minimums: dict[str, AnnualMinimum]
+    monthly_excess_per_1000: Decimal
+    monthly_citation: str
+    nonprofit_threshold: int | None = None
+    nonprofit_per_1000: Decimal = ZERO
+    nonprofit_minimum: Decimal = ZERO
+    nonprofit_citation: str = ""
+    sprinkler: dict[str, Decimal] = field(default_factory=dict)
+    sprinkler_citation: str = ""
+
+    @classmethod
+    def from_rules(cls, rules: dict) -> "Schedule":
+        semiannual = {}
+        for category, spec in rules.get("semiannual", {}).items():
+            minimum = spec["minimum"]
+            semiannual[category] = SemiannualRate(
+                minimum=Decimal(minimum["amount"]), allowance=int(minimum["allowance_gallons"]),
+                minimum_citation=minimum["citation"],
+                blocks=tuple(Block(b.get("up_to_gallons"), Decimal(b["per_1000"]), b["citation"])
+                             for b in spec["blocks"]))
+        monthly = rules.get("monthly", {})
+        nonprofit = rules.get("nonprofit")
+        sprinkler = rules.get("sprinkler", {})
+        return cls(
+            semiannual=semiannual,
+            monthly_minimums={m["size"]: AnnualMinimum(Decimal(m["amount"]), int(m["allowance_gallons"]))
+                              for m in monthly.get("annual_minimum", [])},
+            monthly_excess_per_1000=Decimal(monthly.get("excess_per_1000", "0")),
+            monthly_citation=monthly.get("citation", ""),
+            nonprofit_threshold=int(nonprofit["threshold_gallons"]) if nonprofit else None,
+            nonprofit_per_1000=Decimal(nonprofit["per_1000"]) if nonprofit else ZERO,
+            nonprofit_minimum=Decimal(nonprofit["monthly_minimum"]) if nonprofit else ZERO,
+            nonprofit_citation=nonprofit["citation"] if nonprofit else "",
+            sprinkler={size: Decimal(amount) for size, amount in sprinkler.get("annual_by_supply_inches", {}).items()},
+            sprinkler_citation=sprinkler.get("citation", ""),
+        )
+
+
+@dataclass(frozen=True)
+class RatingInput:
+    frequency: str  # "semiannual" | "monthly"
+    category: str  # "one_two_family" | "other" | "nonprofit"
+    gallons: int
+    meter_size: str = ""
+    # Monthly bills: has the annual minimum already been charged this billable year, and how many gallons
+    # have earlier bills of the year counted against the regular allowance?
+    annual_minimum_charged: bool = False
+    year_to_date_gallons: int = 0
+    # The sprinkler charge is due on the first bill of the billable year.
+    sprinkler_supply_inches: str = ""
+    first_bill_of_year: bool = False
+
+
+@dataclass(frozen=True)
+class Rated:
+    lines: tuple[Line, ...]
+    schedule_gallons: int
+    includes_annual_minimum: bool
+
+    @property
+    def total(self) -> Decimal:
+        return sum((line.amount for line in self.lines), ZERO)
+
+
+def rate_bill(schedule: Schedule, bill: RatingInput) -> Rated:
+    if bill.gallons < 0:
+        raise RatingError("consumption cannot be negative")
+    if bill.frequency == "monthly":
+        rated = _rate_monthly(schedule, bill)
+    elif bill.frequency in ("semiannual", "quarterly"):
+        rated = _rate_per_bill(schedule, bill)
+    else:
+        raise RatingError(f"unknown billing frequency '{bill.frequency}'")
+    if bill.sprinkler_supply_inches and bill.first_bill_of_year:
+        rated = Rated(rated.lines + (_sprinkler_line(schedule, bill.sprinkler_supply_inches),),
+                      rated.schedule_gallons, rated.includes_annual_minimum)
+    return rated
+
+
+def _rate_per_bill(schedule: Schedule, bill: RatingInput) -> Rated:
+    category = bill.category if bill.category in schedule.semiannual else "other"
+    if category not in schedule.semiannual:
+        raise RatingError(f"the rate schedule has no rates for category '{bill.category}'")
+    rate = schedule.semiannual[category]
+    lines = [Line("minimum", f"Minimum charge, includes {fmt_gallons(rate.allowance)} gal",
+                  rate.minimum_citation, Decimal(rate.allowance), rate.minimum, cents(rate.minimum))]
+    lower = rate.allowance
+    for block in rate.blocks:
+        upper = block.up_to_gallons
+        in_block = max(0, (bill.gallons if upper is None else min(bill.gallons, upper)) - lower)
+        if in_block:
+            span = f"{fmt_gallons(lower + 1)}–{fmt_gallons(upper)} gal" if upper else f"over {fmt_gallons(lower)} gal"
+            lines.append(Line("consumption", f"{fmt_gallons(in_block)} gal {span} at ${block.per_1000} per 1,000",
+                              block.citation, Decimal(in_block), block.per_1000,
+                              per_thousand(in_block, block.per_1000)))
+        if upper is not None:
+            lower = max(lower, upper)
+    return Rated(tuple(lines), bill.gallons, True)
+
+
+def _rate_monthly(schedule: Schedule, bill: RatingInput) -> Rated:
+    if (bill.category == "nonprofit" and schedule.nonprofit_threshold is not None
+            and bill.gallons >= schedule.nonprofit_threshold):
+        at_rate = per_thousand(bill.gallons, schedule.nonprofit_per_1000)
+        if at_rate >= schedule.nonprofit_minimum:
+            line = Line("nonprofit", f"Nonprofit rate: {fmt_gallons(bill.gallons)} gal at "
+                        f"${schedule.nonprofit_per_1000} per 1,000", schedule.nonprofit_citation,
+                        Decimal(bill.gallons), schedule.nonprofit_per_1000, at_rate)
+        else:
+            line = Line("nonprofit", f"Nonprofit monthly minimum ({fmt_gallons(bill.gallons)} gal at "
+                        f"${schedule.nonprofit_per_1000} per 1,000 would be ${at_rate})",
+                        schedule.nonprofit_citation, Decimal(bill.gallons), schedule.nonprofit_per_1000,
+                        cents(schedule.nonprofit_minimum))
+        return Rated((line,), 0, False)
+
+    minimum = schedule.monthly_minimums.get(bill.meter_size)
+    if minimum is None:
+        sizes = ", ".join(f'{s}"' for s in schedule.monthly_minimums)
+        raise RatingError(f'{schedule.monthly_citation} sets no annual minimum for a {bill.meter_size}" meter '
+                          f"(sizes: {sizes})")
+    lines = []
+    if not bill.annual_minimum_charged:
+        lines.append(Line("minimum", f'Annual minimum charge, {bill.meter_size}" meter, includes '
+                          f"{fmt_gallons(minimum.allowance)} gal for the billable year",
+                          schedule.monthly_citation, Decimal(minimum.allowance), minimum.amount,
+                          cents(minimum.amount)))
+    before, after = bill.year_to_date_gallons, bill.year_to_date_gallons + bill.gallons
+    excess = max(0, after - minimum.allowance) - max(0, before - minimum.allowance)
+    if excess:
+        lines.append(Line("consumption", f"{fmt_gallons(excess)} gal over the year's "
+                          f"{fmt_gallons(minimum.allowance)} gal allowance at ${schedule.monthly_excess_per_1000} "
+                          "per 1,000", schedule.monthly_citation, Decimal(excess),
+                          schedule.monthly_excess_per_1000,
+                          per_thousand(excess, schedule.monthly_excess_per_1000)))
+    return Rated(tuple(lines), bill.gallons, not bill.annual_minimum_charged)
+
+
+def _sprinkler_line(schedule: Schedule, supply: str) -> Line:
+    amount = schedule.sprinkler.get(supply)
+    if amount is None:
+        sizes = ", ".join(f'{s}"' for s in schedule.sprinkler)
+        raise RatingError(f'{schedule.sprinkler_citation} sets no sprinkler charge for a {supply}" supply pipe '
+                          f"(only {sizes}); "
+                          "the Board must set one before this account can be billed")
+    return Line("sprinkler", f'Automatic sprinkler annual service charge, {supply}" supply',
+                schedule.sprinkler_citation, Decimal(1), amount, cents(amount))

@@ -1,0 +1,23 @@
+"""Loading ledger entries for the pure allocation in ``billing.ledger``."""
+
+from collections import defaultdict
+from datetime import date
+
+from ..ledger import AccountBalance, Entry, allocate
+from ..models import LedgerEntry
+
+
+def entries_for_accounts(account_ids, *, through: date | None = None) -> dict[int, list[Entry]]:
+    rows = LedgerEntry.objects.filter(account_id__in=account_ids)
+    if through is not None:
+        rows = rows.filter(posted_on__lte=through)
+    out: dict[int, list[Entry]] = defaultdict(list)
+    for account_id, entry_id, kind, posted_on, amount, bill_id, bill_date in rows.values_list(
+            "account_id", "id", "kind", "posted_on", "amount", "bill_id", "bill__bill_date").order_by("id"):
+        out[account_id].append(Entry(kind=kind, posted_on=posted_on, amount=amount, entry_id=entry_id,
+                                     bill_key=(bill_date, bill_id) if bill_id else None))
+    return out
+
+
+def account_balance(*, account_id: int, as_of: date) -> AccountBalance:
+    return allocate(entries_for_accounts([account_id], through=as_of).get(account_id, []))

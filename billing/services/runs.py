@@ -1,0 +1,304 @@
+"""Billing runs: who is due, rating, and issuing bills — chunked, idempotent, crash-safe.
+
+A run is a ``BillingRun`` row with ``BillingRunChunk`` rows (about 1,000 candidate accounts each) that any
+Celery worker can take. A chunk is one transaction: it locks its accounts in id order, skips accounts
+already billed for the date, rates the rest and writes bills, lines and ledger entries in bulk, and marks
+itself done. The database forbids two live bills for one account and bill date, so two runs at once, or
+a run re-started after a crash, cannot double-bill; re-running bills only what is still unbilled.
+"""
+
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import date
+from decimal import Decimal
+
+from django.db import IntegrityError, transaction
+from django.db.models import F, Q
+from django.utils import timezone
+from djmoney.money import Money
+
+from accounts.models import Account
+from meters.models import Installation, Reading
+from meters.units import size_inches
+from waterbilling.errors import ApplicationError
+
+from ..consumption import Problem, Read, Span, usage_for_bill
+from ..models import Bill, BillingException, BillingRun, BillingRunChunk, BillLine, LedgerEntry
+from ..money import ZERO
+from ..rating import RatingError, RatingInput, rate_bill
+from ..utility import installed_utility, schedule_in_force
+
+CHUNK_SIZE = 1000
+HIGH_USAGE_FACTOR = 4
+BILLABLE_STATUSES = (Account.Status.ACTIVE, Account.Status.VACANT)
+
+
+@dataclass
+class ChunkResult:
+    bills: int = 0
+    already_billed: int = 0
+    exceptions: int = 0
+    total: Decimal = ZERO
+    new_bills: list = field(default_factory=list)
+    new_exceptions: list = field(default_factory=list)
+
+
+def _refuse_future(run_on: date) -> None:
+    today = timezone.localdate()
+    if run_on > today:
+        raise ApplicationError(f"{run_on} is after today ({today}); nothing is billed in the future "
+                               "(check the year)", field="date")
+
+
+def billing_candidates(*, run_on: date) -> list[int]:
+    """Ids of accounts that may be due on ``run_on``: in a book billed that day, or with a monthly meter."""
+    calendar = installed_utility().calendar
+    books = calendar.due_books(run_on)
+    base = Account.objects.filter(status__in=BILLABLE_STATUSES)
+    if run_on.day != 1:
+        return []
+    monthly_sizes = [s for s in ("1 1/2", "2", "3", "4", "6", "8")
+                     if calendar.frequency_for(s) == "monthly"]
+    monthly = Installation.objects.filter(meter__size__in=monthly_sizes, installed_on__lte=run_on).filter(
+        Q(removed_on__isnull=True) | Q(removed_on__gte=run_on)).values("account_id")
+    return list(base.filter(Q(book__in=books) | Q(id__in=monthly)).order_by("id").values_list("id", flat=True))
+
+
+@transaction.atomic
+def billing_run_create(*, run_on: date, actor=None, chunk_size: int = CHUNK_SIZE) -> BillingRun:
+    _refuse_future(run_on)
+    schedule_in_force(run_on)  # refuse early when no rates apply
+    ids = billing_candidates(run_on=run_on)
+    run = BillingRun.objects.create(run_on=run_on, started_by=actor, status=BillingRun.Status.RUNNING,
+                                    accounts_due=len(ids))
+    chunks = [BillingRunChunk(run=run, index=i, account_ids=ids[start:start + chunk_size])
+              for i, start in enumerate(range(0, len(ids), chunk_size))]
+    BillingRunChunk.objects.bulk_create(chunks)
+    BillingRun.objects.filter(pk=run.pk).update(chunks_total=len(chunks))
+    run.chunks_total = len(chunks)
+    if not chunks:
+        billing_run_finish(run_id=run.pk)
+        run.refresh_from_db()
+    return run
+
+
+def billing_run_start(*, run_on: date, actor=None) -> BillingRun:
+    """Create a run and hand its chunks to the workers (in-process when Celery runs eagerly)."""
+    from ..tasks import billing_run_dispatch
+
+    run = billing_run_create(run_on=run_on, actor=actor)
+    transaction.on_commit(lambda: billing_run_dispatch.delay(run.pk))
+    return run
+
+
+def billing_run_chunk_execute(*, chunk_id: int) -> None:
+    """Bill one chunk. Safe to call twice, and safe against a concurrent run billing the same accounts."""
+    for attempt in (1, 2):
+        try:
+            with transaction.atomic():
+                chunk = BillingRunChunk.objects.select_for_update().select_related("run").get(pk=chunk_id)
+                if chunk.done:
+                    return
+                result = bill_accounts(account_ids=chunk.account_ids, run_on=chunk.run.run_on, run=chunk.run,
+                                       persist=True)
+                chunk.done = True
+                chunk.save(update_fields=["done"])
+                BillingRun.objects.filter(pk=chunk.run_id).update(
+                    chunks_done=F("chunks_done") + 1, bills_created=F("bills_created") + result.bills,
+                    already_billed=F("already_billed") + result.already_billed,
+                    exceptions_count=F("exceptions_count") + result.exceptions)
+            break
+        except IntegrityError:
+            # Another run billed some of these accounts between our check and our insert; the second
+            # attempt sees its bills and skips them.
+            if attempt == 2:
+                raise
+    billing_run_finish(run_id=chunk.run_id)
+
+
+def billing_run_finish(*, run_id: int) -> None:
+    with transaction.atomic():
+        run = BillingRun.objects.select_for_update().get(pk=run_id)
+        if run.status != BillingRun.Status.RUNNING or run.chunks_done < run.chunks_total:
+            return
+        totals = Bill.objects.filter(run=run).values_list("total", flat=True)
+        run.total_billed = Money(sum(totals, ZERO), "USD")
+        run.status = BillingRun.Status.DONE
+        run.finished_at = timezone.now()
+        run.save(update_fields=["total_billed", "status", "finished_at"])
+
+
+def billing_run_preview(*, run_on: date) -> ChunkResult:
+    """What a run would bill on ``run_on``, writing nothing."""
+    _refuse_future(run_on)
+    ids = billing_candidates(run_on=run_on)
+    overall = ChunkResult()
+    for start in range(0, len(ids), CHUNK_SIZE):
+        part = bill_accounts(account_ids=ids[start:start + CHUNK_SIZE], run_on=run_on, run=None, persist=False)
+        overall.bills += part.bills
+        overall.already_billed += part.already_billed
+        overall.exceptions += part.exceptions
+        overall.total += part.total
+        overall.new_exceptions.extend(part.new_exceptions)
+    return overall
+
+
+def _bill_number(run_on: date, account_no: str, voided: int) -> str:
+    return f"{run_on:%Y%m}-{account_no}" + (f"-{voided + 1}" if voided else "")
+
+
+def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | None, persist: bool) -> ChunkResult:
+    """Rate and (when ``persist``) issue the bills due on ``run_on`` for these accounts."""
+    installed = installed_utility()
+    calendar = installed.calendar
+    schedule_row, schedule = schedule_in_force(run_on)
+    result = ChunkResult()
+
+    # Lock the chunk's accounts in id order (a concurrent run waits here, then sees our bills).
+    account_rows = Account.objects.filter(id__in=account_ids).order_by("id")
+    if persist:
+        account_rows = account_rows.select_for_update()
+    accounts = list(account_rows.only("id", "account_no", "book", "category", "sprinkler_supply_inches"))
+    billed = set(Bill.objects.filter(account_id__in=account_ids, bill_date=run_on)
+                 .exclude(status=Bill.Status.VOID).values_list("account_id", flat=True))
+    voided = defaultdict(int)
+    for account_id in Bill.objects.filter(account_id__in=account_ids, bill_date=run_on,
+                                          status=Bill.Status.VOID).values_list("account_id", flat=True):
+        voided[account_id] += 1
+    released = set(BillingException.objects.filter(
+        account_id__in=account_ids, bill_date=run_on, status=BillingException.Status.RELEASED,
+        kind=BillingException.Kind.HIGH_USAGE).values_list("account_id", flat=True))
+
+    spans: dict[int, list[Span]] = defaultdict(list)
+    for account_id, meter_id, installed_on, removed_on, unit, size in Installation.objects.filter(
+            account_id__in=account_ids).values_list("account_id", "meter_id", "installed_on", "removed_on",
+                                                    "meter__unit", "meter__size").order_by("installed_on"):
+        spans[account_id].append(Span(meter_id, installed_on, removed_on, unit, size))
+
+    earlier: dict[int, list[dict]] = defaultdict(list)
+    for row in Bill.objects.filter(account_id__in=account_ids, bill_date__lt=run_on).exclude(
+            status=Bill.Status.VOID).order_by("bill_date").values(
+            "account_id", "bill_date", "period_start", "period_end", "gallons", "schedule_gallons",
+            "includes_annual_minimum", "end_reading_id"):
+        earlier[row["account_id"]].append(row)
+
+    window = calendar.cycle(book=1, frequency="semiannual", bill_date=run_on).read_window
+    meter_ids = {s.meter_id for spans_ in spans.values() for s in spans_}
+    readings: dict[int, list[Read]] = defaultdict(list)
+    end_ids = {b[-1]["end_reading_id"] for b in earlier.values() if b}
+    for rid, meter_id, read_on, value, read_type in Reading.objects.filter(
+            Q(meter_id__in=meter_ids, read_on__lte=window[1]) | Q(id__in=end_ids)).order_by(
+            "read_on").values_list("id", "meter_id", "read_on", "value", "read_type"):
+        readings[meter_id].append(Read(rid, meter_id, read_on, value, read_type))
+    by_id = {r.id: r for reads in readings.values() for r in reads}
+
+    new_bills: list[Bill] = []
+    rated_lines: list[tuple] = []
+    exceptions: list[BillingException] = []
+    resolved: list[int] = []
+    for account in accounts:
+        account_spans = spans.get(account.id, [])
+        current = [s for s in account_spans if s.installed_on <= window[1]
+                   and (s.removed_on is None or s.removed_on > window[1])]
+        if not current:
+            continue
+        frequency = calendar.frequency_for(max((s.size for s in current), key=size_inches))
+        if not calendar.is_due(book=account.book, frequency=frequency, on=run_on):
+            continue
+        if account.id in billed:
+            result.already_billed += 1
+            continue
+        history = earlier.get(account.id, [])
+        previous = history[-1] if history else None
+        usage = usage_for_bill(
+            installations=account_spans, readings=readings, window=window,
+            previous_end=by_id.get(previous["end_reading_id"]) if previous else None,
+            previous_period_end=previous["period_end"] if previous else None)
+        if isinstance(usage, Problem):
+            exceptions.append(BillingException(account_id=account.id, bill_date=run_on, kind=usage.kind,
+                                               detail=usage.detail, run=run))
+            continue
+        cycle = calendar.cycle(book=account.book, frequency=frequency, bill_date=run_on)
+        period_days = max((usage.end.read_on - usage.start.read_on).days, 1)
+        if history and account.id not in released:
+            past_days = sum(max((b["period_end"] - b["period_start"]).days, 1) for b in history)
+            past_gallons = sum(b["gallons"] for b in history)
+            if usage.gallons * past_days > HIGH_USAGE_FACTOR * past_gallons * period_days:
+                average = past_gallons / past_days
+                exceptions.append(BillingException(
+                    account_id=account.id, bill_date=run_on, kind=BillingException.Kind.HIGH_USAGE, run=run,
+                    detail=f"{usage.gallons:,} gal in {period_days} days ({usage.gallons / period_days:,.0f} "
+                           f"gal/day) is over {HIGH_USAGE_FACTOR}× the average of {average:,.0f} gal/day on "
+                           f"earlier bills; held for review"))
+                continue
+        in_year = [b for b in history if b["bill_date"] >= cycle.billable_year_start]
+        try:
+            rated = rate_bill(schedule, RatingInput(
+                frequency=frequency, category=account.category, gallons=usage.gallons,
+                meter_size=max((s.size for s in current), key=size_inches),
+                annual_minimum_charged=any(b["includes_annual_minimum"] for b in in_year),
+                year_to_date_gallons=sum(b["schedule_gallons"] for b in in_year),
+                sprinkler_supply_inches=account.sprinkler_supply_inches, first_bill_of_year=not in_year))
+        except RatingError as exc:
+            exceptions.append(BillingException(account_id=account.id, bill_date=run_on,
+                                               kind=BillingException.Kind.RATING, detail=str(exc), run=run))
+            continue
+        total = rated.total
+        new_bills.append(Bill(
+            number=_bill_number(run_on, account.account_no, voided[account.id]), public_id=uuid.uuid4(),
+            account_id=account.id, run=run, frequency=frequency, bill_date=run_on, due_date=cycle.due_date,
+            period_start=usage.start.read_on, period_end=usage.end.read_on, gallons=usage.gallons,
+            schedule_gallons=rated.schedule_gallons, includes_annual_minimum=rated.includes_annual_minimum,
+            start_reading_id=usage.start.id, end_reading_id=usage.end.id, estimated=usage.estimated,
+            rate_schedule=schedule_row, total=Money(total, "USD")))
+        rated_lines.append(rated.lines)
+        resolved.append(account.id)
+        result.bills += 1
+        result.total += total
+
+    result.exceptions = len(exceptions)
+    result.new_exceptions = exceptions
+    if not persist:
+        return result
+
+    Bill.objects.bulk_create(new_bills, batch_size=2000)
+    if new_bills and new_bills[0].pk is None:  # backends that don't return ids
+        ids = dict(Bill.objects.filter(number__in=[b.number for b in new_bills]).values_list("number", "id"))
+        for b in new_bills:
+            b.pk = b.id = ids[b.number]
+    lines, entries = [], []
+    for bill, bill_lines in zip(new_bills, rated_lines, strict=True):
+        for position, line in enumerate(bill_lines, start=1):
+            lines.append(BillLine(bill_id=bill.pk, position=position, kind=line.kind,
+                                  description=line.description, citation=line.citation, quantity=line.quantity,
+                                  rate=line.rate, amount=Money(line.amount, "USD")))
+        entries.append(LedgerEntry(account_id=bill.account_id, bill_id=bill.pk, kind=LedgerEntry.Kind.WATER,
+                                   posted_on=bill.bill_date, amount=bill.total, citation=bill_lines[0].citation
+                                   if bill_lines else "", description=f"Bill {bill.number}"))
+    BillLine.objects.bulk_create(lines, batch_size=5000)
+    LedgerEntry.objects.bulk_create(entries, batch_size=5000)
+    BillingException.objects.bulk_create(exceptions, ignore_conflicts=True)
+    if resolved:
+        BillingException.objects.filter(account_id__in=resolved, bill_date=run_on).exclude(
+            status=BillingException.Status.RESOLVED).update(status=BillingException.Status.RESOLVED,
+                                                            resolved_at=timezone.now())
+    result.new_bills = new_bills
+    return result
+
+
+@transaction.atomic
+def billing_exception_release(*, exception: BillingException, actor) -> BillingException:
+    """A clerk accepts a held high-usage reading as read: the next run bills it."""
+    exception = BillingException.objects.select_for_update().get(pk=exception.pk)
+    if exception.kind != BillingException.Kind.HIGH_USAGE:
+        raise ApplicationError("only a bill held for high usage can be released as read; for a missing or "
+                               "lower reading, enter a corrected or estimated reading", field="kind")
+    if exception.status != BillingException.Status.OPEN:
+        raise ApplicationError(f"this exception is already {exception.get_status_display().lower()}",
+                               field="status")
+    exception.status = BillingException.Status.RELEASED
+    exception.resolved_by = actor
+    exception.resolved_at = timezone.now()
+    exception.save(update_fields=["status", "resolved_by", "resolved_at"])
+    return exception

@@ -1,0 +1,37 @@
+"""The installed utility and the strategies its preset selects."""
+
+from dataclasses import dataclass
+from datetime import date
+
+from waterbilling.errors import ApplicationError
+
+from .calendars import calendar_for
+from .models import RateSchedule, Utility
+from .penalties import penalty_scheme_for
+from .rating import Schedule
+
+
+@dataclass(frozen=True)
+class Installed:
+    utility: Utility
+    calendar: object
+    penalties: object
+
+
+def installed_utility() -> Installed:
+    utility = Utility.objects.first()
+    if utility is None:
+        raise ApplicationError("no ordinance preset is installed; run `manage.py setup_utility mineola`",
+                               field="preset")
+    return Installed(utility, calendar_for(utility.calendar_scheme, utility.calendar_params),
+                     penalty_scheme_for(utility.penalty_scheme, utility.penalty_params))
+
+
+def schedule_in_force(on: date) -> tuple[RateSchedule, Schedule]:
+    """The rate schedule in force on a bill date (the latest effective on or before it)."""
+    row = RateSchedule.objects.filter(effective_on__lte=on).order_by("-effective_on").first()
+    if row is None:
+        raise ApplicationError(f"no rate schedule is in force on {on}; the earliest takes effect "
+                               f"{RateSchedule.objects.order_by('effective_on').values_list('effective_on', flat=True).first()}",
+                               field="date")
+    return row, Schedule.from_rules(row.rules)

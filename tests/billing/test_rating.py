@@ -1,0 +1,118 @@
+"""Rating against ORDINANCES.md, Mineola, with the dollars worked out by hand."""
+
+import tomllib
+from decimal import Decimal
+
+import pytest
+
+from billing.presets import PRESET_DIR, _jsonable
+from billing.rating import RatingError, RatingInput, Schedule, rate_bill
+
+
+@pytest.fixture(scope="module")
+def schedule():
+    data = tomllib.loads((PRESET_DIR / "mineola.toml").read_text())
+    rules = _jsonable({k: v for k, v in data["rate_schedule"][0].items()
+                       if k not in ("effective_on", "citation", "sample")})
+    return Schedule.from_rules(rules)
+
+
+def amounts(rated):
+    return [(line.kind, line.amount) for line in rated.lines]
+
+
+def test_semiannual_worked_example_62500_gallons(schedule):
+    rated = rate_bill(schedule, RatingInput(frequency="semiannual", category="one_two_family", gallons=62500))
+    assert amounts(rated) == [("minimum", Decimal("45.00")), ("consumption", Decimal("93.00")),
+                              ("consumption", Decimal("48.13"))]
+    assert rated.total == Decimal("186.13")
+    assert [line.citation for line in rated.lines] == ["§ 45.28 A(1), A(2)(a)", "§ 45.28 A(1)", "§ 45.28 A(1)"]
+    assert rated.lines[2].quantity == 12500 and rated.lines[2].rate == Decimal("3.85")
+
+
+@pytest.mark.parametrize("gallons,total", [
+    (0, "45.00"), (20000, "45.00"), (20001, "45.00"),  # 1 gal × 3.10/1000 = 0.0031 → 0.00
+    (21000, "48.10"), (50000, "138.00"), (50001, "138.00"), (50130, "138.50"),
+])
+def test_semiannual_one_two_family_blocks(schedule, gallons, total):
+    rated = rate_bill(schedule, RatingInput(frequency="semiannual", category="one_two_family", gallons=gallons))
+    assert rated.total == Decimal(total)
+
+
+def test_semiannual_other_use(schedule):
+    # $60.00 + 30,000 × 3.85/1000 = 115.50
+    rated = rate_bill(schedule, RatingInput(frequency="semiannual", category="other", gallons=50000))
+    assert rated.total == Decimal("175.50")
+
+
+def test_semiannual_nonprofit_pays_other_use_rates(schedule):
+    rated = rate_bill(schedule, RatingInput(frequency="semiannual", category="nonprofit", gallons=50000))
+    assert rated.total == Decimal("175.50")
+
+
+def test_monthly_worked_example_allowance_over_the_year(schedule):
+    march = rate_bill(schedule, RatingInput(frequency="monthly", category="other", gallons=90000, meter_size="2"))
+    assert amounts(march) == [("minimum", Decimal("480.00"))]
+    assert march.includes_annual_minimum
+    april = rate_bill(schedule, RatingInput(frequency="monthly", category="other", gallons=60000, meter_size="2",
+                                            annual_minimum_charged=True, year_to_date_gallons=90000))
+    assert amounts(april) == [("consumption", Decimal("96.25"))]
+    assert april.lines[0].quantity == 25000
+    may = rate_bill(schedule, RatingInput(frequency="monthly", category="other", gallons=40000, meter_size="2",
+                                          annual_minimum_charged=True, year_to_date_gallons=150000))
+    assert amounts(may) == [("consumption", Decimal("154.00"))]
+
+
+def test_monthly_first_bill_over_allowance(schedule):
+    # 1½": $300 with 80,000 gal; 100,000 gal → 20,000 × 3.85 = 77.00
+    rated = rate_bill(schedule, RatingInput(frequency="monthly", category="one_two_family", gallons=100000,
+                                            meter_size="1 1/2"))
+    assert rated.total == Decimal("377.00")
+
+
+def test_nonprofit_month_at_or_above_two_million(schedule):
+    # 2,500,000 × 0.90/1000 = 2,250.00 instead of the regular schedule
+    rated = rate_bill(schedule, RatingInput(frequency="monthly", category="nonprofit", gallons=2500000,
+                                            meter_size="4"))
+    assert amounts(rated) == [("nonprofit", Decimal("2250.00"))]
+    assert rated.lines[0].citation == "§ 45.28 E"
+    assert rated.schedule_gallons == 0 and not rated.includes_annual_minimum
+
+
+def test_nonprofit_exactly_two_million(schedule):
+    rated = rate_bill(schedule, RatingInput(frequency="monthly", category="nonprofit", gallons=2000000,
+                                            meter_size="4", annual_minimum_charged=True))
+    assert rated.total == Decimal("1800.00")
+
+
+def test_nonprofit_below_two_million_uses_regular_schedule(schedule):
+    # 4": $1,500 with 400,000 gal; 1,999,999 gal → 1,599,999 × 3.85/1000 = 6,159.996 → 6,160.00
+    rated = rate_bill(schedule, RatingInput(frequency="monthly", category="nonprofit", gallons=1999999,
+                                            meter_size="4"))
+    assert amounts(rated) == [("minimum", Decimal("1500.00")), ("consumption", Decimal("6160.00"))]
+
+
+def test_nonprofit_minimum_is_500(schedule):
+    low = Schedule(**{**schedule.__dict__, "nonprofit_per_1000": Decimal("0.10")})
+    rated = rate_bill(low, RatingInput(frequency="monthly", category="nonprofit", gallons=2000000, meter_size="4"))
+    assert rated.total == Decimal("500.00")
+
+
+def test_sprinkler_charge_on_first_bill_of_year(schedule):
+    first = rate_bill(schedule, RatingInput(frequency="semiannual", category="other", gallons=0,
+                                            sprinkler_supply_inches="4", first_bill_of_year=True))
+    assert amounts(first) == [("minimum", Decimal("60.00")), ("sprinkler", Decimal("175.00"))]
+    later = rate_bill(schedule, RatingInput(frequency="semiannual", category="other", gallons=0,
+                                            sprinkler_supply_inches="4", first_bill_of_year=False))
+    assert later.total == Decimal("60.00")
+
+
+def test_sprinkler_size_not_in_code_is_refused(schedule):
+    with pytest.raises(RatingError, match=r'§ 45.28 C\(1\) sets no sprinkler charge for a 10" supply'):
+        rate_bill(schedule, RatingInput(frequency="semiannual", category="other", gallons=0,
+                                        sprinkler_supply_inches="10", first_bill_of_year=True))
+
+
+def test_monthly_size_without_minimum_is_refused(schedule):
+    with pytest.raises(RatingError, match="no annual minimum"):
+        rate_bill(schedule, RatingInput(frequency="monthly", category="other", gallons=0, meter_size="5/8"))
