@@ -280,8 +280,8 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
     LedgerEntry.objects.bulk_create(entries, batch_size=5000)
     BillingException.objects.bulk_create(exceptions, ignore_conflicts=True)
     if resolved:
-        BillingException.objects.filter(account_id__in=resolved, bill_date=run_on).exclude(
-            status=BillingException.Status.RESOLVED).update(status=BillingException.Status.RESOLVED,
+        BillingException.objects.filter(account_id__in=resolved, bill_date=run_on,
+                                        status=BillingException.Status.OPEN).update(status=BillingException.Status.RESOLVED,
                                                             resolved_at=timezone.now())
     result.new_bills = new_bills
     return result

@@ -1,0 +1,256 @@
+"""Billing runs through the commands: exceptions, holds, idempotence, crash safety."""
+
+import io
+import json
+from datetime import date
+from decimal import Decimal
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from billing.models import Bill, BillingException, BillingRun, BillLine, LedgerEntry
+from billing.services.runs import billing_exception_release, billing_run_chunk_execute, billing_run_create
+from meters.models import Installation, Reading
+from tests.factories import AccountFactory, InstallationFactory, MeterFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def run(*args):
+    out = io.StringIO()
+    call_command(*args, "--no-progress", stdout=out) if args[0] in ("run_billing", "assess_penalties") \
+        else call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def statement(account_no, on):
+    out = io.StringIO()
+    call_command("statement", account_no, "--json", "--date", on, stdout=out)
+    return json.loads(out.getvalue())
+
+
+def account_with_meter(*, book=1, category="one_two_family", size="5/8", unit="gal", start=date(2025, 7, 10),
+                       value=1_000_000, **kwargs):
+    account = AccountFactory(book=book, category=category, **kwargs)
+    meter = MeterFactory(size=size, unit=unit)
+    InstallationFactory(meter=meter, account=account, installed_on=start)
+    Reading.objects.create(meter=meter, read_on=start, value=value, source="install")
+    return account, meter
+
+
+def read(meter, on, value, read_type="actual"):
+    return Reading.objects.create(meter=meter, read_on=on, value=value, read_type=read_type)
+
+
+def test_worked_example_semiannual_book_1(mineola):
+    account, meter = account_with_meter(book=1)
+    read(meter, date(2026, 1, 12), 1_062_500)
+    out = run("run_billing", "--date", "2026-02-01")
+    assert "1 bills issued totalling $186.13" in out
+    bill = Bill.objects.get()
+    assert (bill.bill_date, bill.due_date, bill.period_start, bill.period_end, bill.gallons) == (
+        date(2026, 2, 1), date(2026, 3, 1), date(2025, 7, 10), date(2026, 1, 12), 62500)
+    assert [line.amount.amount for line in bill.lines.all()] == [Decimal("45.00"), Decimal("93.00"),
+                                                                  Decimal("48.13")]
+    for day in ("2026-03-01", "2026-03-02", "2026-04-02", "2026-05-02", "2026-05-10"):
+        run("assess_penalties", "--date", day)
+    data = statement(account.account_no, "2026-05-10")
+    assert data["balance"] == "199.16"
+    assert [(c["date"], c["amount"], c["citation"]) for c in data["charges"]] == [
+        ("2026-03-02", "9.31", "§ 45.29 E"), ("2026-04-02", "1.86", "§ 45.29 E"), ("2026-05-02", "1.86", "§ 45.29 E")]
+    assert data["bills"][0]["total"] == "186.13" and data["bills"][0]["balance"] == "186.13"
+    assert data["bills"][0]["lines"][0] == {"kind": "minimum", "description": "Minimum charge, includes 20,000 gal",
+                                            "citation": "§ 45.28 A(1), A(2)(a)", "quantity": "20000",
+                                            "rate": "45.00", "amount": "45.00"}
+
+
+def test_penalty_catch_up_posts_each_month_on_its_own_day(mineola):
+    account, meter = account_with_meter(book=1)
+    read(meter, date(2026, 1, 12), 1_062_500)
+    run("run_billing", "--date", "2026-02-01")
+    out = run("assess_penalties", "--date", "2026-05-10")
+    assert "3 posted" in out
+    assert statement(account.account_no, "2026-05-10")["balance"] == "199.16"
+    assert "0 posted" in run("assess_penalties", "--date", "2026-05-10")
+    assert LedgerEntry.objects.filter(kind="penalty").count() == 3
+
+
+def test_no_penalty_when_paid_on_the_due_date(mineola):
+    from billing.services.payments import PaymentRow, payments_post
+
+    account, meter = account_with_meter(book=1)
+    read(meter, date(2026, 1, 12), 1_062_500)
+    run("run_billing", "--date", "2026-02-01")
+    payments_post(rows=[PaymentRow(account.account_no, "186.13", "2026-03-01", "CHK-1")], as_of=date(2026, 5, 10))
+    run("assess_penalties", "--date", "2026-05-10")
+    assert statement(account.account_no, "2026-05-10")["balance"] == "0.00"
+    assert not LedgerEntry.objects.filter(kind="penalty").exists()
+
+
+def test_partial_payment_penalty_on_principal_then_unpaid(mineola):
+    from billing.services.payments import PaymentRow, payments_post
+
+    account, meter = account_with_meter(book=1)
+    read(meter, date(2026, 1, 12), 1_062_500)
+    run("run_billing", "--date", "2026-02-01")
+    # $100 on 2026-02-20 leaves 86.13: 5% → 4.31 (4.3065). $50 on 2026-03-15 pays the 4.31 penalty first,
+    # then 45.69 of water: 40.44 unpaid principal → 1% on 2026-04-02 = 0.40 (0.4044).
+    payments_post(rows=[PaymentRow(account.account_no, "100.00", "2026-02-20", "P1"),
+                        PaymentRow(account.account_no, "50.00", "2026-03-15", "P2")], as_of=date(2026, 4, 10))
+    run("assess_penalties", "--date", "2026-04-10")
+    data = statement(account.account_no, "2026-04-10")
+    assert [c["amount"] for c in data["charges"]] == ["4.31", "0.40"]
+    assert data["balance"] == "40.84"
+
+
+def test_december_bill_from_november_reading(mineola):
+    account, meter = account_with_meter(book=9, start=date(2025, 5, 12), value=0)
+    read(meter, date(2025, 11, 14), 30000)
+    run("run_billing", "--date", "2025-12-01")
+    bill = Bill.objects.get(account=account)
+    assert (bill.bill_date, bill.due_date, bill.gallons, bill.total.amount) == (
+        date(2025, 12, 1), date(2026, 1, 1), 30000, Decimal("76.00"))
+
+
+def test_february_bill_from_january_reading_and_nothing_on_other_days(mineola):
+    account, meter = account_with_meter(book=2, start=date(2025, 7, 15), value=500)
+    read(meter, date(2026, 1, 20), 20500)
+    assert "0 bills issued" in run("run_billing", "--date", "2026-01-01")
+    assert "0 bills issued" in run("run_billing", "--date", "2026-02-02")
+    run("run_billing", "--date", "2026-02-01")
+    assert Bill.objects.get().total.amount == Decimal("45.00")
+
+
+def test_monthly_meter_allowance_across_the_billable_year(mineola):
+    account, meter = account_with_meter(book=3, category="other", size="2", start=date(2026, 1, 30), value=0)
+    read(meter, date(2026, 2, 27), 90000)
+    read(meter, date(2026, 3, 30), 150000)
+    read(meter, date(2026, 4, 29), 190000)
+    for day in ("2026-03-01", "2026-04-01", "2026-05-01"):
+        run("run_billing", "--date", day)
+    totals = list(Bill.objects.order_by("bill_date").values_list("total", flat=True))
+    assert totals == [Decimal("480.00"), Decimal("96.25"), Decimal("154.00")]
+    assert Bill.objects.filter(frequency="monthly").count() == 3
+
+
+def test_nonprofit_monthly_above_and_below_two_million(mineola):
+    account, meter = account_with_meter(book=5, category="nonprofit", size="6", start=date(2026, 3, 2), value=0)
+    read(meter, date(2026, 3, 31), 2_400_000)   # April bill: 2,400,000 × 0.90 = 2,160.00
+    read(meter, date(2026, 4, 30), 3_000_000)   # May bill: 600,000 gal, regular: $3,000 minimum (800,000 incl.)
+    run("run_billing", "--date", "2026-04-01")
+    run("run_billing", "--date", "2026-05-01")
+    april, may = Bill.objects.order_by("bill_date")
+    assert [(l.kind, l.amount.amount) for l in april.lines.all()] == [("nonprofit", Decimal("2160.00"))]
+    assert [(l.kind, l.amount.amount) for l in may.lines.all()] == [("minimum", Decimal("3000.00"))]
+
+
+def test_cubic_feet_converted_to_gallons(mineola):
+    account, meter = account_with_meter(book=1, unit="cf", value=1000)
+    read(meter, date(2026, 1, 12), 9000)  # 8,000 ft³ × 7.48052 = 59,844.16 → 59,844 gal
+    run("run_billing", "--date", "2026-02-01")
+    bill = Bill.objects.get()
+    # 45 + 30,000 × 3.10 = 93.00 + 9,844 × 3.85 = 37.8994 → 37.90
+    assert (bill.gallons, bill.total.amount) == (59844, Decimal("175.90"))
+
+
+def test_meter_change_out_within_the_period(mineola):
+    account, old = account_with_meter(book=1, value=1_000_000)
+    read(old, date(2025, 10, 3), 1_030_000, read_type="final")
+    Installation.objects.filter(meter=old).update(removed_on=date(2025, 10, 3))
+    new = MeterFactory()
+    InstallationFactory(meter=new, account=account, installed_on=date(2025, 10, 3))
+    read(new, date(2025, 10, 3), 0)
+    read(new, date(2026, 1, 12), 32500)
+    run("run_billing", "--date", "2026-02-01")
+    bill = Bill.objects.get()
+    assert bill.gallons == 62500 and bill.total.amount == Decimal("186.13")
+    assert bill.period_start == date(2025, 7, 10) and bill.end_reading.meter == new
+
+
+def test_exceptions_no_reading_and_lower_reading(mineola):
+    missing, _ = account_with_meter(book=1)
+    lower, meter = account_with_meter(book=1)
+    read(meter, date(2026, 1, 12), 999_000)
+    out = run("run_billing", "--date", "2026-02-01")
+    assert "0 bills issued" in out and "2 exceptions" in out
+    kinds = dict(BillingException.objects.values_list("account__account_no", "kind"))
+    assert kinds == {missing.account_no: "no_reading", lower.account_no: "lower_reading"}
+    assert "lower than" in BillingException.objects.get(kind="lower_reading").detail
+
+
+def test_high_usage_held_then_released_and_billed(mineola):
+    account, meter = account_with_meter(book=1)
+    read(meter, date(2026, 1, 12), 1_062_500)
+    run("run_billing", "--date", "2026-02-01")
+    read(meter, date(2026, 7, 10), 1_462_500)  # 400,000 gal in 179 days vs 62,500 in 186: far over 4×
+    out = run("run_billing", "--date", "2026-08-01")
+    assert "0 bills issued" in out and "1 exceptions" in out
+    held = BillingException.objects.get(kind="high_usage")
+    assert "held for review" in held.detail
+    assert "0 bills issued" in run("run_billing", "--date", "2026-08-01")
+    billing_exception_release(exception=held, actor=None)
+    assert "1 bills issued" in run("run_billing", "--date", "2026-08-01")
+    assert Bill.objects.get(bill_date=date(2026, 8, 1)).gallons == 400000
+    held.refresh_from_db()
+    assert held.status == "released"
+
+
+def test_first_bill_is_never_held_for_high_usage(mineola):
+    account, meter = account_with_meter(book=1, value=0)
+    read(meter, date(2026, 1, 12), 5_000_000)
+    assert "1 bills issued" in run("run_billing", "--date", "2026-02-01")
+
+
+def test_rerun_bills_nothing_new(mineola):
+    for _ in range(3):
+        account, meter = account_with_meter(book=1)
+        read(meter, date(2026, 1, 12), 1_062_500)
+    run("run_billing", "--date", "2026-02-01")
+    counts = (Bill.objects.count(), BillLine.objects.count(), LedgerEntry.objects.count())
+    out = run("run_billing", "--date", "2026-02-01")
+    assert "0 bills issued" in out and "3 already billed" in out
+    assert (Bill.objects.count(), BillLine.objects.count(), LedgerEntry.objects.count()) == counts
+
+
+def test_run_killed_half_way_then_rerun_gives_same_totals(mineola):
+    for i in range(6):
+        account, meter = account_with_meter(book=1)
+        read(meter, date(2026, 1, 12), 1_000_000 + 20_000 + 10_000 * i)
+    killed = billing_run_create(run_on=date(2026, 2, 1), chunk_size=2)
+    billing_run_chunk_execute(chunk_id=killed.chunks.get(index=0).pk)  # then the worker dies
+    assert Bill.objects.count() == 2
+    run("run_billing", "--date", "2026-02-01")
+    totals = sorted(Bill.objects.values_list("total", flat=True))
+    # 20,000..70,000 gal: 45.00, 76.00, 107.00, 138.00, 45+93+38.50=176.50, 45+93+77=215.00
+    assert totals == [Decimal(x) for x in ("45.00", "76.00", "107.00", "138.00", "176.50", "215.00")]
+    assert sum(totals) == Decimal("757.50")
+
+
+def test_future_date_is_refused(mineola):
+    with pytest.raises(CommandError, match="after today"):
+        run("run_billing", "--date", "2099-02-01")
+
+
+def test_dry_run_writes_nothing(mineola):
+    account, meter = account_with_meter(book=1)
+    read(meter, date(2026, 1, 12), 1_062_500)
+    out = run("run_billing", "--date", "2026-02-01", "--dry-run")
+    assert "1 bills totalling $186.13" in out
+    assert not Bill.objects.exists() and not BillingRun.objects.exists()
+
+
+def test_void_then_rebill_keeps_the_record(mineola):
+    from billing.services.adjustments import bill_void
+
+    account, meter = account_with_meter(book=1)
+    read(meter, date(2026, 1, 12), 1_062_500)
+    run("run_billing", "--date", "2026-02-01")
+    first = Bill.objects.get()
+    bill_void(bill=first, reason="misread", as_of=date(2026, 2, 5), actor=None)
+    # corrected read 42,500 gal: 45.00 + 22,500 × 3.10 = 69.75 → 114.75
+    Reading.objects.filter(meter=meter, read_on=date(2026, 1, 12)).update(value=1_042_500)
+    run("run_billing", "--date", "2026-02-01")
+    assert Bill.objects.count() == 2
+    rebill = Bill.objects.exclude(pk=first.pk).get()
+    assert rebill.total.amount == Decimal("114.75") and rebill.number.endswith("-2")
+    assert statement(account.account_no, "2026-02-10")["balance"] == "114.75"
