@@ -1,117 +1,110 @@
-"""Posting payments. A payment reference is unique: the same reference again is skipped when it is the
-same payment, and refused when it differs (the database's unique key makes it true under concurrency)."""
+"""Posting payments: one at a time at the counter, a batch from the admin, or a file from the bank.
+
+Every path goes through ``payments_post``: all or nothing, every bad row named. A payment reference is
+unique: the same reference again is skipped when it is the same payment (same account and amount), and
+refused when it differs; the database's unique key keeps that true under concurrency.
+"""
 
 from dataclasses import dataclass
 from datetime import date
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 from djmoney.money import Money
 
 from accounts.models import Account
-from waterbilling.errors import ApplicationError, Conflict, FieldError
+from waterbilling.csvimport import (
+    CsvLayout,
+    CsvRow,
+    ImportErrors,
+    ImportResult,
+    ImportSource,
+    csv_rows,
+    dollars,
+    import_source_read,
+    iso_date_until,
+    text,
+)
+from waterbilling.errors import Conflict
 
 from ..models import LedgerEntry, Payment
 
+PAYMENTS_LAYOUT = CsvLayout(required=("account_no", "amount", "paid_on", "reference"))
+
 
 @dataclass(frozen=True)
-class PaymentRow:
+class PaymentIn:
     account_no: str
-    amount: str
-    paid_on: str
+    amount: Decimal
+    paid_on: date
     reference: str
-    line: int | None = None
 
 
-@dataclass
-class PaymentBatchResult:
-    posted: list[Payment]
-    skipped: list[str]
-
-    @property
-    def total(self) -> Decimal:
-        return sum((p.amount.amount for p in self.posted), Decimal("0.00"))
-
-
-def _validate(rows: list[PaymentRow], *, as_of: date) -> tuple[list[tuple], list[str], list[FieldError]]:
-    errors: list[FieldError] = []
-    accounts = dict(Account.objects.filter(account_no__in={r.account_no.strip() for r in rows})
-                    .values_list("account_no", "id"))
-    existing = {ref: (acct, amt) for ref, acct, amt in Payment.objects.filter(
-        reference__in={r.reference.strip() for r in rows}).values_list("reference", "account__account_no", "amount")}
-    seen: dict[str, int | None] = {}
-    good, skipped = [], []
+def payments_parse(rows: list[CsvRow], *, as_of: date, errors: ImportErrors) -> list[tuple[int, PaymentIn]]:
+    """Rows (from a file or the batch page) to payments; problems go to ``errors`` by line and column."""
+    parsed = []
     for row in rows:
-        row_errors = []
-        account_no, reference = row.account_no.strip(), row.reference.strip()
-        if account_no not in accounts:
-            row_errors.append(FieldError("account_no", f"unknown account '{account_no}'", row.line))
-        try:
-            amount = Decimal(row.amount.strip().replace("$", "").replace(",", ""))
-            if not amount.is_finite():
-                raise InvalidOperation
-            if amount <= 0:
-                row_errors.append(FieldError("amount", f"'{row.amount}' must be more than zero", row.line))
-            elif amount != amount.quantize(Decimal("0.01")):
-                row_errors.append(FieldError("amount", f"'{row.amount}' has fractions of a cent", row.line))
-        except InvalidOperation:
-            amount = None
-            row_errors.append(FieldError("amount", f"'{row.amount}' is not an amount of dollars", row.line))
-        try:
-            paid_on = date.fromisoformat(row.paid_on.strip())
-            if paid_on > as_of:
-                row_errors.append(FieldError("paid_on", f"{paid_on} is after the import date {as_of}", row.line))
-        except ValueError:
-            paid_on = None
-            row_errors.append(FieldError("paid_on", f"'{row.paid_on}' is not a date (YYYY-MM-DD)", row.line))
-        if not reference:
-            row_errors.append(FieldError("reference", "is required (it keeps a payment from posting twice)",
-                                         row.line))
-        elif reference in seen:
-            row_errors.append(FieldError("reference", f"'{reference}' appears twice in this file "
-                                         f"(line {seen[reference]})", row.line))
-        else:
-            seen[reference] = row.line
-        if not row_errors and reference in existing:
-            posted_account, posted_amount = existing[reference]
-            if posted_account == account_no and posted_amount.amount == amount:
-                skipped.append(reference)
-                continue
-            row_errors.append(FieldError(
-                "reference", f"'{reference}' is already posted as {posted_amount} to account {posted_account}; "
-                "a different payment needs its own reference", row.line))
-        errors.extend(row_errors)
-        if not row_errors:
-            good.append((accounts[account_no], amount, paid_on, reference))
-    return good, skipped, errors
+        before = len(errors)
+        account_no = errors.parse(row, "account_no", text(max_length=20))
+        amount = errors.parse(row, "amount", dollars)
+        paid_on = errors.parse(row, "paid_on", iso_date_until(as_of))
+        reference = errors.parse(row, "reference", text(max_length=80))
+        if len(errors) == before:
+            parsed.append((row.line, PaymentIn(account_no, amount, paid_on, reference)))
+    return parsed
 
 
-def payments_post(*, rows: list[PaymentRow], as_of: date, actor=None, source: str = "import") -> PaymentBatchResult:
-    """All or nothing: every bad row is reported and nothing is posted."""
-    good, skipped, errors = _validate(rows, as_of=as_of)
-    if errors:
-        raise ApplicationError(errors=errors)
-    posted = []
+def payments_post(*, rows: list[CsvRow], as_of: date, actor=None, source: str = "import") -> ImportResult:
+    """Post payments all or nothing; a reference already posted for the same payment is skipped."""
+    errors = ImportErrors(columns=PAYMENTS_LAYOUT.columns)
+    parsed = payments_parse(rows, as_of=as_of, errors=errors)
+    accounts = dict(Account.objects.filter(account_no__in={p.account_no for _, p in parsed})
+                    .values_list("account_no", "id"))
+    posted = {ref: (acct, amount) for ref, acct, amount in Payment.objects.filter(
+        reference__in={p.reference for _, p in parsed}).values_list("reference", "account__account_no", "amount")}
+    seen: dict[str, int] = {}
+    todo, skipped = [], 0
+    for line, payment in parsed:
+        if payment.account_no not in accounts:
+            errors.add(line=line, field="account_no", message=f"unknown account '{payment.account_no}'")
+        if payment.reference in seen:
+            errors.add(line=line, field="reference",
+                       message=f"'{payment.reference}' is also on line {seen[payment.reference]}; "
+                               "each payment needs its own reference")
+            continue
+        seen[payment.reference] = line
+        if payment.reference in posted:
+            account_no, amount = posted[payment.reference]
+            if (account_no, amount) == (payment.account_no, payment.amount):
+                skipped += 1
+            else:
+                errors.add(line=line, field="reference",
+                           message=f"'{payment.reference}' is already posted as ${amount} to account {account_no}; "
+                                   "a different payment needs its own reference")
+            continue
+        todo.append(payment)
+    errors.raise_if_any()
     try:
         with transaction.atomic():
-            for account_id, amount, paid_on, reference in good:
-                payment = Payment.objects.create(account_id=account_id, amount=Money(amount, "USD"),
-                                                 paid_on=paid_on, reference=reference, source=source,
+            for p in todo:
+                payment = Payment.objects.create(account_id=accounts[p.account_no], amount=Money(p.amount, "USD"),
+                                                 paid_on=p.paid_on, reference=p.reference, source=source,
                                                  entered_by=actor)
-                LedgerEntry.objects.create(account_id=account_id, kind=LedgerEntry.Kind.PAYMENT, posted_on=paid_on,
-                                           amount=Money(-amount, "USD"), payment=payment,
-                                           description=f"Payment {reference}")
-                posted.append(payment)
+                LedgerEntry.objects.create(account_id=payment.account_id, kind=LedgerEntry.Kind.PAYMENT,
+                                           posted_on=p.paid_on, amount=Money(-p.amount, "USD"), payment=payment,
+                                           description=f"Payment {p.reference}")
     except IntegrityError as exc:
-        raise Conflict("a payment reference in this batch was posted by someone else at the same time; "
-                       "import the file again to skip it", field="reference") from exc
-    return PaymentBatchResult(posted=posted, skipped=skipped)
+        raise Conflict("a payment reference in this batch was posted by someone else at the same moment; "
+                       "post the batch again and that payment will be skipped", field="reference") from exc
+    return ImportResult(created=len(todo), skipped=skipped)
 
 
-def payment_post(*, account: Account, amount: Decimal, paid_on: date, reference: str, actor=None,
-                 source: str = "counter") -> Payment | None:
-    """Post one payment; returns None when the same reference was already posted for the same payment."""
-    result = payments_post(rows=[PaymentRow(account.account_no, str(amount), paid_on.isoformat(), reference)],
-                           as_of=timezone.localdate(), actor=actor, source=source)
-    return result.posted[0] if result.posted else None
+def payments_import(*, file: ImportSource, as_of: date, actor=None, progress: bool = False) -> ImportResult:
+    """``import_payments``: CSV ``account_no,amount,paid_on,reference``."""
+    source = import_source_read(file)
+    errors = ImportErrors(columns=PAYMENTS_LAYOUT.columns)
+    rows = csv_rows(text=source.text, layout=PAYMENTS_LAYOUT, errors=errors)
+    if errors:
+        payments_parse(rows, as_of=as_of, errors=errors)  # report the rest of the file's problems too
+        errors.raise_if_any()
+    return payments_post(rows=rows, as_of=as_of, actor=actor, source="import")

@@ -10,7 +10,9 @@ from django.core.management import CommandError, call_command
 
 from billing.models import Bill, BillingException, BillingRun, BillLine, LedgerEntry
 from billing.services.runs import billing_exception_release, billing_run_chunk_execute, billing_run_create
+from billing.services.payments import payments_post
 from meters.models import Installation, Reading
+from waterbilling.csvimport import CsvRow
 from tests.factories import AccountFactory, InstallationFactory, MeterFactory
 
 pytestmark = pytest.mark.django_db
@@ -36,6 +38,11 @@ def account_with_meter(*, book=1, category="one_two_family", size="5/8", unit="g
     InstallationFactory(meter=meter, account=account, installed_on=start)
     Reading.objects.create(meter=meter, read_on=start, value=value, source="install")
     return account, meter
+
+
+def pay(account, amount, on, reference):
+    payments_post(rows=[CsvRow(2, {"account_no": account.account_no, "amount": amount, "paid_on": on,
+                                   "reference": reference})], as_of=date.fromisoformat(on))
 
 
 def read(meter, on, value, read_type="actual"):
@@ -76,27 +83,23 @@ def test_penalty_catch_up_posts_each_month_on_its_own_day(mineola):
 
 
 def test_no_penalty_when_paid_on_the_due_date(mineola):
-    from billing.services.payments import PaymentRow, payments_post
-
     account, meter = account_with_meter(book=1)
     read(meter, date(2026, 1, 12), 1_062_500)
     run("run_billing", "--date", "2026-02-01")
-    payments_post(rows=[PaymentRow(account.account_no, "186.13", "2026-03-01", "CHK-1")], as_of=date(2026, 5, 10))
+    pay(account, "186.13", "2026-03-01", "CHK-1")
     run("assess_penalties", "--date", "2026-05-10")
     assert statement(account.account_no, "2026-05-10")["balance"] == "0.00"
     assert not LedgerEntry.objects.filter(kind="penalty").exists()
 
 
 def test_partial_payment_penalty_on_principal_then_unpaid(mineola):
-    from billing.services.payments import PaymentRow, payments_post
-
     account, meter = account_with_meter(book=1)
     read(meter, date(2026, 1, 12), 1_062_500)
     run("run_billing", "--date", "2026-02-01")
     # $100 on 2026-02-20 leaves 86.13: 5% → 4.31 (4.3065). $50 on 2026-03-15 pays the 4.31 penalty first,
     # then 45.69 of water: 40.44 unpaid principal → 1% on 2026-04-02 = 0.40 (0.4044).
-    payments_post(rows=[PaymentRow(account.account_no, "100.00", "2026-02-20", "P1"),
-                        PaymentRow(account.account_no, "50.00", "2026-03-15", "P2")], as_of=date(2026, 4, 10))
+    pay(account, "100.00", "2026-02-20", "P1")
+    pay(account, "50.00", "2026-03-15", "P2")
     run("assess_penalties", "--date", "2026-04-10")
     data = statement(account.account_no, "2026-04-10")
     assert [c["amount"] for c in data["charges"]] == ["4.31", "0.40"]
