@@ -28,3 +28,11 @@ def nightly(run_on: str | None = None) -> dict:
     from .services.nightly import nightly_run
 
     return nightly_run(as_of=date.fromisoformat(run_on) if run_on else timezone.localdate())
+
+
+@shared_task(acks_late=True)
+def bill_pdfs_render(bill_ids: list[int]) -> int:
+    """Render and store the PDFs of a chunk of issued bills (skips those already stored)."""
+    from .pdf import bill_pdfs_store
+
+    return bill_pdfs_store(bill_ids=bill_ids)

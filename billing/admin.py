@@ -1,0 +1,402 @@
+"""The billing office in the admin: runs and their exceptions, bills (read-only), payments, corrections.
+
+Issued bills never change here: the bill page is read-only and offers "Void" and credit/debit memos,
+which are new records with a reason and the clerk. Writes go through the services, as everywhere.
+"""
+
+from decimal import Decimal
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
+from simple_history.admin import SimpleHistoryAdmin
+
+from waterbilling.commands import today
+from waterbilling.csvimport import CsvImportAdminMixin, CsvRow
+from waterbilling.errors import ApplicationError
+
+from .models import (
+    Adjustment,
+    Bill,
+    BillingException,
+    BillingRun,
+    BillLine,
+    Fee,
+    LedgerEntry,
+    Payment,
+    RateSchedule,
+    Utility,
+)
+from .services.adjustments import adjustment_create, bill_void
+from .services.payments import PAYMENTS_LAYOUT, payments_import, payments_post
+from .services.runs import billing_exception_release, billing_run_start
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class ReadOnlyInline(admin.TabularInline):
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+# --- ordinance ------------------------------------------------------------------------------------
+
+@admin.register(Utility)
+class UtilityAdmin(admin.ModelAdmin):
+    list_display = ("name", "preset", "calendar_scheme", "penalty_scheme")
+    readonly_fields = ("preset", "text_discrepancies")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="where the preset departs from the printed text")
+    def text_discrepancies(self, obj):
+        return format_html_join("\n", "<p><strong>{}</strong>: {}</p>",
+                                ((n.get("citation", ""), n.get("text", "")) for n in obj.notes)) or "—"
+
+
+@admin.register(RateSchedule)
+class RateScheduleAdmin(SimpleHistoryAdmin):
+    list_display = ("effective_on", "citation", "is_sample", "bills_using")
+    readonly_fields = ("bills_using",)
+
+    @admin.display(description="bills rated with it")
+    def bills_using(self, obj):
+        return obj.bills.count() if obj.pk else 0
+
+    def get_readonly_fields(self, request, obj=None):
+        # A schedule that has rated bills is history: a change takes a new effective date.
+        if obj is not None and obj.bills.exists():
+            return ("effective_on", "citation", "is_sample", "rules", "bills_using")
+        return self.readonly_fields
+
+
+@admin.register(Fee)
+class FeeAdmin(SimpleHistoryAdmin):
+    list_display = ("code", "description", "amount", "rate", "citation", "effective_on")
+    list_filter = ("code",)
+
+
+# --- billing runs -----------------------------------------------------------------------------------
+
+class StartRunForm(forms.Form):
+    run_on = forms.DateField(label="Bill date", widget=forms.DateInput(attrs={"type": "date"}),
+                             help_text="Bills the books whose billing date this is, and monthly meters on a 1st.")
+
+    def clean_run_on(self):
+        run_on = self.cleaned_data["run_on"]
+        if run_on > today():
+            raise forms.ValidationError(f"{run_on} is after today ({today()}); nothing is billed in the future.")
+        return run_on
+
+
+class ExceptionInline(ReadOnlyInline):
+    model = BillingException
+    fields = ("account", "kind", "detail", "status")
+    readonly_fields = fields
+    show_change_link = True
+
+
+@admin.register(BillingRun)
+class BillingRunAdmin(ReadOnlyAdmin):
+    list_display = ("id", "run_on", "status", "progress", "bills_created", "already_billed", "exceptions_count",
+                    "total_billed", "started_by", "created_at")
+    list_filter = ("status", "run_on")
+    readonly_fields = ("summary", "run_on", "status", "progress", "accounts_due", "bills_created", "already_billed",
+                       "exceptions_count", "total_billed", "started_by", "created_at", "finished_at", "error")
+    fields = readonly_fields
+    inlines = (ExceptionInline,)
+    change_form_template = "admin/billing/billingrun/change_form.html"
+    change_list_template = "admin/billing/billingrun/change_list.html"
+
+    def has_add_permission(self, request, obj=None):
+        return request.user.has_perm("billing.add_billingrun")
+
+    @admin.display(description="progress")
+    def progress(self, obj):
+        return format_html('<progress max="100" value="{}" aria-label="run progress">{}%</progress> {}%',
+                           obj.progress_percent, obj.progress_percent, obj.progress_percent)
+
+    @admin.display(description="summary")
+    def summary(self, obj):
+        return format_html(
+            '<div class="run-summary"><p>Status: <strong>{}</strong></p><p>Bills issued: <strong>{}</strong></p>'
+            "<p>Already billed: {} · Exceptions: {} · Total billed: {}</p></div>",
+            obj.get_status_display(), obj.bills_created, obj.already_billed, obj.exceptions_count,
+            f"${obj.total_billed.amount:,.2f}")
+
+    def get_urls(self):
+        return [path("start/", self.admin_site.admin_view(self.start_view), name="billing_billingrun_start"),
+                *super().get_urls()]
+
+    def add_view(self, request, form_url="", extra_context=None):
+        return HttpResponseRedirect(reverse("admin:billing_billingrun_start"))
+
+    def start_view(self, request):
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        form = StartRunForm(request.POST or None, initial={"run_on": today()})
+        if request.method == "POST" and form.is_valid():
+            try:
+                run = billing_run_start(run_on=form.cleaned_data["run_on"], actor=request.user)
+            except ApplicationError as exc:
+                form.add_error("run_on", str(exc))
+            else:
+                self.message_user(request, f"Billing run for {run.run_on} started.", messages.SUCCESS)
+                return HttpResponseRedirect(reverse("admin:billing_billingrun_change", args=[run.pk]))
+        context = {**self.admin_site.each_context(request), "opts": self.model._meta, "form": form,
+                   "title": "Start a billing run"}
+        return TemplateResponse(request, "admin/billing/billingrun/start.html", context)
+
+
+@admin.register(BillingException)
+class BillingExceptionAdmin(admin.ModelAdmin):
+    list_display = ("account", "bill_date", "kind", "status", "detail", "run")
+    list_filter = ("status", "kind", "bill_date")
+    search_fields = ("account__account_no",)
+    readonly_fields = ("account", "bill_date", "kind", "detail", "status", "run", "created_at", "resolved_by",
+                       "resolved_at")
+    actions = ("release",)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.action(description="Release held bills: bill as read on the next run", permissions=["change"])
+    def release(self, request, queryset):
+        released, refused = 0, []
+        for exception in queryset:
+            try:
+                billing_exception_release(exception=exception, actor=request.user)
+                released += 1
+            except ApplicationError as exc:
+                refused.append(f"{exception.account}: {exc}")
+        if released:
+            self.message_user(request, f"Released {released}; the next billing run bills them.", messages.SUCCESS)
+        for line in refused:
+            self.message_user(request, line, messages.WARNING)
+
+
+# --- bills ------------------------------------------------------------------------------------------
+
+class BillLineInline(ReadOnlyInline):
+    model = BillLine
+    fields = ("description", "citation", "quantity", "rate", "amount")
+    readonly_fields = fields
+
+
+class BillLedgerInline(ReadOnlyInline):
+    model = LedgerEntry
+    fields = ("posted_on", "kind", "description", "citation", "amount")
+    readonly_fields = fields
+    verbose_name_plural = "ledger entries on this bill"
+
+
+class AdjustmentInline(ReadOnlyInline):
+    model = Adjustment
+    fields = ("adjusted_on", "kind", "amount", "reason", "created_by")
+    readonly_fields = fields
+
+
+class VoidForm(forms.Form):
+    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), help_text="Kept with the bill.")
+
+
+@admin.register(Bill)
+class BillAdmin(ReadOnlyAdmin):
+    list_display = ("number", "account", "bill_date", "due_date", "gallons", "total", "status", "estimated")
+    list_filter = ("status", "bill_date", "frequency", "estimated")
+    search_fields = ("number", "account__account_no", "account__owner__name")
+    list_select_related = ("account",)
+    date_hierarchy = "bill_date"
+    readonly_fields = ("number", "account", "status", "frequency", "bill_date", "due_date", "period_start",
+                       "period_end", "readings", "gallons", "total", "rate_schedule", "run", "created_at",
+                       "voided_at", "voided_by", "void_reason")
+    fields = readonly_fields
+    inlines = (BillLineInline, AdjustmentInline, BillLedgerInline)
+    change_form_template = "admin/billing/bill/change_form.html"
+
+    def has_change_permission(self, request, obj=None):
+        # Nothing on an issued bill is editable, but the page shows for viewing and for "Void".
+        return False
+
+    @admin.display(description="readings")
+    def readings(self, obj):
+        def show(r):
+            return f"{r.value:,} on {r.read_on}" + (" (estimated)" if r.read_type == "estimated" else "")
+        if not obj.end_reading_id:
+            return "—"
+        return f"{show(obj.start_reading)} → {show(obj.end_reading)}"
+
+    def get_urls(self):
+        return [path("<int:pk>/void/", self.admin_site.admin_view(self.void_view), name="billing_bill_void"),
+                *super().get_urls()]
+
+    def void_view(self, request, pk):
+        if not request.user.has_perm("billing.change_bill"):
+            raise PermissionDenied
+        bill = get_object_or_404(Bill, pk=pk)
+        form = VoidForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            try:
+                bill_void(bill=bill, reason=form.cleaned_data["reason"], as_of=today(), actor=request.user)
+            except ApplicationError as exc:
+                form.add_error("reason", str(exc))
+            else:
+                self.message_user(request, f"Bill {bill.number} is void; the next run can bill the period again.",
+                                  messages.SUCCESS)
+                return HttpResponseRedirect(reverse("admin:billing_bill_change", args=[bill.pk]))
+        context = {**self.admin_site.each_context(request), "opts": self.model._meta, "form": form,
+                   "bill": bill, "title": f"Void bill {bill.number}"}
+        return TemplateResponse(request, "admin/billing/bill/void.html", context)
+
+
+class AdjustmentForm(forms.ModelForm):
+    amount = forms.DecimalField(max_digits=12, decimal_places=2, min_value=Decimal("0.01"))
+
+    class Meta:
+        model = Adjustment
+        fields = ("bill", "kind", "reason")
+
+    def clean(self):
+        data = super().clean()
+        bill = data.get("bill")
+        if bill is None:
+            self.add_error("bill", "A memo corrects one bill; choose it.")
+        elif bill.status == Bill.Status.VOID:
+            self.add_error("bill", f"Bill {bill.number} is void; correct the bill that replaced it.")
+        return data
+
+
+@admin.register(Adjustment)
+class AdjustmentAdmin(admin.ModelAdmin):
+    form = AdjustmentForm
+    list_display = ("adjusted_on", "account", "bill", "kind", "amount", "reason", "created_by")
+    list_filter = ("kind",)
+    search_fields = ("account__account_no", "bill__number", "reason")
+    raw_id_fields = ("bill",)
+
+    def has_change_permission(self, request, obj=None):
+        return obj is None and super().has_change_permission(request)
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def save_model(self, request, obj, form, change):
+        try:
+            created = adjustment_create(bill=form.cleaned_data["bill"], kind=form.cleaned_data["kind"],
+                                        amount=form.cleaned_data["amount"], reason=form.cleaned_data["reason"],
+                                        as_of=today(), actor=request.user)
+        except ApplicationError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+        # The admin logs the addition against ``obj``: make it the row the service wrote.
+        obj.__dict__.update({f.attname: getattr(created, f.attname) for f in Adjustment._meta.concrete_fields})
+
+
+# --- payments ---------------------------------------------------------------------------------------
+
+class PaymentRowForm(forms.Form):
+    account_no = forms.CharField(required=False, max_length=20)
+    amount = forms.CharField(required=False, max_length=20)
+    paid_on = forms.CharField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    reference = forms.CharField(required=False, max_length=80)
+
+    def is_blank(self):
+        return not any((self.cleaned_data or {}).get(k) for k in ("account_no", "amount", "reference"))
+
+
+PaymentRowFormSet = forms.formset_factory(PaymentRowForm, extra=10)
+
+
+@admin.register(Payment)
+class PaymentAdmin(CsvImportAdminMixin, SimpleHistoryAdmin):
+    list_display = ("reference", "account", "amount", "paid_on", "source", "entered_by", "created_at")
+    list_filter = ("source", "paid_on")
+    search_fields = ("reference", "account__account_no", "account__owner__name")
+    date_hierarchy = "paid_on"
+    readonly_fields = ("account", "amount", "paid_on", "reference", "source", "entered_by", "created_at")
+    change_list_template = "admin/billing/payment/change_list.html"
+    import_permission = "billing.add_payment"
+    import_layout = PAYMENTS_LAYOUT
+    import_title = "Import payments"
+    import_noun = "payments"
+    import_help = "A reference already posted for the same payment is skipped, never posted twice."
+
+    def run_import(self, *, file, as_of, actor):
+        return payments_import(file=file, as_of=as_of, actor=actor)
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def add_view(self, request, form_url="", extra_context=None):
+        return HttpResponseRedirect(reverse("admin:billing_payment_batch"))
+
+    def get_urls(self):
+        return [path("batch/", self.admin_site.admin_view(self.batch_view), name="billing_payment_batch"),
+                *super().get_urls()]
+
+    def batch_view(self, request):
+        if not request.user.has_perm("billing.add_payment"):
+            raise PermissionDenied
+        errors = []
+        initial = [{"paid_on": today().isoformat()}] * 10
+        formset = PaymentRowFormSet(request.POST or None, initial=None if request.POST else initial)
+        if request.method == "POST" and formset.is_valid():
+            rows = [CsvRow(line=i + 1, values={k: (f.cleaned_data.get(k) or "").strip()
+                                               for k in PAYMENTS_LAYOUT.columns})
+                    for i, f in enumerate(formset.forms) if f.has_changed() and not f.is_blank()]
+            try:
+                result = payments_post(rows=rows, as_of=today(), actor=request.user, source="counter")
+            except ApplicationError as exc:
+                errors = exc.errors
+            else:
+                total = sum((Decimal(r["amount"].replace("$", "").replace(",", "")) for r in rows), Decimal(0))
+                self.message_user(request, f"Posted {result.created} payments totalling ${total:,.2f}"
+                                           + (f"; {result.skipped} already posted, skipped" if result.skipped else ""),
+                                  messages.SUCCESS)
+                return HttpResponseRedirect(reverse("admin:billing_payment_changelist"))
+        context = {**self.admin_site.each_context(request), "opts": self.model._meta, "formset": formset,
+                   "errors": errors, "title": "Post a batch of payments"}
+        return TemplateResponse(request, "admin/billing/payment/batch.html", context)
+
+
+@admin.register(LedgerEntry)
+class LedgerEntryAdmin(ReadOnlyAdmin):
+    list_display = ("posted_on", "account", "kind", "amount", "bill", "citation", "description")
+    list_filter = ("kind", "posted_on")
+    search_fields = ("account__account_no", "bill__number", "description")
+    list_select_related = ("account", "bill")
+    date_hierarchy = "posted_on"
+
+    def has_view_permission(self, request, obj=None):
+        return request.user.has_perm("billing.view_ledgerentry")
+
+

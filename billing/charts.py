@@ -1,0 +1,103 @@
+"""The consumption bar chart, drawn as plain SVG with no database.
+
+One bar per bill over the last 24 months, its height proportional to the bill's gallons, labelled by
+the month of the bill date. The same markup goes on the paper bill (WeasyPrint draws inline SVG) and on
+the customer portal, where the page gives a table of the same figures for screen readers. The output is
+a pure function of its input, so a re-rendered bill PDF stays byte-for-byte the same.
+"""
+
+from dataclasses import dataclass
+from datetime import date
+from html import escape
+
+from .dates import add_months
+
+WINDOW_MONTHS = 24
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+@dataclass(frozen=True)
+class ChartPoint:
+    bill_date: date
+    gallons: int
+
+    @property
+    def label(self) -> str:
+        return f"{MONTHS[self.bill_date.month - 1]} {self.bill_date:%Y}"
+
+
+def chart_window_start(through: date) -> date:
+    """Bills dated after this day and on or before ``through`` are in the chart (24 months)."""
+    return add_months(through, -WINDOW_MONTHS)
+
+
+def chart_points(rows, *, through: date) -> list[ChartPoint]:
+    """``rows`` of (bill_date, gallons) → the points in the 24 months ending ``through``, oldest first."""
+    start = chart_window_start(through)
+    return sorted((ChartPoint(d, int(g)) for d, g in rows if start < d <= through), key=lambda p: p.bill_date)
+
+
+def nice_ceiling(value: int) -> int:
+    """The smallest 1, 2, 2.5 or 5 × 10ⁿ at or above ``value`` (at least 1,000 gallons), for the scale."""
+    top = max(int(value), 1000)
+    magnitude = 1
+    while magnitude * 10 <= top:
+        magnitude *= 10
+    for step in (1, 2, 2.5, 5, 10):
+        if step * magnitude >= top:
+            return int(step * magnitude)
+    return 10 * magnitude  # pragma: no cover - the loop always returns
+
+
+def _short(gallons: int) -> str:
+    if gallons >= 1_000_000:
+        return f"{gallons / 1_000_000:.1f}M".replace(".0M", "M")
+    if gallons >= 1000:
+        return f"{gallons / 1000:.0f}k" if gallons % 1000 == 0 or gallons >= 10_000 else f"{gallons / 1000:.1f}k"
+    return str(gallons)
+
+
+def consumption_chart_svg(points: list[ChartPoint], *, width: int = 300, height: int = 130,
+                          title: str = "Water use, gallons per bill, last 24 months",
+                          element_id: str = "") -> str:
+    """The chart as an ``<svg>`` element (trusted markup: every text in it is escaped here)."""
+    left, right, top, bottom = 34, 4, 8, 26
+    plot_w, plot_h = width - left - right, height - top - bottom
+    scale_top = nice_ceiling(max((p.gallons for p in points), default=0))
+    ident = f' id="{escape(element_id)}"' if element_id else ""
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg"{ident} class="consumption-chart" role="img" '
+           f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+           f'font-family="DejaVu Sans, sans-serif" font-size="7">',
+           f"<title>{escape(title)}</title>"]
+    # Scale: a baseline and two gridlines, labelled in gallons.
+    for fraction in (0, 0.5, 1):
+        y = round(top + plot_h * (1 - fraction), 1)
+        out.append(f'<line x1="{left}" y1="{y}" x2="{width - right}" y2="{y}" stroke="#999" '
+                   f'stroke-width="{0.8 if fraction == 0 else 0.4}"/>')
+        out.append(f'<text x="{left - 3}" y="{y + 2.5}" text-anchor="end" fill="#444">'
+                   f"{_short(round(scale_top * fraction))}</text>")
+    if not points:
+        out.append(f'<text x="{left + plot_w / 2}" y="{top + plot_h / 2}" text-anchor="middle" fill="#444">'
+                   "No earlier bills yet</text>")
+    slot = plot_w / max(len(points), 6)
+    bar_w = round(slot * 0.7, 1)
+    every = max(1, -(-len(points) // 8))  # label at most about eight bars
+    for i, point in enumerate(points):
+        x = round(left + slot * i + (slot - bar_w) / 2, 1)
+        h = round(plot_h * point.gallons / scale_top, 1)
+        y = round(top + plot_h - h, 1)
+        fill = "#1f5f8b" if i == len(points) - 1 else "#7fa7c4"
+        out.append(f'<rect x="{x}" y="{y}" width="{bar_w}" height="{h}" fill="{fill}">'
+                   f"<title>{escape(point.label)}: {point.gallons:,} gallons</title></rect>")
+        cx = round(x + bar_w / 2, 1)
+        if len(points) <= 8:
+            out.append(f'<text x="{cx}" y="{round(y - 2, 1)}" text-anchor="middle" fill="#222">'
+                       f"{_short(point.gallons)}</text>")
+        if i % every == 0 or i == len(points) - 1:
+            d = point.bill_date
+            out.append(f'<text x="{cx}" y="{height - bottom + 9}" text-anchor="middle" fill="#222">'
+                       f"{MONTHS[d.month - 1]}</text>")
+            out.append(f'<text x="{cx}" y="{height - bottom + 18}" text-anchor="middle" fill="#444">'
+                       f"{d:%Y}</text>")
+    out.append("</svg>")
+    return "".join(out)

@@ -1,0 +1,343 @@
+"""Bill PDFs: what a bill says, rendered with WeasyPrint, stored, and printed by the book.
+
+* **What the bill says** comes from the issued bill, its lines and the ledger as it stood on the bill
+  date: previous balance (the total due on the account's previous bill), payments, penalties and other
+  entries posted since, this bill's charges, and the total due. These add up because balances are sums of
+  ledger entries; ``total_due`` is also the ledger allocation's balance on the bill date. The amount if
+  paid late adds the penalty scheme's first charge on this bill's unpaid principal (§ 45.29 E for
+  Mineola). Nothing posted after the bill date is read, so a re-render gives the same page.
+* **Byte-for-byte the same**: no clock is read; the PDF's dates are the bill's issue time, it carries no
+  random file identifier, and the only font is DejaVu from the system.
+* **Fast**: bills load in a handful of queries per batch, the stylesheet is parsed once per process, and
+  a batch of bills is laid out as one WeasyPrint document whose pages are then written out bill by bill
+  (a bill's file is the same whether it was laid out alone or in a batch — the tests check this).
+* **Stored after issue**: ``bills_issued`` hands new bills to Celery in chunks (``bill_pdfs_render``);
+  the PDF is saved to ``Bill.pdf`` by updating that one column, never the issued figures.
+"""
+
+import io
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from functools import lru_cache
+
+import pydyf
+from django.conf import settings
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+from django.db.models import Q
+from django.template.loader import get_template, render_to_string
+from django.utils.safestring import mark_safe
+
+from .charts import chart_points, consumption_chart_svg
+from .ledger import allocate
+from .models import Bill
+from .money import ZERO
+from .services.ledger import entries_for_accounts
+from .utility import installed_utility
+
+RENDER_CHUNK = 200  # bills per Celery task
+LAYOUT_BATCH = 25  # bills laid out in one WeasyPrint document (measured: scripts/bench_pdf.py)
+
+
+def _day(d: date) -> str:
+    return f"{d:%b} {d.day}, {d:%Y}"
+
+
+def _money(value: Decimal) -> str:
+    return f"{value:,.2f}"
+
+
+def _signed(value: Decimal) -> str:
+    """Credits shown with a minus sign, as on a statement."""
+    return f"-{-value:,.2f}" if value < 0 else f"{value:,.2f}"
+
+
+@dataclass(frozen=True)
+class Summary:
+    previous_date: date | None
+    previous_balance: Decimal
+    payments: Decimal
+    penalties: Decimal
+    other: Decimal
+    current: Decimal
+    total_due: Decimal
+    unpaid_principal: Decimal
+
+
+def bill_summary(*, bill: Bill, entries: list, previous_date: date | None) -> Summary:
+    """The money box of a bill from the account's ledger entries (``billing.ledger.Entry``, any order).
+
+    Previous balance is the balance on the previous bill's date (or, on a first bill, the day before);
+    every entry after that and on or before the bill date is sorted into payments, penalties, this
+    bill's charges, or other (fees off a bill, credit and debit memos, voids).
+    """
+    cutoff = previous_date or (bill.bill_date - timedelta(days=1))
+    through = [e for e in entries if e.posted_on <= bill.bill_date]
+    before = [e for e in through if e.posted_on <= cutoff]
+    payments = penalties = other = current = ZERO
+    own = (bill.bill_date, bill.pk)
+    for e in through:
+        if e.posted_on <= cutoff:
+            continue
+        if e.bill_key == own and e.kind in ("water", "fee"):
+            current += e.amount
+        elif e.kind == "payment":
+            payments += e.amount
+        elif e.kind == "penalty":
+            penalties += e.amount
+        else:
+            other += e.amount
+    state = allocate(sorted(through, key=lambda e: e.entry_id))
+    own_balance = state.bills.get(own)
+    return Summary(previous_date=previous_date, previous_balance=allocate(before).balance, payments=payments,
+                   penalties=penalties, other=other, current=current, total_due=state.balance,
+                   unpaid_principal=own_balance.unpaid_principal if own_balance else ZERO)
+
+
+def late_total(*, summary: Summary, scheme) -> Decimal:
+    """What is due the day after the due date if nothing is paid: the scheme's first charge on this
+    bill's unpaid principal added to the total due."""
+    if summary.total_due <= ZERO or summary.unpaid_principal <= ZERO:
+        return summary.total_due
+    return summary.total_due - summary.unpaid_principal + scheme.late_amount(summary.unpaid_principal)
+
+
+def consumption_history(*, account_ids, through: date) -> dict[int, list[tuple[date, int]]]:
+    """(bill date, gallons) of every live bill of these accounts dated on or before ``through``."""
+    out: dict[int, list[tuple[date, int]]] = defaultdict(list)
+    for account_id, bill_date, gallons in (Bill.objects.filter(account_id__in=account_ids, bill_date__lte=through)
+                                           .exclude(status=Bill.Status.VOID).order_by("bill_date")
+                                           .values_list("account_id", "bill_date", "gallons")):
+        out[account_id].append((bill_date, gallons))
+    return out
+
+
+def _reading_row(reading, label: str) -> dict:
+    meter = reading.meter
+    return {"label": f'{label} · meter {meter.serial} ({meter.size}")', "date": _day(reading.read_on),
+            "value": f"{reading.value:,}", "unit": "cu ft" if meter.unit == "cf" else "gal",
+            "estimated": reading.read_type == reading.ReadType.ESTIMATED}
+
+
+def _load(bill_ids) -> list[Bill]:
+    return list(Bill.objects.filter(pk__in=list(bill_ids))
+                .select_related("account__owner", "account__premises", "start_reading__meter",
+                                "end_reading__meter")
+                .prefetch_related("lines"))
+
+
+def bill_views(bills: list[Bill]) -> list[dict]:
+    """Everything the bill template shows, for many bills in a fixed number of queries."""
+    if not bills:
+        return []
+    installed = installed_utility()
+    utility, scheme = installed.utility, installed.penalties
+    account_ids = sorted({b.account_id for b in bills})
+    latest = max(b.bill_date for b in bills)
+    entries = entries_for_accounts(account_ids, through=latest)
+    history = consumption_history(account_ids=account_ids, through=latest)
+    address_lines = [line.strip() for line in utility.office_address.splitlines() if line.strip()]
+    portal_url = settings.SITE_URL.rstrip("/") + "/portal/"
+    views = []
+    for bill in bills:
+        account = bill.account
+        rows = history.get(bill.account_id, [])
+        previous_date = max((d for d, _ in rows if d < bill.bill_date), default=None)
+        summary = bill_summary(bill=bill, entries=entries.get(bill.account_id, []), previous_date=previous_date)
+        late = late_total(summary=summary, scheme=scheme)
+        readings = [_reading_row(r, label) for r, label in ((bill.start_reading, "Previous"),
+                                                             (bill.end_reading, "Current")) if r is not None]
+        chart = consumption_chart_svg(chart_points(rows, through=bill.bill_date))
+        views.append({
+            "pk": bill.pk, "number": bill.number, "account_no": account.account_no,
+            "access_code": account.access_code, "portal_url": portal_url,
+            "service_address": account.premises.service_address,
+            "owner_name": account.owner.name,
+            "owner_address": "\n".join(line.strip() for line in account.owner.mailing_address.splitlines()
+                                       if line.strip()),
+            "utility_name": utility.name, "utility_chapter": utility.chapter, "utility_phone": utility.phone,
+            "utility_address": address_lines, "utility_address_text": "\n".join(address_lines),
+            "payable_to": utility.name,
+            "bill_date": _day(bill.bill_date), "due_date": _day(bill.due_date),
+            "period": f"{_day(bill.period_start)} – {_day(bill.period_end)}",
+            "readings": readings, "has_estimate": any(r["estimated"] for r in readings),
+            "gallons": f"{bill.gallons:,}",
+            "lines": [{"description": line.description, "citation": line.citation,
+                       "amount": _money(line.amount.amount)} for line in bill.lines.all()],
+            "previous_date": _day(summary.previous_date) if summary.previous_date else "",
+            "previous_balance": _signed(summary.previous_balance), "payments": _signed(summary.payments),
+            "penalties": _signed(summary.penalties), "other": _signed(summary.other),
+            "show_other": summary.other != ZERO, "current": _signed(summary.current),
+            "total_due": _signed(summary.total_due), "late_total": _signed(late),
+            "late_words": scheme.words or "", "penalty_citation": getattr(scheme, "citation", ""),
+            "chart": mark_safe(chart),  # noqa: S308 - built by consumption_chart_svg, which escapes its text
+            "scanline": f"{account.account_no} {bill.number} {int(summary.total_due * 100):010d} "
+                        f"{int(late * 100):010d}",
+            "title": f"Water bill {bill.number}", "created_at": bill.created_at,
+        })
+    return views
+
+
+# --- WeasyPrint -------------------------------------------------------------------------------------
+
+@lru_cache(maxsize=1)
+def _stylesheet():
+    from weasyprint import CSS
+
+    return CSS(string=get_template("billing/bill.css").template.source)
+
+
+def _layout(views: list[dict]):
+    """One WeasyPrint document for these bills; each bill starts a page anchored ``bill-<pk>``."""
+    from weasyprint import HTML
+
+    html = render_to_string("billing/bill.html", {"bills": views})
+    return HTML(string=html, base_url=str(settings.BASE_DIR)).render(stylesheets=[_stylesheet()])
+
+
+def _pdf_date(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("D:%Y%m%d%H%M%SZ")
+
+
+def _finisher(*, title: str, author: str, created: datetime):
+    def finish(document, pdf):
+        pdf.info["Title"] = pydyf.String(title)
+        pdf.info["Author"] = pydyf.String(author)
+        pdf.info["CreationDate"] = pydyf.String(_pdf_date(created))
+        pdf.info["ModDate"] = pydyf.String(_pdf_date(created))
+    return finish
+
+
+def _write(document, pages, *, title: str, author: str, created: datetime) -> bytes:
+    out = io.BytesIO()
+    document.copy(pages).write_pdf(out, finisher=_finisher(title=title, author=author, created=created))
+    return out.getvalue()
+
+
+def _pages_by_bill(document, views: list[dict]) -> dict[int, list]:
+    starts = {f"bill-{v['pk']}": v["pk"] for v in views}
+    out: dict[int, list] = {}
+    current = None
+    for page in document.pages:
+        for anchor in page.anchors:
+            if anchor in starts:
+                current = starts[anchor]
+        out.setdefault(current, []).append(page)
+    return out
+
+
+def _render_files(views: list[dict]) -> dict[int, bytes]:
+    out = {}
+    author = views[0]["utility_name"] if views else ""
+    for start in range(0, len(views), LAYOUT_BATCH):
+        batch = views[start:start + LAYOUT_BATCH]
+        document = _layout(batch)
+        pages = _pages_by_bill(document, batch)
+        for view in batch:
+            out[view["pk"]] = _write(document, pages[view["pk"]], title=view["title"], author=author,
+                                     created=view["created_at"])
+    return out
+
+
+def bills_pdf_files(*, bills) -> dict[int, bytes]:
+    """One PDF file per bill, keyed by bill id."""
+    return _render_files(bill_views(_load(b.pk for b in bills)))
+
+
+def bill_pdf_render(*, bill: Bill) -> bytes:
+    return bills_pdf_files(bills=[bill])[bill.pk]
+
+
+def bills_pdf_render(*, bills, title: str = "Water bills", progress=None) -> bytes:
+    """Many bills in one PDF, in the order given, each starting a new page.
+
+    ``progress`` (a callable taking a count of bills) is called as batches are laid out.
+    """
+    bills = list(bills)
+    if not bills:
+        raise ValueError("no bills to render")
+    order = {b.pk: i for i, b in enumerate(bills)}
+    views = sorted(bill_views(_load(order)), key=lambda v: order[v["pk"]])
+    pages, first = [], None
+    for start in range(0, len(views), LAYOUT_BATCH):
+        document = _layout(views[start:start + LAYOUT_BATCH])
+        first = first or document
+        pages.extend(document.pages)
+        if progress:
+            progress(len(views[start:start + LAYOUT_BATCH]))
+    created = max(v["created_at"] for v in views)
+    return _write(first, pages, title=title, author=views[0]["utility_name"], created=created)
+
+
+# --- Storage and tasks -------------------------------------------------------------------------------
+
+def bill_pdf_name(bill: Bill) -> str:
+    # Under Bill.pdf's upload_to (bills/%Y/%m/) by bill date; the public id keeps names unguessable.
+    return f"bills/{bill.bill_date:%Y/%m}/{bill.number}-{bill.public_id}.pdf"
+
+
+def bill_pdfs_store(*, bill_ids) -> int:
+    """Render and store the PDFs of these bills that have none yet; returns how many were stored.
+
+    Only the ``pdf`` column is written (an issued bill's figures never change). Safe to run twice or
+    concurrently: a bill another worker stored meanwhile keeps that file.
+    """
+    bills = list(Bill.objects.filter(pk__in=list(bill_ids), pdf="").exclude(status=Bill.Status.VOID)
+                 .only("id", "number", "public_id", "bill_date"))
+    if not bills:
+        return 0
+    files = bills_pdf_files(bills=bills)
+    stored = 0
+    for bill in bills:
+        name = bill_pdf_name(bill)
+        if default_storage.exists(name):  # left by a crashed attempt; the content is the same bill
+            default_storage.delete(name)
+        saved = default_storage.save(name, ContentFile(files[bill.pk]))
+        if Bill.objects.filter(pk=bill.pk, pdf="").update(pdf=saved):
+            stored += 1
+        elif saved != name:
+            default_storage.delete(saved)
+    return stored
+
+
+def bill_pdf_get(*, bill: Bill) -> bytes:
+    """The stored PDF, or a fresh render (the same bytes) when none is stored yet."""
+    if bill.pdf:
+        try:
+            with default_storage.open(bill.pdf.name, "rb") as fh:
+                return fh.read()
+        except FileNotFoundError:
+            pass
+    return bill_pdf_render(bill=bill)
+
+
+def _chunks(ids: list[int], size: int):
+    for start in range(0, len(ids), size):
+        yield ids[start:start + size]
+
+
+def bills_issued(bill_ids, *, chunk: int = RENDER_CHUNK) -> None:
+    """New bills were committed: render their PDFs in Celery tasks of ``chunk`` bills."""
+    from .tasks import bill_pdfs_render
+
+    for ids in _chunks(sorted(bill_ids), chunk):
+        bill_pdfs_render.delay(ids)
+
+
+def bill_pdfs_render_pending(*, bill_date: date | None = None, chunk: int = RENDER_CHUNK) -> int:
+    """Enqueue every live bill (of ``bill_date``, or all) that has no stored PDF; returns how many."""
+    rows = Bill.objects.filter(Q(pdf="") | Q(pdf__isnull=True)).exclude(status=Bill.Status.VOID)
+    if bill_date is not None:
+        rows = rows.filter(bill_date=bill_date)
+    ids = list(rows.order_by("id").values_list("id", flat=True))
+    bills_issued(ids, chunk=chunk)
+    return len(ids)
+
+
+def book_bills(*, book: int, bill_date: date):
+    """A book's live bills of one bill date in account order, as the mail house wants them."""
+    return (Bill.objects.filter(account__book=book, bill_date=bill_date).exclude(status=Bill.Status.VOID)
+            .order_by("account__account_no"))
+
