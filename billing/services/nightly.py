@@ -18,3 +18,21 @@ def nightly_run(*, as_of: date) -> dict:
     penalties = penalties_assess_due(as_of=as_of)
     report.update(penalties=penalties.posted, penalty_total=f"{penalties.total:.2f}")
     return report
+
+
+NIGHTLY_TASK_NAME = "Nightly billing and penalties"
+
+
+def nightly_schedule_install() -> bool:
+    """Schedule the nightly job at 01:30 in the utility's time zone, once. A schedule a supervisor has
+    since edited in the admin (Periodic tasks) is left as it is. Returns True when it was created."""
+    from django.conf import settings
+    from django_celery_beat.models import CrontabSchedule, PeriodicTask
+
+    if PeriodicTask.objects.filter(name=NIGHTLY_TASK_NAME).exists():
+        return False
+    crontab, _ = CrontabSchedule.objects.get_or_create(minute="30", hour="1", day_of_week="*", day_of_month="*",
+                                                       month_of_year="*", timezone=settings.TIME_ZONE)
+    PeriodicTask.objects.create(name=NIGHTLY_TASK_NAME, task="billing.tasks.nightly", crontab=crontab,
+                                description="Bills what is due today, then assesses penalties (manage.py nightly).")
+    return True

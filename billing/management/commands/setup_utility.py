@@ -2,6 +2,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from accounts.roles import roles_install
 from billing.presets import preset_install
+from billing.services.nightly import nightly_schedule_install
 from waterbilling.commands import as_of_argument, parse_as_of
 from waterbilling.errors import ApplicationError
 
@@ -21,6 +22,7 @@ class Command(BaseCommand):
             as_of = parse_as_of(options["date"])
             report = preset_install(code=preset)
             groups = roles_install()
+            nightly_schedule_install()
         except ApplicationError as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(f"Preset {preset}: {len(report.created)} created, {len(report.updated)} updated, "
