@@ -1,8 +1,11 @@
 # Two commands: `make run` serves the app with demo data, `make test` runs the whole suite.
+#   make run                 http://127.0.0.1:8000/admin/ (the login is printed just before the server starts)
+#   make test PYTEST_ARGS="-k billing -x"
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 DEMO ?= 300
+PRESET ?= mineola
 
 .PHONY: run test install install-dev lint clean
 
@@ -19,10 +22,11 @@ $(VENV)/.installed-dev: $(VENV)/.installed
 install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
+# demo_bootstrap adds the preset and $(DEMO) demo accounts only to a database without accounts, bills
+# them, and prints a fresh admin password every time.
 run: install
 	$(PY) manage.py migrate --noinput
-	$(PY) manage.py setup_utility mineola --demo $(DEMO)
-	$(PY) manage.py demo_bootstrap
+	$(PY) manage.py demo_bootstrap --preset $(PRESET) --demo $(DEMO)
 	$(PY) manage.py runserver 127.0.0.1:8000
 
 test: install-dev

@@ -130,3 +130,6 @@ class PortalLink(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "account"], name="one_link_per_user_account")]
+
+    def __str__(self) -> str:
+        return f"{self.user} → {self.account}"

@@ -130,6 +130,9 @@ class BillingRunChunk(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["run", "index"], name="one_chunk_per_index")]
 
+    def __str__(self) -> str:
+        return f"Run {self.run_id} chunk {self.index}"
+
 
 class BillingException(models.Model):
     class Kind(models.TextChoices):

@@ -31,7 +31,7 @@ def schedule_in_force(on: date) -> tuple[RateSchedule, Schedule]:
     """The rate schedule in force on a bill date (the latest effective on or before it)."""
     row = RateSchedule.objects.filter(effective_on__lte=on).order_by("-effective_on").first()
     if row is None:
-        raise ApplicationError(f"no rate schedule is in force on {on}; the earliest takes effect "
-                               f"{RateSchedule.objects.order_by('effective_on').values_list('effective_on', flat=True).first()}",
+        earliest = RateSchedule.objects.order_by("effective_on").values_list("effective_on", flat=True).first()
+        raise ApplicationError(f"no rate schedule is in force on {on}; the earliest takes effect {earliest}",
                                field="date")
     return row, Schedule.from_rules(row.rules)

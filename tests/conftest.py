@@ -1,5 +1,30 @@
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
 import pytest
+from celery.app.backends import by_url as result_backend_by_url
+from celery.result import AsyncResult
 from django.core.management import call_command
+
+from waterbilling.celery import app as celery_app
+
+PROJECT_DIR = Path(__file__).resolve().parent.parent
+WORKER_START_TIMEOUT = 60  # seconds; a cold prefork worker on a slow CI machine takes a few
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "celery_worker: sends Celery tasks through Redis to a real worker (the celery_worker_process "
+        "fixture, with transactional_db) instead of running them eagerly in-process",
+    )
 
 
 @pytest.fixture
@@ -9,3 +34,115 @@ def mineola(db):
     from billing.models import Utility
 
     return Utility.objects.get()
+
+
+@pytest.fixture(autouse=True)
+def _celery_eager_unless_real_worker(request, settings):
+    """Run tasks eagerly in-process, so no test waits on a worker that is not there.
+
+    With ``REDIS_URL`` set the settings make Celery send tasks to the broker; only tests marked
+    ``celery_worker`` (which use ``celery_worker_process`` and ``transactional_db``) do that here.
+    The Django setting follows the Celery app, for code that asks ``settings`` which way tasks run.
+    """
+    uses_worker = "celery_worker_process" in request.fixturenames
+    marked = request.node.get_closest_marker("celery_worker") is not None
+    if uses_worker and not marked:
+        pytest.fail("a test using celery_worker_process must be marked @pytest.mark.celery_worker")
+    if marked and "transactional_db" not in request.fixturenames:
+        pytest.fail("a celery_worker test must use transactional_db: the worker sees only committed rows")
+    previous = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = settings.CELERY_TASK_ALWAYS_EAGER = not marked
+    yield
+    celery_app.conf.task_always_eager = previous
+
+
+@dataclass(frozen=True)
+class CeleryWorker:
+    """A running ``celery worker`` subprocess and where it takes tasks from and reports results to."""
+
+    process: subprocess.Popen
+    nodename: str
+    queue: str
+    result_backend_url: str
+    log_path: Path
+
+    def result(self, async_result: AsyncResult, *, timeout: float = 30):
+        """The task's return value, read from the worker's result backend (the app has none)."""
+        backend_class, url = result_backend_by_url(self.result_backend_url, celery_app.loader)
+        result = AsyncResult(async_result.id, app=celery_app, backend=backend_class(app=celery_app, url=url))
+        deadline = time.monotonic() + timeout
+        # Poll the stored state rather than subscribe: the result may be stored before we would subscribe.
+        while not result.ready():
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the Celery worker exited:\n{self.log_path.read_text()}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no result for task {async_result.id} in {timeout}s:\n"
+                                   f"{self.log_path.read_text()}")
+            time.sleep(0.1)
+        return result.get(timeout=1)
+
+
+@pytest.fixture(scope="session")
+def celery_worker_process(django_db_setup, tmp_path_factory):
+    """A real ``celery -A waterbilling worker`` on the test database, for the session.
+
+    Needs ``REDIS_URL`` and a PostgreSQL ``DATABASE_URL`` (a separate process cannot open the in-memory
+    SQLite test database). The worker takes tasks from a queue of its own, made the default queue on
+    both sides, so concurrent test runs sharing one Redis never take each other's tasks.
+    """
+    redis_url = os.environ.get("REDIS_URL", "")
+    if not redis_url:
+        pytest.skip("needs REDIS_URL (e.g. redis://127.0.0.1:6379/0): a real worker takes tasks from Redis")
+    from django.db import connection
+
+    if connection.vendor != "postgresql" or not os.environ.get("DATABASE_URL"):
+        pytest.skip("needs DATABASE_URL on PostgreSQL: a worker process cannot open the in-memory SQLite "
+                    "test database")
+    # django_db_setup has pointed the connection at the test database (test_<name>, per xdist worker).
+    test_database = connection.settings_dict["NAME"]
+    database_url = urlunsplit(urlsplit(os.environ["DATABASE_URL"])._replace(path=f"/{test_database}"))
+    queue = f"test-{uuid.uuid4().hex[:12]}"
+    nodename = f"{queue}@{socket.gethostname()}"
+    result_backend_url = os.environ.get("CELERY_RESULT_BACKEND") or redis_url
+    log_path = tmp_path_factory.mktemp("celery") / "worker.log"
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "waterbilling.settings",
+        "DATABASE_URL": database_url,
+        "REDIS_URL": redis_url,
+        "CELERY_RESULT_BACKEND": result_backend_url,
+        "CELERY_TASK_DEFAULT_QUEUE": queue,
+    }
+    command = [
+        sys.executable, "-m", "celery", "-A", "waterbilling", "worker",
+        "--loglevel", "warning", "--pool", "prefork", "--concurrency", "2",
+        "--hostname", nodename, "--include", "waterbilling.tasks",
+        "--without-heartbeat", "--without-gossip", "--without-mingle",
+    ]
+    previous_queue = celery_app.conf.task_default_queue
+    with open(log_path, "wb") as log:
+        process = subprocess.Popen(command, cwd=PROJECT_DIR, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + WORKER_START_TIMEOUT
+        while not celery_app.control.ping(destination=[nodename], timeout=0.5):
+            if process.poll() is not None:
+                pytest.fail(f"the Celery worker exited with {process.returncode}:\n{log_path.read_text()}")
+            if time.monotonic() > deadline:
+                pytest.fail(f"the Celery worker did not answer ping in {WORKER_START_TIMEOUT}s:\n"
+                            f"{log_path.read_text()}")
+        celery_app.conf.task_default_queue = queue
+        yield CeleryWorker(process=process, nodename=nodename, queue=queue,
+                           result_backend_url=result_backend_url, log_path=log_path)
+    finally:
+        celery_app.conf.task_default_queue = previous_queue
+        process.terminate()  # warm shutdown: finishes the task in hand
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        with celery_app.connection_for_write() as broker:
+            # Declared first so the channel knows the bindings that delete() must remove from Redis.
+            bound = celery_app.amqp.queues[queue].bind(broker.default_channel)
+            bound.declare()
+            bound.delete()

@@ -126,7 +126,11 @@ CURRENCIES = ("USD",)
 # Celery: a real broker when REDIS_URL is set; otherwise tasks run eagerly in-process.
 REDIS_URL = env.str("REDIS_URL", default="")
 CELERY_BROKER_URL = REDIS_URL or "memory://"
-CELERY_RESULT_BACKEND = None
+# No result backend by default: run state lives in PostgreSQL. A worker that must report results (the
+# test probe of a real worker) is given one through the environment.
+CELERY_RESULT_BACKEND = env.str("CELERY_RESULT_BACKEND", default="") or None
+# Deployments (or test runs) sharing one Redis keep their tasks apart with their own default queue.
+CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_TASK_DEFAULT_QUEUE", default="") or "celery"
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True

@@ -46,6 +46,7 @@ def bill_void(*, bill: Bill, reason: str, as_of: date, actor) -> Bill:
     Bill.objects.filter(pk=bill.pk).update(status=Bill.Status.VOID, voided_at=timezone.now(), voided_by=actor,
                                            void_reason=reason)
     LedgerEntry.objects.create(account_id=bill.account_id, bill=bill, kind=LedgerEntry.Kind.VOID, posted_on=as_of,
-                               amount=Money(-bill.total.amount, "USD"), description=f"Void {bill.number}: {reason}"[:200])
+                               amount=Money(-bill.total.amount, "USD"),
+                               description=f"Void {bill.number}: {reason}"[:200])
     bill.refresh_from_db()
     return bill

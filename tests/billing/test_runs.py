@@ -9,11 +9,11 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from billing.models import Bill, BillingException, BillingRun, BillLine, LedgerEntry
-from billing.services.runs import billing_exception_release, billing_run_chunk_execute, billing_run_create
 from billing.services.payments import payments_post
+from billing.services.runs import billing_exception_release, billing_run_chunk_execute, billing_run_create
 from meters.models import Installation, Reading
-from waterbilling.csvimport import CsvRow
 from tests.factories import AccountFactory, InstallationFactory, MeterFactory
+from waterbilling.csvimport import CsvRow
 
 pytestmark = pytest.mark.django_db
 
@@ -143,8 +143,8 @@ def test_nonprofit_monthly_above_and_below_two_million(mineola):
     run("run_billing", "--date", "2026-04-01")
     run("run_billing", "--date", "2026-05-01")
     april, may = Bill.objects.order_by("bill_date")
-    assert [(l.kind, l.amount.amount) for l in april.lines.all()] == [("nonprofit", Decimal("2160.00"))]
-    assert [(l.kind, l.amount.amount) for l in may.lines.all()] == [("minimum", Decimal("3000.00"))]
+    assert [(line.kind, line.amount.amount) for line in april.lines.all()] == [("nonprofit", Decimal("2160.00"))]
+    assert [(line.kind, line.amount.amount) for line in may.lines.all()] == [("minimum", Decimal("3000.00"))]
 
 
 def test_cubic_feet_converted_to_gallons(mineola):

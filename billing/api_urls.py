@@ -1,3 +1,0 @@
-from django.urls import path
-
-urlpatterns: list = []

@@ -1,0 +1,28 @@
+"""Fee quotes from the fee schedule in force on a date (pure, apart from the lookup)."""
+
+from datetime import date
+from decimal import Decimal
+
+from waterbilling.errors import ApplicationError, NotFound
+
+from .models import Fee
+from .money import cents
+
+
+def fee_in_force(*, code: str, on: date) -> Fee:
+    fee = Fee.objects.filter(code=code, effective_on__lte=on).order_by("-effective_on").first()
+    if fee is None:
+        codes = ", ".join(sorted(set(Fee.objects.values_list("code", flat=True))))
+        raise NotFound(f"no fee '{code}' in force on {on}; fees: {codes}", field="code")
+    return fee
+
+
+def fee_quote(fee: Fee, *, basis: Decimal | None = None) -> Decimal:
+    """A flat fee is its amount; a pro-rata fee (§ 45.28 B: $1.50 per $1,000 of construction cost) is
+    basis × rate, half-up to the cent."""
+    if fee.rate is not None:
+        if basis is None or basis <= 0:
+            raise ApplicationError(f"{fee.description} ({fee.citation}) is computed from a cost; give a "
+                                   "positive 'basis' in dollars", field="basis")
+        return cents(basis * fee.rate)
+    return fee.amount.amount

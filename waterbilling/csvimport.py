@@ -1,0 +1,510 @@
+"""Reading clerk-supplied CSV files, all or nothing.
+
+Design overview
+---------------
+Every importer (accounts, readings, payments) follows the same four steps:
+
+1. ``import_source_read`` takes a path, bytes or an uploaded file and decodes it as UTF-8 (a leading
+   byte-order mark, as Excel writes, is accepted). Anything else is refused with one error naming the
+   first undecodable byte and where it is.
+2. ``csv_rows`` checks the header against a ``CsvLayout`` — a wrong header is one error naming the
+   expected and the found columns — and returns ``CsvRow`` objects carrying their line number. Line
+   numbers count rows the way a spreadsheet does: the header is line 1, the first data row line 2, and a
+   quoted value that spans several lines (a mailing address) still belongs to one row.
+3. The importer parses each value with the small parsers below through ``ImportErrors.parse``, which
+   records a ``FieldError(field=column, message=rule, line=N)`` instead of stopping, then checks the rows
+   against the database with a few bulk queries.
+4. ``ImportErrors.raise_if_any`` raises ``ImportRejected`` listing every bad row; only a clean file reaches
+   the importer's ``bulk_create`` inside one transaction. Nothing is saved unless everything is.
+
+``CsvImportCommand`` and ``CsvImportAdminMixin`` put an importer behind a management command and an
+admin upload page, so the command line and the admin report the same errors the same way.
+
+A new importer is a layout, a loop over the rows and one save::
+
+    PAYMENTS_LAYOUT = CsvLayout(required=("account_no", "amount", "paid_on", "reference"))
+
+    def payments_import(*, file: ImportSource, as_of: date, actor) -> ImportResult:
+        source = import_source_read(file)
+        errors = ImportErrors(columns=PAYMENTS_LAYOUT.columns)
+        paid_on = iso_date_until(as_of)
+        for row in csv_rows(text=source.text, layout=PAYMENTS_LAYOUT, errors=errors):
+            amount = errors.parse(row, "amount", dollars)
+            date_paid = errors.parse(row, "paid_on", paid_on)
+            ...
+        # look the account numbers up in chunks (``chunked``); errors.add(line=…, field=…, message=…)
+        with transaction.atomic():
+            errors.raise_if_any()
+            ...  # bulk_create, batch_size=CHUNK_SIZE
+        return ImportResult(created=…, skipped=…)
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, TypeVar
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
+from django.core.management.base import BaseCommand, CommandError
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from tqdm import tqdm
+
+from .commands import as_of_argument, parse_as_of, today
+from .errors import ApplicationError, FieldError
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
+
+T = TypeVar("T")
+
+ImportSource = str | os.PathLike | bytes | IO[bytes] | IO[str]
+
+# Big enough that the IN lists and INSERT batches stay few, small enough for SQLite's variable limit
+# (bulk_create splits further by itself when a backend needs it).
+CHUNK_SIZE = 5000
+
+
+class ImportRejected(ApplicationError):
+    """The file was refused and nothing was saved; ``errors`` names every bad row, column and rule."""
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """What a clean import did, counted in the importer's own unit (accounts, readings, payments)."""
+
+    created: int = 0
+    updated: int = 0
+    skipped: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.created} created, {self.updated} updated, {self.skipped} skipped (already recorded)"
+
+
+# --- reading the file -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ImportFile:
+    name: str
+    text: str
+
+
+def import_source_read(source: ImportSource) -> ImportFile:
+    """Read and decode ``source`` (a path, raw bytes, or an open/uploaded file) as UTF-8 text."""
+    if isinstance(source, bytes):
+        name, raw = "upload", source
+    elif isinstance(source, str | os.PathLike):
+        name = os.fspath(source)
+        try:
+            raw = Path(source).read_bytes()
+        except OSError as exc:
+            raise ImportRejected(errors=[FieldError(field="file", message=f"cannot read {name}: "
+                                                    f"{exc.strerror or exc}")]) from exc
+    else:
+        name = os.path.basename(str(getattr(source, "name", "") or "upload"))
+        if hasattr(source, "seek"):
+            source.seek(0)
+        raw = source.read()
+        if isinstance(raw, str):
+            return ImportFile(name=name, text=raw.removeprefix("\ufeff"))
+    return ImportFile(name=name, text=_decode(raw))
+
+
+def _decode(raw: bytes) -> str:
+    if raw.startswith(b"PK\x03\x04"):
+        raise ImportRejected(errors=[FieldError(
+            field="file", message="this is a spreadsheet workbook (.xlsx), not a CSV file; in Excel use "
+                                  "Save As → “CSV UTF-8 (Comma delimited)” and import that file")])
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        bad = raw[exc.start:exc.start + 1].hex().upper()
+        raise ImportRejected(errors=[FieldError(
+            field="file", line=_row_number(raw[:exc.start]),
+            message=f"the file is not UTF-8 text: byte 0x{bad} in this row is not UTF-8 (the file was "
+                    "probably saved as Windows or Latin-1 text); in Excel use Save As → “CSV UTF-8 (Comma "
+                    "delimited)” and import it again")]) from None
+
+
+def _row_number(before: bytes) -> int:
+    """The spreadsheet row (as ``csv_rows`` counts them) holding the byte that follows ``before``."""
+    text = before.decode("utf-8-sig")
+    try:
+        complete = sum(1 for _ in csv.reader(io.StringIO(text, newline="")))
+    except csv.Error:
+        return text.count("\n") + 1
+    # After a line break that is not inside quotes, the bad byte starts the next row.
+    at_row_start = not text or (text.endswith(("\n", "\r")) and text.count('"') % 2 == 0)
+    return complete + 1 if at_row_start else complete
+
+
+# --- header and rows --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CsvLayout:
+    """The columns a file must have, in order; ``optional`` columns may follow, in order, or be left off."""
+
+    required: tuple[str, ...]
+    optional: tuple[str, ...] = ()
+
+    def accepts(self, header: Sequence[str]) -> bool:
+        return any(tuple(header) == self.required + self.optional[:n] for n in range(len(self.optional) + 1))
+
+    def describe(self) -> str:
+        return ",".join(self.required) + "".join(f"[,{name}]" for name in self.optional)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return self.required + self.optional
+
+
+@dataclass(frozen=True)
+class CsvRow:
+    line: int
+    values: dict[str, str]
+
+    def __getitem__(self, column: str) -> str:
+        # A column the layout allows but the file leaves off reads as blank.
+        return self.values.get(column, "")
+
+
+def _header_error(layout: CsvLayout, found: Sequence[str]) -> ImportRejected:
+    found_text = ",".join(found) if found else "(nothing: the file is empty)"
+    detail = []
+    missing = [c for c in layout.required if c not in found]
+    unexpected = [c for c in found if c not in layout.columns]
+    if missing:
+        detail.append(f"missing {', '.join(missing)}")
+    if unexpected:
+        detail.append(f"unexpected {', '.join(unexpected)}")
+    if not detail and found:
+        detail.append("same columns in a different order")
+    return ImportRejected(errors=[FieldError(
+        field="header", line=1,
+        message=f"expected columns {layout.describe()}; found {found_text} ({'; '.join(detail)})")])
+
+
+def csv_rows(*, text: str, layout: CsvLayout, errors: ImportErrors) -> list[CsvRow]:
+    """Check the header, then return the data rows with their line numbers.
+
+    A wrong header raises at once (nothing else can be read). A row with the wrong number of values is
+    recorded in ``errors`` and left out; wholly blank rows (spreadsheets leave them at the end) are
+    skipped but still counted in the line numbers.
+    """
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = [name.strip() for name in next(reader, [])]
+    except csv.Error as exc:
+        raise ImportRejected(errors=[FieldError(field="header", line=1,
+                                                message=f"not readable as CSV: {exc}")]) from None
+    if not layout.accepts(header):
+        raise _header_error(layout, header)
+    rows: list[CsvRow] = []
+    line = 1
+    while True:
+        line += 1
+        try:
+            values = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            errors.add(line=line, field="", message=f"not readable as CSV ({exc}); nothing after it was read")
+            break
+        if not any(v.strip() for v in values):
+            continue
+        if len(values) != len(header):
+            errors.add(line=line, field="", message=f"has {len(values)} values; the header has {len(header)} "
+                                                    f"columns ({','.join(header)})")
+            continue
+        values = {name: value.strip() for name, value in zip(header, values, strict=True)}
+        rows.append(CsvRow(line=line, values=values))
+    return rows
+
+
+# --- errors -----------------------------------------------------------------------------------------
+
+@dataclass
+class ImportErrors:
+    """Collects every problem in a file instead of stopping at the first one.
+
+    ``columns`` (the layout's) orders each line's errors left to right, whichever check found them first.
+    """
+
+    columns: Sequence[str] = ()
+    errors: list[FieldError] = field(default_factory=list)
+    bad_lines: set[int] = field(default_factory=set)
+
+    def add(self, *, line: int, field: str, message: str) -> None:
+        self.errors.append(FieldError(field=field, message=message, line=line))
+        self.bad_lines.add(line)
+
+    def parse(self, row: CsvRow, column: str, parser: Callable[[str], T]) -> T | None:
+        """``parser(row[column])``; a ValueError is recorded against the row and column, giving None."""
+        try:
+            return parser(row[column])
+        except ValueError as exc:
+            self.add(line=row.line, field=column, message=str(exc))
+            return None
+
+    def __bool__(self) -> bool:
+        return bool(self.errors)
+
+    def __len__(self) -> int:
+        return len(self.errors)
+
+    def raise_if_any(self) -> None:
+        if self.errors:
+            position = {name: index for index, name in enumerate(self.columns)}
+            # Stable sort: file-level errors first, then by line, then left to right along the line.
+            ordered = sorted(self.errors, key=lambda e: (e.line or 0, position.get(e.field, -1)))
+            raise ImportRejected(
+                f"file rejected: {len(ordered)} error(s) on {len(self.bad_lines)} line(s); nothing was saved",
+                errors=ordered)
+
+
+# --- value parsers: each returns the value or raises ValueError naming the rule ----------------------
+
+def text(*, max_length: int, required: bool = True) -> Callable[[str], str]:
+    def parse(value: str) -> str:
+        if required and not value:
+            raise ValueError("is required")
+        if len(value) > max_length:
+            raise ValueError(f"is {len(value)} characters long; at most {max_length} allowed")
+        return value
+    return parse
+
+
+def iso_date(value: str) -> date:
+    if not value:
+        raise ValueError("is required (a date, YYYY-MM-DD)")
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"'{value}' is not a date; use YYYY-MM-DD") from None
+
+
+def whole_number(*, minimum: int | None = 0, maximum: int | None = None) -> Callable[[str], int]:
+    def parse(value: str) -> int:
+        if not value:
+            raise ValueError("is required (a whole number)")
+        digits = value[1:] if value[:1] in "+-" else value
+        if not digits.isascii() or not digits.isdigit() or len(digits) > 15:
+            raise ValueError(f"'{value}' is not a whole number (digits only, no commas or decimals)")
+        number = int(value)
+        if minimum is not None and number < minimum:
+            raise ValueError(f"{number} is negative; must be 0 or more" if minimum == 0
+                             else f"{number} is below {minimum}")
+        if maximum is not None and number > maximum:
+            raise ValueError(f"{number} is above {maximum}")
+        return number
+    return parse
+
+
+def non_negative_int(value: str) -> int:
+    return whole_number(minimum=0)(value)
+
+
+def one_of(choices: Iterable[str], *, default: str | None = None) -> Callable[[str], str]:
+    allowed = tuple(choices)
+
+    def parse(value: str) -> str:
+        if not value and default is not None:
+            return default
+        if value.lower() in allowed:
+            return value.lower()
+        shown = f"'{value}' is not" if value else "is blank; it must be"
+        raise ValueError(f"{shown} one of {', '.join(allowed)}")
+    return parse
+
+
+def dollars(value: str) -> Decimal:
+    """A positive amount in dollars and cents: '12', '12.5', '1234.56' or '$1,234.56'."""
+    cleaned = value.replace("$", "").replace(",", "")
+    try:
+        amount = Decimal(cleaned)
+    except InvalidOperation:
+        raise ValueError(f"'{value}' is not an amount in dollars and cents") from None
+    if not amount.is_finite() or amount.as_tuple().exponent < -2:
+        raise ValueError(f"'{value}' is not an amount in dollars and cents (at most two decimals)")
+    if amount <= 0:
+        raise ValueError(f"{value} must be more than zero")
+    return amount.quantize(Decimal("0.01"))
+
+
+def iso_date_until(as_of: date) -> Callable[[str], date]:
+    """A date (YYYY-MM-DD) no later than ``as_of``, the import date."""
+    def parse(value: str) -> date:
+        parsed = iso_date(value)
+        if parsed > as_of:
+            raise ValueError(f"{parsed} is after the import date {as_of}; nothing is recorded in the future")
+        return parsed
+    return parse
+
+
+# --- helpers for the bulk queries and the progress bar ----------------------------------------------
+
+def chunked(items: Sequence[T], size: int = CHUNK_SIZE) -> Iterator[Sequence[T]]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def progress_bar(iterable: Iterable[T], *, enabled: bool, desc: str, total: int | None = None,
+                 unit: str = " rows") -> Iterable[T]:
+    """A tqdm bar on stderr when ``enabled`` (commands enable it on a terminal only)."""
+    if not enabled:
+        return iterable
+    return tqdm(iterable, total=total, desc=desc, unit=unit, file=sys.stderr, leave=False, mininterval=0.5)
+
+
+def change_reason(*, command: str, file: ImportFile) -> str:
+    """The history entry an import leaves on every row it writes (history_change_reason is 100 chars)."""
+    return f"{command} {file.name}"[:100]
+
+
+# --- the management command -------------------------------------------------------------------------
+
+class CsvImportCommand(BaseCommand):
+    """A thin command: parse the arguments, call ``run_import``, print the counts or every error."""
+
+    noun = "rows"
+
+    def add_arguments(self, parser) -> None:
+        parser.add_argument("file", help="the CSV file (UTF-8)")
+        as_of_argument(parser)
+        parser.add_argument("--user", metavar="USERNAME", default=None,
+                            help="the staff user doing the import, recorded with every row in the history")
+        parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    def run_import(self, *, file: ImportSource, as_of: date, actor: AbstractBaseUser | None,
+                   progress: bool) -> ImportResult:
+        raise NotImplementedError
+
+    def handle(self, *args: Any, file: str, **options: Any) -> None:
+        as_of = parse_as_of(options["date"])
+        actor = self._actor(options["user"])
+        show_progress = not options["no_progress"] and self.stderr.isatty()
+        try:
+            result = self.run_import(file=file, as_of=as_of, actor=actor, progress=show_progress)
+        except ApplicationError as exc:
+            for error in exc.errors:
+                self.stderr.write(str(error))
+            lines = {e.line for e in exc.errors if e.line is not None}
+            where = f" on {len(lines)} line(s)" if lines else ""
+            raise CommandError(f"{file}: rejected with {len(exc.errors)} error(s){where}; nothing was saved"
+                               ) from None
+        self.stdout.write(f"{file}: {self.noun} {result}")
+
+    @staticmethod
+    def _actor(username: str | None) -> AbstractBaseUser | None:
+        if username is None:
+            return None
+        user_model = get_user_model()
+        try:
+            return user_model._default_manager.get_by_natural_key(username)
+        except user_model.DoesNotExist:
+            raise CommandError(f"--user: no user '{username}'") from None
+
+
+# --- the admin upload page --------------------------------------------------------------------------
+
+class CsvImportForm(forms.Form):
+    file = forms.FileField(label="CSV file", help_text="UTF-8 text; the first row is the header.")
+    as_of = forms.DateField(label="Import date", widget=forms.DateInput(attrs={"type": "date"}),
+                            help_text="YYYY-MM-DD. Nothing in the file may be dated after it.")
+
+    def clean_as_of(self) -> date:
+        as_of = self.cleaned_data["as_of"]
+        if as_of > today():
+            raise forms.ValidationError(
+                f"{as_of} is after today ({today()}); nothing is recorded in the future.")
+        return as_of
+
+
+class CsvImportAdminMixin:
+    """Adds an "Import CSV" page to a ModelAdmin's change list; subclasses name the importer.
+
+    Mix it in before the ModelAdmin base class: ``class AccountAdmin(AccountImportMixin, admin.ModelAdmin)``.
+    """
+
+    change_list_template = "admin/imports/change_list_with_import.html"
+    import_template = "admin/imports/import_form.html"
+    import_permission = ""
+    import_layout: CsvLayout = CsvLayout(required=())
+    import_title = "Import CSV"
+    import_noun = "rows"
+    import_help = ""
+
+    def run_import(self, *, file: ImportSource, as_of: date, actor: AbstractBaseUser) -> ImportResult:
+        raise NotImplementedError
+
+    def _import_url_name(self) -> str:
+        opts = self.model._meta
+        return f"{opts.app_label}_{opts.model_name}_import"
+
+    def get_urls(self):
+        view = self.admin_site.admin_view(self.import_view)
+        return [path("import/", view, name=self._import_url_name()), *super().get_urls()]
+
+    def has_import_permission(self, request: HttpRequest) -> bool:
+        user = request.user
+        return user.is_active and user.is_staff and user.has_perm(self.import_permission)
+
+    def changelist_view(self, request: HttpRequest, extra_context: dict | None = None):
+        extra_context = dict(extra_context or {})
+        if self.has_import_permission(request):
+            extra_context["import_url"] = reverse(f"{self.admin_site.name}:{self._import_url_name()}")
+        return super().changelist_view(request, extra_context=extra_context)
+
+    def import_view(self, request: HttpRequest) -> HttpResponse:
+        if not self.has_import_permission(request):
+            raise PermissionDenied
+        request.current_app = self.admin_site.name
+        errors: list[FieldError] = []
+        if request.method == "POST":
+            form = CsvImportForm(request.POST, request.FILES)
+            if form.is_valid():
+                upload, as_of = form.cleaned_data["file"], form.cleaned_data["as_of"]
+                try:
+                    result = self.run_import(file=upload, as_of=as_of, actor=request.user)
+                except ApplicationError as exc:
+                    errors = exc.errors
+                else:
+                    self.message_user(request, f"Imported {upload.name}: {self.import_noun} {result}.",
+                                      messages.SUCCESS)
+                    opts = self.model._meta
+                    return HttpResponseRedirect(
+                        reverse(f"{self.admin_site.name}:{opts.app_label}_{opts.model_name}_changelist"))
+        else:
+            form = CsvImportForm(initial={"as_of": today()})
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": self.import_title,
+            "form": form,
+            "errors": errors,
+            "error_lines": len({e.line for e in errors if e.line is not None}),
+            "columns": self.import_layout.describe(),
+            "import_help": self.import_help,
+            "has_view_permission": self.has_view_permission(request),
+        }
+        return TemplateResponse(request, self.import_template, context)
+
+
+__all__ = [
+    "CHUNK_SIZE", "CsvImportAdminMixin", "CsvImportCommand", "CsvImportForm", "CsvLayout", "CsvRow",
+    "ImportErrors", "ImportFile", "ImportRejected", "ImportResult", "ImportSource", "change_reason",
+    "chunked", "csv_rows", "dollars", "import_source_read", "iso_date", "iso_date_until", "non_negative_int",
+    "one_of", "progress_bar", "text", "whole_number",
+]
