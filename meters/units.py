@@ -2,6 +2,7 @@
 
 from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
+from functools import cache
 
 # The sizes a village sets, as written on the meter; kept as text so 5/8 stays exactly 5/8.
 METER_SIZES = ("5/8", "3/4", "1", "1 1/2", "2", "3", "4", "6", "8")
@@ -20,6 +21,7 @@ def normalize_size(text: str) -> str:
     return cleaned
 
 
+@cache
 def size_inches(size: str) -> Fraction:
     whole, _, frac = size.partition(" ")
     return Fraction(whole) + (Fraction(frac) if frac else 0)

@@ -21,6 +21,7 @@ from djmoney.money import Money
 from accounts.models import Account
 from meters.models import Installation, Reading
 from meters.units import size_inches
+from waterbilling.db import copy_rows, is_postgres, reserve_ids
 from waterbilling.errors import ApplicationError
 
 from ..consumption import Problem, Read, Span, usage_for_bill
@@ -144,6 +145,42 @@ def billing_run_preview(*, run_on: date) -> ChunkResult:
     return overall
 
 
+@dataclass(frozen=True, slots=True)
+class AccountRow:
+    id: int
+    account_no: str
+    book: int
+    category: str
+    sprinkler_supply_inches: str
+
+
+@dataclass(slots=True)
+class NewBill:
+    """A bill rated in a run, before it is written (plain data: thousands are built per chunk)."""
+
+    number: str
+    public_id: uuid.UUID
+    account_id: int
+    run_id: int | None
+    frequency: str
+    bill_date: date
+    due_date: date
+    period_start: date
+    period_end: date
+    gallons: int
+    schedule_gallons: int
+    includes_annual_minimum: bool
+    start_reading_id: int
+    end_reading_id: int
+    estimated: bool
+    rate_schedule_id: int
+    total: Decimal
+    pk: int | None = None
+
+    def fields(self) -> dict:
+        return {name: getattr(self, name) for name in self.__slots__ if name not in ("total", "pk")}
+
+
 def _bill_number(run_on: date, account_no: str, voided: int) -> str:
     return f"{run_on:%Y%m}-{account_no}" + (f"-{voided + 1}" if voided else "")
 
@@ -159,7 +196,8 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
     account_rows = Account.objects.filter(id__in=account_ids).order_by("id")
     if persist:
         account_rows = account_rows.select_for_update()
-    accounts = list(account_rows.only("id", "account_no", "book", "category", "sprinkler_supply_inches"))
+    accounts = [AccountRow(*row) for row in account_rows.values_list(
+        "id", "account_no", "book", "category", "sprinkler_supply_inches")]
     billed = set(Bill.objects.filter(account_id__in=account_ids, bill_date=run_on)
                  .exclude(status=Bill.Status.VOID).values_list("account_id", flat=True))
     voided = defaultdict(int)
@@ -193,7 +231,7 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
         readings[meter_id].append(Read(rid, meter_id, read_on, value, read_type))
     by_id = {r.id: r for reads in readings.values() for r in reads}
 
-    new_bills: list[Bill] = []
+    new_bills: list[NewBill] = []
     rated_lines: list[tuple] = []
     exceptions: list[BillingException] = []
     resolved: list[int] = []
@@ -245,13 +283,14 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
                                                kind=BillingException.Kind.RATING, detail=str(exc), run=run))
             continue
         total = rated.total
-        new_bills.append(Bill(
+        new_bills.append(NewBill(
             number=_bill_number(run_on, account.account_no, voided[account.id]), public_id=uuid.uuid4(),
-            account_id=account.id, run=run, frequency=frequency, bill_date=run_on, due_date=cycle.due_date,
-            period_start=usage.start.read_on, period_end=usage.end.read_on, gallons=usage.gallons,
-            schedule_gallons=rated.schedule_gallons, includes_annual_minimum=rated.includes_annual_minimum,
-            start_reading_id=usage.start.id, end_reading_id=usage.end.id, estimated=usage.estimated,
-            rate_schedule=schedule_row, total=Money(total, "USD")))
+            account_id=account.id, run_id=run.pk if run else None, frequency=frequency, bill_date=run_on,
+            due_date=cycle.due_date, period_start=usage.start.read_on, period_end=usage.end.read_on,
+            gallons=usage.gallons, schedule_gallons=rated.schedule_gallons,
+            includes_annual_minimum=rated.includes_annual_minimum, start_reading_id=usage.start.id,
+            end_reading_id=usage.end.id, estimated=usage.estimated, rate_schedule_id=schedule_row.pk,
+            total=total))
         rated_lines.append(rated.lines)
         resolved.append(account.id)
         result.bills += 1
@@ -262,22 +301,7 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
     if not persist:
         return result
 
-    Bill.objects.bulk_create(new_bills, batch_size=2000)
-    if new_bills and new_bills[0].pk is None:  # backends that don't return ids
-        ids = dict(Bill.objects.filter(number__in=[b.number for b in new_bills]).values_list("number", "id"))
-        for b in new_bills:
-            b.pk = b.id = ids[b.number]
-    lines, entries = [], []
-    for bill, bill_lines in zip(new_bills, rated_lines, strict=True):
-        for position, line in enumerate(bill_lines, start=1):
-            lines.append(BillLine(bill_id=bill.pk, position=position, kind=line.kind,
-                                  description=line.description, citation=line.citation, quantity=line.quantity,
-                                  rate=line.rate, amount=Money(line.amount, "USD")))
-        entries.append(LedgerEntry(account_id=bill.account_id, bill_id=bill.pk, kind=LedgerEntry.Kind.WATER,
-                                   posted_on=bill.bill_date, amount=bill.total, citation=bill_lines[0].citation
-                                   if bill_lines else "", description=f"Bill {bill.number}"))
-    BillLine.objects.bulk_create(lines, batch_size=5000)
-    LedgerEntry.objects.bulk_create(entries, batch_size=5000)
+    _bills_write(new_bills, rated_lines)
     BillingException.objects.bulk_create(exceptions, ignore_conflicts=True)
     if resolved:
         BillingException.objects.filter(account_id__in=resolved, bill_date=run_on,
@@ -285,6 +309,47 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
                                                             resolved_at=timezone.now())
     result.new_bills = new_bills
     return result
+
+
+def _bills_write(bills: list["NewBill"], lines_per_bill: list[tuple]) -> None:
+    """Write the bills, their lines and their ledger entries: COPY on PostgreSQL, bulk_create elsewhere."""
+    now = timezone.now()
+    if is_postgres():
+        for bill, bill_id in zip(bills, reserve_ids(Bill, len(bills)), strict=True):
+            bill.pk = bill_id
+    else:
+        created = Bill.objects.bulk_create([Bill(**bill.fields(), total=Money(bill.total, "USD")) for bill in bills],
+                                           batch_size=2000)
+        for bill, row in zip(bills, created, strict=True):
+            bill.pk = row.pk
+    lines, entries = [], []
+    for bill, bill_lines in zip(bills, lines_per_bill, strict=True):
+        for position, line in enumerate(bill_lines, start=1):
+            lines.append((bill.pk, position, line.kind, line.description, line.citation, line.quantity, line.rate,
+                          line.amount, "USD"))
+        entries.append((bill.account_id, bill.pk, LedgerEntry.Kind.WATER.value, bill.bill_date, bill.total,
+                        "USD", bill_lines[0].citation if bill_lines else "", f"Bill {bill.number}", now))
+    line_columns = ("bill_id", "position", "kind", "description", "citation", "quantity", "rate", "amount",
+                    "amount_currency")
+    entry_columns = ("account_id", "bill_id", "kind", "posted_on", "amount", "amount_currency", "citation",
+                     "description", "created_at")
+    if is_postgres():
+        bill_columns = ("id", "number", "public_id", "account_id", "run_id", "status", "frequency", "bill_date",
+                        "due_date", "period_start", "period_end", "gallons", "schedule_gallons",
+                        "includes_annual_minimum", "start_reading_id", "end_reading_id", "estimated",
+                        "rate_schedule_id", "total", "total_currency", "created_at", "void_reason", "pdf")
+        copy_rows(Bill, bill_columns, [
+            (b.pk, b.number, b.public_id, b.account_id, b.run_id, Bill.Status.ISSUED.value, b.frequency, b.bill_date,
+             b.due_date, b.period_start, b.period_end, b.gallons, b.schedule_gallons, b.includes_annual_minimum,
+             b.start_reading_id, b.end_reading_id, b.estimated, b.rate_schedule_id, b.total, "USD", now, "", "")
+            for b in bills])
+        copy_rows(BillLine, line_columns, lines)
+        copy_rows(LedgerEntry, entry_columns, entries)
+    else:
+        BillLine.objects.bulk_create([BillLine(**dict(zip(line_columns, row, strict=True))) for row in lines],
+                                     batch_size=5000)
+        LedgerEntry.objects.bulk_create([LedgerEntry(**dict(zip(entry_columns, row, strict=True)))
+                                         for row in entries], batch_size=5000)
 
 
 @transaction.atomic

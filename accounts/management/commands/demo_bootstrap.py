@@ -11,7 +11,7 @@ from datetime import date
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.management import call_command, get_commands
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from accounts.models import Account
@@ -19,7 +19,7 @@ from waterbilling.commands import today
 
 ADMIN_USERNAME = "admin"
 ADMIN_URL = "http://127.0.0.1:8000/admin/"
-BACKFILL_MONTHS = 12
+BACKFILL_MONTHS = 23  # the demo's readings go back two years
 
 
 class Command(BaseCommand):
@@ -49,13 +49,15 @@ class Command(BaseCommand):
             f"\nAdmin: {ADMIN_URL}\n  username: {ADMIN_USERNAME}\n  password: {password}\n"))
 
     def _bill(self, bill_dates: list[date], *, as_of: date) -> None:
-        """Bill each date in order, then assess penalties; each only where that command is installed."""
-        available = get_commands()
-        if "run_billing" in available:
-            for bill_date in dict.fromkeys(bill_dates):  # today may be a back-filled 1st too
-                self._call("run_billing", "--date", bill_date.isoformat())
-        if "assess_penalties" in available:
-            self._call("assess_penalties", "--date", as_of.isoformat())
+        """Bill each date in order, post demo payments, then assess penalties."""
+        from billing.demo import demo_payments_create
+
+        for bill_date in dict.fromkeys(bill_dates):  # today may be a back-filled 1st too
+            self._call("run_billing", "--date", bill_date.isoformat())
+        paid = demo_payments_create(as_of=as_of)
+        if paid:
+            self.stdout.write(f"Demo: {paid} payments posted (most on time, some late or partial).")
+        self._call("assess_penalties", "--date", as_of.isoformat())
 
     def _call(self, name: str, *args: str) -> None:
         try:

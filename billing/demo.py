@@ -1,0 +1,44 @@
+"""Demo payments, so a demo village looks like a real one: most customers pay on time, some late or in
+part, a few not at all (those show penalties and land on the delinquency list)."""
+
+import random
+from datetime import date, timedelta
+from decimal import Decimal
+
+from django.db import transaction
+from djmoney.money import Money
+
+from .models import Bill, LedgerEntry, Payment
+
+
+@transaction.atomic
+def demo_payments_create(*, as_of: date, seed: int = 45) -> int:
+    rng = random.Random(seed)
+    paid = set(Payment.objects.values_list("reference", flat=True))
+    payments, entries = [], []
+    for account_id, number, bill_date, due_date, total in Bill.objects.filter(
+            status=Bill.Status.ISSUED).order_by("id").values_list(
+            "account_id", "number", "bill_date", "due_date", "total"):
+        reference = f"DEMO-{number}"
+        if reference in paid:
+            continue
+        roll = rng.random()
+        if roll < 0.80:  # on time, in full
+            paid_on, amount = bill_date + timedelta(days=rng.randint(5, (due_date - bill_date).days)), total
+        elif roll < 0.90:  # late, in full
+            paid_on, amount = due_date + timedelta(days=rng.randint(3, 40)), total
+        elif roll < 0.95:  # part
+            paid_on, amount = bill_date + timedelta(days=rng.randint(5, 25)), (total / 2).quantize(Decimal("0.01"))
+        else:
+            continue
+        if paid_on > as_of or amount <= 0:
+            continue
+        payments.append(Payment(account_id=account_id, amount=Money(amount, "USD"), paid_on=paid_on,
+                                reference=reference, source="demo"))
+    Payment.objects.bulk_create(payments, batch_size=2000)
+    for p in Payment.objects.filter(source="demo", entry__isnull=True):
+        entries.append(LedgerEntry(account_id=p.account_id, kind=LedgerEntry.Kind.PAYMENT, posted_on=p.paid_on,
+                                   amount=Money(-p.amount.amount, "USD"), payment=p,
+                                   description=f"Payment {p.reference}"))
+    LedgerEntry.objects.bulk_create(entries, batch_size=2000)
+    return len(payments)

@@ -1,0 +1,49 @@
+"""Bulk writes for the hot paths (billing runs): PostgreSQL COPY, or ``bulk_create`` elsewhere.
+
+A billing run writes several rows per bill; Django's ``bulk_create`` spends most of its time building
+model instances and preparing values, while COPY streams plain rows. Ids are reserved from the table's
+sequence first, so the rows can reference each other (a line its bill) before they are written.
+"""
+
+import csv
+import io
+from collections.abc import Sequence
+
+from django.db import connection, models
+
+
+def is_postgres() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def reserve_ids(model: type[models.Model], count: int) -> list[int]:
+    """``count`` fresh primary keys from the model's sequence (PostgreSQL only)."""
+    if count == 0:
+        return []
+    table = model._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)",
+                       [table, count])
+        return [row[0] for row in cursor.fetchall()]
+
+
+def copy_rows(model: type[models.Model], columns: Sequence[str], rows: Sequence[Sequence]) -> None:
+    """Write ``rows`` (values in ``columns`` order, database column names) with COPY ... FROM STDIN."""
+    if not rows:
+        return
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    # csv writes None as an empty field (NULL), and str() of dates, decimals, UUIDs and booleans is what
+    # PostgreSQL reads.
+    writer.writerows(rows)
+    buffer.seek(0)
+    quote = connection.ops.quote_name
+    # An empty unquoted CSV field reads as NULL; text columns that are NOT NULL read it as "" instead.
+    text_columns = [f.column for f in model._meta.concrete_fields
+                    if isinstance(f, models.CharField | models.TextField | models.FileField) and not f.null
+                    and f.column in columns]
+    options = "FORMAT csv" + (f", FORCE_NOT_NULL ({', '.join(quote(c) for c in text_columns)})" if text_columns else "")
+    quoted = ", ".join(quote(c) for c in columns)
+    with connection.cursor() as cursor:
+        cursor.cursor.copy_expert(f"COPY {quote(model._meta.db_table)} ({quoted}) "
+                                  f"FROM STDIN WITH ({options})", buffer)
