@@ -66,11 +66,10 @@ def main() -> None:
         call_command("setup_utility", "mineola", "--demo", str(args.accounts - have), "--date", as_of.isoformat())
         print(f"demo: {args.accounts - have} accounts in {time.perf_counter() - started:.0f} s")
     if args.fresh:
-        LedgerEntry.objects.all().delete()
-        BillLine.objects.all().delete()
-        Bill.objects.all().delete()
-        BillingException.objects.all().delete()
-        BillingRun.objects.all().delete()
+        # TRUNCATE: the ledger and issued bills refuse DELETE by design.
+        tables = [m._meta.db_table for m in (LedgerEntry, BillLine, Bill, BillingException, BillingRun)]
+        with connection.cursor() as cursor:
+            cursor.execute(f"TRUNCATE {', '.join(tables)} CASCADE")
 
     first = add_months(as_of.replace(day=1), -11)
     dates = [add_months(first, k) for k in range(12)]

@@ -74,3 +74,23 @@ def test_two_concurrent_penalty_assessments_post_once(mineola):
                lambda: penalties_assess_due(as_of=date(2026, 5, 10)))
     amounts = sorted(LedgerEntry.objects.filter(kind="penalty").values_list("amount", flat=True))
     assert amounts == [Decimal("1.86"), Decimal("1.86"), Decimal("9.31")]
+
+
+def test_issued_bills_and_ledger_are_protected_by_the_database(mineola):
+    from django.db import IntegrityError, transaction
+
+    from billing.models import BillLine
+
+    account, meter = account_with_meter(book=1)
+    read(meter, date(2026, 1, 12), 1_062_500)
+    run = billing_run_create(run_on=date(2026, 2, 1))
+    billing_run_chunk_execute(chunk_id=run.chunks.get().pk)
+    for attempt in (lambda: Bill.objects.update(total=Decimal("1.00")),
+                    lambda: connection.cursor().execute("DELETE FROM billing_bill"),
+                    lambda: LedgerEntry.objects.update(amount=Decimal("0.00")),
+                    lambda: BillLine.objects.all().delete()):
+        with pytest.raises(IntegrityError, match="append-only|cannot be deleted|cannot change"), transaction.atomic():
+            attempt()
+    Bill.objects.update(status="void", void_reason="allowed: voiding")
+    with pytest.raises(IntegrityError, match="stays void"), transaction.atomic():
+        Bill.objects.update(status="issued")
