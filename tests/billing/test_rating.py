@@ -4,6 +4,8 @@ import tomllib
 from decimal import Decimal
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from billing.presets import PRESET_DIR, _jsonable
 from billing.rating import RatingError, RatingInput, Schedule, rate_bill
@@ -116,3 +118,19 @@ def test_sprinkler_size_not_in_code_is_refused(schedule):
 def test_monthly_size_without_minimum_is_refused(schedule):
     with pytest.raises(RatingError, match="no annual minimum"):
         rate_bill(schedule, RatingInput(frequency="monthly", category="other", gallons=0, meter_size="5/8"))
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(gallons=st.integers(min_value=0, max_value=5_000_000),
+       category=st.sampled_from(["one_two_family", "other", "nonprofit"]),
+       frequency=st.sampled_from(["semiannual", "monthly"]),
+       size=st.sampled_from(["1 1/2", "2", "3", "4", "6", "8"]),
+       ytd=st.integers(min_value=0, max_value=3_000_000), charged=st.booleans())
+def test_total_is_the_sum_of_lines_each_rounded_to_the_cent(schedule, gallons, category, frequency, size, ytd,
+                                                            charged):
+    rated = rate_bill(schedule, RatingInput(frequency=frequency, category=category, gallons=gallons,
+                                            meter_size=size, year_to_date_gallons=ytd,
+                                            annual_minimum_charged=charged))
+    assert rated.total == sum((line.amount for line in rated.lines), Decimal("0"))
+    assert all(line.amount == line.amount.quantize(Decimal("0.01")) and line.amount >= 0 for line in rated.lines)
+    assert all(line.citation.startswith("§") for line in rated.lines)

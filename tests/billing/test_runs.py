@@ -257,3 +257,28 @@ def test_void_then_rebill_keeps_the_record(mineola):
     rebill = Bill.objects.exclude(pk=first.pk).get()
     assert rebill.total.amount == Decimal("114.75") and rebill.number.endswith("-2")
     assert statement(account.account_no, "2026-02-10")["balance"] == "114.75"
+
+
+def test_estimated_reading_entered_after_an_exception_is_billed_next_run(mineola, tmp_path):
+    account, meter = account_with_meter(book=1)
+    assert "1 exceptions" in run("run_billing", "--date", "2026-02-01")
+    csv = tmp_path / "est.csv"
+    csv.write_text(f"meter_serial,read_date,reading,read_type\n{meter.serial},2026-01-30,1062500,estimated\n")
+    call_command("import_readings", str(csv), "--date", "2026-02-02", stdout=io.StringIO())
+    assert "1 bills issued totalling $186.13" in run("run_billing", "--date", "2026-02-01")
+    bill = Bill.objects.get()
+    assert bill.estimated
+    assert BillingException.objects.get().status == "resolved"
+
+
+def test_property_bill_total_is_sum_of_lines_and_balance_sum_of_entries(mineola):
+    for i in range(5):
+        account, meter = account_with_meter(book=1)
+        read(meter, date(2026, 1, 12), 1_000_000 + 17_777 * i)
+    run("run_billing", "--date", "2026-02-01")
+    run("assess_penalties", "--date", "2026-05-10")
+    for bill in Bill.objects.prefetch_related("lines"):
+        assert bill.total.amount == sum(line.amount.amount for line in bill.lines.all())
+        data = statement(bill.account.account_no, "2026-05-10")
+        entries = LedgerEntry.objects.filter(account=bill.account).values_list("amount", flat=True)
+        assert Decimal(data["balance"]) == sum(entries)

@@ -71,3 +71,15 @@ def test_new_effective_date_adds_a_version_and_used_ones_are_protected(mineola, 
     assert august.total.amount == 47 and august.rate_schedule.effective_on == date(2026, 6, 1)
     assert account.bills.get(bill_date=date(2026, 2, 1)).total.amount.to_eng_string() == "186.13"
     assert Utility.objects.count() == 1
+
+
+def test_nightly_job_is_scheduled_once_and_a_clerks_edit_survives(mineola):
+    from django_celery_beat.models import PeriodicTask
+
+    task = PeriodicTask.objects.get(task="billing.tasks.nightly")
+    assert (task.crontab.hour, task.crontab.minute, str(task.crontab.timezone)) == ("1", "30", "America/New_York")
+    task.enabled = False
+    task.save()
+    setup("mineola")
+    assert PeriodicTask.objects.filter(task="billing.tasks.nightly").count() == 1
+    assert not PeriodicTask.objects.get(task="billing.tasks.nightly").enabled
