@@ -421,8 +421,10 @@ class CsvImportCommand(BaseCommand):
 
 class CsvImportForm(forms.Form):
     file = forms.FileField(label="CSV file", help_text="UTF-8 text; the first row is the header.")
-    as_of = forms.DateField(label="Import date", widget=forms.DateInput(attrs={"type": "date"}),
-                            help_text="YYYY-MM-DD. Nothing in the file may be dated after it.")
+    # A date picker sends and shows ISO dates whatever the locale's display format.
+    as_of = forms.DateField(label="Import date",
+                            help_text="YYYY-MM-DD. Nothing in the file may be dated after it.",
+                            widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"))
 
     def clean_as_of(self) -> date:
         as_of = self.cleaned_data["as_of"]

@@ -1,0 +1,473 @@
+"""Importing accounts from a CSV file (``manage.py import_accounts`` and the admin upload page).
+
+One row per account::
+
+    account_no,book,category,owner_name,owner_address,occupant_name,service_address,sbl,
+    meter_serial,meter_size,meter_unit,initial_reading,initial_read_date
+
+The file is taken whole or not at all; every bad row is listed with its line, column and rule.
+
+A new ``account_no`` creates the owner (``owner_address`` is the mailing address: one line per address
+line, written as real line breaks inside a quoted value or as ``\\n``; commas are fine), the occupant if
+named (mailed at the service address), the premises, the account (opened on ``initial_read_date``), the
+open ownership row, the meter unless it is already on file, its installation, and the first reading
+(``source="install"``), all dated ``initial_read_date``. Each account gets customer records of its own;
+merging a landlord's duplicates is a clerk's decision, not a guess the import makes.
+
+A meter already on file may be installed on a new account only if it is in stock (no open
+installation), matches the file's size and unit, was removed on or before ``initial_read_date`` and has
+no reading after it (an identical reading on that date is reused). A meter installed on any account is
+an error naming that account.
+
+An ``account_no`` already on file updates the names and addresses only, so a corrected file can be
+imported again and importing the same file twice changes nothing:
+
+* ``owner_name``: the same name (ignoring case and spacing) corrects the spelling and takes the new
+  ``owner_address``; a different name is a change of owner — a new customer becomes the owner, the open
+  ownership row ends and a new one starts, both on the import date;
+* ``occupant_name``: a different name records a new occupant; a blank one removes the occupant;
+* ``service_address`` and ``sbl`` update the premises.
+
+The billing columns of an existing account — ``book``, ``category``, ``meter_serial``, ``meter_size``,
+``meter_unit``, ``initial_reading``, ``initial_read_date`` — must match what is recorded: a difference is
+an error pointing the clerk to the account page (or a meter change), because moving an account between
+books or rewriting its installation reading changes bills and is not done silently by a file.
+
+Every row written gets a history entry naming the user and the file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from typing import TYPE_CHECKING
+
+from django.db import IntegrityError, transaction
+from django.db.models import OuterRef, Subquery
+from simple_history.utils import bulk_create_with_history, bulk_update_with_history
+
+from meters.models import Installation, Meter, Reading
+from meters.units import normalize_size
+from waterbilling.csvimport import (
+    CHUNK_SIZE,
+    CsvLayout,
+    CsvRow,
+    ImportErrors,
+    ImportResult,
+    ImportSource,
+    change_reason,
+    chunked,
+    csv_rows,
+    import_source_read,
+    iso_date_until,
+    non_negative_int,
+    one_of,
+    progress_bar,
+    text,
+    whole_number,
+)
+from waterbilling.errors import Conflict
+
+from .models import Account, Customer, Ownership, Premises
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
+
+ACCOUNTS_LAYOUT = CsvLayout(required=(
+    "account_no", "book", "category", "owner_name", "owner_address", "occupant_name", "service_address",
+    "sbl", "meter_serial", "meter_size", "meter_unit", "initial_reading", "initial_read_date"))
+INSTALL_SOURCE = "install"
+
+
+def _max(model, name: str) -> int:
+    return model._meta.get_field(name).max_length
+
+
+def _name(*, required: bool):
+    parse_text = text(max_length=_max(Customer, "name"), required=required)
+    return lambda value: parse_text(" ".join(value.split()))
+
+
+def _mailing_address(value: str) -> str:
+    """One address line per text line; a literal ``\\n`` (some exports write it) is a line break too."""
+    lines = (" ".join(line.split()) for line in value.replace("\\n", "\n").splitlines())
+    address = "\n".join(line for line in lines if line)
+    if not address:
+        raise ValueError("is required (the owner's mailing address)")
+    return address
+
+
+def _size(value: str) -> str:
+    if not value:
+        raise ValueError("is required (inches: 5/8, 3/4, 1, 1 1/2, 2, …)")
+    return normalize_size(value)
+
+
+_PARSERS = {
+    "account_no": text(max_length=_max(Account, "account_no")),
+    "book": whole_number(minimum=1, maximum=10),
+    "category": one_of(Account.Category.values),
+    "owner_name": _name(required=True),
+    "owner_address": _mailing_address,
+    "occupant_name": _name(required=False),
+    "service_address": text(max_length=_max(Premises, "service_address")),
+    "sbl": text(max_length=_max(Premises, "sbl"), required=False),
+    "meter_serial": text(max_length=_max(Meter, "serial")),
+    "meter_size": _size,
+    "meter_unit": one_of(Meter.Unit.values),
+    "initial_reading": non_negative_int,
+}
+
+
+@dataclass
+class _Row:
+    line: int
+    values: dict  # column → parsed value; a column whose value was bad is missing
+
+    def __getattr__(self, column: str):
+        # row.book and friends: the parsed value, or None when the value was bad.
+        if column.startswith("_") or column == "values":
+            raise AttributeError(column)
+        return self.values.get(column)
+
+
+@dataclass
+class _StockMeter:
+    meter: Meter
+    open_on_account: str | None = None
+    open_since: date | None = None
+    last_removed: tuple[date, str] | None = None
+    last_reading: tuple[date, int] | None = None
+
+
+@dataclass
+class _Existing:
+    account: Account
+    installations: list[Installation] = field(default_factory=list)
+    ownership: Ownership | None = None
+    install_readings: dict[tuple[int, date], int] = field(default_factory=dict)
+
+
+@dataclass
+class _Plan:
+    """Everything the file writes, gathered before anything is saved."""
+
+    new_rows: list[_Row] = field(default_factory=list)
+    reused_meters: dict[str, Meter] = field(default_factory=dict)
+    reused_readings: set[str] = field(default_factory=set)
+    # Existing rows the file changes, by id; the claims catch two rows giving one record different values.
+    customers_changed: dict[int, Customer] = field(default_factory=dict)
+    customer_claims: dict[int, tuple[int, str, str]] = field(default_factory=dict)
+    premises_changed: dict[int, Premises] = field(default_factory=dict)
+    premises_claims: dict[int, tuple[int, str, str]] = field(default_factory=dict)
+    accounts_changed: dict[int, Account] = field(default_factory=dict)
+    new_owners: dict[int, Customer] = field(default_factory=dict)  # by account id
+    new_occupants: dict[int, Customer] = field(default_factory=dict)
+    ownerships_ended: list[Ownership] = field(default_factory=list)
+    unchanged: int = 0
+
+
+def accounts_import(*, file: ImportSource, as_of: date, actor: AbstractBaseUser | None,
+                    progress: bool = False) -> ImportResult:
+    """Import every account in ``file``, or none: raises ImportRejected listing every bad row."""
+    source = import_source_read(file)
+    errors = ImportErrors(columns=ACCOUNTS_LAYOUT.columns)
+    csv_data = csv_rows(text=source.text, layout=ACCOUNTS_LAYOUT, errors=errors)
+    checking = progress_bar(csv_data, enabled=progress, desc="checking accounts", total=len(csv_data))
+    rows = [_row_parse(row, as_of=as_of, errors=errors) for row in checking]
+    _duplicates_check(rows, "account_no", errors=errors)
+    _duplicates_check(rows, "meter_serial", errors=errors)
+    reason = change_reason(command="import_accounts", file=source)
+    try:
+        with transaction.atomic():
+            existing = _existing_load([r.account_no for r in rows if r.account_no])
+            stock = _meters_load([r.meter_serial for r in rows
+                                  if r.meter_serial and r.account_no not in existing])
+            plan = _Plan()
+            for row in rows:
+                if row.account_no in existing:
+                    _update_plan(row, existing[row.account_no], plan=plan, as_of=as_of, errors=errors)
+                elif row.account_no is not None:
+                    _create_check(row, stock.get(row.meter_serial), plan=plan, errors=errors)
+            errors.raise_if_any()
+            _plan_save(plan, as_of=as_of, actor=actor, reason=reason)
+    except IntegrityError as exc:
+        raise Conflict("an account or meter in this file was saved by someone else while it was being "
+                       "imported; nothing was saved — import the file again", field="file") from exc
+    return ImportResult(created=len(plan.new_rows),
+                        updated=len(rows) - len(plan.new_rows) - plan.unchanged, skipped=plan.unchanged)
+
+
+# --- checking ---------------------------------------------------------------------------------------
+
+def _row_parse(row: CsvRow, *, as_of: date, errors: ImportErrors) -> _Row:
+    parsers = {**_PARSERS, "initial_read_date": iso_date_until(as_of)}
+    values = {}
+    for column, parser in parsers.items():
+        value = errors.parse(row, column, parser)
+        if value is not None:
+            values[column] = value
+    return _Row(line=row.line, values=values)
+
+
+def _duplicates_check(rows: Sequence[_Row], column: str, *, errors: ImportErrors) -> None:
+    first_line: dict[str, int] = {}
+    for row in rows:
+        value = row.values.get(column)
+        if value is None:
+            continue
+        if value in first_line:
+            errors.add(line=row.line, field=column,
+                       message=f"'{value}' is already on line {first_line[value]} of this file; "
+                               f"each {column} may appear once")
+        else:
+            first_line[value] = row.line
+
+
+def _existing_load(account_nos: list[str]) -> dict[str, _Existing]:
+    found: dict[str, _Existing] = {}
+    for chunk in chunked(sorted(set(account_nos))):
+        accounts = Account.objects.filter(account_no__in=chunk).select_related("owner", "occupant",
+                                                                                "premises")
+        found.update((a.account_no, _Existing(account=a)) for a in accounts)
+    by_id = {e.account.id: e for e in found.values()}
+    for chunk in chunked(sorted(by_id)):
+        installed = Installation.objects.filter(account_id__in=chunk, removed_on__isnull=True)
+        for inst in installed.select_related("meter"):
+            by_id[inst.account_id].installations.append(inst)
+        for ownership in Ownership.objects.filter(account_id__in=chunk, ended_on__isnull=True):
+            by_id[ownership.account_id].ownership = ownership
+    installs = [(inst.meter_id, inst.installed_on, e) for e in by_id.values() for inst in e.installations]
+    for chunk in chunked(installs):
+        wanted = {(meter_id, on): e for meter_id, on, e in chunk}
+        readings = Reading.objects.filter(meter_id__in={m for m, _ in wanted},
+                                          read_on__in={d for _, d in wanted})
+        for meter_id, read_on, value in readings.order_by().values_list("meter_id", "read_on", "value"):
+            if (meter_id, read_on) in wanted:
+                wanted[meter_id, read_on].install_readings[meter_id, read_on] = value
+    return found
+
+
+def _meters_load(serials: list[str]) -> dict[str, _StockMeter]:
+    found: dict[str, _StockMeter] = {}
+    latest = Reading.objects.filter(meter=OuterRef("pk")).order_by("-read_on")
+    for chunk in chunked(sorted(set(serials))):
+        meters = Meter.objects.filter(serial__in=chunk).annotate(
+            last_on=Subquery(latest.values("read_on")[:1]), last_value=Subquery(latest.values("value")[:1]))
+        for meter in meters:
+            found[meter.serial] = _StockMeter(
+                meter=meter, last_reading=(meter.last_on, meter.last_value) if meter.last_on else None)
+    by_id = {s.meter.id: s for s in found.values()}
+    for chunk in chunked(sorted(by_id)):
+        installations = Installation.objects.filter(meter_id__in=chunk).order_by("installed_on")
+        for meter_id, installed_on, removed_on, account_no in installations.values_list(
+                "meter_id", "installed_on", "removed_on", "account__account_no"):
+            stock = by_id[meter_id]
+            if removed_on is None:
+                stock.open_on_account, stock.open_since = account_no, installed_on
+            elif stock.last_removed is None or removed_on > stock.last_removed[0]:
+                stock.last_removed = (removed_on, account_no)
+    return found
+
+
+def _create_check(row: _Row, stock: _StockMeter | None, *, plan: _Plan, errors: ImportErrors) -> None:
+    if stock is None or row.meter_serial is None:
+        plan.new_rows.append(row)
+        return
+    meter, serial = stock.meter, row.meter_serial
+    if stock.open_on_account is not None:
+        errors.add(line=row.line, field="meter_serial",
+                   message=f"meter {serial} is installed on account {stock.open_on_account} (since "
+                           f"{stock.open_since}); remove it there first")
+        return
+    if row.meter_size is not None and row.meter_size != meter.size:
+        errors.add(line=row.line, field="meter_size",
+                   message=f"meter {serial} is on file as {meter.size}\"; the file says {row.meter_size}\"")
+    if row.meter_unit is not None and row.meter_unit != meter.unit:
+        errors.add(line=row.line, field="meter_unit",
+                   message=f"meter {serial} is on file reading in {meter.unit}; "
+                           f"the file says {row.meter_unit}")
+    installed_on, reading = row.initial_read_date, row.initial_reading
+    if installed_on is not None and stock.last_removed and stock.last_removed[0] > installed_on:
+        removed_on, account_no = stock.last_removed
+        errors.add(line=row.line, field="initial_read_date",
+                   message=f"meter {serial} was on account {account_no} until {removed_on}; it can be "
+                           "installed again only on or after that date")
+    elif installed_on is not None and reading is not None and stock.last_reading:
+        last_on, last_value = stock.last_reading
+        if last_on > installed_on:
+            errors.add(line=row.line, field="initial_read_date",
+                       message=f"meter {serial} already has a reading on {last_on}, after {installed_on}")
+        elif last_on == installed_on and last_value != reading:
+            errors.add(line=row.line, field="initial_reading",
+                       message=f"meter {serial} already has a reading of {last_value} on {last_on}; "
+                               f"the file says {reading}")
+        elif last_value > reading:
+            errors.add(line=row.line, field="initial_reading",
+                       message=f"{reading} is lower than meter {serial}'s last reading {last_value} on "
+                               f"{last_on}; a meter's readings never go down")
+        elif last_on == installed_on:
+            plan.reused_readings.add(serial)
+    plan.reused_meters[serial] = meter
+    plan.new_rows.append(row)
+
+
+def _same_name(a: str, b: str) -> bool:
+    return " ".join(a.split()).casefold() == " ".join(b.split()).casefold()
+
+
+def _update_plan(row: _Row, existing: _Existing, *, plan: _Plan, as_of: date, errors: ImportErrors) -> None:
+    account = existing.account
+    _recorded_check(row, existing, errors=errors)
+    if row.line in errors.bad_lines:
+        return
+    changed = False
+
+    owner = account.owner
+    if _same_name(owner.name, row.owner_name):
+        changed |= _customer_change(owner, name=row.owner_name, address=row.owner_address, row=row, plan=plan,
+                                    column="owner_name", errors=errors)
+    else:
+        ownership = existing.ownership
+        if ownership is not None and ownership.started_on > as_of:
+            errors.add(line=row.line, field="owner_name",
+                       message=f"the current owner of account {account.account_no}, {owner.name}, took over "
+                               f"on {ownership.started_on}, after the import date {as_of}; a change of owner "
+                               "cannot be dated before that")
+            return
+        plan.new_owners[account.id] = Customer(name=row.owner_name, mailing_address=row.owner_address)
+        plan.accounts_changed[account.id] = account
+        if ownership is not None:
+            ownership.ended_on = as_of
+            plan.ownerships_ended.append(ownership)
+        changed = True
+
+    occupant = account.occupant
+    if not row.occupant_name:
+        if occupant is not None:
+            account.occupant = None
+            plan.accounts_changed[account.id] = account
+            changed = True
+    elif occupant is not None and _same_name(occupant.name, row.occupant_name):
+        changed |= _customer_change(occupant, name=row.occupant_name, address=occupant.mailing_address,
+                                    row=row, plan=plan, column="occupant_name", errors=errors)
+    else:
+        plan.new_occupants[account.id] = Customer(name=row.occupant_name, mailing_address=row.service_address)
+        plan.accounts_changed[account.id] = account
+        changed = True
+
+    premises = account.premises
+    wanted = (row.service_address, row.sbl)
+    claim = plan.premises_claims.setdefault(premises.id, (row.line, *wanted))
+    if claim[1:] != wanted:
+        errors.add(line=row.line, field="service_address",
+                   message=f"account {account.account_no} shares its premises with the account on line "
+                           f"{claim[0]}, which gives a different service address or SBL; give the same on "
+                           "both rows")
+    elif (premises.service_address, premises.sbl) != wanted:
+        premises.service_address, premises.sbl = wanted
+        plan.premises_changed[premises.id] = premises
+        changed = True
+    if not changed:
+        plan.unchanged += 1
+
+
+def _customer_change(customer: Customer, *, name: str, address: str, row: _Row, plan: _Plan, column: str,
+                     errors: ImportErrors) -> bool:
+    """Correct a customer's name or mailing address; one customer may be named on several rows."""
+    claim = plan.customer_claims.setdefault(customer.id, (row.line, name, address))
+    if claim[1:] != (name, address):
+        errors.add(line=row.line, field=column,
+                   message=f"{customer.name} is also named on line {claim[0]} (another account), with a "
+                           "different spelling or mailing address; give the same on both rows")
+        return False
+    if customer.id in plan.customers_changed:
+        return True
+    if (customer.name, customer.mailing_address) == (name, address):
+        return False
+    customer.name, customer.mailing_address = name, address
+    plan.customers_changed[customer.id] = customer
+    return True
+
+
+def _recorded_check(row: _Row, existing: _Existing, *, errors: ImportErrors) -> None:
+    """An existing account's billing columns must match what is recorded; the import never rewrites them."""
+    account = existing.account
+    advice = "the import only updates names and addresses; change it on the account page"
+    for column, recorded in (("book", account.book), ("category", account.category)):
+        value = row.values.get(column)
+        if value is not None and value != recorded:
+            errors.add(line=row.line, field=column,
+                       message=f"account {account.account_no} is recorded with {column} {recorded}, the file "
+                               f"says {value}; {advice}")
+    if row.meter_serial is None:
+        return
+    installation = next((i for i in existing.installations if i.meter.serial == row.meter_serial), None)
+    if installation is None:
+        installed = ", ".join(sorted(i.meter.serial for i in existing.installations)) or "no meter"
+        errors.add(line=row.line, field="meter_serial",
+                   message=f"account {account.account_no} has {installed} installed, not {row.meter_serial}; "
+                           "record a meter change on the account instead")
+        return
+    meter = installation.meter
+    recorded_reading = existing.install_readings.get((meter.id, installation.installed_on))
+    for column, recorded in (("meter_size", meter.size), ("meter_unit", meter.unit),
+                             ("initial_read_date", installation.installed_on),
+                             ("initial_reading", recorded_reading)):
+        value = row.values.get(column)
+        if value is not None and recorded is not None and value != recorded:
+            errors.add(line=row.line, field=column,
+                       message=f"meter {meter.serial} on account {account.account_no} is recorded with "
+                               f"{column} {recorded}, the file says {value}; {advice}")
+
+
+# --- saving -----------------------------------------------------------------------------------------
+
+def _plan_save(plan: _Plan, *, as_of: date, actor: AbstractBaseUser | None, reason: str) -> None:
+    def create(model, objs):
+        if not objs:
+            return []
+        return bulk_create_with_history(objs, model, batch_size=CHUNK_SIZE, default_user=actor,
+                                        default_change_reason=reason)
+
+    def update(model, objs, fields):
+        if objs:
+            bulk_update_with_history(objs, model, fields, batch_size=CHUNK_SIZE, default_user=actor,
+                                     default_change_reason=reason)
+
+    new = plan.new_rows
+    # Changes to existing accounts first, then the new accounts; parents before the rows that point at them.
+    update(Customer, list(plan.customers_changed.values()), ["name", "mailing_address"])
+    update(Premises, list(plan.premises_changed.values()), ["service_address", "sbl"])
+    update(Ownership, plan.ownerships_ended, ["ended_on"])
+    owners = [Customer(name=r.owner_name, mailing_address=r.owner_address) for r in new]
+    occupants = {r.line: Customer(name=r.occupant_name, mailing_address=r.service_address)
+                 for r in new if r.occupant_name}
+    create(Customer, [*owners, *occupants.values(), *plan.new_owners.values(), *plan.new_occupants.values()])
+
+    for account_id, owner in plan.new_owners.items():
+        plan.accounts_changed[account_id].owner = owner
+    for account_id, occupant in plan.new_occupants.items():
+        plan.accounts_changed[account_id].occupant = occupant
+    update(Account, list(plan.accounts_changed.values()), ["owner", "occupant"])
+    create(Ownership, [Ownership(account_id=account_id, owner=owner, started_on=as_of)
+                       for account_id, owner in plan.new_owners.items()])
+
+    premises = create(Premises, [Premises(service_address=r.service_address, sbl=r.sbl) for r in new])
+    accounts = create(Account, [
+        Account(account_no=r.account_no, book=r.book, category=r.category, premises=p, owner=o,
+                occupant=occupants.get(r.line), opened_on=r.initial_read_date)
+        for r, p, o in zip(new, premises, owners, strict=True)])
+    create(Ownership, [Ownership(account=a, owner=a.owner, started_on=r.initial_read_date)
+                       for r, a in zip(new, accounts, strict=True)])
+    fresh = create(Meter, [Meter(serial=r.meter_serial, size=r.meter_size, unit=r.meter_unit)
+                           for r in new if r.meter_serial not in plan.reused_meters])
+    meters = {**{m.serial: m for m in fresh}, **plan.reused_meters}
+    create(Installation, [
+        Installation(meter=meters[r.meter_serial], account=a, installed_on=r.initial_read_date)
+        for r, a in zip(new, accounts, strict=True)])
+    create(Reading, [
+        Reading(meter=meters[r.meter_serial], read_on=r.initial_read_date, value=r.initial_reading,
+                read_type=Reading.ReadType.ACTUAL, source=INSTALL_SOURCE, entered_by=actor)
+        for r in new if r.meter_serial not in plan.reused_readings])
