@@ -206,8 +206,18 @@ class BillingExceptionAdmin(admin.ModelAdmin):
 
 class BillLineInline(ReadOnlyInline):
     model = BillLine
-    fields = ("description", "citation", "quantity", "rate", "amount")
+    fields = ("description", "citation", "quantity_shown", "rate_shown", "amount")
     readonly_fields = fields
+    classes = ("bill-lines",)
+
+    @admin.display(description="quantity")
+    def quantity_shown(self, obj):
+        return f"{obj.quantity.normalize():,f}"
+
+    @admin.display(description="rate")
+    def rate_shown(self, obj):
+        rate = obj.rate.normalize()
+        return f"${rate:,.2f}" if rate == rate.quantize(Decimal("0.01")) else f"${rate:f}"
 
 
 class BillLedgerInline(ReadOnlyInline):
@@ -235,7 +245,7 @@ class BillAdmin(ReadOnlyAdmin):
     list_select_related = ("account",)
     date_hierarchy = "bill_date"
     readonly_fields = ("number", "account", "status", "frequency", "bill_date", "due_date", "period_start",
-                       "period_end", "readings", "gallons", "total", "rate_schedule", "run", "created_at",
+                       "period_end", "readings", "gallons_shown", "total", "rate_schedule", "run", "created_at",
                        "voided_at", "voided_by", "void_reason")
     fields = readonly_fields
     inlines = (BillLineInline, AdjustmentInline, BillLedgerInline)
@@ -244,6 +254,10 @@ class BillAdmin(ReadOnlyAdmin):
     def has_change_permission(self, request, obj=None):
         # Nothing on an issued bill is editable, but the page shows for viewing and for "Void".
         return False
+
+    @admin.display(description="gallons")
+    def gallons_shown(self, obj):
+        return f"{obj.gallons:,}"
 
     @admin.display(description="readings")
     def readings(self, obj):

@@ -59,45 +59,48 @@ def _short(gallons: int) -> str:
 
 def consumption_chart_svg(points: list[ChartPoint], *, width: int = 300, height: int = 130,
                           title: str = "Water use, gallons per bill, last 24 months",
-                          element_id: str = "") -> str:
-    """The chart as an ``<svg>`` element (trusted markup: every text in it is escaped here)."""
-    left, right, top, bottom = 34, 4, 8, 26
+                          element_id: str = "", tooltips: bool = False) -> str:
+    """The chart as an ``<svg>`` element (trusted markup: every text in it is escaped here).
+
+    With eight bars or fewer each bar carries its gallons and the scale is left out; with more, a scale
+    of gallons replaces the figures and every few bars are labelled. ``tooltips`` adds a ``<title>`` per
+    bar for pointer users on the portal (the paper bill has no use for them).
+    """
+    few = len(points) <= 8
+    left, right, top, bottom = (4 if few else 30), (4 if few else 12), 10, 14
     plot_w, plot_h = width - left - right, height - top - bottom
     scale_top = nice_ceiling(max((p.gallons for p in points), default=0))
+    base_y = top + plot_h
     ident = f' id="{escape(element_id)}"' if element_id else ""
     out = [f'<svg xmlns="http://www.w3.org/2000/svg"{ident} class="consumption-chart" role="img" '
            f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-           f'font-family="DejaVu Sans, sans-serif" font-size="7">',
-           f"<title>{escape(title)}</title>"]
-    # Scale: a baseline and two gridlines, labelled in gallons.
-    for fraction in (0, 0.5, 1):
-        y = round(top + plot_h * (1 - fraction), 1)
-        out.append(f'<line x1="{left}" y1="{y}" x2="{width - right}" y2="{y}" stroke="#999" '
-                   f'stroke-width="{0.8 if fraction == 0 else 0.4}"/>')
-        out.append(f'<text x="{left - 3}" y="{y + 2.5}" text-anchor="end" fill="#444">'
-                   f"{_short(round(scale_top * fraction))}</text>")
+           f'font-family="DejaVu Sans, sans-serif" font-size="7" text-anchor="middle">',
+           f"<title>{escape(title)}</title>",
+           f'<path d="M{left} {base_y}H{width - right}" stroke="#777" stroke-width="0.8"/>']
+    if not few:
+        # A scale: gridlines at half and full, labelled in gallons.
+        out.append(f'<path d="M{left} {top}H{width - right}M{left} {top + plot_h / 2}H{width - right}" '
+                   'stroke="#bbb" stroke-width="0.4"/>')
+        out.append(f'<text x="{left - 3}" y="{top + 2.5}" text-anchor="end">{_short(scale_top)}</text>')
+        out.append(f'<text x="{left - 3}" y="{top + plot_h / 2 + 2.5}" text-anchor="end">'
+                   f"{_short(scale_top // 2)}</text>")
     if not points:
-        out.append(f'<text x="{left + plot_w / 2}" y="{top + plot_h / 2}" text-anchor="middle" fill="#444">'
-                   "No earlier bills yet</text>")
-    slot = plot_w / max(len(points), 6)
+        out.append(f'<text x="{left + plot_w / 2}" y="{top + plot_h / 2}">No earlier bills yet</text>')
+    slot = plot_w / max(len(points), 4)
     bar_w = round(slot * 0.7, 1)
     every = max(1, -(-len(points) // 8))  # label at most about eight bars
     for i, point in enumerate(points):
         x = round(left + slot * i + (slot - bar_w) / 2, 1)
         h = round(plot_h * point.gallons / scale_top, 1)
-        y = round(top + plot_h - h, 1)
-        fill = "#1f5f8b" if i == len(points) - 1 else "#7fa7c4"
-        out.append(f'<rect x="{x}" y="{y}" width="{bar_w}" height="{h}" fill="{fill}">'
-                   f"<title>{escape(point.label)}: {point.gallons:,} gallons</title></rect>")
+        fill = "#1f5f8b" if i == len(points) - 1 else "#8fb3cc"
+        tip = f"<title>{escape(point.label)}: {point.gallons:,} gallons</title>" if tooltips else ""
+        out.append(f'<rect x="{x}" y="{round(base_y - h, 1)}" width="{bar_w}" height="{h}" fill="{fill}">'
+                   f"{tip}</rect>")
         cx = round(x + bar_w / 2, 1)
-        if len(points) <= 8:
-            out.append(f'<text x="{cx}" y="{round(y - 2, 1)}" text-anchor="middle" fill="#222">'
-                       f"{_short(point.gallons)}</text>")
-        if i % every == 0 or i == len(points) - 1:
+        if few:
+            out.append(f'<text x="{cx}" y="{round(base_y - h - 2, 1)}">{_short(point.gallons)}</text>')
+        if (len(points) - 1 - i) % every == 0:  # counted from the latest bill, which is always labelled
             d = point.bill_date
-            out.append(f'<text x="{cx}" y="{height - bottom + 9}" text-anchor="middle" fill="#222">'
-                       f"{MONTHS[d.month - 1]}</text>")
-            out.append(f'<text x="{cx}" y="{height - bottom + 18}" text-anchor="middle" fill="#444">'
-                       f"{d:%Y}</text>")
+            out.append(f'<text x="{cx}" y="{height - 4}">{MONTHS[d.month - 1]} ’{d:%y}</text>')
     out.append("</svg>")
     return "".join(out)

@@ -116,7 +116,7 @@ def consumption_history(*, account_ids, through: date) -> dict[int, list[tuple[d
 
 def _reading_row(reading, label: str) -> dict:
     meter = reading.meter
-    return {"label": f'{label} · meter {meter.serial} ({meter.size}")', "date": _day(reading.read_on),
+    return {"label": label, "meter": f'{meter.serial} ({meter.size}")', "date": _day(reading.read_on),
             "value": f"{reading.value:,}", "unit": "cu ft" if meter.unit == "cf" else "gal",
             "estimated": reading.read_type == reading.ReadType.ESTIMATED}
 
@@ -150,6 +150,14 @@ def bill_views(bills: list[Bill]) -> list[dict]:
         readings = [_reading_row(r, label) for r, label in ((bill.start_reading, "Previous"),
                                                              (bill.end_reading, "Current")) if r is not None]
         chart = consumption_chart_svg(chart_points(rows, through=bill.bill_date))
+        summary_rows = [
+            (f"Previous balance{f' ({_day(previous_date)})' if previous_date else ''}",
+             _signed(summary.previous_balance)),
+            ("Payments received", _signed(summary.payments)),
+            ("Penalties", _signed(summary.penalties)),
+            *([("Fees, credits and adjustments", _signed(summary.other))] if summary.other != ZERO else []),
+            ("Current charges", _signed(summary.current)),
+        ]
         views.append({
             "pk": bill.pk, "number": bill.number, "account_no": account.account_no,
             "access_code": account.access_code, "portal_url": portal_url,
@@ -157,23 +165,30 @@ def bill_views(bills: list[Bill]) -> list[dict]:
             "owner_name": account.owner.name,
             "owner_address": "\n".join(line.strip() for line in account.owner.mailing_address.splitlines()
                                        if line.strip()),
-            "utility_name": utility.name, "utility_chapter": utility.chapter, "utility_phone": utility.phone,
-            "utility_address": address_lines, "utility_address_text": "\n".join(address_lines),
-            "payable_to": utility.name,
+            "utility_name": utility.name, "utility_phone": utility.phone,
+            "utility_header": "\n".join([*([utility.chapter] if utility.chapter else []), *address_lines,
+                                          *([f"Phone {utility.phone}"] if utility.phone else [])]),
+            "utility_address_text": "\n".join(address_lines),
             "bill_date": _day(bill.bill_date), "due_date": _day(bill.due_date),
             "period": f"{_day(bill.period_start)} – {_day(bill.period_end)}",
-            "readings": readings, "has_estimate": any(r["estimated"] for r in readings),
+            "reading_labels": "\n".join(r["label"] for r in readings),
+            "reading_meters": "\n".join(r["meter"] for r in readings),
+            "reading_count": max(2, len(readings)),
+            "reading_dates": "\n".join(r["date"] for r in readings),
+            "reading_values": "\n".join(f"{r['value']} {r['unit']}" for r in readings),
+            "reading_flags": "\n".join("E" if r["estimated"] else " " for r in readings),
+            "has_estimate": any(r["estimated"] for r in readings),
             "gallons": f"{bill.gallons:,}",
             "lines": [{"description": line.description, "citation": line.citation,
                        "amount": _money(line.amount.amount)} for line in bill.lines.all()],
-            "previous_date": _day(summary.previous_date) if summary.previous_date else "",
-            "previous_balance": _signed(summary.previous_balance), "payments": _signed(summary.payments),
-            "penalties": _signed(summary.penalties), "other": _signed(summary.other),
-            "show_other": summary.other != ZERO, "current": _signed(summary.current),
+            "summary_labels": "\n".join(label for label, _ in summary_rows),
+            "summary_values": "\n".join(value for _, value in summary_rows),
+            "summary_count": len(summary_rows),
+            "current": _signed(summary.current),
             "total_due": _signed(summary.total_due), "late_total": _signed(late),
             "late_words": scheme.words or "", "penalty_citation": getattr(scheme, "citation", ""),
             "chart": mark_safe(chart),  # noqa: S308 - built by consumption_chart_svg, which escapes its text
-            "scanline": f"{account.account_no} {bill.number} {int(summary.total_due * 100):010d} "
+            "scanline": f"{account.account_no}  {bill.number}  {int(summary.total_due * 100):010d}  "
                         f"{int(late * 100):010d}",
             "title": f"Water bill {bill.number}", "created_at": bill.created_at,
         })
@@ -181,6 +196,33 @@ def bill_views(bills: list[Bill]) -> list[dict]:
 
 
 # --- WeasyPrint -------------------------------------------------------------------------------------
+
+@lru_cache(maxsize=1)
+def _user_agent_stylesheet():
+    """WeasyPrint's HTML5 user-agent stylesheet without its universal pseudo-element rules.
+
+    ``::marker`` and the footnote and note pseudo-elements match every element, so WeasyPrint computes
+    six extra styles for each one; a bill has no lists or notes, and dropping those rules takes about a
+    third off its layout time. Everything else in the stylesheet is kept as it is.
+    """
+    from weasyprint import CSS
+    from weasyprint.css.counters import CounterStyle
+    from weasyprint.html import UA
+
+    lean = "\n".join(line for line in UA.splitlines()
+                      if not line.startswith(("::marker", "::footnote-", "::note-")))
+    return CSS(string=lean, counter_style=CounterStyle())
+
+
+def _bill_html(html: str):
+    from weasyprint import HTML
+
+    class BillHTML(HTML):
+        def _ua_stylesheets(self, forms=False):
+            return [_user_agent_stylesheet()]
+
+    return BillHTML(string=html, base_url=str(settings.BASE_DIR))
+
 
 @lru_cache(maxsize=1)
 def _stylesheet():
@@ -191,10 +233,8 @@ def _stylesheet():
 
 def _layout(views: list[dict]):
     """One WeasyPrint document for these bills; each bill starts a page anchored ``bill-<pk>``."""
-    from weasyprint import HTML
-
     html = render_to_string("billing/bill.html", {"bills": views})
-    return HTML(string=html, base_url=str(settings.BASE_DIR)).render(stylesheets=[_stylesheet()])
+    return _bill_html(html).render(stylesheets=[_stylesheet()])
 
 
 def _pdf_date(moment: datetime) -> str:

@@ -155,7 +155,7 @@ def _rate_per_bill(schedule: Schedule, bill: RatingInput) -> Rated:
         in_block = max(0, (bill.gallons if upper is None else min(bill.gallons, upper)) - lower)
         if in_block:
             span = f"{fmt_gallons(lower + 1)}–{fmt_gallons(upper)} gal" if upper else f"over {fmt_gallons(lower)} gal"
-            lines.append(Line("consumption", f"{fmt_gallons(in_block)} gal {span} at ${block.per_1000} per 1,000",
+            lines.append(Line("consumption", f"{span}: {fmt_gallons(in_block)} gal at ${block.per_1000} per 1,000",
                               block.citation, Decimal(in_block), block.per_1000,
                               per_thousand(in_block, block.per_1000)))
         if upper is not None:
