@@ -2,9 +2,10 @@
 
 Entries are debits (water and fee charges, penalties, debit memos; positive) and credits (payments,
 credit memos, voids; negative). A credit tied to a bill (a credit memo or a void) reduces that bill's
-charges — water, then fees, then penalties. Payments are pooled and applied to the oldest open bill first
-(bills by bill date), and within a bill to penalties, then fees, then water (ORDINANCES.md, conventions).
-What no bill can take is a credit that the next bill uses.
+charges — water, then fees, then penalties. A payment applies on its own day to the oldest open bill
+first (bills by bill date), and within a bill to penalties, then fees, then water (ORDINANCES.md,
+conventions); a penalty posted later never takes money from an earlier payment. What no bill can take
+is a credit that the next charge uses.
 
 Because allocation is a pure function of the entries up to a day, "the principal unpaid on that day" is
 simply ``allocate(entries posted before that day)``, and replaying twice gives the same answer.
@@ -58,32 +59,45 @@ class AccountBalance:
 
 
 def allocate(entries: list[Entry]) -> AccountBalance:
+    """Replay the entries in date order (a day's charges before its credits).
+
+    A payment applies on its own day to what is open then; a charge posted later never takes money from
+    an earlier payment, except from a credit left over (an overpayment), which the next charge uses.
+    """
     bills: dict[tuple, BillBalance] = defaultdict(BillBalance)
     pool = ZERO
-    for e in entries:
+
+    def apply_pool() -> None:
+        nonlocal pool
+        for key in sorted(bills):
+            if pool <= ZERO:
+                return
+            bill = bills[key]
+            for cat in PAY_ORDER:
+                take = min(pool, bill.unpaid[cat])
+                if take > ZERO:
+                    bill.unpaid[cat] -= take
+                    pool -= take
+
+    for e in sorted(entries, key=lambda e: (e.posted_on, e.kind not in CATEGORY, e.entry_id)):
         # Charges not on a bill (a counter fee) stand as their own item, ordered by posting date.
         key = e.bill_key if e.bill_key is not None else (e.posted_on, -1, e.entry_id)
         if e.kind in CATEGORY:
-            bills[key].charged[CATEGORY[e.kind]] += e.amount
+            bill = bills[key]
+            bill.charged[CATEGORY[e.kind]] += e.amount
+            bill.unpaid[CATEGORY[e.kind]] += e.amount
         elif e.kind == "payment" or e.bill_key is None:
             pool += -e.amount
-        else:  # a credit memo or void on a bill
-            bills[key].charged["water"] += e.amount
-
-    for key in sorted(bills):
-        bill = bills[key]
-        # A bill's own credits first reduce its charges (a negative 'water' total spills over).
-        over = ZERO
-        for cat in CREDIT_ORDER:
-            value = bill.charged[cat] + over
-            over = min(value, ZERO)
-            bill.unpaid[cat] = max(value, ZERO)
-        pool += -over
-    for key in sorted(bills):
-        bill = bills[key]
-        for cat in PAY_ORDER:
-            take = min(pool, bill.unpaid[cat])
-            if take > ZERO:
+        else:
+            # A credit memo or void reduces its own bill's charges; what they no longer owe (because it
+            # was paid already) becomes a credit for the account.
+            bill = bills[key]
+            credit = -e.amount
+            for cat in CREDIT_ORDER:
+                take = min(credit, bill.unpaid[cat])
                 bill.unpaid[cat] -= take
-                pool -= take
+                bill.charged[cat] -= take
+                credit -= take
+            pool += credit
+        apply_pool()
     return AccountBalance(bills=dict(bills), credit=pool)

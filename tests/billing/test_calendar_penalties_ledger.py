@@ -122,3 +122,23 @@ def test_balance_is_the_sum_of_entries(charges, payments):
     state = allocate(entries)
     assert state.balance == sum(charges, D(0)) - sum(payments, D(0))
     assert all(v >= 0 for b in state.bills.values() for v in b.unpaid.values())
+
+
+def test_a_later_penalty_never_takes_money_from_an_earlier_payment():
+    # $186.13 unpaid; 9.31 on 3/2 and 1.86 on 4/2; $100 on 4/15 pays both penalties (11.17) and 88.83 of
+    # water, leaving 97.30 principal for good: the 5/2 penalty (0.97) must not pull money back from it.
+    key = (date(2026, 2, 1), 1)
+    entries = [bill("186.13"),
+               Entry(kind="penalty", posted_on=date(2026, 3, 2), amount=D("9.31"), bill_key=key),
+               Entry(kind="penalty", posted_on=date(2026, 4, 2), amount=D("1.86"), bill_key=key),
+               pay("100.00", date(2026, 4, 15)),
+               Entry(kind="penalty", posted_on=date(2026, 5, 2), amount=D("0.97"), bill_key=key)]
+    state = allocate(entries)
+    assert state.bills[key].unpaid_principal == D("97.30")
+    assert state.bills[key].unpaid["penalty"] == D("0.97")
+
+
+def test_credit_memo_on_a_paid_bill_becomes_account_credit():
+    memo = Entry(kind="credit", posted_on=date(2026, 3, 10), amount=D("-20.00"), bill_key=(date(2026, 2, 1), 1))
+    state = allocate([bill("100.00"), pay("100.00", date(2026, 2, 20)), memo])
+    assert state.credit == D("20.00") and state.balance == D("-20.00")

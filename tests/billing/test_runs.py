@@ -282,3 +282,16 @@ def test_property_bill_total_is_sum_of_lines_and_balance_sum_of_entries(mineola)
         data = statement(bill.account.account_no, "2026-05-10")
         entries = LedgerEntry.objects.filter(account=bill.account).values_list("amount", flat=True)
         assert Decimal(data["balance"]) == sum(entries)
+
+
+def test_partial_payment_then_monthly_penalties_on_the_principal_left(mineola):
+    account, meter = account_with_meter(book=1)
+    read(meter, date(2026, 1, 12), 1_062_500)
+    run("run_billing", "--date", "2026-02-01")
+    pay(account, "100.00", "2026-04-15", "P-415")
+    run("assess_penalties", "--date", "2026-07-10")
+    data = statement(account.account_no, "2026-07-10")
+    # 9.31 and 1.86 before the payment; it pays them and 88.83 of water, leaving 97.30: then 1% = 0.97.
+    assert [c["amount"] for c in data["charges"]] == ["9.31", "1.86", "0.97", "0.97", "0.97"]
+    assert data["bills"][0]["balance"] == "97.30"
+    assert data["balance"] == "100.21"  # 97.30 + 0.97 × 3
