@@ -37,6 +37,20 @@ def mineola(db):
 
 
 @pytest.fixture(autouse=True)
+def _bill_files(settings, tmp_path):
+    """Generated files go to a temporary MEDIA_ROOT, and bill PDFs are rendered only by the tests that
+    ask for it (``settings.BILL_PDFS_ON_ISSUE = True``), not by every test that bills."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.BILL_PDFS_ON_ISSUE = False
+
+
+@pytest.fixture
+def media(settings):
+    """The temporary MEDIA_ROOT of this test."""
+    return settings.MEDIA_ROOT
+
+
+@pytest.fixture(autouse=True)
 def _celery_eager_unless_real_worker(request, settings):
     """Run tasks eagerly in-process, so no test waits on a worker that is not there.
 

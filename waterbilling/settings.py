@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "accounts",
     "meters",
     "billing",
+    "portal",
 ]
 
 MIDDLEWARE = [
@@ -101,6 +102,7 @@ AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = 0.25
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "portal/locked_out.html"
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "America/New_York"
@@ -137,6 +139,8 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# Render bill PDFs as soon as a run issues them (workers do it); run eagerly, the nightly job renders them.
+BILL_PDFS_ON_ISSUE = env.bool("BILL_PDFS_ON_ISSUE", default=bool(REDIS_URL))
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

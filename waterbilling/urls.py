@@ -1,8 +1,11 @@
 from django.contrib import admin
 from django.urls import include, path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 urlpatterns = [
+    path("", RedirectView.as_view(pattern_name="portal:home", permanent=False)),
+    path("portal/", include("portal.urls")),
     path("admin/", admin.site.urls),
     path("api/v1/", include("waterbilling.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),

@@ -17,6 +17,9 @@ def nightly_run(*, as_of: date) -> dict:
         report.update(bills=run.bills_created, billing_exceptions=run.exceptions_count, billing_run=run.pk)
     penalties = penalties_assess_due(as_of=as_of)
     report.update(penalties=penalties.posted, penalty_total=f"{penalties.total:.2f}")
+    from ..pdf import bill_pdfs_render_pending
+
+    report["pdfs_queued"] = bill_pdfs_render_pending()
     return report
 
 

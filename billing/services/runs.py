@@ -28,6 +28,7 @@ from ..consumption import Problem, Read, Span, usage_for_bill
 from ..models import Bill, BillingException, BillingRun, BillingRunChunk, BillLine, LedgerEntry
 from ..money import ZERO
 from ..rating import RatingError, RatingInput, rate_bill
+from ..signals import bills_issued
 from ..utility import installed_utility, schedule_in_force
 
 CHUNK_SIZE = 1000
@@ -109,6 +110,9 @@ def billing_run_chunk_execute(*, chunk_id: int) -> None:
                     chunks_done=F("chunks_done") + 1, bills_created=F("bills_created") + result.bills,
                     already_billed=F("already_billed") + result.already_billed,
                     exceptions_count=F("exceptions_count") + result.exceptions)
+                issued = [bill.pk for bill in result.new_bills]
+                if issued:
+                    transaction.on_commit(lambda ids=issued: bills_issued.send(sender=BillingRun, bill_ids=ids))
             break
         except IntegrityError:
             # Another run billed some of these accounts between our check and our insert; the second

@@ -22,12 +22,6 @@ needs_poppler = pytest.mark.skipif(shutil.which("pdftotext") is None,
                                    reason="pdftotext (poppler-utils) is not installed")
 
 
-@pytest.fixture
-def media(settings, tmp_path):
-    settings.MEDIA_ROOT = tmp_path / "media"
-    return settings.MEDIA_ROOT
-
-
 def run(*args):
     call_command(*args, "--no-progress", stdout=io.StringIO())
 
@@ -181,3 +175,20 @@ def test_chart_draws_bars_in_proportion_and_escapes_its_text():
     assert "No earlier bills yet" in consumption_chart_svg([])
     monthly = consumption_chart_svg([ChartPoint(date(2025 + (m // 12), m % 12 + 1, 1), 1000 * m) for m in range(24)])
     assert monthly.count("<rect") == 24 and "<title>" in monthly
+
+
+def test_a_billing_run_renders_and_stores_pdfs_after_commit(mineola, settings, django_capture_on_commit_callbacks):
+    from datetime import date
+
+    from billing.models import Bill
+    from tests.billing.test_runs import account_with_meter, read, run
+
+    settings.BILL_PDFS_ON_ISSUE = True
+    account, meter = account_with_meter(book=1)
+    read(meter, date(2026, 1, 12), 1_062_500)
+    with django_capture_on_commit_callbacks(execute=True):
+        run("run_billing", "--date", "2026-02-01")
+    bill = Bill.objects.get()
+    assert bill.pdf.name.endswith(".pdf")
+    with bill.pdf.open("rb") as fh:
+        assert fh.read(5) == b"%PDF-"

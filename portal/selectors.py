@@ -1,0 +1,80 @@
+"""Reads for the customer portal. Every account and bill is fetched through the requesting user's links,
+so another customer's identifiers answer 404 exactly as identifiers that do not exist."""
+
+from datetime import date
+from uuid import UUID
+
+from django.http import Http404
+
+from accounts.models import Account
+from billing.charts import chart_points
+from billing.models import Bill, Payment
+from billing.pdf import bill_summary, consumption_history, late_total
+from billing.selectors import account_statement
+from billing.services.ledger import entries_for_accounts
+from billing.utility import installed_utility
+
+
+def account_list_for_customer(user) -> list[Account]:
+    if not user.is_authenticated:
+        return []
+    return list(Account.objects.filter(portal_links__user=user).select_related("premises")
+                .order_by("account_no"))
+
+
+def account_get_for_customer(user, public_id: UUID | str) -> Account:
+    if not user.is_authenticated:
+        raise Http404("no such account")
+    try:
+        return Account.objects.select_related("premises", "owner").get(public_id=public_id,
+                                                                       portal_links__user=user)
+    except (Account.DoesNotExist, ValueError) as exc:
+        raise Http404("no such account") from exc
+
+
+def bill_get_for_customer(user, public_id: UUID | str) -> Bill:
+    if not user.is_authenticated:
+        raise Http404("no such bill")
+    try:
+        return (Bill.objects.select_related("account__premises", "start_reading__meter", "end_reading__meter")
+                .exclude(status=Bill.Status.VOID)
+                .get(public_id=public_id, account__portal_links__user=user))
+    except (Bill.DoesNotExist, ValueError) as exc:
+        raise Http404("no such bill") from exc
+
+
+def account_overview(*, account: Account, as_of: date) -> dict:
+    """Balance, bills (newest first), payments and the consumption chart points of one account."""
+    statement = account_statement(account=account, as_of=as_of)
+    bills = list(Bill.objects.filter(account=account, bill_date__lte=as_of).exclude(status=Bill.Status.VOID)
+                 .order_by("-bill_date", "-id"))
+    balances = {b["number"]: b["balance"] for b in statement["bills"]}
+    history = consumption_history(account_ids=[account.id], through=as_of).get(account.id, [])
+    return {
+        "balance": statement["balance"],
+        "bills": [{"bill": b, "balance": balances.get(b.number, "0.00")} for b in bills],
+        "payments": list(Payment.objects.filter(account=account, paid_on__lte=as_of).order_by("-paid_on", "-id")),
+        "charges": statement["charges"],
+        "points": chart_points(history, through=as_of),
+    }
+
+
+def bill_detail(*, bill: Bill) -> dict:
+    """What the bill page shows: the same figures as the paper bill."""
+    account_id = bill.account_id
+    history = consumption_history(account_ids=[account_id], through=bill.bill_date).get(account_id, [])
+    previous = max((d for d, _ in history if d < bill.bill_date), default=None)
+    summary = bill_summary(bill=bill, entries=entries_for_accounts([account_id], through=bill.bill_date)
+                           .get(account_id, []), previous_date=previous)
+    scheme = installed_utility().penalties
+    return {
+        "lines": list(bill.lines.all()),
+        "summary": summary,
+        "late_total": late_total(summary=summary, scheme=scheme),
+        "late_words": scheme.words,
+        "penalty_citation": getattr(scheme, "citation", ""),
+        "readings": [(label, r) for label, r in (("Previous", bill.start_reading), ("Current", bill.end_reading))
+                     if r is not None],
+        "points": chart_points(history, through=bill.bill_date),
+    }
+

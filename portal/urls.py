@@ -1,0 +1,22 @@
+from django.urls import path
+
+from . import views
+
+app_name = "portal"
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("signup/", views.sign_up, name="signup"),
+    path("login/", views.SignInView.as_view(), name="login"),
+    path("logout/", views.SignOutView.as_view(), name="logout"),
+    path("password-reset/", views.PasswordResetView.as_view(), name="password_reset"),
+    path("password-reset/sent/", views.PasswordResetDoneView.as_view(), name="password_reset_done"),
+    path("password-reset/<uidb64>/<token>/", views.PasswordResetConfirmView.as_view(),
+         name="password_reset_confirm"),
+    path("password-reset/done/", views.PasswordResetCompleteView.as_view(), name="password_reset_complete"),
+    path("link/", views.account_link, name="link"),
+    path("accounts/<uuid:public_id>/", views.account_detail, name="account"),
+    path("accounts/<uuid:public_id>/paperless/", views.account_paperless, name="paperless"),
+    path("bills/<uuid:public_id>/", views.bill_detail, name="bill"),
+    path("bills/<uuid:public_id>/pdf/", views.bill_pdf, name="bill_pdf"),
+]

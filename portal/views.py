@@ -1,0 +1,181 @@
+"""Customer portal pages: thin views over ``portal.selectors`` and ``portal.services``.
+
+Every page that shows an account or a bill looks it up by its public UUID through the signed-in
+customer's links, so another customer's identifiers answer 404.
+"""
+
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse_lazy
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from billing.charts import consumption_chart_svg
+from billing.pdf import bill_pdf_bytes
+from billing.utility import installed_utility
+from waterbilling.errors import ApplicationError
+
+from . import selectors, services
+from .forms import LinkAccountForm, PaperlessForm, PortalPasswordResetForm, SignInForm, SignUpForm
+
+
+def _client_ip(request) -> str | None:
+    return request.META.get("REMOTE_ADDR") or None
+
+
+def _add_errors(form, exc: ApplicationError) -> None:
+    for error in exc.errors:
+        form.add_error(error.field if error.field in form.fields else None, error.message[:1].upper()
+                       + error.message[1:])
+
+
+def _chart(points, element_id: str):
+    from django.utils.safestring import mark_safe
+
+    svg = consumption_chart_svg(points, tooltips=True, element_id=element_id,
+                                title="Water use in gallons per bill, last 24 months (table below)")
+    return mark_safe(svg)  # noqa: S308 - every text in it is escaped by consumption_chart_svg
+
+
+def utility_context(request):
+    """The utility's name and contact for every portal page (used as a context helper, not a processor)."""
+    try:
+        return installed_utility().utility
+    except ApplicationError:
+        return None
+
+
+def _render(request, template: str, context: dict, status: int = 200):
+    return render(request, template, {"utility": utility_context(request), **context}, status=status)
+
+
+def home(request):
+    if not request.user.is_authenticated:
+        return _render(request, "portal/welcome.html", {})
+    return _render(request, "portal/home.html", {
+        "accounts": selectors.account_list_for_customer(request.user),
+        "link_form": LinkAccountForm(),
+    })
+
+
+def sign_up(request):
+    if request.user.is_authenticated:
+        return redirect("portal:home")
+    form = SignUpForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            user = services.customer_sign_up(email=form.cleaned_data["email"],
+                                             password=form.cleaned_data["password1"])
+        except ApplicationError as exc:
+            _add_errors(form, exc)
+        else:
+            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+            messages.success(request, "Welcome. Link your water account with the number and access code on "
+                                      "your bill.")
+            return redirect("portal:home")
+    return _render(request, "portal/signup.html", {"form": form}, status=400 if form.errors else 200)
+
+
+class SignInView(auth_views.LoginView):
+    template_name = "portal/login.html"
+    authentication_form = SignInForm
+    next_page = reverse_lazy("portal:home")
+    redirect_authenticated_user = True
+
+    def get_context_data(self, **kwargs):
+        return {"utility": utility_context(self.request), **super().get_context_data(**kwargs)}
+
+
+class SignOutView(auth_views.LogoutView):
+    next_page = reverse_lazy("portal:login")
+
+
+class _UtilityContext:
+    def get_context_data(self, **kwargs):
+        return {"utility": utility_context(self.request), **super().get_context_data(**kwargs)}
+
+
+class PasswordResetView(_UtilityContext, auth_views.PasswordResetView):
+    template_name = "portal/password_reset_form.html"
+    email_template_name = "portal/email/password_reset.txt"
+    subject_template_name = "portal/email/password_reset_subject.txt"
+    form_class = PortalPasswordResetForm
+    success_url = reverse_lazy("portal:password_reset_done")
+
+
+class PasswordResetDoneView(_UtilityContext, auth_views.PasswordResetDoneView):
+    template_name = "portal/password_reset_done.html"
+
+
+class PasswordResetConfirmView(_UtilityContext, auth_views.PasswordResetConfirmView):
+    template_name = "portal/password_reset_confirm.html"
+    success_url = reverse_lazy("portal:password_reset_complete")
+
+
+class PasswordResetCompleteView(_UtilityContext, auth_views.PasswordResetCompleteView):
+    template_name = "portal/password_reset_complete.html"
+
+
+@login_required
+def account_link(request):
+    form = LinkAccountForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            account = services.account_link(user=request.user, account_no=form.cleaned_data["account_no"],
+                                            access_code=form.cleaned_data["access_code"],
+                                            ip_address=_client_ip(request))
+        except services.LinkThrottled as exc:
+            _add_errors(form, exc)
+            return _render(request, "portal/link.html", {"form": form}, status=429)
+        except ApplicationError as exc:
+            _add_errors(form, exc)
+        else:
+            messages.success(request, f"Account {account.account_no} is now linked.")
+            return redirect("portal:account", public_id=account.public_id)
+    return _render(request, "portal/link.html", {"form": form}, status=400 if form.errors else 200)
+
+
+@login_required
+def account_detail(request, public_id):
+    account = selectors.account_get_for_customer(request.user, public_id)
+    overview = selectors.account_overview(account=account, as_of=timezone.localdate())
+    return _render(request, "portal/account.html", {
+        "account": account, **overview,
+        "chart": _chart(overview["points"], "chart-account"),
+        "paperless_form": PaperlessForm(initial={"paperless": account.paperless}),
+    })
+
+
+@login_required
+@require_POST
+def account_paperless(request, public_id):
+    account = selectors.account_get_for_customer(request.user, public_id)
+    form = PaperlessForm(request.POST)
+    if form.is_valid():
+        services.account_paperless_set(account=account, paperless=form.cleaned_data["paperless"],
+                                       actor=request.user)
+        messages.success(request, "Paperless bills are on: we will email you when a bill is ready."
+                         if account.paperless else "Paperless bills are off: bills will come by mail.")
+    return redirect("portal:account", public_id=account.public_id)
+
+
+@login_required
+def bill_detail(request, public_id):
+    bill = selectors.bill_get_for_customer(request.user, public_id)
+    detail = selectors.bill_detail(bill=bill)
+    return _render(request, "portal/bill.html", {
+        "bill": bill, "account": bill.account, **detail, "chart": _chart(detail["points"], "chart-bill"),
+    })
+
+
+@login_required
+def bill_pdf(request, public_id):
+    bill = selectors.bill_get_for_customer(request.user, public_id)
+    response = HttpResponse(bill_pdf_bytes(bill=bill), content_type="application/pdf")
+    response["Content-Disposition"] = f'attachment; filename="water-bill-{bill.number}.pdf"'
+    response["Cache-Control"] = "private, no-store"
+    return response

@@ -1,0 +1,142 @@
+"""Bill PDFs per second on a pool of worker processes.
+
+    .venv/bin/python scripts/bench_pdf.py                     # 400 bills, 2 processes
+    .venv/bin/python scripts/bench_pdf.py --bills 1000 --processes 2 --batch 25
+    .venv/bin/python scripts/bench_pdf.py --baseline          # one WeasyPrint document per bill
+
+Builds a throw-away SQLite database (never the configured one): the Mineola preset with demo accounts
+and two years of readings, billed on the first of every month for two years so each bill has a full
+consumption chart. It then renders the most recent bills (one per account) in worker processes the way
+the Celery task does — without storing them — and prints bills per second for the rendering alone.
+"""
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from datetime import date
+from multiprocessing import get_context
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+AS_OF = date(2026, 11, 20)
+
+
+def _setup_django(database: Path) -> None:
+    sys.path.insert(0, str(ROOT))
+    os.environ["DATABASE_URL"] = f"sqlite:///{database}"
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "waterbilling.settings")
+    import django
+
+    django.setup()
+
+
+def _build(accounts: int) -> None:
+    from django.core.management import call_command
+
+    from billing.dates import add_months
+
+    quiet = open(os.devnull, "w")  # noqa: SIM115 - for the whole build
+    call_command("migrate", verbosity=0, stdout=quiet)
+    call_command("setup_utility", "mineola", "--demo", str(accounts), "--date", AS_OF.isoformat(), stdout=quiet)
+    first = add_months(AS_OF.replace(day=1), -23)
+    for months in range(24):
+        day = add_months(first, months)
+        if day <= AS_OF:
+            call_command("run_billing", "--date", day.isoformat(), "--no-progress", stdout=quiet)
+
+
+def _latest_bill_ids(count: int) -> list[int]:
+    from billing.models import Bill
+
+    return list(Bill.objects.exclude(status=Bill.Status.VOID).order_by("-bill_date", "account__account_no")
+                .values_list("id", flat=True)[:count])
+
+
+def _worker_init(warm_id: int, baseline: bool) -> None:
+    from django.db import connections
+
+    connections.close_all()  # a forked child must open its own connection
+    _render_batch(([warm_id], baseline))  # a Celery worker is long-lived: measure it warm (fonts loaded)
+
+
+def _render_batch(args) -> tuple[int, float]:
+    """Render a batch; returns the bytes written and the CPU seconds this process spent on it."""
+    ids, baseline = args
+    from billing import pdf
+    from billing.models import Bill
+
+    cpu = time.process_time()
+    bills = list(Bill.objects.filter(pk__in=ids))
+    if baseline:
+        size = sum(len(_baseline_one(bill)) for bill in bills)
+    else:
+        size = sum(len(data) for data in pdf.bills_pdf_files(bills=bills).values())
+    return size, time.process_time() - cpu
+
+
+def _baseline_one(bill) -> bytes:
+    """The straightforward way: one HTML document, its stylesheet parsed again, per bill."""
+    from django.template.loader import get_template, render_to_string
+    from weasyprint import CSS, HTML
+
+    from billing import pdf
+
+    view = pdf.bill_views(pdf._load([bill.pk]))
+    html = render_to_string("billing/bill.html", {"bills": view})
+    css = CSS(string=get_template("billing/bill.css").template.source)
+    return HTML(string=html).write_pdf(stylesheets=[css])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--bills", type=int, default=400)
+    parser.add_argument("--processes", type=int, default=2)
+    parser.add_argument("--batch", type=int, default=0, help="bills per task (default: LAYOUT_BATCH)")
+    parser.add_argument("--baseline", action="store_true", help="one WeasyPrint document per bill")
+    parser.add_argument("--database", type=Path, default=None,
+                        help="SQLite file to build (or reuse when it exists); default a temporary file")
+    options = parser.parse_args()
+
+    workdir = None
+    if options.database is None:
+        workdir = tempfile.TemporaryDirectory(prefix="bench_pdf_")
+        options.database = Path(workdir.name) / "bench.sqlite3"
+    reuse = options.database.exists()
+    _setup_django(options.database)
+    started = time.perf_counter()
+    if not reuse:
+        _build(options.bills)
+    ids = _latest_bill_ids(options.bills)
+    print(f"{'reused' if reuse else 'built'} {options.database} in {time.perf_counter() - started:.1f}s; "
+          f"rendering {len(ids)} bills on {options.processes} processes"
+          f"{' (baseline: one document per bill)' if options.baseline else ''}")
+
+    from billing.pdf import LAYOUT_BATCH
+
+    batch = options.batch or LAYOUT_BATCH
+    tasks = [(ids[i:i + batch], options.baseline) for i in range(0, len(ids), batch)]
+    from django.db import connections
+
+    connections.close_all()
+    with get_context("fork").Pool(options.processes, initializer=_worker_init,
+                                  initargs=(ids[0], options.baseline)) as pool:
+        pool.map(abs, range(options.processes))  # wait until the workers are up and warm
+        started = time.perf_counter()
+        results = pool.map(_render_batch, tasks, chunksize=1)
+        elapsed = time.perf_counter() - started
+    size = sum(r[0] for r in results)
+    cpu = sum(r[1] for r in results)
+    print(f"{len(ids)} bills in {elapsed:.2f}s = {len(ids) / elapsed:.1f} bills/s on {options.processes} "
+          f"processes (batch {batch}; {size / max(len(ids), 1) / 1024:.0f} KiB a bill)")
+    # On a machine shared with other work the wall clock says more about the neighbours than about the
+    # code; CPU time per bill gives the rate the same processes reach on cores of their own.
+    print(f"CPU {cpu / len(ids) * 1000:.0f} ms a bill = {len(ids) * options.processes / cpu:.1f} bills/s on "
+          f"{options.processes} free cores")
+    if workdir is not None:
+        workdir.cleanup()
+
+
+if __name__ == "__main__":
+    main()

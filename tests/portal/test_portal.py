@@ -1,0 +1,166 @@
+"""The customer portal as a customer uses it: sign up, link, read bills, go paperless, reset a password."""
+
+import io
+import re
+from datetime import date
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core import mail
+from django.core.management import call_command
+from django.test import Client
+from django.urls import reverse
+
+from accounts.models import PortalLink
+from billing.models import Bill
+from meters.models import Reading
+from portal.models import BillNotice
+from portal.notify import bills_issued_notify
+from tests.factories import AccountFactory, InstallationFactory, MeterFactory
+
+from .conftest import PASSWORD, billed_account, customer, pay
+
+pytestmark = pytest.mark.django_db
+
+
+def test_root_redirects_to_the_portal(db):
+    response = Client().get("/")
+    assert response.status_code == 302 and response["Location"] == reverse("portal:home")
+
+
+def test_sign_up_hashes_with_argon2_and_signs_in(mineola):
+    client = Client()
+    response = client.post(reverse("portal:signup"), {"email": "Dana@Example.org ", "password1": PASSWORD,
+                                                      "password2": PASSWORD})
+    assert response.status_code == 302
+    user = get_user_model().objects.get()
+    assert (user.username, user.email) == ("dana@example.org", "dana@example.org")
+    assert user.password.startswith("argon2")
+    assert client.get(reverse("portal:home")).context["user"] == user
+
+
+def test_sign_up_refuses_weak_passwords_mismatches_and_taken_emails(mineola):
+    customer("erin@example.org")
+    client = Client()
+    weak = client.post(reverse("portal:signup"), {"email": "new@example.org", "password1": "12345678",
+                                                  "password2": "12345678"})
+    assert weak.status_code == 400 and b"too common" in weak.content
+    differ = client.post(reverse("portal:signup"), {"email": "new@example.org", "password1": PASSWORD,
+                                                    "password2": PASSWORD + "x"})
+    assert differ.status_code == 400 and b"The two passwords differ" in differ.content
+    taken = client.post(reverse("portal:signup"), {"email": "ERIN@example.org", "password1": PASSWORD,
+                                                   "password2": PASSWORD})
+    assert taken.status_code == 400 and b"already exists" in taken.content
+    assert get_user_model().objects.count() == 1
+
+
+def test_sign_in_and_out(mineola):
+    customer("fay@example.org")
+    client = Client()
+    response = client.post(reverse("portal:login"), {"username": "FAY@example.org", "password": PASSWORD})
+    assert response.status_code == 302 and response["Location"] == reverse("portal:home")
+    assert client.post(reverse("portal:logout")).status_code == 302
+    assert client.get(reverse("portal:link")).status_code == 302
+
+
+def test_password_reset_by_email(mineola):
+    customer("gail@example.org")
+    client = Client()
+    response = client.post(reverse("portal:password_reset"), {"email": "gail@example.org"})
+    assert response.status_code == 302 and response["Location"] == reverse("portal:password_reset_done")
+    assert len(mail.outbox) == 1 and mail.outbox[0].to == ["gail@example.org"]
+    link = re.search(r"https?://[^/]+(/portal/password-reset/\S+/)", mail.outbox[0].body).group(1)
+    form_page = client.get(link, follow=True)
+    assert form_page.status_code == 200 and b"Choose a new password" in form_page.content
+    new_password = "a brand new long passphrase"
+    done = client.post(form_page.redirect_chain[-1][0], {"new_password1": new_password,
+                                                         "new_password2": new_password})
+    assert done.status_code == 302 and done["Location"] == reverse("portal:password_reset_complete")
+    assert get_user_model().objects.get().check_password(new_password)
+    # Unknown emails get the same answer and no mail.
+    assert client.post(reverse("portal:password_reset"), {"email": "nobody@example.org"}).status_code == 302
+    assert len(mail.outbox) == 1
+
+
+def test_linked_account_shows_balance_bills_lines_citations_chart_and_payments(mineola, media):
+    account = billed_account()
+    pay(account, "50.00", "2026-02-20", "CHK-77", as_of=date(2026, 3, 1))
+    user = customer("hal@example.org")
+    client = Client()
+    client.force_login(user, backend="django.contrib.auth.backends.ModelBackend")
+    response = client.post(reverse("portal:link"), {"account_no": account.account_no,
+                                                    "access_code": account.access_code}, follow=True)
+    page = response.content.decode()
+    assert f"Account {account.account_no}" in page
+    assert "$136.13" in page  # 186.13 billed less 50.00 paid (penalties after 2026-03-01 not yet assessed)
+    assert "CHK-77" in page and "$50.00" in page
+    assert '<svg xmlns="http://www.w3.org/2000/svg" id="chart-account"' in page
+    assert "<caption>Gallons per bill, last 24 months</caption>" in page and "62,500" in page
+    bill = Bill.objects.get(account=account)
+    detail = client.get(reverse("portal:bill", kwargs={"public_id": bill.public_id})).content.decode()
+    for text in ("Minimum charge, includes 20,000 gal", "§ 45.28 A(1), A(2)(a)", "$45.00", "$93.00", "$48.13",
+                 "$186.13", "§ 45.29 E", "$195.44", "Download the bill (PDF)"):
+        assert text in detail, text
+
+
+def test_pdf_is_rendered_on_demand_then_served_from_storage(mineola, media):
+    from billing.pdf import bill_pdf_render, bill_pdfs_store
+
+    account = billed_account()
+    user = customer("ivy@example.org")
+    PortalLink.objects.create(user=user, account=account)
+    bill = Bill.objects.get(account=account)
+    client = Client()
+    client.force_login(user, backend="django.contrib.auth.backends.ModelBackend")
+    url = reverse("portal:bill_pdf", kwargs={"public_id": bill.public_id})
+    fresh = client.get(url)
+    assert fresh.status_code == 200 and fresh.content.startswith(b"%PDF")
+    assert fresh["Content-Disposition"] == f'attachment; filename="water-bill-{bill.number}.pdf"'
+    assert bill_pdfs_store(bill_ids=[bill.pk]) == 1
+    assert client.get(url).content == fresh.content == bill_pdf_render(bill=bill)
+
+
+def test_paperless_choice_is_saved_with_who_made_it(mineola, media):
+    account = billed_account()
+    user = customer("jo@example.org")
+    PortalLink.objects.create(user=user, account=account)
+    client = Client()
+    client.force_login(user, backend="django.contrib.auth.backends.ModelBackend")
+    url = reverse("portal:paperless", kwargs={"public_id": account.public_id})
+    assert client.post(url, {"paperless": "on"}).status_code == 302
+    account.refresh_from_db()
+    assert account.paperless and account.history.first().history_user == user
+    client.post(url, {})
+    account.refresh_from_db()
+    assert not account.paperless
+    assert client.get(url).status_code == 405
+
+
+def test_paperless_customers_get_one_email_per_bill(mineola, media):
+    paperless = billed_account(paperless=True)
+    on_paper = billed_account()
+    kim, lee = customer("kim@example.org"), customer("lee@example.org")
+    PortalLink.objects.create(user=kim, account=paperless)
+    PortalLink.objects.create(user=lee, account=paperless)
+    PortalLink.objects.create(user=kim, account=on_paper)
+    ids = list(Bill.objects.values_list("id", flat=True))
+    assert bills_issued_notify(ids) == 2
+    bill = Bill.objects.get(account=paperless)
+    assert sorted(m.to[0] for m in mail.outbox) == ["kim@example.org", "lee@example.org"]
+    body = mail.outbox[0].body
+    assert f"/portal/bills/{bill.public_id}/" in body and "$186.13" in body and "March 1, 2026" in body
+    assert bills_issued_notify(ids) == 0 and len(mail.outbox) == 2
+    assert BillNotice.objects.count() == 2
+
+
+def test_a_billing_run_emails_paperless_customers_after_commit(mineola, django_capture_on_commit_callbacks):
+    account = AccountFactory(book=1, paperless=True)
+    meter = MeterFactory()
+    InstallationFactory(meter=meter, account=account, installed_on=date(2025, 7, 10))
+    Reading.objects.create(meter=meter, read_on=date(2025, 7, 10), value=1_000_000, source="install")
+    Reading.objects.create(meter=meter, read_on=date(2026, 1, 12), value=1_062_500)
+    PortalLink.objects.create(user=customer("paperless@example.org"), account=account)
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("run_billing", "--date", "2026-02-01", "--no-progress", stdout=io.StringIO())
+    assert [m.to for m in mail.outbox] == [["paperless@example.org"]]
+    assert account.bills.get().public_id.hex[:8] in mail.outbox[0].body.replace("-", "")
