@@ -1,0 +1,158 @@
+"""The clerk's desk for customers, premises and accounts.
+
+Every model here is kept by django-simple-history, so each admin is a ``HistoryAdmin`` (a
+``SimpleHistoryAdmin``): the "History" button lists who changed what and when, with each changed field
+shown old → new in words a clerk reads ("Active → Shut off", not "active → shut_off").
+"""
+
+from django.contrib import admin
+from django.db.models import Q
+from django.utils.functional import lazy
+from django.utils.html import format_html, format_html_join
+from simple_history.admin import SimpleHistoryAdmin
+from simple_history.template_utils import HistoricalRecordContextHelper
+
+from meters.models import Installation, Reading
+
+from .admin_imports import AccountImportMixin
+from .models import Account, Customer, Ownership, PortalLink, Premises
+
+RECENT_READINGS = 50
+
+
+def _utility_name() -> str:
+    from billing.models import Utility
+
+    return Utility.objects.values_list("name", flat=True).first() or "waterbilling"
+
+
+# Lazy, so the header follows the installed preset without touching the database at import time.
+admin.site.site_header = lazy(_utility_name, str)()
+admin.site.site_title = lazy(_utility_name, str)()
+admin.site.index_title = lazy(lambda: f"{_utility_name()}: billing office", str)()
+
+
+class _ClerkWords(HistoricalRecordContextHelper):
+    """History deltas with choice labels instead of stored codes, and a dash for empty."""
+
+    def prepare_delta_change_value(self, change, value):
+        field = self.model._meta.get_field(change.field)
+        if field.choices and not isinstance(value, list):
+            value = dict(field.flatchoices).get(value, value)
+        if value is None or value == "":
+            return "—"
+        return super().prepare_delta_change_value(change, value)
+
+
+class HistoryAdmin(SimpleHistoryAdmin):
+    """The base of every clerk admin for a model with history."""
+
+    def get_historical_record_context_helper(self, request, historical_record):
+        return _ClerkWords(self.model, historical_record)
+
+
+class OwnershipInline(admin.TabularInline):
+    model = Ownership
+    fields = ("owner", "started_on", "ended_on")
+    autocomplete_fields = ("owner",)
+    extra = 0
+    verbose_name_plural = "ownership history (the open row is the current owner)"
+
+
+class InstallationInline(admin.TabularInline):
+    model = Installation
+    fields = ("meter", "meter_size", "meter_unit", "installed_on", "removed_on")
+    readonly_fields = ("meter_size", "meter_unit")
+    autocomplete_fields = ("meter",)
+    ordering = ("-installed_on",)
+    extra = 0
+
+    @admin.display(description="size")
+    def meter_size(self, obj: Installation) -> str:
+        return f'{obj.meter.size}"' if obj.meter_id else ""
+
+    @admin.display(description="unit")
+    def meter_unit(self, obj: Installation) -> str:
+        return obj.meter.get_unit_display() if obj.meter_id else ""
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("meter")
+
+
+def account_readings(account: Account, *, limit: int = RECENT_READINGS):
+    """Readings of every meter while it was installed on ``account``, newest first."""
+    spans = Q(pk__in=[])
+    for inst in account.installations.all():
+        span = Q(meter_id=inst.meter_id, read_on__gte=inst.installed_on)
+        if inst.removed_on:
+            span &= Q(read_on__lte=inst.removed_on)
+        spans |= span
+    return (Reading.objects.filter(spans).select_related("meter", "entered_by")
+            .order_by("-read_on", "-id")[:limit])
+
+
+@admin.register(Account)
+class AccountAdmin(AccountImportMixin, HistoryAdmin):
+    list_display = ("account_no", "owner", "premises__service_address", "book", "category", "status")
+    list_select_related = ("owner", "premises")
+    list_filter = ("book", "category", "status", "paperless")
+    search_fields = ("account_no", "owner__name", "occupant__name", "premises__service_address",
+                     "premises__sbl")
+    autocomplete_fields = ("premises", "owner", "occupant")
+    readonly_fields = ("public_id", "recent_readings")
+    fieldsets = (
+        (None, {"fields": ("account_no", "book", "category", "status", "opened_on", "paperless",
+                           "sprinkler_supply_inches")}),
+        ("Premises and people", {"fields": ("premises", "owner", "occupant")}),
+        ("Customer portal", {"fields": ("access_code", "public_id"), "classes": ("collapse",)}),
+        ("Meter readings", {"fields": ("recent_readings",)}),
+    )
+    inlines = (InstallationInline, OwnershipInline)
+
+    @admin.display(description=f"latest {RECENT_READINGS} readings, newest first")
+    def recent_readings(self, obj: Account) -> str:
+        if obj.pk is None:
+            return "—"
+        readings = list(account_readings(obj))
+        if not readings:
+            return "No readings yet."
+        rows = format_html_join(
+            "\n", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            ((r.read_on.isoformat(), r.meter.serial, f"{r.value:,} {r.meter.unit}", r.get_read_type_display(),
+              r.source, r.entered_by or "") for r in readings))
+        return format_html(
+            '<table class="account-readings"><thead><tr><th>date</th><th>meter</th><th>value</th>'
+            "<th>type</th><th>source</th><th>entered by</th></tr></thead><tbody>{}</tbody></table>", rows)
+
+
+@admin.register(Customer)
+class CustomerAdmin(HistoryAdmin):
+    list_display = ("name", "mailing_first_line", "email", "phone")
+    search_fields = ("name", "mailing_address", "email", "phone")
+
+    @admin.display(description="mailing address")
+    def mailing_first_line(self, obj: Customer) -> str:
+        return obj.mailing_address.splitlines()[0] if obj.mailing_address else ""
+
+
+@admin.register(Premises)
+class PremisesAdmin(HistoryAdmin):
+    list_display = ("service_address", "sbl", "use_category")
+    list_filter = ("use_category",)
+    search_fields = ("service_address", "sbl")
+
+
+@admin.register(Ownership)
+class OwnershipAdmin(HistoryAdmin):
+    list_display = ("account", "owner", "started_on", "ended_on")
+    list_select_related = ("account", "owner")
+    search_fields = ("account__account_no", "owner__name")
+    autocomplete_fields = ("account", "owner")
+
+
+@admin.register(PortalLink)
+class PortalLinkAdmin(admin.ModelAdmin):
+    list_display = ("user", "account", "linked_at")
+    list_select_related = ("user", "account")
+    search_fields = ("user__username", "user__email", "account__account_no")
+    raw_id_fields = ("user", "account")

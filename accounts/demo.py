@@ -1,0 +1,464 @@
+"""Demo accounts: a village of believable customers, meters and two years of readings.
+
+The data is Mineola-flavoured (Nassau County, Long Island): streets of the village, owners some of whom
+live elsewhere (mailing address differs from the service address), tenants on about 15% of accounts,
+tax-map SBLs like ``9-123-45``. Each street lies in one book, so all ten books fill evenly.
+
+Readings follow the installed billing calendar (``billing.calendars``): a meter is read once in the
+read window of every bill date it is due on — for Mineola the month before each of its book's two
+billing dates (§ 45.29 A–B), and every month for meters larger than 1" (§ 45.29 C) — on a weekday
+close to the meter's route day. Every meter has an install reading a little over two years before
+``as_of``, so the first bills in the period have a starting read. Consumption is seasonal (more in
+summer); about 2% of reads are estimates, always at or below the true register so readings never go
+down.
+
+Speed matters (100,000 accounts in a few minutes on PostgreSQL), so rows are written with
+``bulk_create`` a chunk of accounts at a time, memory staying flat. Customers, premises, accounts,
+ownerships, meters and installations each get one "created" history row (reason "demo data"), so a
+clerk's first edit already shows old → new; readings, the bulk of the rows, get none. The same seed
+gives the same village; portal access codes and public ids stay random because they are secrets.
+"""
+
+import math
+import random
+import re
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+
+from django.conf import settings
+from django.db import connection, reset_queries, transaction
+from tqdm import tqdm
+
+from meters.models import Installation, Meter, Reading
+from meters.units import GALLONS_PER_CUBIC_FOOT
+
+from .models import Account, Customer, Ownership, Premises
+
+CHUNK_ACCOUNTS = 2_000
+BATCH_SIZE = 5_000
+HISTORY_REASON = "demo data"
+
+STREETS = (
+    "Jericho Turnpike", "Mineola Boulevard", "Willis Avenue", "Old Country Road", "Roslyn Road",
+    "Marcellus Road", "Washington Avenue", "Main Street", "First Street", "Second Street",
+    "Third Street", "Front Street", "Second Avenue", "Elm Place", "Cleveland Avenue", "Garfield Avenue",
+    "Harrison Avenue", "Jefferson Avenue", "Madison Avenue", "Franklin Avenue", "Lincoln Avenue",
+    "Liberty Avenue", "Sheridan Boulevard", "Emory Road", "Mineola Avenue", "Latham Road",
+    "Wilson Avenue", "Union Avenue", "Grant Avenue", "Hamilton Place", "Pennsylvania Avenue",
+    "Westbury Avenue", "Nassau Boulevard", "Fulton Avenue", "Birch Street", "Maple Place",
+    "Oak Street", "Chestnut Street", "Cherry Lane", "Hawthorne Street", "Laurel Avenue", "Linden Avenue",
+    "Locust Street", "Spruce Street", "Willow Street", "Beech Street", "Poplar Street", "Cedar Place",
+    "Ash Drive", "Hickory Road", "Hazel Place", "Magnolia Lane", "Park Avenue", "Park Drive",
+    "Grove Street", "Highland Avenue", "Hillside Place", "Summit Avenue", "Valley Road",
+    "Meadow Lane", "Brook Street", "Spring Street", "Lake Drive", "Bayview Avenue", "Harbor Road",
+    "Terrace Avenue", "Prospect Place", "Morris Street", "Searing Avenue", "Hudson Place",
+    "Albertson Street", "Herricks Road", "Carle Road", "Manchester Place", "Windsor Avenue",
+    "Kingston Avenue", "Oxford Street", "Cambridge Avenue", "Princeton Street", "Columbia Street",
+    "Dartmouth Street", "Cornell Drive", "Yale Street", "Stratford Road", "Devon Road",
+    "Fairfield Avenue", "Brookside Drive", "Rose Place", "Violet Street", "Daisy Lane", "Tulip Place",
+    "Lilac Lane", "Sycamore Street", "Pine Street", "Holly Place", "Ivy Street", "Evergreen Avenue",
+    "Juniper Road", "Crescent Street", "Carroll Street", "Fairview Avenue", "Sagamore Avenue",
+    "Seaman Avenue", "Willets Road", "Searingtown Road", "Titus Avenue", "Hicks Street",
+    "Post Avenue", "Wright Avenue", "Brown Street", "Allen Place", "Davis Avenue", "Foster Place",
+)
+
+FIRST_NAMES = (
+    "John", "Maria", "Michael", "Anthony", "Joseph", "Patricia", "Mary", "James", "Robert", "Linda",
+    "Jose", "Ana", "Manuel", "Fernanda", "Antonio", "Luis", "Carlos", "Rosa", "Paulo", "Isabel",
+    "Kevin", "Sean", "Brian", "Eileen", "Kathleen", "Thomas", "Daniel", "Christopher", "Nicole",
+    "Jennifer", "Lisa", "Susan", "Karen", "Frank", "Salvatore", "Vincent", "Dominick", "Angela",
+    "Theresa", "Giuseppe", "Rachel", "David", "Steven", "Howard", "Barbara", "Ruth", "Min-jun", "Ji-woo",
+    "Priya", "Raj", "Anil", "Sunita", "Wei", "Mei", "Juan", "Carmen", "Miguel", "Lucia", "Diego",
+    "Emily", "Olivia", "Ava", "Matthew", "Ryan", "Megan", "Lauren", "Peter", "Paul", "George",
+)
+LAST_NAMES = (
+    "Silva", "Costa", "Ferreira", "Pereira", "Santos", "Oliveira", "Rodrigues", "Martins", "Sousa",
+    "Almeida", "Russo", "Esposito", "Romano", "Colombo", "Ricci", "Marino", "Greco", "Bruno", "Gallo",
+    "Conti", "DeLuca", "Mancuso", "Caruso", "Lombardi", "Murphy", "Kelly", "O'Brien", "Ryan", "Walsh",
+    "McCarthy", "Byrne", "Doyle", "Fitzgerald", "Gallagher", "Sullivan", "Cohen", "Schwartz",
+    "Goldberg", "Friedman", "Levine", "Katz", "Rosen", "Kim", "Lee", "Park", "Choi", "Patel", "Shah",
+    "Singh", "Chen", "Wang", "Zhang", "Garcia", "Rodriguez", "Martinez", "Hernandez", "Lopez",
+    "Gonzalez", "Perez", "Sanchez", "Ramirez", "Smith", "Johnson", "Williams", "Brown", "Jones",
+    "Miller", "Davis", "Wilson", "Anderson", "Taylor", "Thomas", "Moore", "Jackson", "White", "Schmidt",
+    "Mueller", "Nowak", "Kowalski", "Papadopoulos",
+)
+BUSINESS_KINDS = ("Realty LLC", "Properties LLC", "Associates LLC", "Holdings Inc.", "& Sons Inc.",
+                  "Management Corp.", "Family Partnership", "Development LLC")
+BUSINESS_USES = ("Deli", "Pizzeria", "Auto Repair", "Dry Cleaners", "Dental Associates",
+                 "Law Offices", "Bagel Shop", "Nail Salon", "Hardware", "Pharmacy", "Diner",
+                 "Physical Therapy", "Laundromat", "Bakery", "Insurance Agency", "Florist")
+NONPROFITS = ("{saint} Parish", "First {faith} Church of Mineola", "{street} Congregation",
+              "Mineola {group} Association", "{saint} School", "Nassau {group} Center",
+              "Mineola Fire Department Company {n}", "{street} Senior Center")
+SAINTS = ("St. Aidan", "St. Anthony", "Our Lady of Fatima", "St. Mary", "Corpus Christi", "St. Paul",
+          "St. Joseph", "Holy Trinity")
+FAITHS = ("Presbyterian", "Methodist", "Baptist", "Lutheran", "Reformed", "Congregational")
+GROUPS = ("Community", "Youth", "Veterans", "Historical", "Arts", "Health", "Portuguese Cultural")
+OUT_OF_TOWN = (
+    "Garden City, NY 11530", "Williston Park, NY 11596", "East Williston, NY 11596", "Carle Place, NY 11514",
+    "Westbury, NY 11590", "New Hyde Park, NY 11040", "Great Neck, NY 11021", "Manhasset, NY 11030",
+    "Roslyn, NY 11576", "Bayside, NY 11361", "Flushing, NY 11354", "Brooklyn, NY 11215",
+    "New York, NY 10016", "Huntington, NY 11743", "Hicksville, NY 11801", "Boca Raton, FL 33432",
+    "Delray Beach, FL 33444", "Naples, FL 34102", "Myrtle Beach, SC 29577", "Scottsdale, AZ 85251",
+    "Stamford, CT 06901",
+)
+TOWN_LINE = "Mineola, NY 11501"
+SBL_SECTIONS = (9, 43, 44)
+MAKES = (("Neptune", "N", 45), ("Sensus", "S", 25), ("Badger", "B", 20), ("Itron", "I", 10))
+
+# Daily use in gallons for meters over 1", by size (low, high); hospitals and schools sit at the top.
+LARGE_DAILY = {"1 1/2": (600, 2_000), "2": (900, 4_000), "3": (2_500, 9_000), "4": (5_000, 18_000),
+               "6": (12_000, 45_000), "8": (30_000, 95_000)}
+LARGE_SIZES = (("1 1/2", 35), ("2", 35), ("3", 15), ("4", 8), ("6", 5), ("8", 2))
+SMALL_SIZES = {
+    Account.Category.ONE_TWO_FAMILY: (("5/8", 70), ("3/4", 25), ("1", 5)),
+    Account.Category.OTHER: (("5/8", 35), ("3/4", 35), ("1", 30)),
+    Account.Category.NONPROFIT: (("5/8", 30), ("3/4", 40), ("1", 30)),
+}
+# Two hundred accounts, as (category, meter over 1"?): 1% nonprofit, 12% other, ~3% meters over 1"
+# (the other-use large meters plus about half the nonprofits'). Dealt without replacement, so even a
+# small demo has every kind.
+DECK = ([(Account.Category.NONPROFIT, None)] * 2 + [(Account.Category.OTHER, True)] * 5
+        + [(Account.Category.OTHER, False)] * 19 + [(Account.Category.ONE_TWO_FAMILY, False)] * 174)
+SPRINKLER_INCHES = ("2", "3", "4", "6", "8")
+PEAK_DAY = date(2000, 7, 25).toordinal()  # the summer peak of lawn watering
+YEAR_DAYS = 365.2425
+
+
+def demo_accounts_create(*, count: int, as_of: date, seed: int, progress: bool = False) -> int:
+    """Add ``count`` demo accounts with meters and two years of readings up to ``as_of``; returns count."""
+    if count <= 0:
+        return 0
+    village = _Village(rng=random.Random(seed), as_of=as_of, first_seq=_next_account_seq())
+    with transaction.atomic(), tqdm(total=count, unit=" accounts", disable=not progress) as bar:
+        for start in range(0, count, CHUNK_ACCOUNTS):
+            size = min(CHUNK_ACCOUNTS, count - start)
+            _write(village.chunk(start, size))
+            _forget_logged_queries()
+            bar.update(size)
+    return count
+
+
+def _forget_logged_queries() -> None:
+    # With DEBUG on, Django keeps the SQL of every query, and each bulk insert's runs to megabytes; drop
+    # it per chunk so memory stays flat (unless a test is capturing queries to count them).
+    if settings.DEBUG and not connection.force_debug_cursor:
+        reset_queries()
+
+
+def _next_account_seq() -> int:
+    """One past the highest ``B-NNNNN`` number in use, so repeated demos never collide."""
+    pattern = re.compile(r"^\d{1,2}-(\d+)$")
+    highest = 0
+    for number in Account.objects.values_list("account_no", flat=True).iterator(chunk_size=10_000):
+        match = pattern.match(number)
+        if match:
+            highest = max(highest, int(match.group(1)))
+    return highest + 1
+
+
+def _calendar():
+    """The installed utility's billing calendar, or Mineola's when no preset is installed yet."""
+    from billing.calendars import calendar_for
+    from billing.models import Utility
+
+    utility = Utility.objects.first()
+    if utility is not None:
+        return calendar_for(utility.calendar_scheme, utility.calendar_params)
+    from billing.presets import preset_load
+
+    params = preset_load("mineola")["calendar"]
+    return calendar_for(params["scheme"], params)
+
+
+def _two_years_before(day: date) -> date:
+    try:
+        return day.replace(year=day.year - 2)
+    except ValueError:  # 29 February
+        return day.replace(year=day.year - 2, day=28)
+
+
+def _first_of_month(day: date, months: int = 0) -> date:
+    index = day.month - 1 + months
+    return date(day.year + index // 12, index % 12 + 1, 1)
+
+
+@dataclass
+class _Chunk:
+    customers: list = field(default_factory=list)
+    premises: list = field(default_factory=list)
+    meters: list = field(default_factory=list)
+    accounts: list = field(default_factory=list)
+    ownerships: list = field(default_factory=list)
+    installations: list = field(default_factory=list)
+    readings: list = field(default_factory=list)
+
+
+def _write(chunk: _Chunk) -> None:
+    _avoid_serials_in_use(chunk.meters)
+    # Parents first: bulk_create fills in primary keys, which the children's foreign keys then take.
+    for model, objs, history in (
+        (Customer, chunk.customers, True), (Premises, chunk.premises, True), (Meter, chunk.meters, True),
+        (Account, chunk.accounts, True), (Ownership, chunk.ownerships, True),
+        (Installation, chunk.installations, True), (Reading, chunk.readings, False),
+    ):
+        model.objects.bulk_create(objs, batch_size=BATCH_SIZE)
+        if history:
+            model.history.bulk_history_create(objs, batch_size=BATCH_SIZE,
+                                              default_change_reason=HISTORY_REASON)
+
+
+def _avoid_serials_in_use(meters: list[Meter]) -> None:
+    """Demo serials follow the account numbers; a real meter on file with the same serial keeps it."""
+    taken = set(Meter.objects.filter(serial__in=[m.serial for m in meters]).values_list("serial", flat=True))
+    for meter in meters:
+        if meter.serial in taken:
+            suffix = 1
+            while Meter.objects.filter(serial=f"{meter.serial}-{suffix}").exists():
+                suffix += 1
+            meter.serial = f"{meter.serial}-{suffix}"
+
+
+class _Village:
+    def __init__(self, *, rng: random.Random, as_of: date, first_seq: int):
+        self.rng = rng
+        self.as_of = as_of
+        self.first_seq = first_seq
+        self.calendar = _calendar()
+        self.deck: list = []
+        self.open_base = _two_years_before(as_of)
+        self._windows: dict[tuple[int, str], list[tuple[date, date]]] = {}
+
+    # -- the pieces of one account ------------------------------------------------------------
+
+    def chunk(self, start: int, size: int) -> _Chunk:
+        out = _Chunk()
+        for i in range(size):
+            self._account(out, self.first_seq + start + i)
+        return out
+
+    def _account(self, out: _Chunk, seq: int) -> None:
+        rng = self.rng
+        if not self.deck:
+            self.deck = list(DECK)
+            rng.shuffle(self.deck)
+        category, large = self.deck.pop()
+        if large is None:
+            large = rng.random() < 0.4
+        street_index, row = seq % len(STREETS), seq // len(STREETS)
+        book = 1 + street_index % 10
+        # Rows map one-to-one onto scattered house numbers, odd or even side, never repeating on a street.
+        house = 1 + 2 * ((row * 101) % 331) + 662 * (row // 331) + rng.randint(0, 1)
+        service_address = f"{house} {STREETS[street_index]}"
+        sbl = (f"{SBL_SECTIONS[street_index % 3]}-{1 + street_index // 3 + 40 * (row // 30)}"
+               f"-{1 + row % 30 + rng.choice((0, 0, 0, 30, 60))}")
+        opened_on = self._weekday_on_or_before(self.open_base - timedelta(days=rng.randint(0, 20)))
+
+        premises = Premises(service_address=service_address, sbl=sbl, use_category=self._use(category))
+        owner = self._owner(category, service_address)
+        occupant = self._occupant(category, service_address)
+        if occupant is not None and rng.random() < 0.85:
+            owner.mailing_address = self._elsewhere()
+        account = Account(
+            account_no=f"{book}-{seq:05d}", book=book, category=category, premises=premises, owner=owner,
+            occupant=occupant, opened_on=opened_on, paperless=bool(owner.email) and rng.random() < 0.2,
+            sprinkler_supply_inches=(rng.choice(SPRINKLER_INCHES)
+                                     if category == Account.Category.OTHER and rng.random() < 0.05 else ""),
+        )
+        out.premises.append(premises)
+        out.customers.append(owner)
+        if occupant is not None:
+            out.customers.append(occupant)
+        out.accounts.append(account)
+        self._ownerships(out, account, owner, opened_on)
+
+        size = self._weighted(LARGE_SIZES if large else SMALL_SIZES[category])
+        unit = Meter.Unit.CUBIC_FEET if rng.random() < 0.03 else Meter.Unit.GALLONS
+        make, prefix = self._make()
+        meter = Meter(serial=f"{prefix}{seq:08d}", make=make, size=size, unit=unit)
+        out.meters.append(meter)
+        out.installations.append(Installation(meter=meter, account=account, installed_on=opened_on))
+        self._readings(out, meter, book=book, category=category, opened_on=opened_on)
+
+    def _use(self, category: str) -> str:
+        if category == Account.Category.ONE_TWO_FAMILY:
+            return Premises.UseCategory.RESIDENTIAL
+        if category == Account.Category.NONPROFIT:
+            return Premises.UseCategory.INSTITUTIONAL
+        return self.rng.choice((Premises.UseCategory.COMMERCIAL,) * 8 + (Premises.UseCategory.INDUSTRIAL,))
+
+    def _person(self) -> tuple[str, str, str]:
+        rng = self.rng
+        first, last = rng.choice(FIRST_NAMES), rng.choice(LAST_NAMES)
+        roll = rng.random()
+        if roll < 0.25:
+            return f"{first} and {rng.choice(FIRST_NAMES)} {last}", first, last
+        if roll < 0.28:
+            return f"{last} Family Trust", first, last
+        if roll < 0.30:
+            return f"Estate of {first} {last}", first, last
+        return f"{first} {last}", first, last
+
+    def _contact(self, first: str, last: str) -> tuple[str, str]:
+        rng = self.rng
+        handle = re.sub(r"[^a-z.]", "", f"{first}.{last}".lower())
+        email = f"{handle}{rng.randint(1, 999)}@example.{rng.choice(('com', 'net', 'org'))}" \
+            if rng.random() < 0.45 else ""
+        phone = f"(516) 555-01{rng.randint(0, 99):02d}" if rng.random() < 0.6 else ""
+        return email, phone
+
+    def _owner(self, category: str, service_address: str) -> Customer:
+        rng = self.rng
+        at_home = f"{service_address}\n{TOWN_LINE}"
+        if category == Account.Category.ONE_TWO_FAMILY:
+            name, first, last = self._person()
+            mailing = self._elsewhere() if rng.random() < 0.08 else at_home
+        elif category == Account.Category.NONPROFIT:
+            template = rng.choice(NONPROFITS)
+            name = template.format(saint=rng.choice(SAINTS), faith=rng.choice(FAITHS),
+                                   group=rng.choice(GROUPS), street=service_address.split(" ", 1)[1],
+                                   n=rng.randint(1, 6))
+            first, last = "office", "nonprofit"
+            mailing = at_home if rng.random() < 0.8 else f"PO Box {rng.randint(100, 999)}\n{TOWN_LINE}"
+        else:
+            last = rng.choice(LAST_NAMES)
+            first = "info"
+            if rng.random() < 0.5:
+                name = f"{last} {rng.choice(BUSINESS_KINDS)}"
+            else:
+                name = f"{service_address.split(' ', 1)[1]} {rng.choice(BUSINESS_KINDS)}"
+            mailing = self._elsewhere() if rng.random() < 0.7 else at_home
+        email, phone = self._contact(first, last)
+        return Customer(name=name, mailing_address=mailing, email=email, phone=phone)
+
+    def _occupant(self, category: str, service_address: str) -> Customer | None:
+        rng = self.rng
+        chance = {Account.Category.ONE_TWO_FAMILY: 0.13, Account.Category.OTHER: 0.3}.get(category, 0.0)
+        if rng.random() >= chance:
+            return None
+        if category == Account.Category.OTHER:
+            name, first, last = f"{rng.choice(LAST_NAMES)}'s {rng.choice(BUSINESS_USES)}", "shop", "tenant"
+        else:
+            name, first, last = self._person()
+        email, phone = self._contact(first, last)
+        return Customer(name=name, mailing_address=f"{service_address}\n{TOWN_LINE}", email=email,
+                        phone=phone)
+
+    def _elsewhere(self) -> str:
+        rng = self.rng
+        town = rng.choice(OUT_OF_TOWN)
+        if rng.random() < 0.15:
+            return f"PO Box {rng.randint(10, 9999)}\n{town}"
+        street = rng.choice(STREETS).rsplit(" ", 1)[0]
+        suffix = rng.choice(("Street", "Avenue", "Road", "Lane", "Court", "Drive"))
+        apt = f", Apt {rng.randint(1, 12)}{rng.choice('ABCD')}" if rng.random() < 0.2 else ""
+        return f"{rng.randint(1, 2999)} {street} {suffix}{apt}\n{town}"
+
+    def _ownerships(self, out: _Chunk, account: Account, owner: Customer, opened_on: date) -> None:
+        rng = self.rng
+        if rng.random() < 0.04:
+            # The premises changed hands during the two years: the seller's ownership is closed.
+            sold_on = opened_on + timedelta(days=rng.randint(60, 600))
+            name, first, last = self._person()
+            email, phone = self._contact(first, last)
+            seller = Customer(name=name, mailing_address=self._elsewhere(), email=email, phone=phone)
+            out.customers.append(seller)
+            out.ownerships.append(Ownership(account=account, owner=seller, started_on=opened_on,
+                                            ended_on=sold_on - timedelta(days=1)))
+            out.ownerships.append(Ownership(account=account, owner=owner, started_on=sold_on))
+        else:
+            out.ownerships.append(Ownership(account=account, owner=owner, started_on=opened_on))
+
+    def _make(self) -> tuple[str, str]:
+        weights = [w for _, _, w in MAKES]
+        make, prefix, _ = self.rng.choices(MAKES, weights=weights)[0]
+        return make, prefix
+
+    def _weighted(self, table) -> str:
+        return self.rng.choices([v for v, _ in table], weights=[w for _, w in table])[0]
+
+    # -- readings -----------------------------------------------------------------------------
+
+    def _read_windows(self, book: int, frequency: str) -> list[tuple[date, date]]:
+        """Read windows of every bill date from before the install reading up to just after as_of."""
+        key = (book, frequency)
+        if key not in self._windows:
+            windows = []
+            bill_date = _first_of_month(self.open_base, -1)
+            last = _first_of_month(self.as_of, 2)
+            while bill_date <= last:
+                if self.calendar.is_due(book=book, frequency=frequency, on=bill_date):
+                    windows.append(self.calendar.cycle(book=book, frequency=frequency, bill_date=bill_date)
+                                   .read_window)
+                bill_date = _first_of_month(bill_date, 1)
+            self._windows[key] = windows
+        return self._windows[key]
+
+    def _daily_use(self, category: str, size: str) -> tuple[float, float]:
+        """(gallons a day on average, seasonal swing) for one premises."""
+        rng = self.rng
+        if size in LARGE_DAILY:
+            low, high = LARGE_DAILY[size]
+            return rng.uniform(low, high), 0.2
+        if category == Account.Category.ONE_TWO_FAMILY:
+            return min(430.0, max(200.0, rng.lognormvariate(math.log(300), 0.2))), 0.25
+        if category == Account.Category.NONPROFIT:
+            return min(1500.0, max(80.0, rng.lognormvariate(math.log(300), 0.5))), 0.2
+        return min(2500.0, max(100.0, rng.lognormvariate(math.log(500), 0.5))), 0.15
+
+    @staticmethod
+    def _seasonal_days(start: date, end: date, swing: float) -> float:
+        """∫ (1 + swing·cos(2π(t − peak)/year)) dt from start to end, in days."""
+        w = 2 * math.pi / YEAR_DAYS
+        a, b = start.toordinal() - PEAK_DAY, end.toordinal() - PEAK_DAY
+        return (b - a) + swing / w * (math.sin(w * b) - math.sin(w * a))
+
+    def _readings(self, out: _Chunk, meter: Meter, *, book: int, category: str, opened_on: date) -> None:
+        rng = self.rng
+        frequency = self.calendar.frequency_for(meter.size)
+        daily, swing = self._daily_use(category, meter.size)
+        per_unit = float(GALLONS_PER_CUBIC_FOOT) if meter.unit == Meter.Unit.CUBIC_FEET else 1.0
+        route_day = rng.randint(3, 22)
+        start_value = rng.randint(0, 400_000 if per_unit > 1 else 4_000_000)
+        if meter.size in LARGE_DAILY:
+            start_value *= 10
+
+        reads = [(opened_on, start_value, Reading.ReadType.ACTUAL, "install", "")]
+        gallons = 0.0
+        previous_day, value = opened_on, start_value
+        for first, last in self._read_windows(book, frequency):
+            day = self._route_date(first, last, route_day + rng.randint(-2, 2))
+            # The install reading stands for the window it falls in, so the first bill is a full period.
+            if first <= opened_on or day > self.as_of:
+                continue
+            gallons += daily * self._seasonal_days(previous_day, day, swing) * rng.uniform(0.85, 1.15)
+            true_value = start_value + int(gallons / per_unit)
+            if rng.random() < 0.02:
+                # Could not get to the meter: estimated low from average use, trued up by the next read.
+                value += int((true_value - value) * rng.uniform(0.8, 0.98))
+                reads.append((day, value, Reading.ReadType.ESTIMATED, "estimate",
+                              "No access to the meter; estimated from average daily use."))
+            else:
+                value = true_value
+                reads.append((day, value, Reading.ReadType.ACTUAL, "import", ""))
+            previous_day = day
+        meter.dials = max(7 if per_unit == 1.0 else 6, len(str(value)))
+        out.readings.extend(Reading(meter=meter, read_on=d, value=v, read_type=t, source=s, note=n)
+                            for d, v, t, s, n in reads)
+
+    @staticmethod
+    def _route_date(first: date, last: date, day_of_month: int) -> date:
+        """The route day within the window, moved off the weekend (Saturday back, Sunday forward)."""
+        day = min(max(first, first.replace(day=max(1, min(day_of_month, 28)))), last)
+        weekday = day.weekday()
+        if weekday == 5:
+            day = day - timedelta(days=1) if day - timedelta(days=1) >= first else day + timedelta(days=2)
+        elif weekday == 6:
+            day = day + timedelta(days=1) if day + timedelta(days=1) <= last else day - timedelta(days=2)
+        return day
+
+    @staticmethod
+    def _weekday_on_or_before(day: date) -> date:
+        while day.weekday() >= 5:
+            day -= timedelta(days=1)
+        return day

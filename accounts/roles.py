@@ -1,0 +1,104 @@
+"""Staff roles: the Django groups a village's office staff are put in, and what each may do.
+
+``ROLE_PERMISSIONS`` is the whole policy, one row per group: permissions are written as
+``app_label.codename`` so a reader sees exactly which model each one is about. A codename whose model
+is not installed yet (a later app such as ``termination``) is skipped, so the table can name the
+permissions a role will need before the app that defines them exists.
+
+Installing is idempotent and the table is authoritative: running it again sets each group's
+permissions back to the table (a village wanting a different role creates its own group).
+
+Nobody below superuser may delete audit history (the ``Historical*`` models), issued bills, ledger
+entries or payments; corrections are made by adjustments and voids, which are themselves recorded.
+"""
+
+from django.apps import apps
+from django.contrib.auth.management import create_permissions
+from django.contrib.auth.models import Group, Permission
+from django.contrib.contenttypes.models import ContentType
+from django.db import transaction
+
+
+def _perms(actions: str, *models: str) -> list[str]:
+    """``_perms("view add", "accounts.account")`` → ["accounts.view_account", "accounts.add_account"]."""
+    out = []
+    for label in models:
+        app_label, model = label.split(".")
+        out.extend(f"{app_label}.{action}_{model}" for action in actions.split())
+    return out
+
+
+# What a clerk keeps up day to day: who is billed, for what premises, from which meter and reading.
+_CLERK_RECORDS = ("accounts.account", "accounts.customer", "accounts.premises", "accounts.ownership",
+                  "meters.meter", "meters.installation", "meters.reading",
+                  "billing.payment", "billing.adjustment")
+# The audit trail of those records: a clerk reads it but never edits or deletes it.
+_CLERK_HISTORY = ("accounts.historicalaccount", "accounts.historicalcustomer", "accounts.historicalpremises",
+                  "accounts.historicalownership", "meters.historicalmeter", "meters.historicalinstallation",
+                  "meters.historicalreading", "billing.historicalpayment",
+                  "billing.historicalbillingexception")
+
+CLERK = [
+    *_perms("view add change", *_CLERK_RECORDS),
+    *_perms("view", *_CLERK_HISTORY),
+    *_perms("view", "billing.bill", "billing.billline", "billing.ledgerentry", "billing.billingrun",
+            "billing.billingexception", "billing.rateschedule", "billing.fee", "billing.utility"),
+    "billing.change_billingexception",  # release an exception: "bill as read"
+    "billing.add_billingrun",           # start a billing run
+]
+
+SUPERVISOR = [
+    *CLERK,
+    *_perms("view", "billing.historicalrateschedule", "billing.historicalfee"),
+    *_perms("add change", "billing.rateschedule", "billing.fee"),
+    "billing.change_utility",
+    "billing.change_bill",              # void a bill (the void is recorded; the bill is never edited)
+    "meters.delete_reading",
+    "accounts.delete_account",
+]
+
+HEARING_OFFICER = [
+    *_perms("view", "accounts.account", "accounts.customer", "accounts.premises", "accounts.ownership",
+            "billing.bill", "billing.billline", "billing.ledgerentry", "billing.payment"),
+    # The termination app adds its case, notice, hearing and determination permissions here.
+]
+
+BACKFLOW_INSPECTOR = [
+    *_perms("view", "accounts.account", "accounts.premises", "accounts.customer"),
+    # The backflow app adds its device, assessment and test permissions here.
+]
+
+ROLE_PERMISSIONS: dict[str, list[str]] = {
+    "Clerk": CLERK,
+    "Supervisor": SUPERVISOR,
+    "Hearing officer": HEARING_OFFICER,
+    "Backflow inspector": BACKFLOW_INSPECTOR,
+}
+
+
+def _installed_permissions(names: list[str]) -> list[Permission]:
+    """The Permission rows for ``names``, skipping those whose model is not installed (yet)."""
+    wanted: dict[type, set[str]] = {}
+    for name in names:
+        app_label, codename = name.split(".")
+        try:
+            model = apps.get_model(app_label, codename.split("_", 1)[1])
+        except LookupError:
+            continue
+        wanted.setdefault(model, set()).add(codename)
+    # post_migrate makes the permissions; make sure they exist when called before it has run.
+    for app_label in {model._meta.app_label for model in wanted}:
+        create_permissions(apps.get_app_config(app_label), verbosity=0)
+    content_types = ContentType.objects.get_for_models(*wanted, for_concrete_models=False)
+    model_by_ct = {ct.id: model for model, ct in content_types.items()}
+    return [perm for perm in Permission.objects.filter(content_type__in=content_types.values())
+            if perm.codename in wanted[model_by_ct[perm.content_type_id]]]
+
+
+@transaction.atomic
+def roles_install() -> list[str]:
+    """Create or update the staff groups from ``ROLE_PERMISSIONS``; returns the group names."""
+    for name, perm_names in ROLE_PERMISSIONS.items():
+        group, _ = Group.objects.get_or_create(name=name)
+        group.permissions.set(_installed_permissions(perm_names))
+    return list(ROLE_PERMISSIONS)
