@@ -5,8 +5,11 @@ Every model here is kept by django-simple-history, so each admin is a ``HistoryA
 shown old → new in words a clerk reads ("Active → Shut off", not "active → shut_off").
 """
 
+from decimal import Decimal
+
 from django.contrib import admin
 from django.db.models import Q
+from django.urls import reverse
 from django.utils.functional import lazy
 from django.utils.html import format_html, format_html_join
 from simple_history.admin import SimpleHistoryAdmin
@@ -18,6 +21,7 @@ from .admin_imports import AccountImportMixin
 from .models import Account, Customer, Ownership, PortalLink, Premises
 
 RECENT_READINGS = 50
+RECENT_BILLS = 12
 
 
 def _utility_name() -> str:
@@ -99,15 +103,41 @@ class AccountAdmin(AccountImportMixin, HistoryAdmin):
     search_fields = ("account_no", "owner__name", "occupant__name", "premises__service_address",
                      "premises__sbl")
     autocomplete_fields = ("premises", "owner", "occupant")
-    readonly_fields = ("public_id", "recent_readings")
+    readonly_fields = ("public_id", "billing_summary", "recent_readings")
     fieldsets = (
         (None, {"fields": ("account_no", "book", "category", "status", "opened_on", "paperless",
                            "sprinkler_supply_inches")}),
         ("Premises and people", {"fields": ("premises", "owner", "occupant")}),
         ("Customer portal", {"fields": ("access_code", "public_id"), "classes": ("collapse",)}),
+        ("Billing", {"fields": ("billing_summary",)}),
         ("Meter readings", {"fields": ("recent_readings",)}),
     )
     inlines = (InstallationInline, OwnershipInline)
+
+    @admin.display(description="balance, bills and payments today")
+    def billing_summary(self, obj: Account) -> str:
+        if obj.pk is None:
+            return "—"
+        from billing.selectors import account_statement
+        from waterbilling.commands import today
+
+        statement = account_statement(account=obj, as_of=today())
+        bills = statement["bills"][-RECENT_BILLS:][::-1]
+        numbers = dict(obj.bills.filter(number__in=[b["number"] for b in bills]).values_list("number", "pk"))
+        rows = format_html_join(
+            "\n", '<tr><td><a href="{}">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>${}</td><td>${}</td></tr>',
+            ((reverse("admin:billing_bill_change", args=[numbers[b["number"]]]), b["number"], b["bill_date"],
+              b["due_date"], f"{b['gallons']:,}", b["total"], b["balance"]) for b in bills))
+        paid = format_html_join(", ", "${} on {} ({})", ((p["amount"], p["paid_on"], p["reference"])
+                                                        for p in statement["payments"][-5:][::-1]))
+        penalties = sum(Decimal(c["amount"]) for c in statement["charges"] if c["kind"] == "penalty")
+        return format_html(
+            '<p><strong>Balance: ${}</strong> · penalties posted to date: ${} · '
+            '<a href="{}?q={}">ledger entries</a></p>'
+            '<table class="account-bills"><thead><tr><th>bill</th><th>dated</th><th>due</th><th>gallons</th>'
+            "<th>total</th><th>unpaid</th></tr></thead><tbody>{}</tbody></table><p>Latest payments: {}</p>",
+            statement["balance"], f"{penalties:.2f}", reverse("admin:billing_ledgerentry_changelist"), obj.account_no,
+            rows or format_html("<tr><td colspan=6>No bills yet.</td></tr>"), paid or "none")
 
     @admin.display(description=f"latest {RECENT_READINGS} readings, newest first")
     def recent_readings(self, obj: Account) -> str:

@@ -195,3 +195,15 @@ def test_every_accounts_and_meters_model_is_in_the_admin(admin_client, account):
         assert admin_client.get(reverse(f"admin:{name}_changelist")).status_code == 200, name
     for name, obj in (("accounts_customer", account.owner), ("accounts_premises", account.premises)):
         assert admin_client.get(reverse(f"admin:{name}_history", args=[obj.pk])).status_code == 200
+
+
+def test_account_page_shows_balance_bills_and_payments(admin_client, mineola):
+    from tests.billing.test_runs import account_with_meter, pay, read, run
+
+    account, meter = account_with_meter(book=1)
+    read(meter, date(2026, 1, 12), 1_062_500)
+    run("run_billing", "--date", "2026-02-01")
+    pay(account, "100.00", "2026-02-20", "CHK-77")
+    html = admin_client.get(reverse("admin:accounts_account_change", args=[account.pk])).content.decode()
+    assert "Balance: $86.13" in html and "$186.13" in html and "62,500" in html
+    assert "$100.00 on 2026-02-20 (CHK-77)" in html
