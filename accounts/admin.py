@@ -12,6 +12,7 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils.functional import lazy
 from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
 from simple_history.admin import SimpleHistoryAdmin
 from simple_history.template_utils import HistoricalRecordContextHelper
 
@@ -137,7 +138,7 @@ class AccountAdmin(AccountImportMixin, HistoryAdmin):
             '<table class="account-bills"><thead><tr><th>bill</th><th>dated</th><th>due</th><th>gallons</th>'
             "<th>total</th><th>unpaid</th></tr></thead><tbody>{}</tbody></table><p>Latest payments: {}</p>",
             statement["balance"], f"{penalties:.2f}", reverse("admin:billing_ledgerentry_changelist"), obj.account_no,
-            rows or format_html("<tr><td colspan=6>No bills yet.</td></tr>"), paid or "none")
+            rows or mark_safe("<tr><td colspan=6>No bills yet.</td></tr>"), paid or "none")
 
     @admin.display(description=f"latest {RECENT_READINGS} readings, newest first")
     def recent_readings(self, obj: Account) -> str:
