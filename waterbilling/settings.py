@@ -127,7 +127,7 @@ CURRENCIES = ("USD",)
 
 # Celery: a real broker when REDIS_URL is set; otherwise tasks run eagerly in-process.
 REDIS_URL = env.str("REDIS_URL", default="")
-CELERY_BROKER_URL = REDIS_URL or "memory://"
+CELERY_BROKER_URL = REDIS_URL or "memory://localhost/"
 # No result backend by default: run state lives in PostgreSQL. A worker that must report results (the
 # test probe of a real worker) is given one through the environment.
 CELERY_RESULT_BACKEND = env.str("CELERY_RESULT_BACKEND", default="") or None

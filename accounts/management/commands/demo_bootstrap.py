@@ -19,7 +19,7 @@ from waterbilling.commands import today
 
 ADMIN_USERNAME = "admin"
 ADMIN_URL = "http://127.0.0.1:8000/admin/"
-BACKFILL_MONTHS = 23  # the demo's readings go back two years
+BACKFILL_MONTHS = 22  # the demo's readings start two years back; the first bills fall in the month after
 
 
 class Command(BaseCommand):
