@@ -82,7 +82,6 @@ class Reading(models.Model):
             models.UniqueConstraint(fields=["meter", "read_on"], name="one_reading_per_meter_per_date"),
             models.CheckConstraint(condition=Q(value__gte=0), name="reading_not_negative"),
         ]
-        indexes = [models.Index(fields=["meter", "read_on"], name="reading_meter_date")]
 
     def __str__(self) -> str:
         return f"{self.meter.serial} {self.read_on}: {self.value}"
