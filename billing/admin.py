@@ -17,7 +17,7 @@ from django.utils.html import format_html, format_html_join
 from simple_history.admin import SimpleHistoryAdmin
 
 from waterbilling.commands import today
-from waterbilling.csvimport import CsvImportAdminMixin, CsvRow
+from waterbilling.csvimport import CsvImportAdminMixin, CsvRow, dollars
 from waterbilling.errors import ApplicationError
 
 from .models import (
@@ -392,7 +392,7 @@ class PaymentAdmin(CsvImportAdminMixin, SimpleHistoryAdmin):
             except ApplicationError as exc:
                 errors = exc.errors
             else:
-                total = sum((Decimal(r["amount"].replace("$", "").replace(",", "")) for r in rows), Decimal(0))
+                total = sum((dollars(r["amount"]) for r in rows), Decimal(0))
                 self.message_user(request, f"Posted {result.created} payments totalling ${total:,.2f}"
                                            + (f"; {result.skipped} already posted, skipped" if result.skipped else ""),
                                   messages.SUCCESS)

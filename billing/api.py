@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 
 from accounts.models import Account
 from meters.imports import READINGS_LAYOUT, readings_import
-from waterbilling.csvimport import CsvRow
+from waterbilling.csvimport import CsvRow, dollars
 from waterbilling.errors import ApplicationError, FieldError, NotFound
 
 from .fees import fee_in_force, fee_quote
@@ -291,14 +291,12 @@ class FeeList(APIView):
         """The fee schedule in force; with ``code`` (and ``basis`` for pro-rata fees) a quote."""
         as_of = _as_of(request)
         if code := request.query_params.get("code"):
-            from decimal import Decimal, InvalidOperation
-
             fee = fee_in_force(code=code, on=as_of)
             basis = request.query_params.get("basis")
             try:
-                basis_value = Decimal(basis.replace(",", "").replace("$", "")) if basis else None
-            except InvalidOperation:
-                raise ApplicationError(f"'{basis}' is not an amount in dollars", field="basis") from None
+                basis_value = dollars(basis) if basis else None
+            except ValueError as exc:
+                raise ApplicationError(str(exc), field="basis") from None
             return Response({"code": fee.code, "description": fee.description, "citation": fee.citation,
                              "basis": basis, "amount": f"{fee_quote(fee, basis=basis_value):.2f}"})
         codes = sorted(set(Fee.objects.values_list("code", flat=True)))

@@ -3,7 +3,7 @@
 from collections import defaultdict
 from datetime import date
 
-from ..ledger import AccountBalance, Entry, allocate
+from ..ledger import Entry
 from ..models import LedgerEntry
 
 
@@ -17,7 +17,3 @@ def entries_for_accounts(account_ids, *, through: date | None = None) -> dict[in
         out[account_id].append(Entry(kind=kind, posted_on=posted_on, amount=amount, entry_id=entry_id,
                                      bill_key=(bill_date, bill_id) if bill_id else None))
     return out
-
-
-def account_balance(*, account_id: int, as_of: date) -> AccountBalance:
-    return allocate(entries_for_accounts([account_id], through=as_of).get(account_id, []))
