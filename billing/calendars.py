@@ -5,7 +5,7 @@ builds the strategy. Pure code: no database, no "today".
 """
 
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from fractions import Fraction
 
 from meters.units import size_inches
@@ -58,6 +58,9 @@ class BookSemiannualMonthlyLarge:
         """Books whose semiannual billing date is ``on``."""
         return sorted(b for b, months in self.months.items() if on.day == 1 and on.month in months)
 
+    def due_date(self, issued_on: date) -> date:
+        return add_months(issued_on, self.due_months)
+
     def billable_year_start(self, *, book: int, on: date) -> date:
         start_month = self.year_start[book]
         year = on.year if on.month >= start_month else on.year - 1
@@ -67,7 +70,7 @@ class BookSemiannualMonthlyLarge:
         return Cycle(
             frequency=frequency,
             bill_date=bill_date,
-            due_date=add_months(bill_date, self.due_months),
+            due_date=self.due_date(bill_date),
             read_window=month_before(bill_date),
             billable_year_start=self.billable_year_start(book=book, on=bill_date),
             citation=self.monthly_citation if frequency == "monthly" else self.semiannual_citation,
@@ -102,14 +105,13 @@ class QuarterlySingleBook:
         year = on.year if on.month >= self.year_start_month else on.year - 1
         return date(year, self.year_start_month, 1)
 
-    def cycle(self, *, book: int, frequency: str, bill_date: date) -> Cycle:
-        from datetime import timedelta
-
+    def due_date(self, issued_on: date) -> date:
         if "days_after_bill_date" in self.due:
-            due = bill_date + timedelta(days=self.due["days_after_bill_date"])
-        else:
-            due = add_months(bill_date, self.due["months_after_bill_date"])
-        return Cycle(frequency, bill_date, due, month_before(bill_date),
+            return issued_on + timedelta(days=self.due["days_after_bill_date"])
+        return add_months(issued_on, self.due["months_after_bill_date"])
+
+    def cycle(self, *, book: int, frequency: str, bill_date: date) -> Cycle:
+        return Cycle(frequency, bill_date, self.due_date(bill_date), month_before(bill_date),
                      self.billable_year_start(book=book, on=bill_date), self.citation)
 
 

@@ -29,6 +29,11 @@ def money_field(**kwargs):
                       **kwargs)
 
 
+class PaymentOrder(models.TextChoices):
+    PRINCIPAL_FIRST = "principal_first", "Principal first: charges of every bill, oldest first, then penalties"
+    PENALTIES_FIRST = "penalties_first", "Penalties first: each bill's penalties, then its charges, oldest bill first"
+
+
 class Utility(models.Model):
     """The municipality this installation bills for (one row), and the strategies its preset selects."""
 
@@ -43,6 +48,11 @@ class Utility(models.Model):
     penalty_params = models.JSONField(default=dict)
     termination_params = models.JSONField(default=dict)
     notes = models.JSONField(default=list, help_text="Discrepancies between the text and the preset.")
+    payment_order = models.CharField(
+        max_length=20, choices=PaymentOrder.choices, default=PaymentOrder.PRINCIPAL_FIRST,
+        help_text="Office policy, not in the ordinance: what a payment pays first.")
+    is_demo_site = models.BooleanField(
+        default=False, help_text="A demo or training site: billing on the preset's sample rates is allowed.")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -96,6 +106,8 @@ class BillingRun(models.Model):
 
     run_on = models.DateField(help_text="The date the run bills as of.")
     dry_run = models.BooleanField(default=False)
+    accept_sample_rates = models.BooleanField(
+        default=False, help_text="The clerk chose to bill on rates marked sample (recorded for the audit).")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     started_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="+")
@@ -183,7 +195,9 @@ class Bill(models.Model):
     run = models.ForeignKey(BillingRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="bills")
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.ISSUED)
     frequency = models.CharField(max_length=12, choices=Frequency.choices)
-    bill_date = models.DateField()
+    bill_date = models.DateField(help_text="The billing period's date under the calendar.")
+    issued_on = models.DateField(help_text="The day the bill was issued: the bill date, or later for a corrected "
+                                           "bill that replaces a voided one.")
     due_date = models.DateField()
     period_start = models.DateField()
     period_end = models.DateField()
@@ -200,7 +214,9 @@ class Bill(models.Model):
     voided_at = models.DateTimeField(null=True, blank=True)
     voided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                   related_name="+")
-    void_reason = models.TextField(blank=True)
+    void_reason = models.TextField(blank=True, help_text="Internal note; never shown to the customer.")
+    void_description = models.CharField(max_length=200, blank=True,
+                                        help_text="What the customer reads about the void.")
     pdf = models.FileField(upload_to="bills/%Y/%m/", blank=True)
 
     class Meta:
@@ -208,7 +224,9 @@ class Bill(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["account", "bill_date"], condition=~Q(status="void"),
                                     name="one_live_bill_per_account_period"),
-            models.CheckConstraint(condition=Q(due_date__gte=models.F("bill_date")), name="bill_due_not_before_date"),
+            models.CheckConstraint(condition=Q(due_date__gte=models.F("issued_on")), name="bill_due_not_before_issue"),
+            models.CheckConstraint(condition=Q(issued_on__gte=models.F("bill_date")),
+                                   name="bill_issued_not_before_date"),
             models.CheckConstraint(condition=Q(gallons__gte=0), name="bill_gallons_not_negative"),
         ]
         indexes = [models.Index(fields=["account", "-bill_date"], name="bill_account_date")]
@@ -271,7 +289,9 @@ class Adjustment(models.Model):
     kind = models.CharField(max_length=6, choices=Kind.choices)
     amount = money_field(help_text="Always positive; the kind says which way it goes.")
     adjusted_on = models.DateField()
-    reason = models.TextField()
+    reason = models.TextField(help_text="Internal note; never shown to the customer.")
+    description = models.CharField(max_length=200, default="Account correction",
+                                   help_text="What the customer reads on the statement and portal.")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -294,10 +314,11 @@ class LedgerEntry(models.Model):
         CREDIT = "credit", "Credit memo"
         DEBIT = "debit", "Debit memo"
         VOID = "void", "Bill voided"
+        PENALTY_REVERSAL = "penalty_reversal", "Penalty reversed"
 
     account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="ledger")
     bill = models.ForeignKey(Bill, null=True, blank=True, on_delete=models.PROTECT, related_name="ledger")
-    kind = models.CharField(max_length=8, choices=Kind.choices)
+    kind = models.CharField(max_length=20, choices=Kind.choices)
     posted_on = models.DateField()
     amount = money_field()
     citation = models.CharField(max_length=80, blank=True)
@@ -305,6 +326,8 @@ class LedgerEntry(models.Model):
     payment = models.OneToOneField(Payment, null=True, blank=True, on_delete=models.PROTECT, related_name="entry")
     adjustment = models.OneToOneField(Adjustment, null=True, blank=True, on_delete=models.PROTECT,
                                       related_name="entry")
+    reverses = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="reversals",
+                                 help_text="The penalty a reversal takes back (facts learned later).")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -317,12 +340,14 @@ class LedgerEntry(models.Model):
                                     name="one_charge_entry_per_bill_kind"),
             models.CheckConstraint(
                 condition=(Q(kind__in=["water", "fee", "penalty", "debit"], amount__gte=0)
-                           | Q(kind__in=["payment", "credit", "void"], amount__lte=0)),
+                           | Q(kind__in=["payment", "credit", "void", "penalty_reversal"], amount__lte=0)),
                 name="ledger_sign_matches_kind"),
             models.CheckConstraint(condition=~Q(kind="payment") | Q(payment__isnull=False),
                                    name="payment_entry_has_payment"),
             models.CheckConstraint(condition=~Q(kind="penalty") | Q(bill__isnull=False),
                                    name="penalty_entry_has_bill"),
+            models.CheckConstraint(condition=~Q(kind="penalty_reversal") | Q(bill__isnull=False, reverses__isnull=False),
+                                   name="penalty_reversal_has_penalty"),
         ]
         indexes = [models.Index(fields=["account", "posted_on"], name="ledger_account_date")]
 

@@ -168,6 +168,7 @@ class NewBill:
     run_id: int | None
     frequency: str
     bill_date: date
+    issued_on: date
     due_date: date
     period_start: date
     period_end: date
@@ -204,10 +205,15 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
         "id", "account_no", "book", "category", "sprinkler_supply_inches")]
     billed = set(Bill.objects.filter(account_id__in=account_ids, bill_date=run_on)
                  .exclude(status=Bill.Status.VOID).values_list("account_id", flat=True))
-    voided = defaultdict(int)
-    for account_id in Bill.objects.filter(account_id__in=account_ids, bill_date=run_on,
-                                          status=Bill.Status.VOID).values_list("account_id", flat=True):
+    # A bill replacing a voided one is issued when the void was recorded (not before), and is due by the
+    # calendar's rule from that day: the customer gets the full term to pay the corrected amount.
+    voided: dict[int, int] = defaultdict(int)
+    voided_on: dict[int, date] = {}
+    for account_id, void_posted_on in LedgerEntry.objects.filter(
+            account_id__in=account_ids, kind=LedgerEntry.Kind.VOID, bill__bill_date=run_on).values_list(
+            "account_id", "posted_on"):
         voided[account_id] += 1
+        voided_on[account_id] = max(void_posted_on, voided_on.get(account_id, run_on))
     released = set(BillingException.objects.filter(
         account_id__in=account_ids, bill_date=run_on, status=BillingException.Status.RELEASED,
         kind=BillingException.Kind.HIGH_USAGE).values_list("account_id", flat=True))
@@ -287,10 +293,11 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
                                                kind=BillingException.Kind.RATING, detail=str(exc), run=run))
             continue
         total = rated.total
+        issued_on = voided_on.get(account.id, run_on)
         new_bills.append(NewBill(
             number=_bill_number(run_on, account.account_no, voided[account.id]), public_id=uuid.uuid4(),
             account_id=account.id, run_id=run.pk if run else None, frequency=frequency, bill_date=run_on,
-            due_date=cycle.due_date, period_start=usage.start.read_on, period_end=usage.end.read_on,
+            issued_on=issued_on, due_date=calendar.due_date(issued_on) if issued_on != run_on else cycle.due_date, period_start=usage.start.read_on, period_end=usage.end.read_on,
             gallons=usage.gallons, schedule_gallons=rated.schedule_gallons,
             includes_annual_minimum=rated.includes_annual_minimum, start_reading_id=usage.start.id,
             end_reading_id=usage.end.id, estimated=usage.estimated, rate_schedule_id=schedule_row.pk,
@@ -331,7 +338,7 @@ def _bills_write(bills: list["NewBill"], lines_per_bill: list[tuple]) -> None:
         for position, line in enumerate(bill_lines, start=1):
             lines.append((bill.pk, position, line.kind, line.description, line.citation, line.quantity, line.rate,
                           line.amount, "USD"))
-        entries.append((bill.account_id, bill.pk, LedgerEntry.Kind.WATER.value, bill.bill_date, bill.total,
+        entries.append((bill.account_id, bill.pk, LedgerEntry.Kind.WATER.value, bill.issued_on, bill.total,
                         "USD", bill_lines[0].citation if bill_lines else "", f"Bill {bill.number}", now))
     line_columns = ("bill_id", "position", "kind", "description", "citation", "quantity", "rate", "amount",
                     "amount_currency")
@@ -339,13 +346,15 @@ def _bills_write(bills: list["NewBill"], lines_per_bill: list[tuple]) -> None:
                      "description", "created_at")
     if is_postgres():
         bill_columns = ("id", "number", "public_id", "account_id", "run_id", "status", "frequency", "bill_date",
-                        "due_date", "period_start", "period_end", "gallons", "schedule_gallons",
+                        "issued_on", "due_date", "period_start", "period_end", "gallons", "schedule_gallons",
                         "includes_annual_minimum", "start_reading_id", "end_reading_id", "estimated",
-                        "rate_schedule_id", "total", "total_currency", "created_at", "void_reason", "pdf")
+                        "rate_schedule_id", "total", "total_currency", "created_at", "void_reason", "void_description",
+                        "pdf")
         copy_rows(Bill, bill_columns, [
             (b.pk, b.number, b.public_id, b.account_id, b.run_id, Bill.Status.ISSUED.value, b.frequency, b.bill_date,
-             b.due_date, b.period_start, b.period_end, b.gallons, b.schedule_gallons, b.includes_annual_minimum,
-             b.start_reading_id, b.end_reading_id, b.estimated, b.rate_schedule_id, b.total, "USD", now, "", "")
+             b.issued_on, b.due_date, b.period_start, b.period_end, b.gallons, b.schedule_gallons,
+             b.includes_annual_minimum, b.start_reading_id, b.end_reading_id, b.estimated, b.rate_schedule_id,
+             b.total, "USD", now, "", "", "")
             for b in bills])
         copy_rows(BillLine, line_columns, lines)
         copy_rows(LedgerEntry, entry_columns, entries)
