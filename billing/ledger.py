@@ -1,14 +1,26 @@
 """Balances derived from ledger entries, with no database.
 
 Entries are debits (water and fee charges, penalties, debit memos; positive) and credits (payments,
-credit memos, voids; negative). A credit tied to a bill (a credit memo or a void) reduces that bill's
-charges — water, then fees, then penalties. A payment applies on its own day to the oldest open bill
-first (bills by bill date), and within a bill to penalties, then fees, then water (ORDINANCES.md,
-conventions); a penalty posted later never takes money from an earlier payment. What no bill can take
-is a credit that the next charge uses.
+credit memos, voids; negative). Replaying them day by day gives every balance:
 
-Because allocation is a pure function of the entries up to a day, "the principal unpaid on that day" is
-simply ``allocate(entries posted before that day)``, and replaying twice gives the same answer.
+* **A day's charges, then its credits.** All charges posted on a day are added together and only then
+  does any credit left over (an overpayment) go to them, so the order in which same-day charges were
+  recorded never changes who owes what. Each credit is then applied as it comes.
+* **What a payment pays** is the preset's policy (ORDINANCES.md, conventions). ``principal_first`` (the
+  default): unpaid principal — fees and water — of every bill, oldest bill first, and only then penalties,
+  oldest first; an unpaid penalty therefore never turns into principal that draws more penalties.
+  ``penalties_first``: each bill's penalties, then its fees, then its water, oldest bill first.
+* **A credit tied to a bill** (a credit memo or a void) reduces that bill's own charges — water, then
+  fees, then penalties; what the bill no longer owes because it was paid already becomes a credit for
+  the account.
+* **A penalty correction** (a payment dated before a penalty was recorded after it) sits on the
+  penalty's own day and bill, so the replay is the one the penalty would have had if the payment had
+  been known in time.
+* A payment applies on its own day; a charge posted later never takes money from an earlier payment,
+  except a credit left over, which the next charge uses.
+
+Because allocation is a pure function of the entries up to a day, "the principal unpaid at the start of
+day D" is the state after the entries posted before D, and replaying twice gives the same answer.
 """
 
 from collections import defaultdict
@@ -18,26 +30,35 @@ from decimal import Decimal
 
 from .money import ZERO
 
-# Order within a bill when a payment applies: penalties first, then fees, then water.
-PAY_ORDER = ("penalty", "fee", "water")
+PRINCIPAL_FIRST = "principal_first"
+PENALTIES_FIRST = "penalties_first"
+PAYMENT_ORDERS = (PRINCIPAL_FIRST, PENALTIES_FIRST)
+
+CATEGORIES = ("penalty", "fee", "water")
 # Order when a bill's own credit (memo, void) applies: the charges first.
 CREDIT_ORDER = ("water", "fee", "penalty")
-CATEGORY = {"water": "water", "fee": "fee", "debit": "fee", "penalty": "penalty"}
+# Charges by the category they add to; a penalty correction adds (usually a negative amount) to penalties.
+CATEGORY = {"water": "water", "fee": "fee", "debit": "fee", "penalty": "penalty", "penalty_correction": "penalty"}
+PENALTY_KINDS = ("penalty", "penalty_correction")
 
 
 @dataclass(frozen=True)
 class Entry:
-    kind: str  # water, fee, penalty, debit, payment, credit, void
+    kind: str  # water, fee, penalty, penalty_correction, debit, payment, credit, void
     posted_on: date
     amount: Decimal
     bill_key: tuple | None = None  # (bill_date, bill_id) orders bills oldest first; None = not on a bill
     entry_id: int = 0
 
+    @property
+    def is_charge(self) -> bool:
+        return self.kind in CATEGORY
+
 
 @dataclass
 class BillBalance:
-    charged: dict[str, Decimal] = field(default_factory=lambda: dict.fromkeys(PAY_ORDER, ZERO))
-    unpaid: dict[str, Decimal] = field(default_factory=lambda: dict.fromkeys(PAY_ORDER, ZERO))
+    charged: dict[str, Decimal] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, ZERO))
+    unpaid: dict[str, Decimal] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, ZERO))
 
     @property
     def unpaid_principal(self) -> Decimal:
@@ -46,6 +67,10 @@ class BillBalance:
     @property
     def unpaid_total(self) -> Decimal:
         return sum(self.unpaid.values(), ZERO)
+
+    @property
+    def charged_total(self) -> Decimal:
+        return sum(self.charged.values(), ZERO)
 
 
 @dataclass
@@ -58,46 +83,80 @@ class AccountBalance:
         return sum((b.unpaid_total for b in self.bills.values()), ZERO) - self.credit
 
 
-def allocate(entries: list[Entry]) -> AccountBalance:
-    """Replay the entries in date order (a day's charges before its credits).
+def replay_order(e: Entry) -> tuple:
+    """Day by day; a day's charges before its credits; credits in the order they were recorded."""
+    return (e.posted_on, not e.is_charge, e.entry_id)
 
-    A payment applies on its own day to what is open then; a charge posted later never takes money from
-    an earlier payment, except from a credit left over (an overpayment), which the next charge uses.
-    """
-    bills: dict[tuple, BillBalance] = defaultdict(BillBalance)
-    pool = ZERO
 
-    def apply_pool() -> None:
-        nonlocal pool
-        for key in sorted(bills):
-            if pool <= ZERO:
-                return
-            bill = bills[key]
-            for cat in PAY_ORDER:
-                take = min(pool, bill.unpaid[cat])
-                if take > ZERO:
-                    bill.unpaid[cat] -= take
-                    pool -= take
+class Ledger:
+    """The allocation replayed one entry at a time, in ``replay_order``; ``state()`` at any point is the
+    account as it stood then. ``allocate`` replays a whole list; the penalty assessment replays day by day
+    and adds the penalties it finds as it goes."""
 
-    for e in sorted(entries, key=lambda e: (e.posted_on, e.kind not in CATEGORY, e.entry_id)):
+    def __init__(self, order: str = PRINCIPAL_FIRST):
+        if order not in PAYMENT_ORDERS:
+            raise ValueError(f"unknown payment order '{order}'; known: {', '.join(PAYMENT_ORDERS)}")
+        self.order = order
+        self.bills: dict[tuple, BillBalance] = defaultdict(BillBalance)
+        self.pool = ZERO
+        self._unsettled = False  # charges added that a leftover credit has not yet been offered to
+        self._day: date | None = None
+
+    def post(self, e: Entry) -> None:
+        if self._unsettled and (e.posted_on != self._day or not e.is_charge):
+            self._settle()
+        self._day = e.posted_on
         # Charges not on a bill (a counter fee) stand as their own item, ordered by posting date.
         key = e.bill_key if e.bill_key is not None else (e.posted_on, -1, e.entry_id)
-        if e.kind in CATEGORY:
-            bill = bills[key]
+        if e.is_charge:
+            bill = self.bills[key]
             bill.charged[CATEGORY[e.kind]] += e.amount
             bill.unpaid[CATEGORY[e.kind]] += e.amount
-        elif e.kind == "payment" or e.bill_key is None:
-            pool += -e.amount
+            self._unsettled = True
+            return
+        if e.kind == "payment" or e.bill_key is None:
+            self.pool += -e.amount
         else:
-            # A credit memo or void reduces its own bill's charges; what they no longer owe (because it
-            # was paid already) becomes a credit for the account.
-            bill = bills[key]
+            bill = self.bills[key]
             credit = -e.amount
             for cat in CREDIT_ORDER:
                 take = min(credit, bill.unpaid[cat])
-                bill.unpaid[cat] -= take
-                bill.charged[cat] -= take
-                credit -= take
-            pool += credit
-        apply_pool()
-    return AccountBalance(bills=dict(bills), credit=pool)
+                if take > ZERO:
+                    bill.unpaid[cat] -= take
+                    bill.charged[cat] -= take
+                    credit -= take
+            self.pool += credit
+        self._settle()
+
+    def _settle(self) -> None:
+        self._unsettled = False
+        if self.pool <= ZERO:
+            return
+        keys = sorted(self.bills)
+        if self.order == PRINCIPAL_FIRST:
+            passes = [(keys, ("fee", "water")), (keys, ("penalty",))]
+        else:
+            passes = [(keys, CATEGORIES)]
+        for bill_keys, cats in passes:
+            for key in bill_keys:
+                bill = self.bills[key]
+                for cat in cats:
+                    take = min(self.pool, bill.unpaid[cat])
+                    if take > ZERO:
+                        bill.unpaid[cat] -= take
+                        self.pool -= take
+                        if self.pool <= ZERO:
+                            return
+
+    def state(self) -> AccountBalance:
+        if self._unsettled:
+            self._settle()
+        return AccountBalance(bills=dict(self.bills), credit=self.pool)
+
+
+def allocate(entries: list[Entry], *, order: str = PRINCIPAL_FIRST) -> AccountBalance:
+    """Replay the entries (any order given) and return the account as it stands after them."""
+    ledger = Ledger(order)
+    for e in sorted(entries, key=replay_order):
+        ledger.post(e)
+    return ledger.state()

@@ -314,7 +314,7 @@ class LedgerEntry(models.Model):
         CREDIT = "credit", "Credit memo"
         DEBIT = "debit", "Debit memo"
         VOID = "void", "Bill voided"
-        PENALTY_REVERSAL = "penalty_reversal", "Penalty reversed"
+        PENALTY_CORRECTION = "penalty_correction", "Penalty corrected"
 
     account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="ledger")
     bill = models.ForeignKey(Bill, null=True, blank=True, on_delete=models.PROTECT, related_name="ledger")
@@ -326,8 +326,9 @@ class LedgerEntry(models.Model):
     payment = models.OneToOneField(Payment, null=True, blank=True, on_delete=models.PROTECT, related_name="entry")
     adjustment = models.OneToOneField(Adjustment, null=True, blank=True, on_delete=models.PROTECT,
                                       related_name="entry")
-    reverses = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="reversals",
-                                 help_text="The penalty a reversal takes back (facts learned later).")
+    corrects = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="corrections",
+                                 help_text="The penalty this entry corrects, when a payment or charge dated earlier "
+                                           "was recorded after the penalty was assessed.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -340,14 +341,15 @@ class LedgerEntry(models.Model):
                                     name="one_charge_entry_per_bill_kind"),
             models.CheckConstraint(
                 condition=(Q(kind__in=["water", "fee", "penalty", "debit"], amount__gte=0)
-                           | Q(kind__in=["payment", "credit", "void", "penalty_reversal"], amount__lte=0)),
+                           | Q(kind__in=["payment", "credit", "void"], amount__lte=0)
+                           | Q(kind="penalty_correction")),
                 name="ledger_sign_matches_kind"),
             models.CheckConstraint(condition=~Q(kind="payment") | Q(payment__isnull=False),
                                    name="payment_entry_has_payment"),
             models.CheckConstraint(condition=~Q(kind="penalty") | Q(bill__isnull=False),
                                    name="penalty_entry_has_bill"),
-            models.CheckConstraint(condition=~Q(kind="penalty_reversal") | Q(bill__isnull=False, reverses__isnull=False),
-                                   name="penalty_reversal_has_penalty"),
+            models.CheckConstraint(condition=~Q(kind="penalty_correction") | Q(bill__isnull=False, corrects__isnull=False),
+                                   name="penalty_correction_has_penalty"),
         ]
         indexes = [models.Index(fields=["account", "posted_on"], name="ledger_account_date")]
 

@@ -3,14 +3,23 @@
 A preset names its scheme (``[penalty]`` in the preset file); ``penalty_scheme_for`` builds it. A scheme
 answers ``dates(bill)`` — the days a charge is assessed on a bill, up to a date — and ``amount(...)`` — the
 charge on one of those days given the bill's unpaid principal (and, for schemes that compound, its unpaid
-total). The assessment service replays the ledger to get those balances as they stood on each day.
+total).
+
+``penalties_owed`` turns the facts (charges, payments, credits) into the penalties they make owed: it
+replays the ledger day by day and, at the start of each penalty day, charges every bill that is then
+unpaid. What is owed therefore depends only on what happened and when — never on when an assessment ran
+or when a payment was recorded — and the assessment service only has to post the difference between what
+is owed and what is already on the books.
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
+from itertools import groupby
 
 from .dates import add_months
+from .ledger import PENALTY_KINDS, PRINCIPAL_FIRST, Entry, Ledger, replay_order
 from .money import ZERO, percent_of
 
 
@@ -108,3 +117,56 @@ def penalty_scheme_for(scheme: str, params: dict):
         return PENALTY_SCHEMES[scheme](params)
     except KeyError as exc:
         raise ValueError(f"unknown penalty scheme '{scheme}'; known: {', '.join(PENALTY_SCHEMES)}") from exc
+
+
+@dataclass(frozen=True)
+class BillTerms:
+    """What the penalty replay needs of a live bill."""
+
+    key: tuple  # (bill_date, bill_id), as on ledger entries
+    bill_date: date
+    due_date: date
+
+
+@dataclass(frozen=True)
+class OwedPenalty:
+    bill_key: tuple
+    due: PenaltyDue
+    amount: Decimal
+
+
+def penalties_owed(*, entries: Iterable[Entry], bills: Iterable[BillTerms], scheme, through: date,
+                   order: str = PRINCIPAL_FIRST) -> list[OwedPenalty]:
+    """Every penalty the facts make owed on or before ``through``.
+
+    ``entries`` are the account's ledger entries; penalties and penalty corrections among them are ignored
+    (the replay makes its own), so the answer is the same whatever was posted before. Penalties falling on
+    one day are computed from the account as it stood at the start of that day and are independent of
+    each other; they are charges of that day for everything after.
+    """
+    facts = sorted((e for e in entries if e.kind not in PENALTY_KINDS and e.posted_on <= through),
+                   key=replay_order)
+    dues = sorted(((due, bill) for bill in bills
+                   for due in scheme.dates(bill_date=bill.bill_date, due_date=bill.due_date, through=through)),
+                  key=lambda pair: (pair[0].on, pair[1].key))
+    ledger = Ledger(order)
+    owed: list[OwedPenalty] = []
+    position = 0
+    for day, group in groupby(dues, key=lambda pair: pair[0].on):
+        while position < len(facts) and facts[position].posted_on < day:
+            ledger.post(facts[position])
+            position += 1
+        state = ledger.state()
+        found = []
+        for due, bill in group:
+            balance = state.bills.get(bill.key)
+            if balance is None:
+                continue
+            amount = scheme.amount(due, unpaid_principal=balance.unpaid_principal,
+                                   unpaid_total=balance.unpaid_total)
+            if amount > ZERO:
+                found.append(OwedPenalty(bill.key, due, amount))
+        for penalty in found:
+            ledger.post(Entry(kind="penalty", posted_on=day, amount=penalty.amount, bill_key=penalty.bill_key))
+        owed.extend(found)
+    return owed

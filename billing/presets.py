@@ -18,7 +18,7 @@ from djmoney.money import Money
 
 from waterbilling.errors import ApplicationError
 
-from .models import Fee, RateSchedule, Utility
+from .models import Fee, PaymentOrder, RateSchedule, Utility
 
 PRESET_DIR = Path(settings.BASE_DIR) / "fixtures" / "presets"
 
@@ -70,7 +70,11 @@ def preset_install(*, code: str) -> InstallReport:
         "penalty_scheme": penalty["scheme"], "penalty_params": _jsonable(penalty),
         "termination_params": _jsonable(data.get("termination", {})),
         "notes": _jsonable(data.get("note", [])),
+        "payment_order": data.get("policy", {}).get("payment_order", PaymentOrder.PRINCIPAL_FIRST),
     }
+    if utility_values["payment_order"] not in PaymentOrder.values:
+        raise ApplicationError(f"[policy] payment_order '{utility_values['payment_order']}' is not one of "
+                               f"{', '.join(PaymentOrder.values)}", field="payment_order")
     Utility.objects.exclude(preset=code).delete()
     current = Utility.objects.filter(preset=code).first()
     if current is None:

@@ -47,5 +47,5 @@ def reverse(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("billing", "0003_issue_dates_public_descriptions_reversals_payment_order")]
+    dependencies = [("billing", "0003_issue_dates_public_descriptions_corrections_payment_order")]
     operations = [migrations.RunPython(forward, reverse)]

@@ -28,6 +28,7 @@ from waterbilling.csvimport import (
 from waterbilling.errors import Conflict
 
 from ..models import LedgerEntry, Payment
+from .penalties import penalties_correct_posted
 
 PAYMENTS_LAYOUT = CsvLayout(required=("account_no", "amount", "paid_on", "reference"))
 
@@ -93,6 +94,8 @@ def payments_post(*, rows: list[CsvRow], as_of: date, actor=None, source: str = 
                 LedgerEntry.objects.create(account_id=payment.account_id, kind=LedgerEntry.Kind.PAYMENT,
                                            posted_on=p.paid_on, amount=Money(-p.amount, "USD"), payment=payment,
                                            description=f"Payment {p.reference}")
+            # A payment dated before penalties already posted (a late bank file) takes back what it paid.
+            penalties_correct_posted(account_ids={accounts[p.account_no] for p in todo})
     except IntegrityError as exc:
         raise Conflict("a payment reference in this batch was posted by someone else at the same moment; "
                        "post the batch again and that payment will be skipped", field="reference") from exc

@@ -1,10 +1,16 @@
-"""Assessing penalties and interest due on or before a date.
+"""Assessing penalties and interest: posting what the facts make owed, and nothing else.
 
-For every account with a past-due bill and a positive balance, the scheme lists the days a charge falls
-due on each bill; the ledger is replayed as it stood at the start of each such day (penalties posted the
-same day are independent of each other), and the charge is posted on its own day. Catch-up safe: three
-missed months post three penalties, each dated on its day and each on the principal then unpaid.
-Idempotent: the database forbids a second penalty for one bill and date.
+``billing.penalties.penalties_owed`` says, from the charges, payments and credits alone, which penalties
+are owed on each day up to a date. Assessment compares that with what the books already hold and posts
+the difference: a penalty not yet posted is posted on its own day; a penalty the facts no longer support
+(a payment dated before it was recorded after it, a bill voided) gets a correction on the same day and
+bill, referring to it. So assessing day by day, once in catch-up, or before or after a late payment file
+all end with the same books (``tests/billing/test_any_order.py``).
+
+Every account with a live bill past its due date is looked at: a bill paid in full the day after its due
+date still owes the first penalty, although the account's balance is zero by the time anyone assesses.
+Chunks of accounts are locked in id order, so concurrent assessments and payment posts queue instead of
+posting twice; the database also forbids a second penalty for one bill and date.
 """
 
 from collections import defaultdict
@@ -13,15 +19,16 @@ from datetime import date
 from decimal import Decimal
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Max
 from django.utils import timezone
 from djmoney.money import Money
 
+from accounts.models import Account
 from waterbilling.errors import ApplicationError
 
-from ..ledger import Entry, allocate
 from ..models import Bill, LedgerEntry
 from ..money import ZERO
+from ..penalties import BillTerms, penalties_owed
 from ..utility import installed_utility
 from .ledger import entries_for_accounts
 
@@ -31,67 +38,110 @@ CHUNK = 500
 @dataclass
 class PenaltyResult:
     posted: int = 0
-    total: Decimal = ZERO
+    corrected: int = 0
+    total: Decimal = ZERO  # net change: penalties posted less corrections
     accounts: int = 0
+
+    def add(self, other: "PenaltyResult") -> None:
+        self.posted += other.posted
+        self.corrected += other.corrected
+        self.total += other.total
+        self.accounts += other.accounts
 
 
 def penalty_candidates(*, as_of: date) -> list[int]:
-    """Accounts with a live bill past its due date whose ledger is not settled (filter only; the exact
-    figures come from the replay)."""
-    past_due = Bill.objects.filter(due_date__lt=as_of).exclude(status=Bill.Status.VOID)
-    ids = past_due.values_list("account_id", flat=True).distinct()
-    balances = defaultdict(lambda: ZERO)
-    for account_id, amount in LedgerEntry.objects.filter(account_id__in=ids, posted_on__lte=as_of).values_list(
-            "account_id", "amount").iterator(chunk_size=20000):
-        balances[account_id] += amount
-    return sorted(a for a, b in balances.items() if b > ZERO)
+    """Accounts with a bill (live or voided) past its due date: any of them may owe a penalty or hold one
+    the facts no longer support."""
+    return list(Bill.objects.filter(due_date__lt=as_of).order_by("account_id")
+                .values_list("account_id", flat=True).distinct())
 
 
 def penalties_assess_due(*, as_of: date, progress=None) -> PenaltyResult:
+    """``assess_penalties``: every penalty due on or before ``as_of``, exactly once, on the facts known."""
     if as_of > timezone.localdate():
         raise ApplicationError(f"{as_of} is after today; nothing is assessed in the future", field="date")
-    scheme = installed_utility().penalties
     result = PenaltyResult()
     ids = penalty_candidates(as_of=as_of)
     for start in range(0, len(ids), CHUNK):
         part = ids[start:start + CHUNK]
-        with transaction.atomic():
-            new = _assess_accounts(part, as_of=as_of, scheme=scheme)
-            LedgerEntry.objects.bulk_create(new, ignore_conflicts=True, batch_size=5000)
-        result.posted += len(new)
-        result.total += sum((e.amount.amount for e in new), ZERO)
-        result.accounts += len({e.account_id for e in new})
+        result.add(penalties_reconcile(through=dict.fromkeys(part, as_of)))
         if progress:
             progress(len(part))
     return result
 
 
-def _assess_accounts(account_ids: list[int], *, as_of: date, scheme) -> list[LedgerEntry]:
-    entries = entries_for_accounts(account_ids, through=as_of)
-    posted = set(LedgerEntry.objects.filter(account_id__in=account_ids, kind=LedgerEntry.Kind.PENALTY)
-                 .values_list("bill_id", "posted_on"))
-    bills = defaultdict(list)
-    for bill in Bill.objects.filter(Q(account_id__in=account_ids), due_date__lt=as_of).exclude(
-            status=Bill.Status.VOID).values("id", "account_id", "bill_date", "due_date", "number"):
-        bills[bill["account_id"]].append(bill)
+def penalties_correct_posted(*, account_ids) -> PenaltyResult:
+    """Payments or credits were recorded, or a bill voided: correct the penalties already posted on these
+    accounts that the facts no longer support (up to each account's latest posted penalty; later days are
+    the next assessment's)."""
+    latest = dict(LedgerEntry.objects.filter(account_id__in=list(account_ids), kind=LedgerEntry.Kind.PENALTY)
+                  .values("account_id").annotate(last=Max("posted_on")).values_list("account_id", "last"))
+    return penalties_reconcile(through=latest) if latest else PenaltyResult()
+
+
+@transaction.atomic
+def penalties_reconcile(*, through: dict[int, date]) -> PenaltyResult:
+    """Bring the posted penalties of these accounts (account id → the last day to look at) in line with
+    what the facts make owed."""
+    account_ids = sorted(through)
+    list(Account.objects.select_for_update().filter(id__in=account_ids).order_by("id").values_list("id"))
+    installed = installed_utility()
+    scheme, order = installed.penalties, installed.utility.payment_order
+    last_day = max(through.values())
+    entries = entries_for_accounts(account_ids, through=last_day)
+    bills: dict[int, list[BillTerms]] = defaultdict(list)
+    numbers: dict[int, str] = {}
+    for bill_id, account_id, bill_date, due_date, number, status in Bill.objects.filter(
+            account_id__in=account_ids, due_date__lt=last_day).values_list(
+            "id", "account_id", "bill_date", "due_date", "number", "status"):
+        numbers[bill_id] = number
+        if status != Bill.Status.VOID:
+            bills[account_id].append(BillTerms(key=(bill_date, bill_id), bill_date=bill_date, due_date=due_date))
+    # What is posted: per bill and day, the penalty row and its net amount after corrections.
+    posted: dict[tuple[int, date], list] = {}
+    corrections: list[tuple] = []
+    for entry_id, account_id, bill_id, posted_on, kind, amount, corrects_id in LedgerEntry.objects.filter(
+            account_id__in=account_ids, kind__in=[LedgerEntry.Kind.PENALTY, LedgerEntry.Kind.PENALTY_CORRECTION],
+            posted_on__lte=last_day).values_list("id", "account_id", "bill_id", "posted_on", "kind", "amount",
+                                                 "corrects_id").order_by("id"):
+        if kind == LedgerEntry.Kind.PENALTY:
+            posted[(bill_id, posted_on)] = [entry_id, account_id, amount]
+        else:
+            corrections.append((bill_id, posted_on, amount))
+    for bill_id, posted_on, amount in corrections:
+        posted[(bill_id, posted_on)][2] += amount
+
     new: list[LedgerEntry] = []
-    for account_id, account_bills in bills.items():
-        pending = sorted(((due, bill) for bill in account_bills
-                          for due in scheme.dates(bill_date=bill["bill_date"], due_date=bill["due_date"],
-                                                  through=as_of)
-                          if (bill["id"], due.on) not in posted), key=lambda pair: (pair[0].on, pair[1]["id"]))
-        ledger = list(entries.get(account_id, []))
-        for due, bill in pending:
-            state = allocate([e for e in ledger if e.posted_on < due.on])
-            key = (bill["bill_date"], bill["id"])
-            balance = state.bills.get(key)
-            if balance is None:
-                continue
-            amount = scheme.amount(due, unpaid_principal=balance.unpaid_principal, unpaid_total=balance.unpaid_total)
-            if amount <= ZERO:
-                continue
-            ledger.append(Entry(kind="penalty", posted_on=due.on, amount=amount, bill_key=key))
-            new.append(LedgerEntry(account_id=account_id, bill_id=bill["id"], kind=LedgerEntry.Kind.PENALTY,
-                                   posted_on=due.on, amount=Money(amount, "USD"), citation=due.citation,
-                                   description=f"{due.description} on bill {bill['number']}"))
-    return new
+    for account_id in account_ids:
+        owed = penalties_owed(entries=entries.get(account_id, []), bills=bills.get(account_id, []), scheme=scheme,
+                              through=through[account_id], order=order)
+        seen = set()
+        for penalty in owed:
+            bill_id, day = penalty.bill_key[1], penalty.due.on
+            seen.add((bill_id, day))
+            row = posted.get((bill_id, day))
+            if row is None:
+                new.append(LedgerEntry(account_id=account_id, bill_id=bill_id, kind=LedgerEntry.Kind.PENALTY,
+                                       posted_on=day, amount=Money(penalty.amount, "USD"),
+                                       citation=penalty.due.citation,
+                                       description=f"{penalty.due.description} on bill {numbers[bill_id]}"))
+            elif row[2] != penalty.amount:
+                new.append(_correction(row, penalty.amount, bill_id=bill_id, day=day, number=numbers[bill_id]))
+        for (bill_id, day), row in posted.items():
+            if row[1] == account_id and day <= through[account_id] and (bill_id, day) not in seen and row[2]:
+                new.append(_correction(row, ZERO, bill_id=bill_id, day=day, number=numbers[bill_id]))
+    LedgerEntry.objects.bulk_create(new, batch_size=5000)
+    result = PenaltyResult(
+        posted=sum(1 for e in new if e.kind == LedgerEntry.Kind.PENALTY),
+        corrected=sum(1 for e in new if e.kind == LedgerEntry.Kind.PENALTY_CORRECTION),
+        total=sum((e.amount.amount for e in new), ZERO),
+        accounts=len({e.account_id for e in new}))
+    return result
+
+
+def _correction(row: list, owed: Decimal, *, bill_id: int, day: date, number: str) -> LedgerEntry:
+    entry_id, account_id, net = row
+    return LedgerEntry(account_id=account_id, bill_id=bill_id, kind=LedgerEntry.Kind.PENALTY_CORRECTION,
+                       posted_on=day, amount=Money(owed - net, "USD"), corrects_id=entry_id,
+                       description=f"Penalty of {day:%b} {day.day}, {day:%Y} on bill {number} corrected to "
+                                   f"${owed:,.2f}")

@@ -87,11 +87,26 @@ def pay(amount, day):
     return Entry(kind="payment", posted_on=day, amount=-D(amount))
 
 
-def test_payment_applies_to_oldest_bill_then_penalties_first():
-    entries = [bill("100.00", date(2026, 2, 1), 1), bill("50.00", date(2026, 8, 1), 2),
-               Entry(kind="penalty", posted_on=date(2026, 3, 2), amount=D("5.00"), bill_key=(date(2026, 2, 1), 1)),
-               pay("60.00", date(2026, 8, 5))]
-    state = allocate(entries)
+TWO_BILLS_AND_A_PENALTY = [
+    bill("100.00", date(2026, 2, 1), 1), bill("50.00", date(2026, 8, 1), 2),
+    Entry(kind="penalty", posted_on=date(2026, 3, 2), amount=D("5.00"), bill_key=(date(2026, 2, 1), 1))]
+
+
+def test_payment_pays_principal_oldest_bill_first_then_penalties():
+    # $60: principal first → 60 of the first bill's 100.00 water; its 5.00 penalty and the second bill wait.
+    state = allocate([*TWO_BILLS_AND_A_PENALTY, pay("60.00", date(2026, 8, 5))])
+    first, second = state.bills[(date(2026, 2, 1), 1)], state.bills[(date(2026, 8, 1), 2)]
+    assert first.unpaid == {"penalty": D("5.00"), "fee": D(0), "water": D("40.00")}
+    assert second.unpaid_total == D("50.00")
+    assert state.balance == D("95.00")
+    # $200: all principal (100 + 50), then the penalty (5.00); 45.00 left as a credit.
+    state = allocate([*TWO_BILLS_AND_A_PENALTY, pay("200.00", date(2026, 8, 5))])
+    assert state.bills[(date(2026, 2, 1), 1)].unpaid_total == D(0) and state.credit == D("45.00")
+
+
+def test_penalties_first_pays_each_bills_penalty_before_its_charges():
+    # $60: the first bill's 5.00 penalty, then 55.00 of its water; the second bill waits.
+    state = allocate([*TWO_BILLS_AND_A_PENALTY, pay("60.00", date(2026, 8, 5))], order="penalties_first")
     first, second = state.bills[(date(2026, 2, 1), 1)], state.bills[(date(2026, 8, 1), 2)]
     assert first.unpaid == {"penalty": D(0), "fee": D(0), "water": D("45.00")}
     assert second.unpaid_total == D("50.00")
@@ -125,17 +140,22 @@ def test_balance_is_the_sum_of_entries(charges, payments):
 
 
 def test_a_later_penalty_never_takes_money_from_an_earlier_payment():
-    # $186.13 unpaid; 9.31 on 3/2 and 1.86 on 4/2; $100 on 4/15 pays both penalties (11.17) and 88.83 of
-    # water, leaving 97.30 principal for good: the 5/2 penalty (0.97) must not pull money back from it.
+    # Penalties first: $186.13 unpaid; 9.31 on 3/2 and 1.86 on 4/2; $100 on 4/15 pays both penalties
+    # (11.17) and 88.83 of water, leaving 97.30 principal for good: the 5/2 penalty (0.97) must not pull
+    # money back from it.
     key = (date(2026, 2, 1), 1)
     entries = [bill("186.13"),
                Entry(kind="penalty", posted_on=date(2026, 3, 2), amount=D("9.31"), bill_key=key),
                Entry(kind="penalty", posted_on=date(2026, 4, 2), amount=D("1.86"), bill_key=key),
                pay("100.00", date(2026, 4, 15)),
                Entry(kind="penalty", posted_on=date(2026, 5, 2), amount=D("0.97"), bill_key=key)]
-    state = allocate(entries)
+    state = allocate(entries, order="penalties_first")
     assert state.bills[key].unpaid_principal == D("97.30")
     assert state.bills[key].unpaid["penalty"] == D("0.97")
+    # Principal first the payment went to water (86.13 left) and every penalty is still owed.
+    state = allocate(entries)
+    assert state.bills[key].unpaid_principal == D("86.13")
+    assert state.bills[key].unpaid["penalty"] == D("12.14")
 
 
 def test_credit_memo_on_a_paid_bill_becomes_account_credit():

@@ -96,8 +96,25 @@ def test_partial_payment_penalty_on_principal_then_unpaid(mineola):
     account, meter = account_with_meter(book=1)
     read(meter, date(2026, 1, 12), 1_062_500)
     run("run_billing", "--date", "2026-02-01")
-    # $100 on 2026-02-20 leaves 86.13: 5% → 4.31 (4.3065). $50 on 2026-03-15 pays the 4.31 penalty first,
-    # then 45.69 of water: 40.44 unpaid principal → 1% on 2026-04-02 = 0.40 (0.4044).
+    # Principal first: $100 on 2026-02-20 leaves 86.13 → 5% on 2026-03-02 = 4.31 (4.3065). $50 on
+    # 2026-03-15 pays water: 86.13 − 50.00 = 36.13 unpaid principal (the 4.31 penalty waits) → 1% on
+    # 2026-04-02 = 0.36 (0.3613). Balance 36.13 + 4.31 + 0.36 = 40.80.
+    pay(account, "100.00", "2026-02-20", "P1")
+    pay(account, "50.00", "2026-03-15", "P2")
+    run("assess_penalties", "--date", "2026-04-10")
+    data = statement(account.account_no, "2026-04-10")
+    assert [c["amount"] for c in data["charges"]] == ["4.31", "0.36"]
+    assert data["balance"] == "40.80"
+
+
+def test_partial_payment_penalties_first_where_the_village_says_so(mineola):
+    mineola.payment_order = "penalties_first"
+    mineola.save(update_fields=["payment_order"])
+    account, meter = account_with_meter(book=1)
+    read(meter, date(2026, 1, 12), 1_062_500)
+    run("run_billing", "--date", "2026-02-01")
+    # Penalties first: $50 on 2026-03-15 pays the 4.31 penalty, then 45.69 of water: 86.13 − 45.69 = 40.44
+    # unpaid principal → 1% on 2026-04-02 = 0.40 (0.4044). Balance 40.44 + 0.40 = 40.84.
     pay(account, "100.00", "2026-02-20", "P1")
     pay(account, "50.00", "2026-03-15", "P2")
     run("assess_penalties", "--date", "2026-04-10")
@@ -291,7 +308,8 @@ def test_partial_payment_then_monthly_penalties_on_the_principal_left(mineola):
     pay(account, "100.00", "2026-04-15", "P-415")
     run("assess_penalties", "--date", "2026-07-10")
     data = statement(account.account_no, "2026-07-10")
-    # 9.31 and 1.86 before the payment; it pays them and 88.83 of water, leaving 97.30: then 1% = 0.97.
-    assert [c["amount"] for c in data["charges"]] == ["9.31", "1.86", "0.97", "0.97", "0.97"]
-    assert data["bills"][0]["balance"] == "97.30"
-    assert data["balance"] == "100.21"  # 97.30 + 0.97 × 3
+    # 9.31 and 1.86 before the payment; principal first, it pays 100.00 of water, leaving 86.13: then
+    # 1% = 0.86 (0.8613) on 5/2, 6/2 and 7/2. Balance 86.13 + 9.31 + 1.86 + 0.86 × 3 = 99.88.
+    assert [c["amount"] for c in data["charges"]] == ["9.31", "1.86", "0.86", "0.86", "0.86"]
+    assert data["bills"][0]["balance"] == "86.13"
+    assert data["balance"] == "99.88"
