@@ -229,12 +229,20 @@ class BillLedgerInline(ReadOnlyInline):
 
 class AdjustmentInline(ReadOnlyInline):
     model = Adjustment
-    fields = ("adjusted_on", "kind", "amount", "reason", "created_by")
+    fields = ("adjusted_on", "kind", "amount", "description", "reason", "created_by")
     readonly_fields = fields
 
 
+CUSTOMER_TEXT_HELP = ("What the customer reads on the statement and in the portal. Leave empty for a plain "
+                      "wording; never put internal notes here.")
+
+
 class VoidForm(forms.Form):
-    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), help_text="Kept with the bill.")
+    reason = forms.CharField(label="Internal note", widget=forms.Textarea(attrs={"rows": 3}),
+                             help_text="Why the bill is voided; kept with the bill for staff, never shown to the "
+                                       "customer.")
+    description = forms.CharField(label="What the customer reads", required=False, max_length=200,
+                                  help_text=CUSTOMER_TEXT_HELP)
 
 
 @admin.register(Bill)
@@ -244,9 +252,9 @@ class BillAdmin(ReadOnlyAdmin):
     search_fields = ("number", "account__account_no", "account__owner__name")
     list_select_related = ("account",)
     date_hierarchy = "bill_date"
-    readonly_fields = ("number", "account", "status", "frequency", "bill_date", "due_date", "period_start",
+    readonly_fields = ("number", "account", "status", "frequency", "bill_date", "issued_on", "due_date", "period_start",
                        "period_end", "readings", "gallons_shown", "total", "rate_schedule", "run", "created_at",
-                       "voided_at", "voided_by", "void_reason")
+                       "voided_at", "voided_by", "void_reason", "void_description")
     fields = readonly_fields
     inlines = (BillLineInline, AdjustmentInline, BillLedgerInline)
     change_form_template = "admin/billing/bill/change_form.html"
@@ -278,7 +286,8 @@ class BillAdmin(ReadOnlyAdmin):
         form = VoidForm(request.POST or None)
         if request.method == "POST" and form.is_valid():
             try:
-                bill_void(bill=bill, reason=form.cleaned_data["reason"], as_of=today(), actor=request.user)
+                bill_void(bill=bill, reason=form.cleaned_data["reason"],
+                          description=form.cleaned_data["description"], as_of=today(), actor=request.user)
             except ApplicationError as exc:
                 form.add_error("reason", str(exc))
             else:
@@ -292,10 +301,14 @@ class BillAdmin(ReadOnlyAdmin):
 
 class AdjustmentForm(forms.ModelForm):
     amount = forms.DecimalField(max_digits=12, decimal_places=2, min_value=Decimal("0.01"))
+    description = forms.CharField(label="What the customer reads", required=False, max_length=200,
+                                  help_text=CUSTOMER_TEXT_HELP)
 
     class Meta:
         model = Adjustment
-        fields = ("bill", "kind", "reason")
+        fields = ("bill", "kind", "amount", "reason", "description")
+        labels = {"reason": "Internal note"}
+        help_texts = {"reason": "Why; kept for staff, never shown to the customer."}
 
     def clean(self):
         data = super().clean()
@@ -310,7 +323,7 @@ class AdjustmentForm(forms.ModelForm):
 @admin.register(Adjustment)
 class AdjustmentAdmin(admin.ModelAdmin):
     form = AdjustmentForm
-    list_display = ("adjusted_on", "account", "bill", "kind", "amount", "reason", "created_by")
+    list_display = ("adjusted_on", "account", "bill", "kind", "amount", "description", "reason", "created_by")
     list_filter = ("kind",)
     search_fields = ("account__account_no", "bill__number", "reason")
     raw_id_fields = ("bill",)
@@ -325,7 +338,8 @@ class AdjustmentAdmin(admin.ModelAdmin):
         try:
             created = adjustment_create(bill=form.cleaned_data["bill"], kind=form.cleaned_data["kind"],
                                         amount=form.cleaned_data["amount"], reason=form.cleaned_data["reason"],
-                                        as_of=today(), actor=request.user)
+                                        description=form.cleaned_data["description"], as_of=today(),
+                                        actor=request.user)
         except ApplicationError as exc:
             raise forms.ValidationError(str(exc)) from exc
         # The admin logs the addition against ``obj``: make it the row the service wrote.

@@ -25,7 +25,7 @@ day D" is the state after the entries posted before D, and replaying twice gives
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime
 from decimal import Decimal
 
 from .money import ZERO
@@ -49,6 +49,7 @@ class Entry:
     amount: Decimal
     bill_key: tuple | None = None  # (bill_date, bill_id) orders bills oldest first; None = not on a bill
     entry_id: int = 0
+    recorded_at: datetime | None = None  # when it was written (a payment may be recorded days after its date)
 
     @property
     def is_charge(self) -> bool:

@@ -348,7 +348,8 @@ class LedgerEntry(models.Model):
                                    name="payment_entry_has_payment"),
             models.CheckConstraint(condition=~Q(kind="penalty") | Q(bill__isnull=False),
                                    name="penalty_entry_has_bill"),
-            models.CheckConstraint(condition=~Q(kind="penalty_correction") | Q(bill__isnull=False, corrects__isnull=False),
+            models.CheckConstraint(condition=(~Q(kind="penalty_correction")
+                                              | Q(bill__isnull=False, corrects__isnull=False)),
                                    name="penalty_correction_has_penalty"),
         ]
         indexes = [models.Index(fields=["account", "posted_on"], name="ledger_account_date")]

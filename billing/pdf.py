@@ -1,11 +1,10 @@
 """Bill PDFs: what a bill says, rendered with WeasyPrint, stored, and printed by the book.
 
-* **What the bill says** comes from the issued bill, its lines and the ledger as it stood on the bill
-  date: previous balance (the total due on the account's previous bill), payments, penalties and other
-  entries posted since, this bill's charges, and the total due. These add up because balances are sums of
-  ledger entries; ``total_due`` is also the ledger allocation's balance on the bill date. The amount if
-  paid late adds the penalty scheme's first charge on this bill's unpaid principal (§ 45.29 E for
-  Mineola). Nothing posted after the bill date is read, so a re-render gives the same page.
+* **What the bill says** comes from the issued bill, its lines and ``billing.selectors.bill_summaries``:
+  the account as it stood when the bill was issued — previous balance, payments received since, penalties,
+  other entries, this bill's charges, the past-due part and the total amount due, and what will be owed
+  the day after the due date if nothing more is paid. Nothing recorded after the bill was issued is read,
+  so a re-render gives the same page; the addressee is the owner of record when it was issued.
 * **Byte-for-byte the same**: no clock is read; the PDF's dates are the bill's issue time, it carries no
   random file identifier, and the only font is DejaVu from the system.
 * **Fast** (``scripts/bench_pdf.py``): bills load in a handful of queries per batch; the stylesheet is
@@ -21,8 +20,7 @@
 import io
 from base64 import b64encode
 from collections import defaultdict
-from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from functools import lru_cache
 
@@ -35,10 +33,9 @@ from django.template.loader import get_template, render_to_string
 from django.utils.safestring import mark_safe
 
 from .charts import chart_points, consumption_chart_svg
-from .ledger import allocate
 from .models import Bill
 from .money import ZERO
-from .services.ledger import entries_for_accounts
+from .selectors import bill_summaries
 from .utility import installed_utility
 
 RENDER_CHUNK = 200  # bills per Celery task
@@ -56,56 +53,6 @@ def _money(value: Decimal) -> str:
 def _signed(value: Decimal) -> str:
     """Credits shown with a minus sign, as on a statement."""
     return f"-{-value:,.2f}" if value < 0 else f"{value:,.2f}"
-
-
-@dataclass(frozen=True)
-class Summary:
-    previous_date: date | None
-    previous_balance: Decimal
-    payments: Decimal
-    penalties: Decimal
-    other: Decimal
-    current: Decimal
-    total_due: Decimal
-    unpaid_principal: Decimal
-
-
-def bill_summary(*, bill: Bill, entries: list, previous_date: date | None) -> Summary:
-    """The money box of a bill from the account's ledger entries (``billing.ledger.Entry``, any order).
-
-    Previous balance is the balance on the previous bill's date (or, on a first bill, the day before);
-    every entry after that and on or before the bill date is sorted into payments, penalties, this
-    bill's charges, or other (fees off a bill, credit and debit memos, voids).
-    """
-    cutoff = previous_date or (bill.bill_date - timedelta(days=1))
-    through = [e for e in entries if e.posted_on <= bill.bill_date]
-    before = [e for e in through if e.posted_on <= cutoff]
-    payments = penalties = other = current = ZERO
-    own = (bill.bill_date, bill.pk)
-    for e in through:
-        if e.posted_on <= cutoff:
-            continue
-        if e.bill_key == own and e.kind in ("water", "fee"):
-            current += e.amount
-        elif e.kind == "payment":
-            payments += e.amount
-        elif e.kind == "penalty":
-            penalties += e.amount
-        else:
-            other += e.amount
-    state = allocate(sorted(through, key=lambda e: e.entry_id))
-    own_balance = state.bills.get(own)
-    return Summary(previous_date=previous_date, previous_balance=allocate(before).balance, payments=payments,
-                   penalties=penalties, other=other, current=current, total_due=state.balance,
-                   unpaid_principal=own_balance.unpaid_principal if own_balance else ZERO)
-
-
-def late_total(*, summary: Summary, scheme) -> Decimal:
-    """What is due the day after the due date if nothing is paid: the scheme's first charge on this
-    bill's unpaid principal added to the total due."""
-    if summary.total_due <= ZERO or summary.unpaid_principal <= ZERO:
-        return summary.total_due
-    return summary.total_due - summary.unpaid_principal + scheme.late_amount(summary.unpaid_principal)
 
 
 def consumption_history(*, account_ids, through: date) -> dict[int, list[tuple[date, int]]]:
@@ -140,7 +87,7 @@ def bill_views(bills: list[Bill]) -> list[dict]:
     utility, scheme = installed.utility, installed.penalties
     account_ids = sorted({b.account_id for b in bills})
     latest = max(b.bill_date for b in bills)
-    entries = entries_for_accounts(account_ids, through=latest)
+    summaries = bill_summaries(bills=bills)
     history = consumption_history(account_ids=account_ids, through=latest)
     address_lines = [line.strip() for line in utility.office_address.splitlines() if line.strip()]
     portal_url = settings.SITE_URL.rstrip("/") + "/portal/"
@@ -148,16 +95,15 @@ def bill_views(bills: list[Bill]) -> list[dict]:
     for bill in bills:
         account = bill.account
         rows = history.get(bill.account_id, [])
-        previous_date = max((d for d, _ in rows if d < bill.bill_date), default=None)
-        summary = bill_summary(bill=bill, entries=entries.get(bill.account_id, []), previous_date=previous_date)
-        late = late_total(summary=summary, scheme=scheme)
+        summary = summaries[bill.pk]
+        previous_date, late = summary.previous_date, summary.late_total
         readings = [_reading_row(r, label) for r, label in ((bill.start_reading, "Previous"),
                                                              (bill.end_reading, "Current")) if r is not None]
         chart = consumption_chart_svg(chart_points(rows, through=bill.bill_date))
         summary_rows = [
             (f"Previous balance{f' ({_day(previous_date)})' if previous_date else ''}",
              _signed(summary.previous_balance)),
-            ("Payments received", _signed(summary.payments)),
+            ("Payments received since", _signed(summary.payments)),
             ("Penalties", _signed(summary.penalties)),
             *([("Fees, credits and adjustments", _signed(summary.other))] if summary.other != ZERO else []),
             ("Current charges", _signed(summary.current)),
@@ -174,6 +120,7 @@ def bill_views(bills: list[Bill]) -> list[dict]:
                                           *([f"Phone {utility.phone}"] if utility.phone else [])]),
             "utility_address_text": "\n".join(address_lines),
             "bill_date": _day(bill.bill_date), "due_date": _day(bill.due_date),
+            "issued_on": _day(bill.issued_on) if bill.issued_on != bill.bill_date else "",
             "period": f"{_day(bill.period_start)} – {_day(bill.period_end)}",
             "reading_labels": "\n".join(r["label"] for r in readings),
             "reading_meters": "\n".join(r["meter"] for r in readings),
@@ -191,6 +138,8 @@ def bill_views(bills: list[Bill]) -> list[dict]:
             "summary_count": len(summary_rows),
             "current": _signed(summary.current),
             "total_due": _signed(summary.total_due), "late_total": _signed(late),
+            "past_due": _signed(summary.past_due) if summary.past_due > ZERO else "",
+            "late_on": _day(summary.late_on),
             "late_words": scheme.words or "", "penalty_citation": getattr(scheme, "citation", ""),
             # The chart's SVG goes in as a data: image, so its nodes skip the HTML parser and the CSS
             # cascade (a few milliseconds a bill); it draws the same.

@@ -1,15 +1,19 @@
-"""Reads: statements and balances as of a date."""
+"""Reads: statements, balances and what a bill tells the customer to pay."""
 
-from datetime import date
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import date, timedelta
 from decimal import Decimal
 
 from accounts.models import Account
 from waterbilling.errors import NotFound
 
-from .ledger import allocate
+from .ledger import PENALTY_KINDS, BillBalance, Entry, allocate
 from .models import Bill, LedgerEntry, Payment
 from .money import ZERO
-from .services.ledger import entries_for_accounts
+from .penalties import BillTerms, penalties_owed
+from .services.ledger import account_balances, entries_for_accounts
+from .utility import installed_utility
 
 
 def _money(value: Decimal) -> str:
@@ -35,7 +39,7 @@ def account_statement(*, account: Account, as_of: date) -> dict:
     A bill's ``balance`` is its own charges still unpaid (penalties are listed under ``charges``), and the
     account's ``balance`` is everything unpaid less any unapplied credit.
     """
-    state = allocate(entries_for_accounts([account.id], through=as_of).get(account.id, []))
+    state = account_balances([account.id], through=as_of)[account.id]
     bills = (Bill.objects.filter(account=account, bill_date__lte=as_of).exclude(status=Bill.Status.VOID)
              .prefetch_related("lines").order_by("bill_date", "id"))
     bill_numbers = {}
@@ -54,13 +58,150 @@ def account_statement(*, account: Account, as_of: date) -> dict:
                        "amount": _money(line.amount.amount)} for line in bill.lines.all()],
         })
     charges = []
+    corrected: dict[int, Decimal] = defaultdict(Decimal)  # a penalty's corrections, by the penalty's id
+    for corrects_id, amount in LedgerEntry.objects.filter(
+            account=account, posted_on__lte=as_of, kind=LedgerEntry.Kind.PENALTY_CORRECTION).values_list(
+            "corrects_id", "amount"):
+        corrected[corrects_id] += amount
     for entry in (LedgerEntry.objects.filter(account=account, posted_on__lte=as_of)
-                  .exclude(kind__in=[LedgerEntry.Kind.WATER, LedgerEntry.Kind.PAYMENT])
+                  .exclude(kind__in=[LedgerEntry.Kind.WATER, LedgerEntry.Kind.PAYMENT,
+                                     LedgerEntry.Kind.PENALTY_CORRECTION])
                   .select_related("bill").order_by("posted_on", "id")):
-        charges.append({"kind": entry.kind, "date": entry.posted_on.isoformat(), "amount": _money(entry.amount.amount),
+        # A penalty is shown as it stands after its corrections; one corrected to nothing is not shown.
+        amount = entry.amount.amount + corrected.get(entry.id, ZERO)
+        if entry.kind == LedgerEntry.Kind.PENALTY and not amount:
+            continue
+        charges.append({"kind": entry.kind, "date": entry.posted_on.isoformat(), "amount": _money(amount),
                         "citation": entry.citation, "description": entry.description,
                         "bill": entry.bill.number if entry.bill_id else None})
     payments = [{"paid_on": p.paid_on.isoformat(), "amount": _money(p.amount.amount), "reference": p.reference}
                 for p in Payment.objects.filter(account=account, paid_on__lte=as_of).order_by("paid_on", "id")]
     return {"account_no": account.account_no, "as_of": as_of.isoformat(), "balance": _money(state.balance),
             "bills": out_bills, "charges": charges, "payments": payments}
+
+
+# --- What a bill tells the customer -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BillSummary:
+    """The money box of a bill, as it stood when the bill was issued.
+
+    ``previous_balance`` + ``payments`` + ``penalties`` + ``other`` + ``current`` = ``total_due``; of that,
+    ``past_due`` is what earlier bills owed after their due dates. ``late_total`` is what the account will
+    owe on ``late_on`` (the day after the due date) if nothing more is paid: every penalty that falls by
+    then — this bill's first, and those earlier unpaid bills draw meanwhile — added to the total due.
+    """
+
+    previous_date: date | None
+    previous_balance: Decimal
+    payments: Decimal
+    penalties: Decimal
+    other: Decimal
+    current: Decimal
+    past_due: Decimal
+    total_due: Decimal
+    late_on: date
+    late_total: Decimal
+
+
+def bill_summaries(*, bills: list[Bill]) -> dict[int, BillSummary]:
+    """Summaries of many bills in a fixed number of queries.
+
+    A bill says what was known when it was issued: entries dated on or before its issue date *and*
+    recorded by the time it was issued (a payment dated earlier but imported later does not change a
+    reprint). Penalties are the ones the facts make owed (``billing.penalties.penalties_owed``), so a bill
+    issued before the night's assessment ran still counts the penalty due on its own date.
+    """
+    if not bills:
+        return {}
+    installed = installed_utility()
+    scheme, order = installed.penalties, installed.utility.payment_order
+    account_ids = sorted({b.account_id for b in bills})
+    entries = entries_for_accounts(account_ids, through=max(b.issued_on for b in bills))
+    others: dict[int, list[tuple]] = defaultdict(list)
+    for row in Bill.objects.filter(account_id__in=account_ids).values_list(
+            "id", "account_id", "bill_date", "issued_on", "due_date", "status", "created_at", "voided_at"):
+        others[row[1]].append(row)
+    return {bill.pk: _bill_summary(bill, entries.get(bill.account_id, []), others[bill.account_id],
+                                   scheme=scheme, order=order) for bill in bills}
+
+
+def _bill_summary(bill: Bill, entries: list[Entry], account_bills: list[tuple], *, scheme, order: str) -> BillSummary:
+    own = (bill.bill_date, bill.pk)
+    # The moment of issue: the bill's row and its own charges are written together.
+    issued_at = max([bill.created_at, *(e.recorded_at for e in entries if e.bill_key == own and e.recorded_at)])
+    # Bills as the account stood when this one was issued: issued by then, and not yet voided.
+    live = [row for row in account_bills if row[6] <= issued_at and (row[7] is None or row[7] > issued_at)]
+    previous_date = max((row[3] for row in live if row[2] < bill.bill_date), default=None)
+    due_of = {(row[2], row[0]): row[4] for row in live}
+    facts = [e for e in entries if e.kind not in PENALTY_KINDS and e.posted_on <= bill.issued_on
+             and (e.recorded_at is None or e.recorded_at <= issued_at)]
+    late_on = bill.due_date + timedelta(days=1)
+    owed = penalties_owed(entries=facts, scheme=scheme, order=order, through=late_on,
+                          bills=[BillTerms(key=key, bill_date=key[0], due_date=due) for key, due in due_of.items()])
+    penalties = [Entry(kind="penalty", posted_on=p.due.on, amount=p.amount, bill_key=p.bill_key) for p in owed]
+    at_issue = facts + [p for p in penalties if p.posted_on <= bill.issued_on]
+    cutoff = previous_date or (bill.issued_on - timedelta(days=1))
+    payments = penalty_total = other = current = ZERO
+    for e in at_issue:
+        if e.posted_on <= cutoff:
+            continue
+        if e.bill_key == own and e.kind in ("water", "fee"):
+            current += e.amount
+        elif e.kind == "payment":
+            payments += e.amount
+        elif e.kind == "penalty":
+            penalty_total += e.amount
+        else:
+            other += e.amount
+    state = allocate(at_issue, order=order)
+    past_due = sum((balance.unpaid_total for key, balance in state.bills.items()
+                    if key != own and key in due_of and due_of[key] < bill.issued_on), ZERO)
+    return BillSummary(
+        previous_date=previous_date,
+        previous_balance=allocate([e for e in at_issue if e.posted_on <= cutoff], order=order).balance,
+        payments=payments, penalties=penalty_total, other=other, current=current, past_due=past_due,
+        total_due=state.balance, late_on=late_on,
+        late_total=allocate(facts + penalties, order=order).balance if state.balance > ZERO else state.balance)
+
+
+def bill_status(balance) -> str:
+    """Paid, partly paid or unpaid, from a bill's balance in the ledger allocation."""
+    if balance is None or balance.unpaid_total <= ZERO:
+        return "paid"
+    return "partly paid" if balance.unpaid_total < balance.charged_total else "unpaid"
+
+
+@dataclass(frozen=True)
+class AmountDue:
+    """What an account owes today and by when: ``past_due`` is owed now; the rest by ``due_date``."""
+
+    amount: Decimal
+    past_due: Decimal
+    due_date: date | None  # the next due date of an unpaid bill not yet past due; None when none
+
+
+def account_amounts_due(*, account_ids, as_of: date) -> dict[int, AmountDue]:
+    balances = account_balances(account_ids, through=as_of)
+    due_dates = dict(Bill.objects.filter(account_id__in=list(account_ids)).exclude(status=Bill.Status.VOID)
+                     .values_list("id", "due_date"))
+    out = {}
+    for account_id, state in balances.items():
+        past_due, upcoming = ZERO, []
+        for (_, bill_id), balance in state.bills.items():
+            due = due_dates.get(bill_id)
+            if due is None or balance.unpaid_total <= ZERO:
+                continue
+            if due < as_of:
+                past_due += balance.unpaid_total
+            else:
+                upcoming.append(due)
+        amount = max(state.balance, ZERO)
+        out[account_id] = AmountDue(amount=amount, past_due=min(past_due, amount), due_date=min(upcoming, default=None))
+    return out
+
+
+def bill_balances(*, account: Account, as_of: date) -> dict[int, BillBalance]:
+    """Each bill's standing in the ledger allocation as of a date, by bill id."""
+    state = account_balances([account.id], through=as_of)[account.id]
+    return {key[1]: balance for key, balance in state.bills.items() if len(key) == 2}

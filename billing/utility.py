@@ -6,7 +6,7 @@ from datetime import date
 from waterbilling.errors import ApplicationError
 
 from .calendars import calendar_for
-from .models import RateSchedule, Utility
+from .models import PaymentOrder, RateSchedule, Utility
 from .penalties import penalty_scheme_for
 from .rating import Schedule
 
@@ -35,3 +35,10 @@ def schedule_in_force(on: date) -> tuple[RateSchedule, Schedule]:
         raise ApplicationError(f"no rate schedule is in force on {on}; the earliest takes effect {earliest}",
                                field="date")
     return row, Schedule.from_rules(row.rules)
+
+
+def payment_order() -> str:
+    """The installed preset's payment order; the default where none is installed yet (a balance is still
+    a balance before any preset is)."""
+    order = Utility.objects.values_list("payment_order", flat=True).first()
+    return order or PaymentOrder.PRINCIPAL_FIRST

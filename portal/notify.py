@@ -33,9 +33,11 @@ def bills_issued_notify(bill_ids) -> int:
     for link in links:
         by_account.setdefault(link.account_id, []).append(link.user)
     site = settings.SITE_URL.rstrip("/")
+    from billing.selectors import bill_summaries
     from billing.utility import installed_utility
 
     utility = installed_utility().utility
+    summaries = bill_summaries(bills=list(bills.values()))
     sent = 0
     with get_connection() as connection:
         for bill in bills.values():
@@ -48,7 +50,9 @@ def bills_issued_notify(bill_ids) -> int:
                     continue  # already told about this bill
                 context = {"bill": bill, "account": bill.account, "utility": utility,
                            "url": site + reverse("portal:bill", kwargs={"public_id": bill.public_id}),
-                           "bill_date": _day(bill.bill_date), "due_date": _day(bill.due_date)}
+                           "bill_date": _day(bill.bill_date), "due_date": _day(bill.due_date),
+                           "summary": summaries[bill.pk], "previous_date": _day(summaries[bill.pk].previous_date)
+                           if summaries[bill.pk].previous_date else ""}
                 message = EmailMessage(
                     subject=f"Your water bill for account {bill.account.account_no} is ready",
                     body=render_to_string("portal/email/bill_ready.txt", context),

@@ -9,9 +9,8 @@ from django.http import Http404
 from accounts.models import Account
 from billing.charts import chart_points
 from billing.models import Bill, Payment
-from billing.pdf import bill_summary, consumption_history, late_total
-from billing.selectors import account_statement
-from billing.services.ledger import entries_for_accounts
+from billing.pdf import consumption_history
+from billing.selectors import account_amounts_due, account_statement, bill_balances, bill_status, bill_summaries
 from billing.utility import installed_utility
 
 
@@ -20,6 +19,13 @@ def account_list_for_customer(user) -> list[Account]:
         return []
     return list(Account.objects.filter(portal_links__user=user).select_related("premises")
                 .order_by("account_no"))
+
+
+def account_cards_for_customer(user, *, as_of: date) -> list[dict]:
+    """The home page: each linked account with the amount due and when."""
+    accounts = account_list_for_customer(user)
+    due = account_amounts_due(account_ids=[a.id for a in accounts], as_of=as_of)
+    return [{"account": a, "due": due[a.id]} for a in accounts]
 
 
 def account_get_for_customer(user, public_id: UUID | str) -> Account:
@@ -46,31 +52,33 @@ def bill_get_for_customer(user, public_id: UUID | str) -> Bill:
 def account_overview(*, account: Account, as_of: date) -> dict:
     """Balance, bills (newest first), payments and the consumption chart points of one account."""
     statement = account_statement(account=account, as_of=as_of)
-    bills = list(Bill.objects.filter(account=account, bill_date__lte=as_of).exclude(status=Bill.Status.VOID)
+    bills = list(Bill.objects.filter(account=account, issued_on__lte=as_of).exclude(status=Bill.Status.VOID)
                  .order_by("-bill_date", "-id"))
-    balances = {b["number"]: b["balance"] for b in statement["bills"]}
+    balances = bill_balances(account=account, as_of=as_of)
     history = consumption_history(account_ids=[account.id], through=as_of).get(account.id, [])
     return {
         "balance": statement["balance"],
-        "bills": [{"bill": b, "balance": balances.get(b.number, "0.00")} for b in bills],
+        "due": account_amounts_due(account_ids=[account.id], as_of=as_of)[account.id],
+        "bills": [{"bill": b, "unpaid": balances[b.pk].unpaid_total if b.pk in balances else 0,
+                   "status": bill_status(balances.get(b.pk))} for b in bills],
         "payments": list(Payment.objects.filter(account=account, paid_on__lte=as_of).order_by("-paid_on", "-id")),
         "charges": statement["charges"],
         "points": chart_points(history, through=as_of),
     }
 
 
-def bill_detail(*, bill: Bill) -> dict:
+def bill_detail(*, bill: Bill, as_of: date) -> dict:
     """What the bill page shows: the same figures as the paper bill."""
     account_id = bill.account_id
     history = consumption_history(account_ids=[account_id], through=bill.bill_date).get(account_id, [])
-    previous = max((d for d, _ in history if d < bill.bill_date), default=None)
-    summary = bill_summary(bill=bill, entries=entries_for_accounts([account_id], through=bill.bill_date)
-                           .get(account_id, []), previous_date=previous)
+    summary = bill_summaries(bills=[bill])[bill.pk]
     scheme = installed_utility().penalties
+    balance = bill_balances(account=bill.account, as_of=as_of).get(bill.pk)
     return {
         "lines": list(bill.lines.all()),
         "summary": summary,
-        "late_total": late_total(summary=summary, scheme=scheme),
+        "status": bill_status(balance),
+        "unpaid": balance.unpaid_total if balance else 0,
         "late_words": scheme.words,
         "penalty_citation": getattr(scheme, "citation", ""),
         "readings": [(label, r) for label, r in (("Previous", bill.start_reading), ("Current", bill.end_reading))

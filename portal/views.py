@@ -57,7 +57,7 @@ def home(request):
     if not request.user.is_authenticated:
         return _render(request, "portal/welcome.html", {})
     return _render(request, "portal/home.html", {
-        "accounts": selectors.account_list_for_customer(request.user),
+        "cards": selectors.account_cards_for_customer(request.user, as_of=timezone.localdate()),
         "link_form": LinkAccountForm(),
     })
 
@@ -166,7 +166,7 @@ def account_paperless(request, public_id):
 @login_required
 def bill_detail(request, public_id):
     bill = selectors.bill_get_for_customer(request.user, public_id)
-    detail = selectors.bill_detail(bill=bill)
+    detail = selectors.bill_detail(bill=bill, as_of=timezone.localdate())
     return _render(request, "portal/bill.html", {
         "bill": bill, "account": bill.account, **detail, "chart": _chart(detail["points"], "chart-bill"),
     })

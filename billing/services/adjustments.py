@@ -1,4 +1,9 @@
-"""Corrections to issued bills: credit and debit memos with a reason and the clerk; voiding keeps the bill."""
+"""Corrections to issued bills: credit and debit memos with a reason and the clerk; voiding keeps the bill.
+
+Each correction has two texts: the clerk's internal ``reason`` ("customer called 11/30"), kept for staff,
+and the ``description`` the customer reads on the statement and in the portal — a plain wording unless the
+clerk writes one. Only the description goes on the ledger entry.
+"""
 
 from datetime import date
 from decimal import Decimal
@@ -10,10 +15,12 @@ from djmoney.money import Money
 from waterbilling.errors import ApplicationError
 
 from ..models import Adjustment, Bill, LedgerEntry
+from .penalties import penalties_correct_posted
 
 
 @transaction.atomic
-def adjustment_create(*, bill: Bill, kind: str, amount: Decimal, reason: str, as_of: date, actor) -> Adjustment:
+def adjustment_create(*, bill: Bill, kind: str, amount: Decimal, reason: str, as_of: date, actor,
+                      description: str = "") -> Adjustment:
     if kind not in Adjustment.Kind.values:
         raise ApplicationError(f"'{kind}' is not credit or debit", field="kind")
     if amount <= 0:
@@ -24,18 +31,21 @@ def adjustment_create(*, bill: Bill, kind: str, amount: Decimal, reason: str, as
         raise ApplicationError(f"{as_of} is after today", field="adjusted_on")
     if bill.status == Bill.Status.VOID:
         raise ApplicationError(f"bill {bill.number} is void", field="bill")
+    label = Adjustment.Kind(kind).label
+    description = description.strip() or f"{label} on bill {bill.number}"
     adjustment = Adjustment.objects.create(account_id=bill.account_id, bill=bill, kind=kind,
                                            amount=Money(amount, "USD"), adjusted_on=as_of, reason=reason,
-                                           created_by=actor)
+                                           description=description[:200], created_by=actor)
     sign = -1 if kind == Adjustment.Kind.CREDIT else 1
     LedgerEntry.objects.create(account_id=bill.account_id, bill=bill, kind=kind, posted_on=as_of,
                                amount=Money(sign * amount, "USD"), adjustment=adjustment,
-                               description=f"{adjustment.get_kind_display()} on {bill.number}: {reason}"[:200])
+                               description=description[:200])
+    penalties_correct_posted(account_ids=[bill.account_id])
     return adjustment
 
 
 @transaction.atomic
-def bill_void(*, bill: Bill, reason: str, as_of: date, actor) -> Bill:
+def bill_void(*, bill: Bill, reason: str, as_of: date, actor, description: str = "") -> Bill:
     """Void a bill: the record stays, a reversing entry takes its charges off the account, and the period
     can be billed again by the next run."""
     bill = Bill.objects.select_for_update().get(pk=bill.pk)
@@ -43,10 +53,12 @@ def bill_void(*, bill: Bill, reason: str, as_of: date, actor) -> Bill:
         raise ApplicationError(f"bill {bill.number} is already void", field="status")
     if not reason.strip():
         raise ApplicationError("voiding a bill needs a reason", field="reason")
+    description = (description.strip() or f"Bill {bill.number} voided; a corrected bill replaces it")[:200]
     Bill.objects.filter(pk=bill.pk).update(status=Bill.Status.VOID, voided_at=timezone.now(), voided_by=actor,
-                                           void_reason=reason)
+                                           void_reason=reason, void_description=description)
     LedgerEntry.objects.create(account_id=bill.account_id, bill=bill, kind=LedgerEntry.Kind.VOID, posted_on=as_of,
-                               amount=Money(-bill.total.amount, "USD"),
-                               description=f"Void {bill.number}: {reason}"[:200])
+                               amount=Money(-bill.total.amount, "USD"), description=description)
+    # The voided bill's penalties go with it (corrected on their own days); the next run bills it again.
+    penalties_correct_posted(account_ids=[bill.account_id])
     bill.refresh_from_db()
     return bill

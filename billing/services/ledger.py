@@ -3,8 +3,9 @@
 from collections import defaultdict
 from datetime import date
 
-from ..ledger import Entry
+from ..ledger import AccountBalance, Entry, allocate
 from ..models import LedgerEntry
+from ..utility import payment_order
 
 
 def entries_for_accounts(account_ids, *, through: date | None = None) -> dict[int, list[Entry]]:
@@ -12,8 +13,16 @@ def entries_for_accounts(account_ids, *, through: date | None = None) -> dict[in
     if through is not None:
         rows = rows.filter(posted_on__lte=through)
     out: dict[int, list[Entry]] = defaultdict(list)
-    for account_id, entry_id, kind, posted_on, amount, bill_id, bill_date in rows.values_list(
-            "account_id", "id", "kind", "posted_on", "amount", "bill_id", "bill__bill_date").order_by("id"):
+    for account_id, entry_id, kind, posted_on, amount, bill_id, bill_date, created_at in rows.values_list(
+            "account_id", "id", "kind", "posted_on", "amount", "bill_id", "bill__bill_date", "created_at",
+    ).order_by("id"):
         out[account_id].append(Entry(kind=kind, posted_on=posted_on, amount=amount, entry_id=entry_id,
-                                     bill_key=(bill_date, bill_id) if bill_id else None))
+                                     bill_key=(bill_date, bill_id) if bill_id else None, recorded_at=created_at))
     return out
+
+
+def account_balances(account_ids, *, through: date) -> dict[int, AccountBalance]:
+    """Each account as it stands at the end of ``through``, under the preset's payment order."""
+    order = payment_order()
+    entries = entries_for_accounts(account_ids, through=through)
+    return {account_id: allocate(entries.get(account_id, []), order=order) for account_id in account_ids}

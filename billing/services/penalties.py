@@ -99,17 +99,18 @@ def penalties_reconcile(*, through: dict[int, date]) -> PenaltyResult:
             bills[account_id].append(BillTerms(key=(bill_date, bill_id), bill_date=bill_date, due_date=due_date))
     # What is posted: per bill and day, the penalty row and its net amount after corrections.
     posted: dict[tuple[int, date], list] = {}
-    corrections: list[tuple] = []
+    by_id: dict[int, list] = {}
+    corrections: list[tuple[int, Decimal]] = []
     for entry_id, account_id, bill_id, posted_on, kind, amount, corrects_id in LedgerEntry.objects.filter(
             account_id__in=account_ids, kind__in=[LedgerEntry.Kind.PENALTY, LedgerEntry.Kind.PENALTY_CORRECTION],
             posted_on__lte=last_day).values_list("id", "account_id", "bill_id", "posted_on", "kind", "amount",
                                                  "corrects_id").order_by("id"):
         if kind == LedgerEntry.Kind.PENALTY:
-            posted[(bill_id, posted_on)] = [entry_id, account_id, amount]
+            posted[(bill_id, posted_on)] = by_id[entry_id] = [entry_id, account_id, amount]
         else:
-            corrections.append((bill_id, posted_on, amount))
-    for bill_id, posted_on, amount in corrections:
-        posted[(bill_id, posted_on)][2] += amount
+            corrections.append((corrects_id, amount))
+    for corrects_id, amount in corrections:
+        by_id[corrects_id][2] += amount
 
     new: list[LedgerEntry] = []
     for account_id in account_ids:

@@ -297,7 +297,8 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
         new_bills.append(NewBill(
             number=_bill_number(run_on, account.account_no, voided[account.id]), public_id=uuid.uuid4(),
             account_id=account.id, run_id=run.pk if run else None, frequency=frequency, bill_date=run_on,
-            issued_on=issued_on, due_date=calendar.due_date(issued_on) if issued_on != run_on else cycle.due_date, period_start=usage.start.read_on, period_end=usage.end.read_on,
+            issued_on=issued_on, due_date=calendar.due_date(issued_on),
+            period_start=usage.start.read_on, period_end=usage.end.read_on,
             gallons=usage.gallons, schedule_gallons=rated.schedule_gallons,
             includes_annual_minimum=rated.includes_annual_minimum, start_reading_id=usage.start.id,
             end_reading_id=usage.end.id, estimated=usage.estimated, rate_schedule_id=schedule_row.pk,

@@ -198,7 +198,7 @@ def test_every_accounts_and_meters_model_is_in_the_admin(admin_client, account):
 
 
 def test_account_page_shows_balance_bills_and_payments(admin_client, mineola):
-    from tests.billing.test_runs import account_with_meter, pay, read, run
+    from tests.billing.steps import account_with_meter, pay, read, run
 
     account, meter = account_with_meter(book=1)
     read(meter, date(2026, 1, 12), 1_062_500)

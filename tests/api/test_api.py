@@ -8,7 +8,7 @@ from rest_framework.test import APIClient
 
 from billing.models import Bill, Payment
 from meters.models import Reading
-from tests.billing.test_runs import account_with_meter, read, run
+from tests.billing.steps import account_with_meter, read, run
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 
 from billing.models import Adjustment, Bill, BillingException, BillingRun, Payment
-from tests.billing.test_runs import account_with_meter, read, run
+from tests.billing.steps import account_with_meter, read, run
 
 pytestmark = pytest.mark.django_db
 

@@ -13,6 +13,7 @@ from django.core.management import CommandError, call_command
 from billing import pdf
 from billing.charts import ChartPoint, chart_points, consumption_chart_svg, nice_ceiling
 from billing.models import Bill
+from billing.selectors import bill_summaries
 from meters.models import Reading
 from tests.factories import AccountFactory, CustomerFactory, InstallationFactory, MeterFactory
 from tests.portal.conftest import pay
@@ -56,8 +57,11 @@ def test_first_bill_figures(mineola):
 
 def test_second_bill_adds_up_previous_balance_payments_penalties_and_charges(mineola):
     """Bill 1 ($186.13, due 2026-03-01) goes unpaid: 03-02 5% = 9.31, then 1% = 1.86 on 04-02, 05-02, 06-02
-    and 07-02 — 16.75. $100 is paid on 2026-07-20. Bill 2 (2026-08-01): 20,000 gal = $45.00 minimum.
-    Total due 186.13 − 100.00 + 16.75 + 45.00 = 147.88; paid late adds 5% of bill 2's 45.00 = 2.25."""
+    and 07-02 — 16.75. $100 is paid on 2026-07-20: principal first, 186.13 − 100.00 = 86.13 of bill 1's
+    water stays unpaid. Bill 2 (2026-08-01): 20,000 gal = $45.00 minimum.
+    Total due 86.13 + 16.75 + 45.00 = 147.88, of which bill 1's 86.13 + 16.75 = 102.88 is past due.
+    If paid after the due date (2026-09-01), on 09-02 the account owes also bill 1's 1% on 86.13 = 0.86
+    on 08-02 and again on 09-02, and bill 2's 5% of 45.00 = 2.25: 147.88 + 0.86 + 0.86 + 2.25 = 151.85."""
     account, meter = worked_example_account()
     run("run_billing", "--date", "2026-02-01")
     run("assess_penalties", "--date", "2026-07-31")
@@ -66,13 +70,12 @@ def test_second_bill_adds_up_previous_balance_payments_penalties_and_charges(min
     run("run_billing", "--date", "2026-08-01")
     second = Bill.objects.get(bill_date=date(2026, 8, 1))
     view, = pdf.bill_views(pdf._load([second.pk]))
-    assert view["summary_labels"].split("\n") == ["Previous balance (Feb 1, 2026)", "Payments received",
+    assert view["summary_labels"].split("\n") == ["Previous balance (Feb 1, 2026)", "Payments received since",
                                                   "Penalties", "Current charges"]
     assert view["summary_values"].split("\n") == ["186.13", "-100.00", "16.75", "45.00"]
-    assert (view["total_due"], view["late_total"]) == ("147.88", "150.13")
-    summary = pdf.bill_summary(bill=second, entries=pdf.entries_for_accounts([account.id])[account.id],
-                               previous_date=date(2026, 2, 1))
-    assert summary.unpaid_principal == Decimal("45.00")
+    assert (view["total_due"], view["past_due"], view["late_total"]) == ("147.88", "102.88", "151.85")
+    summary = bill_summaries(bills=[second])[second.pk]
+    assert (summary.past_due, summary.late_on) == (Decimal("102.88"), date(2026, 9, 2))
     # A payment after the bill date does not change the bill.
     before = pdf.bill_pdf_render(bill=second)
     pay(account, "147.88", "2026-08-20", "CHK-2", as_of=date(2026, 8, 20))
@@ -178,10 +181,7 @@ def test_chart_draws_bars_in_proportion_and_escapes_its_text():
 
 
 def test_a_billing_run_renders_and_stores_pdfs_after_commit(mineola, settings, django_capture_on_commit_callbacks):
-    from datetime import date
-
-    from billing.models import Bill
-    from tests.billing.test_runs import account_with_meter, read, run
+    from tests.billing.steps import account_with_meter, read, run
 
     settings.BILL_PDFS_ON_ISSUE = True
     account, meter = account_with_meter(book=1)

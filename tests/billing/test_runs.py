@@ -1,7 +1,6 @@
 """Billing runs through the commands: exceptions, holds, idempotence, crash safety."""
 
 import io
-import json
 from datetime import date
 from decimal import Decimal
 
@@ -9,44 +8,12 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from billing.models import Bill, BillingException, BillingRun, BillLine, LedgerEntry
-from billing.services.payments import payments_post
 from billing.services.runs import billing_exception_release, billing_run_chunk_execute, billing_run_create
 from meters.models import Installation, Reading
-from tests.factories import AccountFactory, InstallationFactory, MeterFactory
-from waterbilling.csvimport import CsvRow
+from tests.billing.steps import account_with_meter, pay, read, run, statement
+from tests.factories import InstallationFactory, MeterFactory
 
 pytestmark = pytest.mark.django_db
-
-
-def run(*args):
-    out = io.StringIO()
-    call_command(*args, "--no-progress", stdout=out) if args[0] in ("run_billing", "assess_penalties") \
-        else call_command(*args, stdout=out)
-    return out.getvalue()
-
-
-def statement(account_no, on):
-    out = io.StringIO()
-    call_command("statement", account_no, "--json", "--date", on, stdout=out)
-    return json.loads(out.getvalue())
-
-
-def account_with_meter(*, book=1, category="one_two_family", size="5/8", unit="gal", start=date(2025, 7, 10),
-                       value=1_000_000, **kwargs):
-    account = AccountFactory(book=book, category=category, **kwargs)
-    meter = MeterFactory(size=size, unit=unit)
-    InstallationFactory(meter=meter, account=account, installed_on=start)
-    Reading.objects.create(meter=meter, read_on=start, value=value, source="install")
-    return account, meter
-
-
-def pay(account, amount, on, reference):
-    payments_post(rows=[CsvRow(2, {"account_no": account.account_no, "amount": amount, "paid_on": on,
-                                   "reference": reference})], as_of=date.fromisoformat(on))
-
-
-def read(meter, on, value, read_type="actual"):
-    return Reading.objects.create(meter=meter, read_on=on, value=value, read_type=read_type)
 
 
 def test_worked_example_semiannual_book_1(mineola):

@@ -43,7 +43,7 @@ def test_unknown_preset_is_refused(db):
 
 
 def test_new_effective_date_adds_a_version_and_used_ones_are_protected(mineola, tmp_path, monkeypatch):
-    from tests.billing.test_runs import account_with_meter, read, run
+    from tests.billing.steps import account_with_meter, read, run
 
     text = (presets.PRESET_DIR / "mineola.toml").read_text()
     account, meter = account_with_meter(book=1)

@@ -11,7 +11,7 @@ from django.core.management import call_command
 
 from billing.models import Bill, BillingRun
 from billing.services.runs import billing_run_start
-from tests.billing.test_runs import account_with_meter, read
+from tests.billing.steps import account_with_meter, read
 
 
 @pytest.mark.skipif(not os.environ.get("REDIS_URL"),
