@@ -27,7 +27,7 @@ from waterbilling.errors import ApplicationError
 from ..consumption import Problem, Read, Span, usage_for_bill
 from ..models import Bill, BillingException, BillingRun, BillingRunChunk, BillLine, LedgerEntry
 from ..money import ZERO
-from ..rating import RatingError, RatingInput, rate_bill
+from ..rating import EarlierBill, RatingError, RatingInput, rate_bill, year_so_far
 from ..signals import bills_issued
 from ..utility import installed_utility, schedule_in_force
 
@@ -227,7 +227,7 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
     earlier: dict[int, list[dict]] = defaultdict(list)
     for row in Bill.objects.filter(account_id__in=account_ids, bill_date__lt=run_on).exclude(
             status=Bill.Status.VOID).order_by("bill_date").values(
-            "account_id", "bill_date", "period_start", "period_end", "gallons", "schedule_gallons",
+            "account_id", "bill_date", "frequency", "period_start", "period_end", "gallons", "schedule_gallons",
             "includes_annual_minimum", "end_reading_id"):
         earlier[row["account_id"]].append(row)
 
@@ -281,16 +281,25 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
                            f"earlier bills; held for review"))
                 continue
         in_year = [b for b in history if b["bill_date"] >= cycle.billable_year_start]
+        annual_minimum_charged, year_to_date_gallons = year_so_far(
+            EarlierBill(b["frequency"], b["includes_annual_minimum"], b["schedule_gallons"]) for b in in_year)
         try:
             rated = rate_bill(schedule, RatingInput(
                 frequency=frequency, category=account.category, gallons=usage.gallons,
                 meter_size=max((s.size for s in current), key=size_inches),
-                annual_minimum_charged=any(b["includes_annual_minimum"] for b in in_year),
-                year_to_date_gallons=sum(b["schedule_gallons"] for b in in_year),
+                annual_minimum_charged=annual_minimum_charged, year_to_date_gallons=year_to_date_gallons,
                 sprinkler_supply_inches=account.sprinkler_supply_inches, first_bill_of_year=not in_year))
         except RatingError as exc:
             exceptions.append(BillingException(account_id=account.id, bill_date=run_on,
                                                kind=BillingException.Kind.RATING, detail=str(exc), run=run))
+            continue
+        if not rated.lines:
+            # A bill with no lines is never issued (ORDINANCES.md, Mineola § 45.29 C): it would charge
+            # nothing and explain nothing. A clerk looks at it instead.
+            exceptions.append(BillingException(
+                account_id=account.id, bill_date=run_on, kind=BillingException.Kind.RATING, run=run,
+                detail=f"rating {usage.gallons:,} gal on a {frequency} bill gave no lines under the schedule "
+                       f"effective {schedule_row.effective_on}; a bill with no lines is never issued"))
             continue
         total = rated.total
         issued_on = voided_on.get(account.id, run_on)
