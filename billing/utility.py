@@ -35,3 +35,25 @@ def schedule_in_force(on: date) -> tuple[RateSchedule, Schedule]:
         raise ApplicationError(f"no rate schedule is in force on {on}; the earliest takes effect {earliest}",
                                field="date")
     return row, Schedule.from_rules(row.rules)
+
+
+def sample_rates_refusal(*, on: date, accept_sample_rates: bool) -> str:
+    """Why billing on ``on`` is refused because the rates in force are a preset's sample values, or "".
+
+    A preset ships a **sample** schedule where the ordinance's own schedule is not in the published text
+    (ORDINANCES.md: "Sample rates are not for real bills"). Billing on it is allowed on a demo/training site,
+    or when the clerk accepts it for one run (recorded on the run); otherwise it is refused.
+    """
+    row, _ = schedule_in_force(on)
+    if not row.is_sample or accept_sample_rates:
+        return ""
+    utility = installed_utility().utility
+    if utility.is_demo_site:
+        return ""
+    return (f"the rate schedule in force on {on} (effective {row.effective_on}, {row.citation}) is the preset's "
+            "sample schedule, a placeholder for rates the published ordinance does not contain, and sample "
+            "rates are not for real bills; install the adopted rates (a [[rate_schedule]] without `sample = true` "
+            f"in the preset file, then setup_utility {utility.preset}), mark this a demo/training site (setup_utility "
+            f"{utility.preset} --demo N), or accept the sample rates for this run (run_billing "
+            "--accept-sample-rates, “Accept sample rates” on the admin's start page, or accept_sample_rates in "
+            "the API), which is recorded on the run")
