@@ -35,6 +35,7 @@ from .models import (
 from .services.adjustments import adjustment_create, bill_void
 from .services.payments import PAYMENTS_LAYOUT, payments_import, payments_post
 from .services.runs import billing_exception_release, billing_run_start
+from .utility import schedule_in_force
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -63,14 +64,25 @@ class ReadOnlyInline(admin.TabularInline):
 
 @admin.register(Utility)
 class UtilityAdmin(admin.ModelAdmin):
-    list_display = ("name", "preset", "calendar_scheme", "penalty_scheme")
-    readonly_fields = ("preset", "text_discrepancies")
+    list_display = ("name", "preset", "demo_site", "calendar_scheme", "penalty_scheme")
+    # Set by `setup_utility PRESET --demo N`, not by a click: a real site billed on sample rates by mistake
+    # is worse than a trip to the command line.
+    exclude = ("is_demo_site",)
+    readonly_fields = ("preset", "demo_site", "text_discrepancies")
 
     def has_add_permission(self, request):
         return False
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+    @admin.display(description="Demo/training site")
+    def demo_site(self, obj):
+        if obj.is_demo_site:
+            return "Yes: billing on the preset's sample rates is allowed (set by setup_utility --demo)."
+        return ("No: a real site. Billing refuses while the rate schedule in force is the preset's sample one, "
+                "unless a run accepts the sample rates (recorded on the run); setup_utility "
+                f"{obj.preset} --demo N marks a demo/training site.")
 
     @admin.display(description="where the preset departs from the printed text")
     def text_discrepancies(self, obj):
@@ -105,6 +117,11 @@ class FeeAdmin(SimpleHistoryAdmin):
 class StartRunForm(forms.Form):
     run_on = forms.DateField(label="Bill date", widget=forms.DateInput(attrs={"type": "date"}),
                              help_text="Bills the books whose billing date this is, and monthly meters on a 1st.")
+    accept_sample_rates = forms.BooleanField(
+        label="Accept sample rates", required=False,
+        help_text="Matters only while the rate schedule in force on the bill date is the preset's sample one "
+                  "and this is not a demo/training site: tick to bill real accounts on those values anyway. "
+                  "Your choice is recorded on the run.")
 
     def clean_run_on(self):
         run_on = self.cleaned_data["run_on"]
@@ -126,7 +143,8 @@ class BillingRunAdmin(ReadOnlyAdmin):
                     "total_billed", "started_by", "created_at")
     list_filter = ("status", "run_on")
     readonly_fields = ("summary", "run_on", "status", "progress", "accounts_due", "bills_created", "already_billed",
-                       "exceptions_count", "total_billed", "started_by", "created_at", "finished_at", "error")
+                       "exceptions_count", "total_billed", "accept_sample_rates", "started_by", "created_at",
+                       "finished_at", "error")
     fields = readonly_fields
     inlines = (ExceptionInline,)
     change_form_template = "admin/billing/billingrun/change_form.html"
@@ -144,9 +162,12 @@ class BillingRunAdmin(ReadOnlyAdmin):
     def summary(self, obj):
         return format_html(
             '<div class="run-summary"><p>Status: <strong>{}</strong></p><p>Bills issued: <strong>{}</strong></p>'
-            "<p>Already billed: {} · Exceptions: {} · Total billed: {}</p></div>",
+            "<p>Already billed: {} · Exceptions: {} · Total billed: {}</p>{}</div>",
             obj.get_status_display(), obj.bills_created, obj.already_billed, obj.exceptions_count,
-            f"${obj.total_billed.amount:,.2f}")
+            f"${obj.total_billed.amount:,.2f}",
+            format_html("<p><strong>{}</strong> {}</p>", "Accepted sample rates:",
+                        "billed on the preset's sample rate schedule at the clerk's choice.")
+            if obj.accept_sample_rates else "")
 
     def get_urls(self):
         return [path("start/", self.admin_site.admin_view(self.start_view), name="billing_billingrun_start"),
@@ -161,15 +182,29 @@ class BillingRunAdmin(ReadOnlyAdmin):
         form = StartRunForm(request.POST or None, initial={"run_on": today()})
         if request.method == "POST" and form.is_valid():
             try:
-                run = billing_run_start(run_on=form.cleaned_data["run_on"], actor=request.user)
+                run = billing_run_start(run_on=form.cleaned_data["run_on"], actor=request.user,
+                                        accept_sample_rates=form.cleaned_data["accept_sample_rates"])
             except ApplicationError as exc:
-                form.add_error("run_on", str(exc))
+                for error in exc.errors:
+                    form.add_error("accept_sample_rates" if error.field == "accept_sample_rates" else "run_on",
+                                   error.message)
             else:
                 self.message_user(request, f"Billing run for {run.run_on} started.", messages.SUCCESS)
                 return HttpResponseRedirect(reverse("admin:billing_billingrun_change", args=[run.pk]))
         context = {**self.admin_site.each_context(request), "opts": self.model._meta, "form": form,
-                   "title": "Start a billing run"}
+                   "title": "Start a billing run", **_sample_rates_today()}
         return TemplateResponse(request, "admin/billing/billingrun/start.html", context)
+
+
+def _sample_rates_today() -> dict:
+    """What the start page says about sample rates: the schedule in force today, when it is a sample one."""
+    utility = Utility.objects.first()
+    try:
+        schedule, _ = schedule_in_force(today())
+    except ApplicationError:
+        return {}
+    return {"demo_site": bool(utility and utility.is_demo_site), "preset": utility.preset if utility else "PRESET",
+            "sample_schedule": schedule if schedule.is_sample else None}
 
 
 @admin.register(BillingException)

@@ -96,8 +96,8 @@ class BillingRunSerializer(serializers.ModelSerializer):
     class Meta:
         model = BillingRun
         fields = ("id", "run_on", "status", "progress_percent", "accounts_due", "chunks_total", "chunks_done",
-                  "bills_created", "already_billed", "exceptions_count", "total_billed", "created_at",
-                  "finished_at")
+                  "bills_created", "already_billed", "exceptions_count", "total_billed", "accept_sample_rates",
+                  "created_at", "finished_at")
 
     def get_total_billed(self, obj) -> str:
         return f"{obj.total_billed.amount:.2f}"
@@ -119,6 +119,10 @@ class PaymentIn(serializers.Serializer):
 
 class RunIn(serializers.Serializer):
     run_on = serializers.DateField()
+    accept_sample_rates = serializers.BooleanField(
+        required=False, default=False,
+        help_text="Bill even though the rate schedule in force is the preset's sample one (recorded on the run); "
+                  "not needed on a demo/training site.")
 
 
 class PenaltyRunIn(serializers.Serializer):
@@ -260,7 +264,8 @@ class BillingRunListCreate(APIView):
     def post(self, request):
         data = RunIn(data=request.data)
         data.is_valid(raise_exception=True)
-        run = billing_run_start(run_on=data.validated_data["run_on"], actor=request.user)
+        run = billing_run_start(run_on=data.validated_data["run_on"], actor=request.user,
+                                accept_sample_rates=data.validated_data["accept_sample_rates"])
         run.refresh_from_db()
         return Response(BillingRunSerializer(run).data, status=status.HTTP_202_ACCEPTED)
 

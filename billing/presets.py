@@ -58,7 +58,9 @@ def _jsonable(value):
 
 
 @transaction.atomic
-def preset_install(*, code: str) -> InstallReport:
+def preset_install(*, code: str, mark_demo_site: bool = False) -> InstallReport:
+    """Install or update preset ``code``. ``mark_demo_site`` marks the site a demo/training site (billing
+    on the preset's sample rates allowed); without it the mark stays as it was: installing never clears it."""
     data = preset_load(code)
     report = InstallReport()
     util = data["utility"]
@@ -85,6 +87,8 @@ def preset_install(*, code: str) -> InstallReport:
         report.updated.append(f"utility {code}")
     else:
         report.unchanged += 1
+    if mark_demo_site and Utility.objects.filter(preset=code, is_demo_site=False).update(is_demo_site=True):
+        report.updated.append(f"utility {code}: marked a demo/training site (sample rates may be billed)")
 
     for schedule in data.get("rate_schedule", []):
         effective_on = schedule["effective_on"]

@@ -11,6 +11,17 @@ Interpretations (ORDINANCES.md, Mineola):
 * Monthly bills (meters larger than 1"): the annual minimum for the meter size on the first bill of the
   billable year; the allowance is used up cumulatively over the year, and each bill charges only the
   gallons by which year-to-date consumption newly exceeds it (§ 45.29 C).
+* § 45.29 C, a meter changed mid-year from 1" or smaller to larger than 1": the account is billed monthly
+  from the change, and its first monthly bill of the billable year carries the annual minimum for the new
+  size, regardless of usage. Only the year's *monthly* bills count toward the annual minimum and its
+  allowance (``year_so_far``): a semiannual bill's minimum is that bill's own (§ 45.28 A(1)), not the
+  annual minimum, and its gallons were charged on the semiannual schedule with their own allowance and
+  blocks, so they neither stand in for the annual minimum nor use up the new size's allowance. The new
+  size's allowance applies to the gallons on monthly bills from the change on; the first of them also
+  carries what the old meter registered after the last semiannual reading (to its final reading), since
+  no bill has charged those gallons yet.
+* A bill with no lines is never issued: a monthly bill whose gallons all fall within the year's allowance
+  shows them on a $0.00 line with the allowance left, so the customer sees why nothing is charged.
 * § 45.28 E: a nonprofit's month of 2,000,000 gallons or more is charged max($500, $0.90 per 1,000)
   instead of the regular schedule; those gallons do not use the regular allowance, and an annual minimum
   not yet charged waits for the first regular-schedule bill of the year. Only monthly bills measure a
@@ -19,6 +30,7 @@ Interpretations (ORDINANCES.md, Mineola):
   charge in the code is refused.
 """
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -117,6 +129,23 @@ class RatingInput:
 
 
 @dataclass(frozen=True)
+class EarlierBill:
+    """A bill already issued in the billable year, as much of it as monthly rating needs."""
+
+    frequency: str
+    includes_annual_minimum: bool
+    schedule_gallons: int
+
+
+def year_so_far(earlier_in_year: Iterable[EarlierBill]) -> tuple[bool, int]:
+    """For a monthly bill: (is the annual minimum already charged this billable year, gallons earlier bills
+    counted against its allowance). Only monthly bills count; see the § 45.29 C meter-change interpretation
+    at the top."""
+    monthly = [bill for bill in earlier_in_year if bill.frequency == "monthly"]
+    return any(bill.includes_annual_minimum for bill in monthly), sum(bill.schedule_gallons for bill in monthly)
+
+
+@dataclass(frozen=True)
 class Rated:
     lines: tuple[Line, ...]
     schedule_gallons: int
@@ -197,6 +226,13 @@ def _rate_monthly(schedule: Schedule, bill: RatingInput) -> Rated:
                           "per 1,000", schedule.monthly_citation, Decimal(excess),
                           schedule.monthly_excess_per_1000,
                           per_thousand(excess, schedule.monthly_excess_per_1000)))
+    if not lines:
+        left = minimum.allowance - after
+        # ``left`` is negative only when no gallons were used after the allowance ran out.
+        where = (f"within the year's {fmt_gallons(minimum.allowance)} gal allowance, {fmt_gallons(left)} gal left"
+                 if left >= 0 else f"the year's {fmt_gallons(minimum.allowance)} gal allowance is used up")
+        lines.append(Line("consumption", f"{fmt_gallons(bill.gallons)} gal, {where}", schedule.monthly_citation,
+                          Decimal(bill.gallons), ZERO, cents(ZERO)))
     return Rated(tuple(lines), bill.gallons, not bill.annual_minimum_charged)
 
 

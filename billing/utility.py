@@ -42,3 +42,25 @@ def payment_order() -> str:
     a balance before any preset is)."""
     order = Utility.objects.values_list("payment_order", flat=True).first()
     return order or PaymentOrder.PRINCIPAL_FIRST
+
+
+def sample_rates_refusal(*, on: date, accept_sample_rates: bool) -> str:
+    """Why billing on ``on`` is refused because the rates in force are a preset's sample values, or "".
+
+    A preset ships a **sample** schedule where the ordinance's own schedule is not in the published text
+    (ORDINANCES.md: "Sample rates are not for real bills"). Billing on it is allowed on a demo/training site,
+    or when the clerk accepts it for one run (recorded on the run); otherwise it is refused.
+    """
+    row, _ = schedule_in_force(on)
+    if not row.is_sample or accept_sample_rates:
+        return ""
+    utility = installed_utility().utility
+    if utility.is_demo_site:
+        return ""
+    return (f"the rate schedule in force on {on} (effective {row.effective_on}, {row.citation}) is the preset's "
+            "sample schedule, a placeholder for rates the published ordinance does not contain, and sample "
+            "rates are not for real bills; install the adopted rates (a [[rate_schedule]] without `sample = true` "
+            f"in the preset file, then setup_utility {utility.preset}), mark this a demo/training site (setup_utility "
+            f"{utility.preset} --demo N), or accept the sample rates for this run (run_billing "
+            "--accept-sample-rates, “Accept sample rates” on the admin's start page, or accept_sample_rates in "
+            "the API), which is recorded on the run")

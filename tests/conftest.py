@@ -29,7 +29,21 @@ def pytest_configure(config):
 
 @pytest.fixture
 def mineola(db):
-    """The Mineola preset installed, as `setup_utility mineola` does."""
+    """The Mineola preset installed on a demo/training site, as `setup_utility mineola --demo 0` does.
+
+    The worked examples of ORDINANCES.md are computed on the preset's sample rate schedule, which only a
+    demo/training site bills without the clerk accepting it; ``mineola_real_site`` is a real village's.
+    """
+    call_command("setup_utility", "mineola", "--demo", "0", "--date", "2026-01-01", stdout=open("/dev/null", "w"))
+    from billing.models import Utility
+
+    return Utility.objects.get()
+
+
+@pytest.fixture
+def mineola_real_site(db):
+    """The Mineola preset installed as a real village would (`setup_utility mineola`): not a demo site,
+    and its rate schedule is the preset's sample one."""
     call_command("setup_utility", "mineola", "--date", "2026-01-01", stdout=open("/dev/null", "w"))
     from billing.models import Utility
 

@@ -1,20 +1,30 @@
 """The nightly job: bill what is due today, then assess penalties. Both steps are idempotent."""
 
+import logging
 from datetime import date
 
+from ..utility import sample_rates_refusal
 from .penalties import penalties_assess_due
 from .runs import billing_candidates, billing_run_start
+
+logger = logging.getLogger(__name__)
 
 
 def nightly_run(*, as_of: date) -> dict:
     report = {"date": as_of.isoformat(), "bills": 0, "billing_exceptions": 0, "penalties": 0,
               "penalty_total": "0.00"}
     if billing_candidates(run_on=as_of):
-        # Penalties fall only on bills already past due, so they need not wait for today's run to finish
-        # when its chunks go to other workers.
-        run = billing_run_start(run_on=as_of)
-        run.refresh_from_db()
-        report.update(bills=run.bills_created, billing_exceptions=run.exceptions_count, billing_run=run.pk)
+        # Nobody is there at night to accept sample rates: billing waits for a clerk (or the adopted
+        # rates), and the rest of the job still runs.
+        if refusal := sample_rates_refusal(on=as_of, accept_sample_rates=False):
+            logger.warning("nightly %s: billing skipped: %s", as_of, refusal)
+            report["billing_skipped"] = refusal
+        else:
+            # Penalties fall only on bills already past due, so they need not wait for today's run to
+            # finish when its chunks go to other workers.
+            run = billing_run_start(run_on=as_of)
+            run.refresh_from_db()
+            report.update(bills=run.bills_created, billing_exceptions=run.exceptions_count, billing_run=run.pk)
     penalties = penalties_assess_due(as_of=as_of)
     report.update(penalties=penalties.posted, penalty_total=f"{penalties.total:.2f}")
     from ..pdf import bill_pdfs_render_pending

@@ -27,9 +27,9 @@ from waterbilling.errors import ApplicationError
 from ..consumption import Problem, Read, Span, usage_for_bill
 from ..models import Bill, BillingException, BillingRun, BillingRunChunk, BillLine, LedgerEntry
 from ..money import ZERO
-from ..rating import RatingError, RatingInput, rate_bill
+from ..rating import EarlierBill, RatingError, RatingInput, rate_bill, year_so_far
 from ..signals import bills_issued
-from ..utility import installed_utility, schedule_in_force
+from ..utility import installed_utility, sample_rates_refusal, schedule_in_force
 
 CHUNK_SIZE = 1000
 HIGH_USAGE_FACTOR = 4
@@ -44,6 +44,7 @@ class ChunkResult:
     total: Decimal = ZERO
     new_bills: list = field(default_factory=list)
     new_exceptions: list = field(default_factory=list)
+    warning: str = ""
 
 
 def _refuse_future(run_on: date) -> None:
@@ -68,12 +69,18 @@ def billing_candidates(*, run_on: date) -> list[int]:
 
 
 @transaction.atomic
-def billing_run_create(*, run_on: date, actor=None, chunk_size: int = CHUNK_SIZE) -> BillingRun:
+def billing_run_create(*, run_on: date, actor=None, chunk_size: int = CHUNK_SIZE,
+                       accept_sample_rates: bool = False) -> BillingRun:
+    """A run for ``run_on``, refused while the rates in force are sample values on a real site unless
+    ``accept_sample_rates``; the acceptance is recorded on the run when the rates were sample."""
     _refuse_future(run_on)
-    schedule_in_force(run_on)  # refuse early when no rates apply
+    schedule_row, _ = schedule_in_force(run_on)  # refuse early when no rates apply
+    if refusal := sample_rates_refusal(on=run_on, accept_sample_rates=accept_sample_rates):
+        raise ApplicationError(refusal, field="accept_sample_rates")
     ids = billing_candidates(run_on=run_on)
     run = BillingRun.objects.create(run_on=run_on, started_by=actor, status=BillingRun.Status.RUNNING,
-                                    accounts_due=len(ids))
+                                    accounts_due=len(ids),
+                                    accept_sample_rates=accept_sample_rates and schedule_row.is_sample)
     chunks = [BillingRunChunk(run=run, index=i, account_ids=ids[start:start + chunk_size])
               for i, start in enumerate(range(0, len(ids), chunk_size))]
     BillingRunChunk.objects.bulk_create(chunks)
@@ -85,11 +92,11 @@ def billing_run_create(*, run_on: date, actor=None, chunk_size: int = CHUNK_SIZE
     return run
 
 
-def billing_run_start(*, run_on: date, actor=None) -> BillingRun:
+def billing_run_start(*, run_on: date, actor=None, accept_sample_rates: bool = False) -> BillingRun:
     """Create a run and hand its chunks to the workers (in-process when Celery runs eagerly)."""
     from ..tasks import billing_run_dispatch
 
-    run = billing_run_create(run_on=run_on, actor=actor)
+    run = billing_run_create(run_on=run_on, actor=actor, accept_sample_rates=accept_sample_rates)
     transaction.on_commit(lambda: billing_run_dispatch.delay(run.pk))
     return run
 
@@ -134,11 +141,13 @@ def billing_run_finish(*, run_id: int) -> None:
         run.save(update_fields=["total_billed", "status", "finished_at"])
 
 
-def billing_run_preview(*, run_on: date) -> ChunkResult:
-    """What a run would bill on ``run_on``, writing nothing."""
+def billing_run_preview(*, run_on: date, accept_sample_rates: bool = False) -> ChunkResult:
+    """What a run would bill on ``run_on``, writing nothing. Rates a real run would refuse (sample values)
+    are previewed anyway, with the refusal as the result's ``warning``."""
     _refuse_future(run_on)
     ids = billing_candidates(run_on=run_on)
-    overall = ChunkResult()
+    overall = ChunkResult(
+        warning=sample_rates_refusal(on=run_on, accept_sample_rates=accept_sample_rates) if ids else "")
     for start in range(0, len(ids), CHUNK_SIZE):
         part = bill_accounts(account_ids=ids[start:start + CHUNK_SIZE], run_on=run_on, run=None, persist=False)
         overall.bills += part.bills
@@ -227,7 +236,7 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
     earlier: dict[int, list[dict]] = defaultdict(list)
     for row in Bill.objects.filter(account_id__in=account_ids, bill_date__lt=run_on).exclude(
             status=Bill.Status.VOID).order_by("bill_date").values(
-            "account_id", "bill_date", "period_start", "period_end", "gallons", "schedule_gallons",
+            "account_id", "bill_date", "frequency", "period_start", "period_end", "gallons", "schedule_gallons",
             "includes_annual_minimum", "end_reading_id"):
         earlier[row["account_id"]].append(row)
 
@@ -281,16 +290,25 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
                            f"earlier bills; held for review"))
                 continue
         in_year = [b for b in history if b["bill_date"] >= cycle.billable_year_start]
+        annual_minimum_charged, year_to_date_gallons = year_so_far(
+            EarlierBill(b["frequency"], b["includes_annual_minimum"], b["schedule_gallons"]) for b in in_year)
         try:
             rated = rate_bill(schedule, RatingInput(
                 frequency=frequency, category=account.category, gallons=usage.gallons,
                 meter_size=max((s.size for s in current), key=size_inches),
-                annual_minimum_charged=any(b["includes_annual_minimum"] for b in in_year),
-                year_to_date_gallons=sum(b["schedule_gallons"] for b in in_year),
+                annual_minimum_charged=annual_minimum_charged, year_to_date_gallons=year_to_date_gallons,
                 sprinkler_supply_inches=account.sprinkler_supply_inches, first_bill_of_year=not in_year))
         except RatingError as exc:
             exceptions.append(BillingException(account_id=account.id, bill_date=run_on,
                                                kind=BillingException.Kind.RATING, detail=str(exc), run=run))
+            continue
+        if not rated.lines:
+            # A bill with no lines is never issued (ORDINANCES.md, Mineola § 45.29 C): it would charge
+            # nothing and explain nothing. A clerk looks at it instead.
+            exceptions.append(BillingException(
+                account_id=account.id, bill_date=run_on, kind=BillingException.Kind.RATING, run=run,
+                detail=f"rating {usage.gallons:,} gal on a {frequency} bill gave no lines under the schedule "
+                       f"effective {schedule_row.effective_on}; a bill with no lines is never issued"))
             continue
         total = rated.total
         issued_on = voided_on.get(account.id, run_on)

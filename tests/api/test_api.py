@@ -97,6 +97,24 @@ def test_billing_run_start_and_poll(api, mineola, django_capture_on_commit_callb
     assert Bill.objects.count() == 1
 
 
+def test_billing_run_on_sample_rates_needs_accept_sample_rates(mineola_real_site,
+                                                               django_capture_on_commit_callbacks):
+    api = APIClient()
+    api.force_authenticate(User.objects.create_user("staff", is_staff=True))
+    account, meter = account_with_meter(book=1)
+    read(meter, date(2026, 1, 12), 1_062_500)
+    refused = api.post("/api/v1/billing-runs/", {"run_on": "2026-02-01"}, format="json")
+    assert refused.status_code == 400
+    (error,) = refused.json()["errors"]
+    assert error["field"] == "accept_sample_rates" and "sample rates are not for real bills" in error["message"]
+    with django_capture_on_commit_callbacks(execute=True):
+        started = api.post("/api/v1/billing-runs/", {"run_on": "2026-02-01", "accept_sample_rates": True},
+                           format="json")
+    assert started.status_code == 202 and started.json()["accept_sample_rates"] is True
+    polled = api.get(f"/api/v1/billing-runs/{started.json()['id']}/").json()
+    assert polled["status"] == "done" and polled["total_billed"] == "186.13" and polled["accept_sample_rates"]
+
+
 def test_penalty_run(api, mineola):
     account, meter = account_with_meter(book=1)
     read(meter, date(2026, 1, 12), 1_062_500)

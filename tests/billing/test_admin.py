@@ -49,6 +49,46 @@ def test_start_run_refuses_the_future(clerk_client):
     assert not BillingRun.objects.exists()
 
 
+@pytest.fixture
+def clerk_on_a_real_site(client, mineola_real_site):
+    user = User.objects.create_superuser("clerk", "clerk@example.org", "pw-for-tests-only-9")
+    client.force_login(user)
+    return client
+
+
+def test_start_run_on_sample_rates_needs_the_box_ticked_and_records_it(clerk_on_a_real_site,
+                                                                       django_capture_on_commit_callbacks):
+    account, meter = account_with_meter(book=1)
+    read(meter, date(2026, 1, 12), 1_062_500)
+    url = reverse("admin:billing_billingrun_start")
+    page = clerk_on_a_real_site.get(url).content.decode()
+    assert 'name="accept_sample_rates"' in page and "Accept sample rates" in page
+    assert "is the preset&#x27;s sample schedule" in page or "is the preset's sample schedule" in page
+
+    refused = clerk_on_a_real_site.post(url, {"run_on": "2026-02-01"})
+    html = refused.content.decode()
+    assert refused.status_code == 200 and "sample rates are not for real bills" in html
+    assert not BillingRun.objects.exists()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = clerk_on_a_real_site.post(url, {"run_on": "2026-02-01", "accept_sample_rates": "on"})
+    run_ = BillingRun.objects.get()
+    assert response.url == reverse("admin:billing_billingrun_change", args=[run_.pk])
+    assert run_.accept_sample_rates and run_.started_by.username == "clerk"
+    assert Bill.objects.get().total.amount == Decimal("186.13")
+    assert "Accepted sample rates" in clerk_on_a_real_site.get(response.url).content.decode()
+
+
+def test_utility_page_says_whether_it_is_a_demo_site(clerk_on_a_real_site, mineola_real_site):
+    url = reverse("admin:billing_utility_change", args=[mineola_real_site.pk])
+    html = clerk_on_a_real_site.get(url).content.decode()
+    assert "Demo/training site" in html and "No: a real site" in html
+    assert "Demo/training site" in clerk_on_a_real_site.get(reverse("admin:billing_utility_changelist")).content.decode()
+    mineola_real_site.is_demo_site = True
+    mineola_real_site.save()
+    assert "Yes: billing on the preset&#x27;s sample rates is allowed" in clerk_on_a_real_site.get(url).content.decode()
+
+
 def test_bill_page_is_read_only_and_shows_lines_with_citations(clerk_client, billed):
     _, bill = billed
     html = clerk_client.get(reverse("admin:billing_bill_change", args=[bill.pk])).content.decode()

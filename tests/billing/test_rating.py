@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from billing.presets import PRESET_DIR, _jsonable
-from billing.rating import RatingError, RatingInput, Schedule, rate_bill
+from billing.rating import EarlierBill, RatingError, RatingInput, Schedule, rate_bill, year_so_far
 
 
 @pytest.fixture(scope="module")
@@ -63,6 +63,32 @@ def test_monthly_worked_example_allowance_over_the_year(schedule):
     may = rate_bill(schedule, RatingInput(frequency="monthly", category="other", gallons=40000, meter_size="2",
                                           annual_minimum_charged=True, year_to_date_gallons=150000))
     assert amounts(may) == [("consumption", Decimal("154.00"))]
+
+
+def test_monthly_bill_within_the_allowance_still_has_a_line(schedule):
+    # 2": 125,000 gal a year; 90,000 already counted, 20,000 more → nothing over, 15,000 gal left.
+    rated = rate_bill(schedule, RatingInput(frequency="monthly", category="other", gallons=20000, meter_size="2",
+                                            annual_minimum_charged=True, year_to_date_gallons=90000))
+    assert amounts(rated) == [("consumption", Decimal("0.00"))]
+    (line,) = rated.lines
+    assert line.description == "20,000 gal, within the year's 125,000 gal allowance, 15,000 gal left"
+    assert line.quantity == 20000 and line.citation == "§ 45.28 A(1), § 45.29 C"
+    used_up = rate_bill(schedule, RatingInput(frequency="monthly", category="other", gallons=0, meter_size="2",
+                                              annual_minimum_charged=True, year_to_date_gallons=130000))
+    assert [line.description for line in used_up.lines] == ["0 gal, the year's 125,000 gal allowance is used up"]
+
+
+def test_a_semiannual_bill_earlier_in_the_year_does_not_count_for_a_monthly_bill(schedule):
+    # § 45.29 C meter change: the February semiannual bill (62,500 gal, its own $60.00 minimum) is not the
+    # annual minimum and uses none of the 2" allowance.
+    semiannual = EarlierBill(frequency="semiannual", includes_annual_minimum=True, schedule_gallons=62500)
+    assert year_so_far([semiannual]) == (False, 0)
+    monthly = EarlierBill(frequency="monthly", includes_annual_minimum=True, schedule_gallons=57500)
+    assert year_so_far([semiannual, monthly]) == (True, 57500)
+    charged, gallons = year_so_far([semiannual])
+    first = rate_bill(schedule, RatingInput(frequency="monthly", category="other", gallons=57500, meter_size="2",
+                                            annual_minimum_charged=charged, year_to_date_gallons=gallons))
+    assert amounts(first) == [("minimum", Decimal("480.00"))]
 
 
 def test_monthly_first_bill_over_allowance(schedule):
@@ -131,6 +157,7 @@ def test_total_is_the_sum_of_lines_each_rounded_to_the_cent(schedule, gallons, c
     rated = rate_bill(schedule, RatingInput(frequency=frequency, category=category, gallons=gallons,
                                             meter_size=size, year_to_date_gallons=ytd,
                                             annual_minimum_charged=charged))
+    assert rated.lines, "a bill with no lines is never issued"
     assert rated.total == sum((line.amount for line in rated.lines), Decimal("0"))
     assert all(line.amount == line.amount.quantize(Decimal("0.01")) and line.amount >= 0 for line in rated.lines)
     assert all(line.citation.startswith("§") for line in rated.lines)

@@ -280,3 +280,59 @@ def test_partial_payment_then_monthly_penalties_on_the_principal_left(mineola):
     assert [c["amount"] for c in data["charges"]] == ["9.31", "1.86", "0.86", "0.86", "0.86"]
     assert data["bills"][0]["balance"] == "86.13"
     assert data["balance"] == "99.88"
+
+
+def test_meter_upsized_mid_year_first_monthly_bill_carries_the_annual_minimum(mineola):
+    # Book 1, "other" use, a 1" meter billed semiannually; its billable year starts 2026-02-01.
+    account, old = account_with_meter(book=1, category="other", size="1")
+    read(old, date(2026, 1, 12), 1_062_500)
+    run("run_billing", "--date", "2026-02-01")
+    february = Bill.objects.get()
+    # 62,500 gal: $60.00 with 20,000 gal + 42,500 × $3.85/1,000 = 163.625 → 163.63 → $223.63
+    assert (february.frequency, february.total.amount) == ("semiannual", Decimal("223.63"))
+
+    # Changed to a 2" meter on 2026-03-16 (§ 45.29 C: larger than 1" is billed monthly from then on).
+    read(old, date(2026, 3, 16), 1_080_000, read_type="final")
+    Installation.objects.filter(meter=old).update(removed_on=date(2026, 3, 16))
+    new = MeterFactory(size="2")
+    InstallationFactory(meter=new, account=account, installed_on=date(2026, 3, 16))
+    read(new, date(2026, 3, 16), 0)
+    read(new, date(2026, 3, 30), 40_000)
+    read(new, date(2026, 4, 29), 90_000)
+    read(new, date(2026, 5, 28), 130_000)
+    for day in ("2026-04-01", "2026-05-01", "2026-06-01"):
+        run("run_billing", "--date", day)
+    april, may, june = Bill.objects.filter(frequency="monthly").order_by("bill_date")
+
+    # April, the first monthly bill of the billable year: 17,500 gal on the old meter since the February
+    # reading (1,062,500 → 1,080,000) + 40,000 on the new = 57,500 gal. The 2" annual minimum, $480.00 with
+    # 125,000 gal, regardless of usage; 67,500 gal of the allowance left. The 62,500 gal already billed on
+    # the semiannual bill are not counted against it.
+    assert april.gallons == 57_500
+    assert [(line.kind, line.citation, line.quantity, line.amount.amount) for line in april.lines.all()] == [
+        ("minimum", "§ 45.28 A(1), § 45.29 C", Decimal("125000"), Decimal("480.00"))]
+    assert april.lines.get().description == 'Annual minimum charge, 2" meter, includes 125,000 gal for the billable year'
+    assert april.total.amount == Decimal("480.00") and april.includes_annual_minimum
+    # May: 50,000 gal, 107,500 of 125,000 used: nothing to charge, and the bill still says why.
+    assert may.gallons == 50_000 and may.total.amount == Decimal("0.00")
+    assert [(line.kind, line.quantity, line.amount.amount) for line in may.lines.all()] == [
+        ("consumption", Decimal("50000"), Decimal("0.00"))]
+    assert "17,500 gal left" in may.lines.get().description
+    # June: 40,000 gal takes the year to 147,500: 22,500 gal × $3.85/1,000 = 86.625 → $86.63.
+    assert [(line.kind, line.quantity, line.amount.amount) for line in june.lines.all()] == [
+        ("consumption", Decimal("22500"), Decimal("86.63"))]
+    assert not BillingException.objects.exists()
+
+
+def test_a_rating_with_no_lines_is_held_as_an_exception_not_issued(mineola, monkeypatch):
+    from billing.rating import Rated
+    from billing.services import runs
+
+    account, meter = account_with_meter(book=1)
+    read(meter, date(2026, 1, 12), 1_062_500)
+    monkeypatch.setattr(runs, "rate_bill", lambda schedule, bill: Rated((), bill.gallons, False))
+    out = run("run_billing", "--date", "2026-02-01")
+    assert "0 bills issued" in out and "1 exceptions" in out
+    assert not Bill.objects.exists() and not LedgerEntry.objects.exists()
+    exception = BillingException.objects.get()
+    assert exception.kind == "rating" and "no lines" in exception.detail

@@ -18,7 +18,7 @@ from tests.billing.steps import account_with_meter, read
                     reason="needs REDIS_URL (redis://127.0.0.1:6379/0): a real worker takes tasks from Redis")
 @pytest.mark.celery_worker
 def test_a_billing_run_is_billed_by_a_real_worker(transactional_db, celery_worker_process):
-    call_command("setup_utility", "mineola", "--date", "2026-01-01", stdout=io.StringIO())
+    call_command("setup_utility", "mineola", "--demo", "0", "--date", "2026-01-01", stdout=io.StringIO())
     for i in range(5):
         account, meter = account_with_meter(book=1)
         read(meter, date(2026, 1, 12), 1_020_000 + 10_000 * i)

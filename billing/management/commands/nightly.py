@@ -19,3 +19,5 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         self.stdout.write(f"Nightly {report['date']}: {report['bills']} bills, {report['billing_exceptions']} "
                           f"billing exceptions, {report['penalties']} penalties (${report['penalty_total']})")
+        if "billing_skipped" in report:
+            self.stdout.write(self.style.WARNING(f"  billing skipped: {report['billing_skipped']}"))

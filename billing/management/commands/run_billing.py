@@ -17,20 +17,26 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         as_of_argument(parser)
         parser.add_argument("--dry-run", action="store_true", help="preview: rate and report, write nothing")
+        parser.add_argument("--accept-sample-rates", action="store_true",
+                            help="bill even though the rate schedule in force is the preset's sample one "
+                                 "(recorded on the run); not needed on a demo/training site")
         parser.add_argument("--no-progress", action="store_true")
 
     def handle(self, *args, **options):
         run_on = parse_as_of(options["date"])
         quiet = options["no_progress"] or options["verbosity"] < 1
+        accept = options["accept_sample_rates"]
         try:
             if options["dry_run"]:
-                preview = billing_run_preview(run_on=run_on)
+                preview = billing_run_preview(run_on=run_on, accept_sample_rates=accept)
                 self.stdout.write(f"Preview for {run_on} (nothing written): {preview.bills} bills totalling "
                                   f"${preview.total:,.2f}; {preview.already_billed} already billed; "
                                   f"{preview.exceptions} exceptions")
+                if preview.warning:
+                    self.stdout.write(f"Warning: a run would be refused: {preview.warning}")
                 self._exceptions(preview.new_exceptions)
                 return
-            run = billing_run_create(run_on=run_on)
+            run = billing_run_create(run_on=run_on, accept_sample_rates=accept)
         except ApplicationError as exc:
             raise CommandError(str(exc)) from exc
         bar = tqdm(total=run.chunks_total, unit="chunk", disable=quiet, desc=f"Billing {run_on}")
@@ -49,6 +55,9 @@ class Command(BaseCommand):
         self.stdout.write(f"Billing run {run.pk} for {run_on}: {run.status}; {run.accounts_due} accounts "
                           f"considered, {run.bills_created} bills issued totalling ${run.total_billed.amount:,.2f}, "
                           f"{run.already_billed} already billed, {run.exceptions_count} exceptions")
+        if run.accept_sample_rates:
+            self.stdout.write("  billed on the preset's sample rate schedule, as accepted with "
+                              "--accept-sample-rates (recorded on the run)")
         self._exceptions(run.exceptions.select_related("account").order_by("account__account_no"))
 
     def _exceptions(self, exceptions):
