@@ -67,8 +67,8 @@ class UtilityAdmin(admin.ModelAdmin):
     list_display = ("name", "preset", "demo_site", "calendar_scheme", "penalty_scheme")
     # Set by `setup_utility PRESET --demo N`, not by a click: a real site billed on sample rates by mistake
     # is worse than a trip to the command line.
-    exclude = ("is_demo_site",)
-    readonly_fields = ("preset", "demo_site", "text_discrepancies")
+    exclude = ("is_demo_site", "payment_order")
+    readonly_fields = ("preset", "demo_site", "payment_policy", "text_discrepancies")
 
     def has_add_permission(self, request):
         return False
@@ -83,6 +83,15 @@ class UtilityAdmin(admin.ModelAdmin):
         return ("No: a real site. Billing refuses while the rate schedule in force is the preset's sample one, "
                 "unless a run accepts the sample rates (recorded on the run); setup_utility "
                 f"{obj.preset} --demo N marks a demo/training site.")
+
+    @admin.display(description="What a payment pays first")
+    def payment_policy(self, obj):
+        return format_html(
+            "<p><strong>{}</strong></p><p>Office policy, not in the ordinance (ORDINANCES.md, conventions): "
+            "penalties are computed on unpaid principal, and paying principal first keeps an unpaid penalty "
+            "from turning into principal that draws more penalties. Set in the preset file "
+            "(<code>[policy] payment_order</code>) and installed with <code>setup_utility {}</code>.</p>",
+            obj.get_payment_order_display(), obj.preset)
 
     @admin.display(description="where the preset departs from the printed text")
     def text_discrepancies(self, obj):

@@ -89,6 +89,12 @@ def test_utility_page_says_whether_it_is_a_demo_site(clerk_on_a_real_site, mineo
     assert "Yes: billing on the preset&#x27;s sample rates is allowed" in clerk_on_a_real_site.get(url).content.decode()
 
 
+def test_utility_page_shows_the_payment_order_as_office_policy(clerk_client, mineola):
+    html = clerk_client.get(reverse("admin:billing_utility_change", args=[mineola.pk])).content.decode()
+    assert "What a payment pays first" in html and "Principal first" in html
+    assert "Office policy, not in the ordinance" in html and 'name="payment_order"' not in html
+
+
 def test_bill_page_is_read_only_and_shows_lines_with_citations(clerk_client, billed):
     _, bill = billed
     html = clerk_client.get(reverse("admin:billing_bill_change", args=[bill.pk])).content.decode()
@@ -102,9 +108,12 @@ def test_bill_page_is_read_only_and_shows_lines_with_citations(clerk_client, bil
 
 def test_void_keeps_the_record(clerk_client, billed):
     _, bill = billed
-    clerk_client.post(reverse("admin:billing_bill_void", args=[bill.pk]), {"reason": "Misread meter"})
+    clerk_client.post(reverse("admin:billing_bill_void", args=[bill.pk]),
+                      {"reason": "Misread meter", "description": "Bill replaced: meter reading corrected"})
     bill.refresh_from_db()
     assert bill.status == "void" and bill.void_reason == "Misread meter" and bill.voided_by.username == "clerk"
+    assert bill.void_description == "Bill replaced: meter reading corrected"
+    assert bill.ledger.get(kind="void").description == "Bill replaced: meter reading corrected"
 
 
 def test_credit_memo_from_admin(clerk_client, billed):
@@ -115,6 +124,8 @@ def test_credit_memo_from_admin(clerk_client, billed):
     memo = Adjustment.objects.get()
     assert memo.amount.amount == Decimal("20.00") and memo.created_by.username == "clerk"
     assert memo.entry.amount.amount == Decimal("-20.00")
+    # The internal note stays with the clerk; the customer reads a plain wording.
+    assert memo.reason == "Leak allowance" and memo.entry.description == f"Credit memo on bill {bill.number}"
 
 
 def test_payment_batch_posts_all_or_nothing(clerk_client, billed):

@@ -336,3 +336,41 @@ def test_a_rating_with_no_lines_is_held_as_an_exception_not_issued(mineola, monk
     assert not Bill.objects.exists() and not LedgerEntry.objects.exists()
     exception = BillingException.objects.get()
     assert exception.kind == "rating" and "no lines" in exception.detail
+
+
+def monthly_bills_paid_in_full_after_one_late_payment(mineola, order):
+    """A 2" meter ("other", Book 3): bills of $480.00 (03-01, the annual minimum with 70,000 of its
+    125,000 gal), $134.75 (04-01: 90,000 − 55,000 left = 35,000 × $3.85), $346.50 (05-01) and $346.50
+    (06-01: 90,000 × $3.85). The first is paid one day late, every later one in full on its due date."""
+    mineola.payment_order = order
+    mineola.save(update_fields=["payment_order"])
+    account, meter = account_with_meter(book=3, category="other", size="2", start=date(2026, 1, 20), value=0)
+    for month, value in ((2, 70_000), (3, 160_000), (4, 250_000), (5, 340_000)):
+        read(meter, date(2026, month, 20), value)
+    for bill_date in ("2026-03-01", "2026-04-01", "2026-05-01", "2026-06-01"):
+        run("run_billing", "--date", bill_date)
+    for amount, on in (("480.00", "2026-04-02"), ("134.75", "2026-05-01"), ("346.50", "2026-06-01"),
+                       ("346.50", "2026-07-01")):
+        pay(account, amount, on, f"ON-TIME-{on}")
+    run("assess_penalties", "--date", "2026-08-15")
+    return statement(account.account_no, "2026-08-15")
+
+
+def test_principal_first_an_old_penalty_never_makes_later_bills_late(mineola):
+    # The one late payment owes 5% of 480.00 = 24.00 on 04-02. Principal first, every later payment pays
+    # its bill in full; the 24.00 waits and draws nothing (penalties are on principal only).
+    data = monthly_bills_paid_in_full_after_one_late_payment(mineola, "principal_first")
+    assert [(c["date"], c["amount"]) for c in data["charges"]] == [("2026-04-02", "24.00")]
+    assert data["balance"] == "24.00"
+
+
+def test_penalties_first_the_old_penalty_moves_forward_and_pyramids(mineola):
+    # Penalties first: 04-02's 480.00 pays the 24.00 penalty first, leaving 24.00 of water; each later
+    # payment pays the oldest bill first, so the shortfall moves to the newest bill and draws its 5%:
+    # 05-02 5% × 24.00 = 1.20; 06-01 pays 1.20 + 24.00 of bill 2 → bill 3 short 25.20 → 06-02 1.26;
+    # 07-01 pays 1.26 + 25.20 → bill 4 short 26.46 → 07-02 1.32 (1.323); 08-02 1% × 26.46 = 0.26.
+    data = monthly_bills_paid_in_full_after_one_late_payment(mineola, "penalties_first")
+    assert [(c["date"], c["amount"]) for c in data["charges"]] == [
+        ("2026-04-02", "24.00"), ("2026-05-02", "1.20"), ("2026-06-02", "1.26"), ("2026-07-02", "1.32"),
+        ("2026-08-02", "0.26")]
+    assert data["balance"] == "28.04"  # 26.46 + 1.32 + 0.26

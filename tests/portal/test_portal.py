@@ -3,6 +3,7 @@
 import io
 import re
 from datetime import date
+from decimal import Decimal
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -164,3 +165,47 @@ def test_a_billing_run_emails_paperless_customers_after_commit(mineola, django_c
         call_command("run_billing", "--date", "2026-02-01", "--no-progress", stdout=io.StringIO())
     assert [m.to for m in mail.outbox] == [["paperless@example.org"]]
     assert account.bills.get().public_id.hex[:8] in mail.outbox[0].body.replace("-", "")
+
+
+def test_home_card_shows_amount_due_and_due_date_and_each_bill_its_status(mineola, media):
+    account = billed_account()  # $186.13, due 2026-03-01
+    user = customer("card@example.org")
+    PortalLink.objects.create(user=user, account=account)
+    client = Client()
+    client.force_login(user, backend="django.contrib.auth.backends.ModelBackend")
+    home = client.get(reverse("portal:home")).content.decode()
+    # Today the bill is long past its due date: all of it is past due.
+    assert "Amount due" in home and "$186.13" in home and "Past due, pay now" in home
+    page = client.get(reverse("portal:account", kwargs={"public_id": account.public_id})).content.decode()
+    assert "status-unpaid" in page and ">Unpaid<" in page
+    pay(account, "100.00", "2026-02-20", "PART-1", as_of=date(2026, 2, 20))
+    page = client.get(reverse("portal:account", kwargs={"public_id": account.public_id})).content.decode()
+    assert ">Partly paid<" in page and "$86.13" in page
+    pay(account, "86.13", "2026-02-25", "PART-2", as_of=date(2026, 2, 25))
+    page = client.get(reverse("portal:account", kwargs={"public_id": account.public_id})).content.decode()
+    assert ">Paid<" in page
+    home = client.get(reverse("portal:home")).content.decode()
+    assert "Nothing due: thank you" in home
+    bill = Bill.objects.get(account=account)
+    detail = client.get(reverse("portal:bill", kwargs={"public_id": bill.public_id})).content.decode()
+    assert "Total amount due" in detail and ">Paid<" in detail
+
+
+def test_amount_due_names_the_next_due_date_when_nothing_is_past_due(mineola, media):
+    from billing.selectors import account_amounts_due
+
+    account = billed_account()
+    due = account_amounts_due(account_ids=[account.id], as_of=date(2026, 2, 10))[account.id]
+    assert (due.amount, due.past_due, due.due_date) == (Decimal("186.13"), Decimal("0.00"), date(2026, 3, 1))
+    due = account_amounts_due(account_ids=[account.id], as_of=date(2026, 3, 2))[account.id]
+    assert (due.amount, due.past_due, due.due_date) == (Decimal("186.13"), Decimal("186.13"), None)
+
+
+def test_the_paperless_email_says_what_to_pay(mineola, media):
+    account = billed_account(paperless=True)
+    PortalLink.objects.create(user=customer("mail@example.org"), account=account)
+    bills_issued_notify([Bill.objects.get(account=account).pk])
+    body = mail.outbox[0].body
+    for text in ("Previous balance: $0.00", "Payments received since: $0.00", "Current charges: $186.13",
+                 "TOTAL AMOUNT DUE by March 1, 2026: $186.13", "If paid after March 1, 2026: $195.44"):
+        assert text in body, text
