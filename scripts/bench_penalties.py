@@ -1,0 +1,77 @@
+"""Benchmark: penalty assessment over a demo village, measured (not a test).
+
+    createdb -h 127.0.0.1 -U postgres wb_pen
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/wb_pen .venv/bin/python scripts/bench_penalties.py \\
+        --accounts 20000
+
+Migrates, installs the Mineola preset with N demo accounts and bills the last two years (once; reused on
+later runs), posts the demo payments, then times three assessments: the catch-up of every penalty due
+through the last day, the same night again (nothing new), and the next night. ``--fresh`` deletes the
+penalties first. Prints seconds, penalties posted and accounts looked at for each.
+"""
+
+import argparse
+import os
+import sys
+import time
+from datetime import date, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "waterbilling.settings")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--accounts", type=int, default=20000)
+    parser.add_argument("--through", default="2026-11-02", help="the catch-up's date (default 2026-11-02)")
+    parser.add_argument("--fresh", action="store_true", help="delete earlier penalties first")
+    args = parser.parse_args()
+
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import connection
+
+    from accounts.models import Account
+    from billing.models import LedgerEntry
+
+    call_command("migrate", verbosity=0)
+    if not Account.objects.exists():
+        from billing.demo import demo_payments_create
+
+        started = time.perf_counter()
+        quiet = open(os.devnull, "w")  # noqa: SIM115
+        call_command("setup_utility", "mineola", "--demo", str(args.accounts), stdout=quiet)
+        through = date.fromisoformat(args.through)
+        for months_back in range(24, -1, -1):
+            index = through.year * 12 + through.month - 1 - months_back
+            call_command("run_billing", "--date", date(index // 12, index % 12 + 1, 1).isoformat(),
+                         "--no-progress", stdout=quiet)
+        demo_payments_create(as_of=through)
+        print(f"demo village of {args.accounts:,} accounts billed and paid in {time.perf_counter() - started:.1f} s")
+    if args.fresh:
+        with connection.cursor() as cursor:
+            if connection.vendor == "postgresql":
+                cursor.execute("ALTER TABLE billing_ledgerentry DISABLE TRIGGER USER")
+            cursor.execute("DELETE FROM billing_ledgerentry WHERE kind IN ('penalty', 'penalty_correction')")
+            if connection.vendor == "postgresql":
+                cursor.execute("ALTER TABLE billing_ledgerentry ENABLE TRIGGER USER")
+
+    from billing.services.penalties import penalties_assess_due
+
+    through = date.fromisoformat(args.through)
+    for label, day in (("catch-up", through), ("same night again", through),
+                       ("next night", through + timedelta(days=1))):
+        before = LedgerEntry.objects.filter(kind="penalty").count()
+        started = time.perf_counter()
+        result = penalties_assess_due(as_of=day)
+        seconds = time.perf_counter() - started
+        posted = LedgerEntry.objects.filter(kind="penalty").count() - before
+        print(f"{label:>17} ({day}): {seconds:7.1f} s, {posted:,} penalties posted, "
+              f"{getattr(result, 'accounts', 0):,} accounts charged")
+
+
+if __name__ == "__main__":
+    main()
