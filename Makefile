@@ -23,7 +23,9 @@ install: $(VENV)/.installed
 install-dev: $(VENV)/.installed-dev
 
 # demo_bootstrap adds the preset and $(DEMO) demo accounts only to a database without accounts, bills
-# them, and prints a fresh admin password every time.
+# them, and prints a fresh admin password every time. The settings are production unless asked otherwise:
+# the demo asks for development mode (debug pages, a development SECRET_KEY, plain HTTP).
+run: export DJANGO_DEBUG := 1
 run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py demo_bootstrap --preset $(PRESET) --demo $(DEMO)

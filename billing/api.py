@@ -4,8 +4,6 @@ Views are thin: they validate the shape of a request with a serializer and call 
 Services raise ``ApplicationError``s, which the project's exception handler turns into 400/404/409 JSON.
 """
 
-import csv
-import io
 from datetime import date
 
 from django.db.models import Q
@@ -17,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import Account
-from meters.imports import READINGS_LAYOUT, readings_import
+from meters.services import REQUEST, readings_record
 from waterbilling.csvimport import CsvRow, dollars
 from waterbilling.errors import ApplicationError, FieldError, NotFound
 
@@ -29,6 +27,7 @@ from .services.penalties import penalties_assess_due
 from .services.runs import billing_run_start
 
 PAGE = 100
+API_SOURCE = "api"
 
 
 def _as_of(request, name="as_of") -> date:
@@ -157,17 +156,15 @@ class StatementView(APIView):
 
 
 def _readings_save(request, items: list[dict]):
-    """Readings arrive as JSON but take the same all-or-nothing checks as an imported file."""
-    out = io.StringIO()
-    writer = csv.writer(out)
-    writer.writerow(READINGS_LAYOUT.columns)
-    for item in items:
-        writer.writerow([item["meter_serial"], item["read_date"], item["reading"], item.get("read_type") or ""])
+    """Readings arrive as JSON and go through the same writer, all or nothing, as an imported file."""
+    rows = [CsvRow(line=i, values={"meter_serial": item["meter_serial"], "read_date": item["read_date"],
+                                   "reading": item["reading"], "read_type": item.get("read_type") or ""})
+            for i, item in enumerate(items)]
     try:
-        result = readings_import(file=out.getvalue().encode(), as_of=timezone.localdate(), actor=request.user)
+        result = readings_record(rows=rows, as_of=timezone.localdate(), actor=request.user, source=API_SOURCE,
+                                 reason=f"api {request.path}"[:100], words=REQUEST)
     except ApplicationError as exc:
-        # Line N of the CSV is item N−2 of the request.
-        exc.errors = [FieldError(field=f"[{e.line - 2}].{e.field}" if e.line and e.line > 1 else e.field,
+        exc.errors = [FieldError(field=f"[{e.line}].{e.field}" if e.line is not None else e.field,
                                  message=e.message) for e in exc.errors]
         raise
     return Response({"created": result.created, "skipped": result.skipped}, status=status.HTTP_201_CREATED)

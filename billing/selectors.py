@@ -5,6 +5,8 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
 
+from django.db.models import Q
+
 from accounts.models import Account
 from waterbilling.errors import NotFound
 
@@ -24,6 +26,15 @@ def _rate(value: Decimal) -> str:
     """At least two decimals, more only when the rate has them (0.0015)."""
     text = f"{Decimal(value).normalize():f}"
     return _money(value) if len(text.partition(".")[2]) <= 2 else text
+
+
+def bills_using_reading(*, reading_id: int) -> list[Bill]:
+    """The bills in force (not void) that used the reading as their start or end reading, by number.
+
+    Registered with meters (``apps.py``): such a reading is final, since what those bills say rests on it.
+    """
+    return list(Bill.objects.exclude(status=Bill.Status.VOID)
+                .filter(Q(start_reading_id=reading_id) | Q(end_reading_id=reading_id)).order_by("number"))
 
 
 def account_get(*, account_no: str) -> Account:

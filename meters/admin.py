@@ -1,11 +1,24 @@
-"""Meters, their installations and readings in the clerk's admin, each with its change history."""
+"""Meters, their installations and readings in the clerk's admin, each with its change history.
 
+A reading is added or corrected on the reading's own page, whose form is checked and saved by the same
+writer as an imported file (``meters.services``); the meter page lists its readings read-only. A reading
+that a bill in force used is final: its page is read-only and names the bills.
+"""
+
+from django import forms
 from django.contrib import admin
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.urls import reverse
 
 from accounts.admin import HistoryAdmin
+from waterbilling.commands import today
 
 from .admin_imports import ReadingImportMixin
 from .models import Installation, Meter, Reading
+from .selectors import reading_held_by
+from .services import reading_change, reading_delete, reading_final_problem, reading_problems, reading_record
 
 
 class InstallationInline(admin.TabularInline):
@@ -17,12 +30,22 @@ class InstallationInline(admin.TabularInline):
 
 
 class ReadingInline(admin.TabularInline):
+    """The meter's readings, to look at; each row links to the reading's page, where it can be corrected."""
+
     model = Reading
     fields = ("read_on", "value", "read_type", "source", "note", "entered_by", "entered_at")
-    readonly_fields = ("entered_by", "entered_at")
+    readonly_fields = fields
     ordering = ("-read_on", "-id")
     extra = 0
+    can_delete = False
     show_change_link = True
+    verbose_name_plural = "readings (add or correct one under Meters › Readings, where every rule is checked)"
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("entered_by")
@@ -35,16 +58,6 @@ class MeterAdmin(HistoryAdmin):
     search_fields = ("serial",)
     inlines = (InstallationInline, ReadingInline)
 
-    def save_formset(self, request, form, formset, change):
-        if formset.model is Reading:
-            for reading in formset.save(commit=False):
-                reading.entered_by = request.user
-                reading.save()
-            for gone in formset.deleted_objects:
-                gone.delete()
-            return
-        super().save_formset(request, form, formset, change)
-
 
 @admin.register(Installation)
 class InstallationAdmin(HistoryAdmin):
@@ -53,6 +66,30 @@ class InstallationAdmin(HistoryAdmin):
     search_fields = ("meter__serial", "account__account_no")
     autocomplete_fields = ("meter", "account")
     date_hierarchy = "installed_on"
+
+
+class ReadingForm(forms.ModelForm):
+    """A clerk's reading, held to the importer's rules with the importer's words, each on its field."""
+
+    class Meta:
+        model = Reading
+        fields = ("meter", "read_on", "value", "read_type", "source", "note")
+
+    def clean(self):
+        data = super().clean()
+        original = self.instance if self.instance.pk else None
+        wanted = ("meter", "read_on", "value", "read_type")
+        if any(data.get(name) is None for name in wanted):
+            # A value missing here is a field that failed its own check (its error is shown), or a form
+            # with every field read-only: a final reading, which stays as it is.
+            if original is not None and (problem := reading_final_problem(reading=original)):
+                raise forms.ValidationError(problem)
+            return data
+        # The admin saves inside the transaction this runs in, so the meter locked here stays locked
+        # until the reading is written.
+        for error in reading_problems(**{name: data[name] for name in wanted}, as_of=today(), reading=original):
+            self.add_error(error.field or None, error.message)
+        return data
 
 
 @admin.register(Reading)
@@ -66,7 +103,56 @@ class ReadingAdmin(ReadingImportMixin, HistoryAdmin):
     autocomplete_fields = ("meter",)
     readonly_fields = ("entered_by", "entered_at")
     fields = ("meter", "read_on", "value", "read_type", "source", "note", "entered_by", "entered_at")
+    form = ReadingForm
+
+    @staticmethod
+    def _held_by(obj: Reading | None) -> list:
+        """The records in force (bills) that rest on ``obj``, asked once per object and request."""
+        if obj is None or obj.pk is None:
+            return []
+        if not hasattr(obj, "_held_by"):
+            obj._held_by = reading_held_by(reading_id=obj.pk)
+        return obj._held_by
+
+    def has_change_permission(self, request, obj=None):
+        return super().has_change_permission(request, obj) and not self._held_by(obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return super().has_delete_permission(request, obj) and not self._held_by(obj)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        obj = self.get_object(request, unquote(object_id))
+        held_by = [(f"{held._meta.verbose_name} {held}",
+                    reverse(f"admin:{held._meta.app_label}_{held._meta.model_name}_change", args=[held.pk]))
+                   for held in self._held_by(obj)]
+        return super().change_view(request, object_id, form_url, {**(extra_context or {}), "held_by": held_by})
+
+    def history_form_view(self, request, object_id, version_id, extra_context=None):
+        # simple-history lets anyone who may view a reading post a revert; a revert is a change.
+        if request.method == "POST":
+            obj = self.get_object(request, unquote(object_id))
+            if obj is None or not self.has_change_permission(request, obj):
+                raise PermissionDenied
+        return super().history_form_view(request, object_id, version_id, extra_context)
+
+    def save_form(self, request, form, change):
+        """The reading writer saves; the admin then logs and answers with the reading it saved."""
+        form.save(commit=False)  # only readies form.save_m2m for save_related (a reading has none)
+        data = form.cleaned_data
+        values = {"meter": data["meter"], "read_on": data["read_on"], "value": data["value"],
+                  "read_type": data["read_type"], "source": data["source"], "note": data["note"],
+                  "as_of": today(), "actor": request.user}
+        if change:
+            return reading_change(reading=form.instance, **values)
+        return reading_record(**values)
 
     def save_model(self, request, obj, form, change):
-        obj.entered_by = request.user
-        super().save_model(request, obj, form, change)
+        """Saved already, by ``save_form`` through the reading writer."""
+
+    def delete_model(self, request, obj):
+        reading_delete(reading=obj, actor=request.user)
+
+    def delete_queryset(self, request, queryset):
+        with transaction.atomic():
+            for reading in queryset:
+                reading_delete(reading=reading, actor=request.user)

@@ -1,7 +1,7 @@
 """Time ``manage.py import_readings`` on a large file (not a test; run it against a scratch database).
 
     createdb -h 127.0.0.1 -U postgres waterbilling_bench
-    export DATABASE_URL=postgres://postgres@127.0.0.1:5432/waterbilling_bench
+    export DATABASE_URL=postgres://postgres@127.0.0.1:5432/waterbilling_bench DJANGO_DEBUG=1
     .venv/bin/python manage.py migrate --noinput
     .venv/bin/python scripts/bench_import_readings.py [--meters 25000] [--readings 100000] [--existing 12]
 
@@ -23,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "waterbilling.settings")
+os.environ.setdefault("DJANGO_DEBUG", "1")  # development settings: a bench runs on a scratch database
 
 import django  # noqa: E402
 

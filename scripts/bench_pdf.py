@@ -27,6 +27,7 @@ def _setup_django(database: Path) -> None:
     sys.path.insert(0, str(ROOT))
     os.environ["DATABASE_URL"] = f"sqlite:///{database}"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "waterbilling.settings")
+    os.environ.setdefault("DJANGO_DEBUG", "1")  # development settings: the database is a throw-away one
     import django
 
     django.setup()

@@ -1,8 +1,11 @@
 """Settings, read from the environment with safe embedded defaults.
 
-With nothing set, the app runs embedded: SQLite in ``db.sqlite3`` and Celery tasks executed eagerly
-in-process. ``DATABASE_URL`` switches to PostgreSQL, ``REDIS_URL`` to a real broker. With
-``DJANGO_DEBUG`` off (production) the app refuses to start without ``SECRET_KEY``.
+Debugging is off unless asked for: ``DJANGO_DEBUG=1`` turns it on for development (``make run`` and the
+test suite ask for it), and only then is a fixed development ``SECRET_KEY`` allowed. With it off — the
+default, production — the app refuses to start without ``SECRET_KEY``, redirects to HTTPS and keeps its
+cookies secure. With no ``DATABASE_URL`` or ``REDIS_URL`` the app runs embedded: SQLite in ``db.sqlite3``
+and Celery tasks executed eagerly in-process; ``DATABASE_URL`` switches to PostgreSQL, ``REDIS_URL`` to a
+real broker.
 """
 
 from pathlib import Path
@@ -14,11 +17,13 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
 
-DEBUG = env.bool("DJANGO_DEBUG", default=True)
+DEBUG = env.bool("DJANGO_DEBUG", default=False)
 SECRET_KEY = env.str("SECRET_KEY", default="")
 if not SECRET_KEY:
     if not DEBUG:
-        raise ImproperlyConfigured("SECRET_KEY must be set when DJANGO_DEBUG is off (production).")
+        raise ImproperlyConfigured(
+            "SECRET_KEY must be set when DJANGO_DEBUG is off (production, the default); for development set "
+            "DJANGO_DEBUG=1, as `make run` does.")
     SECRET_KEY = "insecure-development-key-only-for-the-embedded-default-never-in-production"
 
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])

@@ -147,6 +147,7 @@ def test_a_clerk_views_history_but_cannot_delete_it_or_the_account(clerk_client,
 
 def test_a_reading_entered_in_the_admin_records_who_entered_it(clerk_client, clerk):
     meter = MeterFactory(serial="B00000042")
+    InstallationFactory(meter=meter, installed_on=date(2026, 1, 2))  # a meter takes readings while installed
     response = clerk_client.post(reverse("admin:meters_reading_add"), {
         "meter": meter.pk, "read_on": "2026-07-14", "value": "123456", "read_type": "actual",
         "source": "manual", "note": ""})

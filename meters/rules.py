@@ -1,0 +1,97 @@
+"""The rules every meter reading is held to, whoever records it: the CSV import, the API or a clerk's form.
+
+Pure functions over plain data, no ORM: ``MeterHistory`` is what the database knows about one meter (its
+installations and the readings on file around the dates being checked), and each rule answers with the
+problem in words a clerk understands, or ``None``. The batch writer checks a whole file in memory with
+them and the single-reading writer checks one reading with them, so both refuse the same things with the
+same words (``meters.services``).
+
+* A reading is not dated after the day it is recorded (the import date, or today).
+* It is dated while the meter was installed on an account: not before its installation, not after its
+  removal — the removal day itself is allowed, for the final reading.
+* One reading per meter per date.
+* A meter's register never runs backwards: by date, each reading is at least the one before it and at
+  most the one after it. A replaced meter is a new meter with its own serial.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from itertools import pairwise
+from typing import Protocol
+
+
+@dataclass
+class MeterHistory:
+    id: int
+    serial: str
+    installations: list[tuple[date, date | None]] = field(default_factory=list)
+    # Readings already recorded, by date: the latest before the first date checked, and every one after.
+    recorded: dict[date, int] = field(default_factory=dict)
+
+
+class NewReading(Protocol):
+    """A reading to be recorded; ``line`` is its line in a file, None for one typed in a form."""
+
+    line: int | None
+    read_on: date
+    value: int
+
+
+def future_problem(*, read_on: date, as_of: date, as_of_is: str) -> str | None:
+    """``as_of_is`` names the day readings are recorded as of: "the import date", "today"."""
+    if read_on > as_of:
+        return f"{read_on} is after {as_of_is} {as_of}; nothing is recorded in the future"
+    return None
+
+
+def installation_problem(meter: MeterHistory, read_on: date) -> str | None:
+    spans = sorted(meter.installations)
+    if any(start <= read_on and (end is None or read_on <= end) for start, end in spans):
+        return None
+    if not spans:
+        return f"meter {meter.serial} has never been installed on an account; install it before reading it"
+    if read_on < spans[0][0]:
+        return f"{read_on} is before meter {meter.serial} was installed on {spans[0][0]}"
+    removed = max(end for _, end in spans if end is not None and end < read_on)
+    reinstalled = [start for start, _ in spans if start > read_on]
+    if reinstalled:
+        return (f"meter {meter.serial} was not installed on {read_on}: removed {removed}, "
+                f"installed again {min(reinstalled)}")
+    return (f"meter {meter.serial} was removed on {removed} and has no open installation; "
+            "a removed meter takes no readings after its removal")
+
+
+def same_date_problem(meter: MeterHistory, read_on: date, value: int, *, given_in: str) -> str | None:
+    """Another reading is on file for the meter and date; ``given_in`` names where ``value`` came from."""
+    recorded = meter.recorded.get(read_on)
+    if recorded is None:
+        return None
+    return (f"meter {meter.serial} already has a reading of {recorded} on {read_on}; {given_in} says {value} "
+            "(one reading per meter per date)")
+
+
+def sequence_problems(meter: MeterHistory, new: Sequence[NewReading]) -> list[tuple[NewReading, str]]:
+    """Each new reading that makes the meter's register run backwards, with why.
+
+    The recorded and new readings are put in date order and every step is checked: a new reading lower
+    than the one before it, or higher than a recorded one after it, is named.
+    """
+    sequence: list[tuple[date, int, NewReading | None]] = sorted(
+        [(on, value, None) for on, value in meter.recorded.items()] + [(r.read_on, r.value, r) for r in new],
+        key=lambda item: item[0])
+    problems: list[tuple[NewReading, str]] = []
+    for (before_on, before, before_new), (after_on, after, after_new) in pairwise(sequence):
+        if after >= before:
+            continue
+        if after_new is not None:
+            where = f"line {before_new.line}" if before_new is not None else "already recorded"
+            problems.append((after_new, f"{after} is lower than meter {meter.serial}'s previous reading {before} "
+                                        f"on {before_on} ({where}); a meter's readings never go down (a "
+                                        "replaced meter is a new meter with its own serial)"))
+        elif before_new is not None:
+            problems.append((before_new, f"{before} is higher than meter {meter.serial}'s later reading {after} "
+                                         f"already recorded on {after_on}; a meter's readings never go down"))
+    return problems

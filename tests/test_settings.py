@@ -1,0 +1,40 @@
+"""Settings fail closed: debugging is off unless ``DJANGO_DEBUG`` asks for it, and off it wants a SECRET_KEY."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHOW = ("import django; from django.conf import settings as s; django.setup(); "
+        "print(s.DEBUG, s.SECURE_SSL_REDIRECT, s.SESSION_COOKIE_SECURE)")
+
+
+def settings_with(**variables) -> subprocess.CompletedProcess:
+    """The project's settings read in a fresh process whose environment has ``variables`` and no
+    DJANGO_DEBUG or SECRET_KEY of its own (the test suite's process asks for development mode)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_DEBUG", "SECRET_KEY")}
+    env.update(DJANGO_SETTINGS_MODULE="waterbilling.settings", **variables)
+    return subprocess.run([sys.executable, "-c", SHOW], cwd=ROOT, env=env, capture_output=True, text=True)
+
+
+def test_debug_is_off_when_the_environment_says_nothing():
+    out = settings_with(SECRET_KEY="x" * 60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "True", "True"]
+
+
+def test_with_nothing_set_the_app_refuses_to_start_without_a_secret_key():
+    out = settings_with()
+    assert out.returncode != 0
+    assert "SECRET_KEY must be set when DJANGO_DEBUG is off" in out.stderr and "DJANGO_DEBUG=1" in out.stderr
+
+
+def test_development_is_asked_for_and_gets_the_development_key():
+    out = settings_with(DJANGO_DEBUG="1")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["True", "False", "False"]
+
+
+def test_make_run_asks_for_development_mode():
+    assert "run: export DJANGO_DEBUG := 1" in (ROOT / "Makefile").read_text().splitlines()
