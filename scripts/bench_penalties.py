@@ -19,6 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "waterbilling.settings")
+os.environ.setdefault("DJANGO_DEBUG", "1")  # development settings: a bench runs on a scratch database
 
 
 def main() -> None:
