@@ -40,7 +40,7 @@ def adjustment_create(*, bill: Bill, kind: str, amount: Decimal, reason: str, as
     LedgerEntry.objects.create(account_id=bill.account_id, bill=bill, kind=kind, posted_on=as_of,
                                amount=Money(sign * amount, "USD"), adjustment=adjustment,
                                description=description[:200])
-    penalties_correct_posted(account_ids=[bill.account_id])
+    penalties_correct_posted(account_ids=[bill.account_id], after={bill.account_id: as_of})
     return adjustment
 
 

@@ -95,7 +95,11 @@ def payments_post(*, rows: list[CsvRow], as_of: date, actor=None, source: str = 
                                            posted_on=p.paid_on, amount=Money(-p.amount, "USD"), payment=payment,
                                            description=f"Payment {p.reference}")
             # A payment dated before penalties already posted (a late bank file) takes back what it paid.
-            penalties_correct_posted(account_ids={accounts[p.account_no] for p in todo})
+            earliest: dict[int, date] = {}
+            for p in todo:
+                account_id = accounts[p.account_no]
+                earliest[account_id] = min(p.paid_on, earliest.get(account_id, p.paid_on))
+            penalties_correct_posted(account_ids=earliest, after=earliest)
     except IntegrityError as exc:
         raise Conflict("a payment reference in this batch was posted by someone else at the same moment; "
                        "post the batch again and that payment will be skipped", field="reference") from exc

@@ -70,12 +70,16 @@ def penalties_assess_due(*, as_of: date, progress=None) -> PenaltyResult:
     return result
 
 
-def penalties_correct_posted(*, account_ids) -> PenaltyResult:
+def penalties_correct_posted(*, account_ids, after: dict[int, date] | None = None) -> PenaltyResult:
     """Payments or credits were recorded, or a bill voided: correct the penalties already posted on these
     accounts that the facts no longer support (up to each account's latest posted penalty; later days are
-    the next assessment's)."""
+    the next assessment's). ``after`` (account id → the earliest date of what was recorded) skips an
+    account with no penalty posted after that date: a penalty on day D reads only what was dated before D,
+    so nothing it was computed from has changed — a payment file of today's payments costs no replay."""
     latest = dict(LedgerEntry.objects.filter(account_id__in=list(account_ids), kind=LedgerEntry.Kind.PENALTY)
                   .values("account_id").annotate(last=Max("posted_on")).values_list("account_id", "last"))
+    if after is not None:
+        latest = {account_id: last for account_id, last in latest.items() if last > after[account_id]}
     return penalties_reconcile(through=latest) if latest else PenaltyResult()
 
 
