@@ -10,6 +10,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from accounts.models import Account, PortalLink
+from waterbilling.db import lock_for_transaction
 from waterbilling.errors import ApplicationError, FieldError
 
 from .models import LinkFailure
@@ -71,16 +72,24 @@ def account_link(*, user, account_no: str, access_code: str, ip_address: str | N
     Five failures in 15 minutes (per user; twenty per address) refuse further tries until the window
     passes, whatever is typed — so codes cannot be guessed faster than that.
     """
-    now = timezone.now()
-    if not link_attempts_left(user=user, ip_address=ip_address, now=now):
-        raise LinkThrottled(LINK_THROTTLED, field="access_code")
     account_no = account_no.strip()
-    account = Account.objects.filter(account_no=account_no).first()
-    # compare_digest on both branches keeps the time the same whether or not the number exists.
-    expected = account.access_code if account else "-" * 8
-    matches = hmac.compare_digest(_normalize_code(access_code).encode(), expected.encode())
+    with transaction.atomic():
+        # Count and record under locks on the user and the address: twelve attempts at once get the same
+        # five tries as twelve in a row.
+        lock_for_transaction(f"portal-link-user-{user.pk}")
+        if ip_address:
+            lock_for_transaction(f"portal-link-address-{ip_address}")
+        now = timezone.now()
+        if not link_attempts_left(user=user, ip_address=ip_address, now=now):
+            raise LinkThrottled(LINK_THROTTLED, field="access_code")
+        account = Account.objects.filter(account_no=account_no).first()
+        # compare_digest on both branches keeps the time the same whether or not the number exists.
+        expected = account.access_code if account else "-" * 8
+        matches = hmac.compare_digest(_normalize_code(access_code).encode(), expected.encode())
+        if account is None or not matches:
+            LinkFailure.objects.create(user=user, ip_address=ip_address, account_no=account_no[:40],
+                                       attempted_at=now)
     if account is None or not matches:
-        LinkFailure.objects.create(user=user, ip_address=ip_address, account_no=account_no[:40], attempted_at=now)
         raise ApplicationError(LINK_REFUSED, field="access_code")
     PortalLink.objects.get_or_create(user=user, account=account)
     return account

@@ -18,13 +18,10 @@ from billing.charts import consumption_chart_svg
 from billing.pdf import bill_pdf_bytes
 from billing.utility import installed_utility
 from waterbilling.errors import ApplicationError
+from waterbilling.net import client_ip
 
 from . import selectors, services
 from .forms import LinkAccountForm, PaperlessForm, PortalPasswordResetForm, SignInForm, SignUpForm
-
-
-def _client_ip(request) -> str | None:
-    return request.META.get("REMOTE_ADDR") or None
 
 
 def _add_errors(form, exc: ApplicationError) -> None:
@@ -127,7 +124,7 @@ def account_link(request):
         try:
             account = services.account_link(user=request.user, account_no=form.cleaned_data["account_no"],
                                             access_code=form.cleaned_data["access_code"],
-                                            ip_address=_client_ip(request))
+                                            ip_address=client_ip(request))
         except services.LinkThrottled as exc:
             _add_errors(form, exc)
             return _render(request, "portal/link.html", {"form": form}, status=429)

@@ -47,3 +47,11 @@ def copy_rows(model: type[models.Model], columns: Sequence[str], rows: Sequence[
     with connection.cursor() as cursor:
         cursor.cursor.copy_expert(f"COPY {quote(model._meta.db_table)} ({quoted}) "
                                   f"FROM STDIN WITH ({options})", buffer)
+
+
+def lock_for_transaction(key: str) -> None:
+    """Hold a lock named ``key`` until the transaction ends (PostgreSQL advisory lock; SQLite already
+    runs one writer at a time). Callers count-then-write under it, so concurrent requests queue."""
+    if is_postgres():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [key])

@@ -102,7 +102,13 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
-# Login throttling: five failures lock the username from that address for 15 minutes.
+# How many proxies in front of the site append to X-Forwarded-For (waterbilling/net.py); 0 = none, and
+# REMOTE_ADDR is the client. Throttles and lockouts key on the client address this gives.
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
+
+# Login throttling: five failures lock the username from that client address for 15 minutes (the
+# username alone would let anyone lock out anyone, the admin included).
+AXES_CLIENT_IP_CALLABLE = "waterbilling.net.client_ip"
 AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = 0.25
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
