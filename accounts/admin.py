@@ -7,9 +7,15 @@ shown old → new in words a clerk reads ("Active → Shut off", not "active →
 
 from decimal import Decimal
 
-from django.contrib import admin
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin.widgets import AdminDateWidget, AutocompleteSelect
+from django.core.exceptions import PermissionDenied
 from django.db.models import Q
-from django.urls import reverse
+from django.http import HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
 from django.utils.functional import lazy
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
@@ -17,9 +23,11 @@ from simple_history.admin import SimpleHistoryAdmin
 from simple_history.template_utils import HistoricalRecordContextHelper
 
 from meters.models import Installation, Reading
+from waterbilling.errors import ApplicationError
 
 from .admin_imports import AccountImportMixin
 from .models import Account, Customer, Ownership, PortalLink, Premises
+from .services import account_owner_change, portal_links_end
 
 RECENT_READINGS = 50
 RECENT_BILLS = 12
@@ -57,11 +65,28 @@ class HistoryAdmin(SimpleHistoryAdmin):
 
 
 class OwnershipInline(admin.TabularInline):
+    """Read-only: a sale goes through "Change owner", which also ends portal links and the access code."""
+
     model = Ownership
     fields = ("owner", "started_on", "ended_on")
-    autocomplete_fields = ("owner",)
+    readonly_fields = fields
     extra = 0
-    verbose_name_plural = "ownership history (the open row is the current owner)"
+    can_delete = False
+    verbose_name_plural = "ownership history (the open row is the current owner; a sale: “Change owner” above)"
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+class PortalLinkInline(admin.TabularInline):
+    model = PortalLink
+    fields = ("user", "linked_at")
+    readonly_fields = fields
+    extra = 0
+    verbose_name_plural = "customer portal logins that see this account (tick Delete to end a link)"
+
+    def has_add_permission(self, request, obj=None):
+        return False  # customers link accounts themselves, with the access code on the bill
 
 
 class InstallationInline(admin.TabularInline):
@@ -82,6 +107,20 @@ class InstallationInline(admin.TabularInline):
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("meter")
+
+
+class OwnerChangeForm(forms.Form):
+    new_owner = forms.ModelChoiceField(
+        queryset=Customer.objects.all(), label="New owner",
+        help_text="Add the new owner as a customer first if they are not one yet (the + link).")
+    on = forms.DateField(label="Owner from", widget=AdminDateWidget,
+                         help_text="The date of the sale (the deed's date): the former owner's ownership ends then.")
+
+    def __init__(self, *args, admin_site, **kwargs):
+        super().__init__(*args, **kwargs)
+        field = self.fields["new_owner"]
+        field.widget = AutocompleteSelect(Account._meta.get_field("owner"), admin_site)
+        field.widget.choices = field.choices
 
 
 def account_readings(account: Account, *, limit: int = RECENT_READINGS):
@@ -105,6 +144,7 @@ class AccountAdmin(AccountImportMixin, HistoryAdmin):
                      "premises__sbl")
     autocomplete_fields = ("premises", "owner", "occupant")
     readonly_fields = ("public_id", "billing_summary", "recent_readings")
+    change_form_template = "admin/accounts/account/change_form.html"
     fieldsets = (
         (None, {"fields": ("account_no", "book", "category", "status", "opened_on", "paperless",
                            "sprinkler_supply_inches")}),
@@ -113,7 +153,40 @@ class AccountAdmin(AccountImportMixin, HistoryAdmin):
         ("Billing", {"fields": ("billing_summary",)}),
         ("Meter readings", {"fields": ("recent_readings",)}),
     )
-    inlines = (InstallationInline, OwnershipInline)
+    inlines = (InstallationInline, OwnershipInline, PortalLinkInline)
+
+    def get_readonly_fields(self, request, obj=None):
+        # After creation the owner changes only by "Change owner": a sale, with its date and consequences.
+        return (*self.readonly_fields, "owner", "access_code") if obj else self.readonly_fields
+
+    def get_urls(self):
+        return [path("<int:pk>/change-owner/", self.admin_site.admin_view(self.change_owner_view),
+                     name="accounts_account_change_owner"), *super().get_urls()]
+
+    def change_owner_view(self, request, pk):
+        account = get_object_or_404(Account.objects.select_related("owner"), pk=pk)
+        if not self.has_change_permission(request, account):
+            raise PermissionDenied
+        form = OwnerChangeForm(request.POST or None, admin_site=self.admin_site)
+        if request.method == "POST" and form.is_valid():
+            try:
+                change = account_owner_change(account=account, new_owner=form.cleaned_data["new_owner"],
+                                              on=form.cleaned_data["on"], actor=request.user)
+            except ApplicationError as exc:
+                for error in exc.errors:
+                    form.add_error(error.field if error.field in form.fields else None, error.message)
+            else:
+                self.message_user(request, (
+                    f"Account {account.account_no} now belongs to {change.account.owner} from "
+                    f"{form.cleaned_data['on']:%b %-d, %Y}. {change.links_ended} portal link(s) of the former owner "
+                    "ended; a new access code goes on the next bill; paperless bills are off until the new owner "
+                    "asks for them. Bills already issued keep the name and address they were issued to."),
+                    messages.SUCCESS)
+                return HttpResponseRedirect(reverse("admin:accounts_account_change", args=[account.pk]))
+        context = {**self.admin_site.each_context(request), "opts": self.model._meta, "form": form,
+                   "account": account, "title": f"Change the owner of account {account.account_no}",
+                   "links": account.portal_links.count(), "media": self.media + form.media}
+        return TemplateResponse(request, "admin/accounts/account/change_owner.html", context)
 
     @admin.display(description="balance, bills and payments today")
     def billing_summary(self, obj: Account) -> str:
@@ -182,8 +255,47 @@ class OwnershipAdmin(HistoryAdmin):
 
 
 @admin.register(PortalLink)
-class PortalLinkAdmin(admin.ModelAdmin):
+class PortalLinkAdmin(HistoryAdmin):
     list_display = ("user", "account", "linked_at")
     list_select_related = ("user", "account")
     search_fields = ("user__username", "user__email", "account__account_no")
-    raw_id_fields = ("user", "account")
+    readonly_fields = ("user", "account", "linked_at")
+    actions = ("end_links",)
+
+    def has_add_permission(self, request):
+        return False  # customers link accounts themselves, with the access code on the bill
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    @admin.action(description="End the selected portal links", permissions=["delete"])
+    def end_links(self, request, queryset):
+        ended = portal_links_end(links=list(queryset), actor=request.user, reason="ended by the office")
+        self.message_user(request, f"{ended} portal link(s) ended; those logins no longer see the account or get "
+                                   "its emails.", messages.SUCCESS)
+
+
+@admin.register(PortalLink.history.model)
+class EndedPortalLinkAdmin(admin.ModelAdmin):
+    """Who had an account online, until when, and who ended it (a sale, or the office)."""
+
+    list_display = ("user", "account", "linked_at", "history_date", "history_user", "history_change_reason")
+    list_select_related = ("user", "account", "history_user")
+    search_fields = ("user__email", "account__account_no")
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).filter(history_type="-")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

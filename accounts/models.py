@@ -127,6 +127,8 @@ class PortalLink(models.Model):
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="account_links")
     account = models.ForeignKey(Account, on_delete=models.CASCADE, related_name="portal_links")
     linked_at = models.DateTimeField(auto_now_add=True)
+    # Ending a link deletes it; the history keeps who had it, who ended it, when and why.
+    history = HistoricalRecords()
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "account"], name="one_link_per_user_account")]

@@ -45,6 +45,9 @@ CLERK = [
             "billing.billingexception", "billing.rateschedule", "billing.fee", "billing.utility"),
     "billing.change_billingexception",  # release an exception: "bill as read"
     "billing.add_billingrun",           # start a billing run
+    # See who is linked to an account online and end a link (a sale does it by itself).
+    *_perms("view delete", "accounts.portallink"),
+    "accounts.view_historicalportallink",
 ]
 
 SUPERVISOR = [

@@ -196,6 +196,9 @@ class Bill(models.Model):
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.ISSUED)
     frequency = models.CharField(max_length=12, choices=Frequency.choices)
     bill_date = models.DateField(help_text="The billing period's date under the calendar.")
+    recipient_name = models.CharField(max_length=200, blank=True,
+                                      help_text="The owner the bill was issued to, as printed; fixed at issue.")
+    recipient_address = models.TextField(blank=True, help_text="The mailing address the bill was issued to.")
     issued_on = models.DateField(help_text="The day the bill was issued: the bill date, or later for a corrected "
                                            "bill that replaces a voided one.")
     due_date = models.DateField()

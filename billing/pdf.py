@@ -74,7 +74,7 @@ def _reading_row(reading, label: str) -> dict:
 
 def _load(bill_ids) -> list[Bill]:
     return list(Bill.objects.filter(pk__in=list(bill_ids))
-                .select_related("account__owner", "account__premises", "start_reading__meter",
+                .select_related("account__premises", "start_reading__meter",
                                 "end_reading__meter")
                 .prefetch_related("lines"))
 
@@ -112,8 +112,9 @@ def bill_views(bills: list[Bill]) -> list[dict]:
             "pk": bill.pk, "number": bill.number, "account_no": account.account_no,
             "access_code": account.access_code, "portal_url": portal_url,
             "service_address": account.premises.service_address,
-            "owner_name": account.owner.name,
-            "owner_address": "\n".join(line.strip() for line in account.owner.mailing_address.splitlines()
+            # The addressee is the owner of record when the bill was issued, whenever it is rendered.
+            "owner_name": bill.recipient_name,
+            "owner_address": "\n".join(line.strip() for line in bill.recipient_address.splitlines()
                                        if line.strip()),
             "utility_name": utility.name, "utility_phone": utility.phone,
             "utility_header": "\n".join([*([utility.chapter] if utility.chapter else []), *address_lines,

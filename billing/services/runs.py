@@ -165,6 +165,8 @@ class AccountRow:
     book: int
     category: str
     sprinkler_supply_inches: str
+    owner_name: str
+    owner_address: str
 
 
 @dataclass(slots=True)
@@ -178,6 +180,8 @@ class NewBill:
     frequency: str
     bill_date: date
     issued_on: date
+    recipient_name: str
+    recipient_address: str
     due_date: date
     period_start: date
     period_end: date
@@ -209,9 +213,10 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
     # Lock the chunk's accounts in id order (a concurrent run waits here, then sees our bills).
     account_rows = Account.objects.filter(id__in=account_ids).order_by("id")
     if persist:
-        account_rows = account_rows.select_for_update()
+        account_rows = account_rows.select_for_update(of=("self",))
     accounts = [AccountRow(*row) for row in account_rows.values_list(
-        "id", "account_no", "book", "category", "sprinkler_supply_inches")]
+        "id", "account_no", "book", "category", "sprinkler_supply_inches", "owner__name",
+        "owner__mailing_address")]
     billed = set(Bill.objects.filter(account_id__in=account_ids, bill_date=run_on)
                  .exclude(status=Bill.Status.VOID).values_list("account_id", flat=True))
     # A bill replacing a voided one is issued when the void was recorded (not before), and is due by the
@@ -316,6 +321,7 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
             number=_bill_number(run_on, account.account_no, voided[account.id]), public_id=uuid.uuid4(),
             account_id=account.id, run_id=run.pk if run else None, frequency=frequency, bill_date=run_on,
             issued_on=issued_on, due_date=calendar.due_date(issued_on),
+            recipient_name=account.owner_name, recipient_address=account.owner_address,
             period_start=usage.start.read_on, period_end=usage.end.read_on,
             gallons=usage.gallons, schedule_gallons=rated.schedule_gallons,
             includes_annual_minimum=rated.includes_annual_minimum, start_reading_id=usage.start.id,
@@ -365,13 +371,15 @@ def _bills_write(bills: list["NewBill"], lines_per_bill: list[tuple]) -> None:
                      "description", "created_at")
     if is_postgres():
         bill_columns = ("id", "number", "public_id", "account_id", "run_id", "status", "frequency", "bill_date",
-                        "issued_on", "due_date", "period_start", "period_end", "gallons", "schedule_gallons",
+                        "issued_on", "recipient_name", "recipient_address", "due_date", "period_start",
+                        "period_end", "gallons", "schedule_gallons",
                         "includes_annual_minimum", "start_reading_id", "end_reading_id", "estimated",
                         "rate_schedule_id", "total", "total_currency", "created_at", "void_reason", "void_description",
                         "pdf")
         copy_rows(Bill, bill_columns, [
             (b.pk, b.number, b.public_id, b.account_id, b.run_id, Bill.Status.ISSUED.value, b.frequency, b.bill_date,
-             b.issued_on, b.due_date, b.period_start, b.period_end, b.gallons, b.schedule_gallons,
+             b.issued_on, b.recipient_name, b.recipient_address, b.due_date, b.period_start, b.period_end,
+             b.gallons, b.schedule_gallons,
              b.includes_annual_minimum, b.start_reading_id, b.end_reading_id, b.estimated, b.rate_schedule_id,
              b.total, "USD", now, "", "", "")
             for b in bills])

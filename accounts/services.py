@@ -1,0 +1,63 @@
+"""Writes about accounts: a change of owner, and ending portal links.
+
+A sale changes who is billed and who may see the account online. The new owner gets the next bill (bills
+already issued keep the name and address they were issued to); the former owner's portal links end, the
+access code printed on bills is replaced so the old one links nothing, and paperless delivery stops until
+the new owner links the account and asks for it. Every step is in the audit history with the clerk.
+"""
+
+from dataclasses import dataclass
+from datetime import date
+
+from django.db import transaction
+from django.utils import timezone
+
+from waterbilling.errors import ApplicationError
+
+from .models import Account, Customer, Ownership, PortalLink, new_access_code
+
+
+@dataclass(frozen=True)
+class OwnerChange:
+    account: Account
+    previous_owner: Customer
+    links_ended: int
+
+
+def portal_links_end(*, links, actor, reason: str) -> int:
+    """End these portal links (the customer no longer sees the account or gets its emails)."""
+    ended = 0
+    for link in links:
+        link._history_user = actor
+        link._change_reason = reason[:100]
+        link.delete()
+        ended += 1
+    return ended
+
+
+@transaction.atomic
+def account_owner_change(*, account: Account, new_owner: Customer, on: date, actor) -> OwnerChange:
+    account = Account.objects.select_for_update().select_related("owner").get(pk=account.pk)
+    if on > timezone.localdate():
+        raise ApplicationError(f"{on} is after today; record a sale once it has happened", field="on")
+    if new_owner.pk == account.owner_id:
+        raise ApplicationError(f"{new_owner} already owns account {account.account_no}", field="new_owner")
+    current = Ownership.objects.select_for_update().filter(account=account, ended_on__isnull=True).first()
+    if current is not None:
+        if on < current.started_on:
+            raise ApplicationError(f"the current owner's ownership starts {current.started_on}; a sale on {on} "
+                                   "would come before it", field="on")
+        current.ended_on = on
+        current._history_user = actor
+        current.save(update_fields=["ended_on"])
+    Ownership.objects.create(account=account, owner=new_owner, started_on=on)
+    previous = account.owner
+    ended = portal_links_end(links=list(PortalLink.objects.filter(account=account)), actor=actor,
+                             reason=f"owner changed on {on}")
+    account.owner = new_owner
+    account.access_code = new_access_code()
+    account.paperless = False
+    account._history_user = actor
+    account._change_reason = f"owner changed on {on}: {previous} → {new_owner}"
+    account.save(update_fields=["owner", "access_code", "paperless"])
+    return OwnerChange(account=account, previous_owner=previous, links_ended=ended)
