@@ -87,7 +87,7 @@ class UtilityAdmin(admin.ModelAdmin):
     @admin.display(description="What a payment pays first")
     def payment_policy(self, obj):
         return format_html(
-            "<p><strong>{}</strong></p><p>Office policy, not in the ordinance (ORDINANCES.md, conventions): "
+            "<p><strong>{}</strong></p><p>Office policy, not in the ordinance: "
             "penalties are computed on unpaid principal, and paying principal first keeps an unpaid penalty "
             "from turning into principal that draws more penalties. Set in the preset file "
             "(<code>[policy] payment_order</code>) and installed with <code>setup_utility {}</code>.</p>",
