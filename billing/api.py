@@ -2,6 +2,10 @@
 
 Views are thin: they validate the shape of a request with a serializer and call a service or selector.
 Services raise ``ApplicationError``s, which the project's exception handler turns into 400/404/409 JSON.
+
+Each view names, per method, the Django model permissions it needs (``required_permissions``, checked by
+``waterbilling.permissions.StaffModelPermissions``): the ones the admin asks for the same work, so a staff role
+(``accounts/roles.py``) does through the API what it may do in the admin and nothing more.
 """
 
 from datetime import date
@@ -28,6 +32,15 @@ from .services.runs import billing_run_start
 
 PAGE = 100
 API_SOURCE = "api"
+
+VIEW_ACCOUNT = ("accounts.view_account",)
+VIEW_BILL = ("billing.view_bill", "billing.view_billline")
+# A statement shows the account's bills, penalties and payments: what the ledger holds.
+VIEW_STATEMENT = (*VIEW_ACCOUNT, *VIEW_BILL, "billing.view_ledgerentry", "billing.view_payment")
+# A penalty run posts what the ordinance makes owed on a date, as the nightly job does; it is a run of
+# the books like a billing run, so it asks what starting a billing run asks (roles.py gives no one
+# the right to add ledger entries directly).
+START_RUN = ("billing.add_billingrun",)
 
 
 def _as_of(request, name="as_of") -> date:
@@ -131,6 +144,8 @@ class PenaltyRunIn(serializers.Serializer):
 # --- views ------------------------------------------------------------------------------------------
 
 class AccountList(APIView):
+    required_permissions = {"GET": VIEW_ACCOUNT}
+
     @extend_schema(responses=AccountSerializer(many=True),
                    parameters=[OpenApiParameter("q", str, description="number, name, address or SBL")])
     def get(self, request):
@@ -144,12 +159,16 @@ class AccountList(APIView):
 
 
 class AccountDetail(APIView):
+    required_permissions = {"GET": VIEW_ACCOUNT}
+
     @extend_schema(responses=AccountSerializer)
     def get(self, request, account_no):
         return Response(AccountSerializer(account_get(account_no=account_no)).data)
 
 
 class StatementView(APIView):
+    required_permissions = {"GET": VIEW_STATEMENT}
+
     @extend_schema(parameters=[OpenApiParameter("as_of", date)], responses=dict)
     def get(self, request, account_no):
         return Response(account_statement(account=account_get(account_no=account_no), as_of=_as_of(request)))
@@ -171,6 +190,8 @@ def _readings_save(request, items: list[dict]):
 
 
 class ReadingCreate(APIView):
+    required_permissions = {"POST": ("meters.add_reading",)}
+
     @extend_schema(request=ReadingIn, responses=dict)
     def post(self, request):
         data = ReadingIn(data=request.data)
@@ -179,6 +200,8 @@ class ReadingCreate(APIView):
 
 
 class ReadingBulkCreate(APIView):
+    required_permissions = {"POST": ("meters.add_reading",)}
+
     @extend_schema(request=ReadingIn(many=True), responses=dict)
     def post(self, request):
         data = ReadingIn(data=request.data, many=True)
@@ -187,6 +210,8 @@ class ReadingBulkCreate(APIView):
 
 
 class PaymentListCreate(APIView):
+    required_permissions = {"GET": ("billing.view_payment",), "POST": ("billing.add_payment",)}
+
     @extend_schema(parameters=[OpenApiParameter("account_no", str)], responses=dict)
     def get(self, request):
         rows = Payment.objects.select_related("account").order_by("-paid_on", "-id")
@@ -215,6 +240,8 @@ class PaymentListCreate(APIView):
 
 
 class BillList(APIView):
+    required_permissions = {"GET": VIEW_BILL}
+
     @extend_schema(parameters=[OpenApiParameter("account_no", str), OpenApiParameter("bill_date", date)],
                    responses=BillSerializer(many=True))
     def get(self, request):
@@ -235,12 +262,16 @@ def _bill(number: str) -> Bill:
 
 
 class BillDetail(APIView):
+    required_permissions = {"GET": VIEW_BILL}
+
     @extend_schema(responses=BillSerializer)
     def get(self, request, number):
         return Response(BillSerializer(_bill(number)).data)
 
 
 class BillPdf(APIView):
+    required_permissions = {"GET": VIEW_BILL}
+
     @extend_schema(responses={(200, "application/pdf"): bytes})
     def get(self, request, number):
         from .pdf import bill_pdf_bytes
@@ -252,6 +283,8 @@ class BillPdf(APIView):
 
 
 class BillingRunListCreate(APIView):
+    required_permissions = {"GET": ("billing.view_billingrun",), "POST": ("billing.add_billingrun",)}
+
     @extend_schema(responses=BillingRunSerializer(many=True))
     def get(self, request):
         page, meta = _page(request, BillingRun.objects.order_by("-created_at"))
@@ -268,6 +301,8 @@ class BillingRunListCreate(APIView):
 
 
 class BillingRunDetail(APIView):
+    required_permissions = {"GET": ("billing.view_billingrun",)}
+
     @extend_schema(responses=BillingRunSerializer)
     def get(self, request, pk):
         run = BillingRun.objects.filter(pk=pk).first()
@@ -277,6 +312,8 @@ class BillingRunDetail(APIView):
 
 
 class PenaltyRunCreate(APIView):
+    required_permissions = {"POST": START_RUN}
+
     @extend_schema(request=PenaltyRunIn, responses=dict)
     def post(self, request):
         data = PenaltyRunIn(data=request.data)
@@ -287,6 +324,8 @@ class PenaltyRunCreate(APIView):
 
 
 class FeeList(APIView):
+    required_permissions = {"GET": ("billing.view_fee",)}
+
     @extend_schema(parameters=[OpenApiParameter("code", str), OpenApiParameter("basis", str),
                                OpenApiParameter("as_of", date)], responses=dict)
     def get(self, request):
