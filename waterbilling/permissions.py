@@ -4,6 +4,7 @@ Kept apart from ``waterbilling.api``: DRF imports the permission class while ``r
 is still loading, so this module must not import it.
 """
 
+from django.conf import settings
 from rest_framework.permissions import BasePermission
 
 
@@ -26,3 +27,11 @@ class StaffModelPermissions(BasePermission):
             return True
         required = getattr(view, "required_permissions", {}).get(method)
         return user.is_superuser if required is None else user.has_perms(required)
+
+
+class StaffUnlessDebug(BasePermission):
+    """The API's schema and docs: open while developing (DEBUG on), for active staff only in production."""
+
+    def has_permission(self, request, view) -> bool:
+        user = request.user
+        return settings.DEBUG or bool(user and user.is_authenticated and user.is_active and user.is_staff)

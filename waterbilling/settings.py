@@ -154,7 +154,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["waterbilling.permissions.StaffModelPermissions"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "waterbilling.schema.ApiSchema",
     "EXCEPTION_HANDLER": "waterbilling.api.exception_handler",
 }
 SPECTACULAR_SETTINGS = {

@@ -5,8 +5,6 @@ status means the call did its work (201 posted, 202 started); 403 means refused 
 means not signed in.
 """
 
-from datetime import date
-
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
@@ -14,9 +12,8 @@ from django.urls import URLPattern, get_resolver
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from billing.models import Bill, BillingRun, Payment
+from billing.models import BillingRun, Payment
 from meters.models import Reading
-from tests.billing.steps import account_with_meter, read, run
 
 pytestmark = pytest.mark.django_db
 
@@ -42,17 +39,6 @@ TABLE = {
     "GET fees/":                              (200,  200,   403,    403,    403,   200,   401,  403),
     "GET fees/?code=tank_wagon":              (200,  200,   403,    403,    403,   200,   401,  403),
 }
-
-
-@pytest.fixture
-def books(mineola):
-    """One account billed on 2026-02-01 with its penalties to 2026-05-10, and the run that billed it."""
-    account, meter = account_with_meter(book=1)
-    read(meter, date(2026, 1, 12), 1_062_500)
-    run("run_billing", "--date", "2026-02-01")
-    run("assess_penalties", "--date", "2026-05-10")
-    return {"account": account, "meter": meter, "bill": Bill.objects.get(account=account),
-            "run": BillingRun.objects.get()}
 
 
 def caller(kind: str) -> APIClient:
