@@ -2,6 +2,10 @@
 
 Views are thin: they validate the shape of a request with a serializer and call a service or selector.
 Services raise ``ApplicationError``s, which the project's exception handler turns into 400/404/409 JSON.
+
+Each view names, per method, the Django model permissions it needs (``required_permissions``, checked by
+``waterbilling.permissions.StaffModelPermissions``): the ones the admin asks for the same work, so a staff role
+(``accounts/roles.py``) does through the API what it may do in the admin and nothing more.
 """
 
 from datetime import date
@@ -9,7 +13,15 @@ from datetime import date
 from django.db.models import Q
 from django.http import HttpResponse
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    PolymorphicProxySerializer,
+    extend_schema,
+    extend_schema_field,
+    inline_serializer,
+)
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -18,6 +30,7 @@ from accounts.models import Account
 from meters.services import REQUEST, readings_record
 from waterbilling.csvimport import CsvRow, dollars
 from waterbilling.errors import ApplicationError, FieldError, NotFound
+from waterbilling.schema import errors_response
 
 from .fees import fee_in_force, fee_quote
 from .models import Bill, BillingRun, Fee, Payment
@@ -27,7 +40,17 @@ from .services.penalties import penalties_assess_due
 from .services.runs import billing_run_start
 
 PAGE = 100
+MAX_OFFSET = 1_000_000_000
 API_SOURCE = "api"
+
+VIEW_ACCOUNT = ("accounts.view_account",)
+VIEW_BILL = ("billing.view_bill", "billing.view_billline")
+# A statement shows the account's bills, penalties and payments: what the ledger holds.
+VIEW_STATEMENT = (*VIEW_ACCOUNT, *VIEW_BILL, "billing.view_ledgerentry", "billing.view_payment")
+# A penalty run posts what the ordinance makes owed on a date, as the nightly job does; it is a run of
+# the books like a billing run, so it asks what starting a billing run asks (roles.py gives no one
+# the right to add ledger entries directly).
+START_RUN = ("billing.add_billingrun",)
 
 
 def _as_of(request, name="as_of") -> date:
@@ -48,21 +71,42 @@ def _page(request, queryset):
     return queryset[offset:offset + PAGE], {"offset": offset, "limit": PAGE, "count": queryset.count()}
 
 
-# --- serializers ------------------------------------------------------------------------------------
+# --- response shapes: what the views return, as the OpenAPI schema describes it ---------------------
+# Output only (every field read-only, so the schema marks each one present); test_schema.py holds real
+# responses to these shapes, closed, so a field added to a response must be added here too.
+
+class MeterOut(serializers.Serializer):
+    serial = serializers.CharField(read_only=True)
+    size = serializers.CharField(read_only=True, help_text='Inches, as on the meter ("5/8", "1 1/2").')
+    unit = serializers.CharField(read_only=True, help_text="gal or cf")
+    installed_on = serializers.DateField(read_only=True)
+    removed_on = serializers.DateField(read_only=True, allow_null=True)
+
+
+class LineOut(serializers.Serializer):
+    kind = serializers.CharField(read_only=True)
+    description = serializers.CharField(read_only=True)
+    citation = serializers.CharField(read_only=True, help_text="The ordinance section behind the line.")
+    quantity = serializers.CharField(read_only=True)
+    rate = serializers.CharField(read_only=True)
+    amount = serializers.CharField(read_only=True, help_text="Dollars, two decimals.")
+
 
 class AccountSerializer(serializers.ModelSerializer):
-    owner = serializers.CharField(source="owner.name")
-    owner_address = serializers.CharField(source="owner.mailing_address")
-    occupant = serializers.CharField(source="occupant.name", default=None)
-    service_address = serializers.CharField(source="premises.service_address")
-    sbl = serializers.CharField(source="premises.sbl")
+    owner = serializers.CharField(source="owner.name", read_only=True)
+    owner_address = serializers.CharField(source="owner.mailing_address", read_only=True)
+    occupant = serializers.CharField(source="occupant.name", default=None, allow_null=True, read_only=True)
+    service_address = serializers.CharField(source="premises.service_address", read_only=True)
+    sbl = serializers.CharField(source="premises.sbl", read_only=True)
     meters = serializers.SerializerMethodField()
 
     class Meta:
         model = Account
         fields = ("account_no", "book", "category", "status", "paperless", "owner", "owner_address", "occupant",
                   "service_address", "sbl", "meters")
+        read_only_fields = fields
 
+    @extend_schema_field(MeterOut(many=True))
     def get_meters(self, obj) -> list[dict]:
         return [{"serial": i.meter.serial, "size": i.meter.size, "unit": i.meter.unit,
                  "installed_on": i.installed_on, "removed_on": i.removed_on}
@@ -70,18 +114,20 @@ class AccountSerializer(serializers.ModelSerializer):
 
 
 class BillSerializer(serializers.ModelSerializer):
-    account_no = serializers.CharField(source="account.account_no")
-    total = serializers.SerializerMethodField()
+    account_no = serializers.CharField(source="account.account_no", read_only=True)
+    total = serializers.SerializerMethodField(help_text="Dollars, two decimals.")
     lines = serializers.SerializerMethodField()
 
     class Meta:
         model = Bill
         fields = ("number", "account_no", "status", "frequency", "bill_date", "due_date", "period_start",
                   "period_end", "gallons", "estimated", "total", "lines")
+        read_only_fields = fields
 
     def get_total(self, obj) -> str:
         return f"{obj.total.amount:.2f}"
 
+    @extend_schema_field(LineOut(many=True))
     def get_lines(self, obj) -> list[dict]:
         return [{"kind": line.kind, "description": line.description, "citation": line.citation,
                  "quantity": f"{line.quantity.normalize():f}", "rate": f"{line.rate.normalize():f}",
@@ -89,7 +135,7 @@ class BillSerializer(serializers.ModelSerializer):
 
 
 class BillingRunSerializer(serializers.ModelSerializer):
-    total_billed = serializers.SerializerMethodField()
+    total_billed = serializers.SerializerMethodField(help_text="Dollars, two decimals.")
     progress_percent = serializers.IntegerField(read_only=True)
 
     class Meta:
@@ -97,10 +143,113 @@ class BillingRunSerializer(serializers.ModelSerializer):
         fields = ("id", "run_on", "status", "progress_percent", "accounts_due", "chunks_total", "chunks_done",
                   "bills_created", "already_billed", "exceptions_count", "total_billed", "accept_sample_rates",
                   "created_at", "finished_at")
+        read_only_fields = fields
 
     def get_total_billed(self, obj) -> str:
         return f"{obj.total_billed.amount:.2f}"
 
+
+class StatementBillOut(serializers.Serializer):
+    number = serializers.CharField(read_only=True)
+    bill_date = serializers.DateField(read_only=True)
+    due_date = serializers.DateField(read_only=True)
+    period_start = serializers.DateField(read_only=True)
+    period_end = serializers.DateField(read_only=True)
+    gallons = serializers.IntegerField(read_only=True)
+    total = serializers.CharField(read_only=True)
+    balance = serializers.CharField(read_only=True, help_text="This bill's own charges still unpaid.")
+    estimated = serializers.BooleanField(read_only=True)
+    lines = LineOut(many=True, read_only=True)
+
+
+class StatementChargeOut(serializers.Serializer):
+    kind = serializers.CharField(read_only=True)
+    date = serializers.DateField(read_only=True)
+    amount = serializers.CharField(read_only=True)
+    citation = serializers.CharField(read_only=True)
+    description = serializers.CharField(read_only=True)
+    bill = serializers.CharField(read_only=True, allow_null=True, help_text="The bill's number, if on one.")
+
+
+class StatementPaymentOut(serializers.Serializer):
+    paid_on = serializers.DateField(read_only=True)
+    amount = serializers.CharField(read_only=True)
+    reference = serializers.CharField(read_only=True)
+
+
+class StatementOut(serializers.Serializer):
+    account_no = serializers.CharField(read_only=True)
+    as_of = serializers.DateField(read_only=True)
+    balance = serializers.CharField(read_only=True, help_text="Everything unpaid less any unapplied credit.")
+    bills = StatementBillOut(many=True, read_only=True)
+    charges = StatementChargeOut(many=True, read_only=True)
+    payments = StatementPaymentOut(many=True, read_only=True)
+
+
+class PaymentOut(serializers.Serializer):
+    account_no = serializers.CharField(read_only=True)
+    amount = serializers.CharField(read_only=True)
+    paid_on = serializers.DateField(read_only=True)
+    reference = serializers.CharField(read_only=True)
+    source = serializers.CharField(read_only=True)
+
+
+class PaymentsPostedOut(serializers.Serializer):
+    posted = serializers.IntegerField(read_only=True)
+    skipped = serializers.IntegerField(read_only=True, help_text="References already posted with the same payment.")
+
+
+class ReadingsRecordedOut(serializers.Serializer):
+    created = serializers.IntegerField(read_only=True)
+    skipped = serializers.IntegerField(read_only=True, help_text="Readings already recorded.")
+
+
+class PenaltyRunOut(serializers.Serializer):
+    as_of = serializers.DateField(read_only=True)
+    posted = serializers.IntegerField(read_only=True)
+    accounts = serializers.IntegerField(read_only=True)
+    total = serializers.CharField(read_only=True)
+
+
+class FeeOut(serializers.Serializer):
+    code = serializers.CharField(read_only=True)
+    description = serializers.CharField(read_only=True)
+    citation = serializers.CharField(read_only=True)
+    effective_on = serializers.DateField(read_only=True)
+    amount = serializers.CharField(read_only=True, allow_null=True, help_text="A flat fee's dollars.")
+    rate = serializers.CharField(read_only=True, allow_null=True, help_text="A pro-rata fee's rate on its basis.")
+    note = serializers.CharField(read_only=True)
+
+
+class FeeScheduleOut(serializers.Serializer):
+    as_of = serializers.DateField(read_only=True)
+    results = FeeOut(many=True, read_only=True)
+
+
+class FeeQuoteOut(serializers.Serializer):
+    code = serializers.CharField(read_only=True)
+    description = serializers.CharField(read_only=True)
+    citation = serializers.CharField(read_only=True)
+    basis = serializers.CharField(read_only=True, allow_null=True)
+    amount = serializers.CharField(read_only=True)
+
+
+def _paged(item: type[serializers.Serializer], name: str) -> serializers.Serializer:
+    """What ``_page`` answers: a page of ``item``s with where it starts, its size and the whole count."""
+    return inline_serializer(name=name, fields={
+        "offset": serializers.IntegerField(read_only=True),
+        "limit": serializers.IntegerField(read_only=True),
+        "count": serializers.IntegerField(read_only=True, help_text="Rows in all pages."),
+        "results": item(many=True, read_only=True),
+    })
+
+
+OFFSET = OpenApiParameter("offset", {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET},
+                          description=f"Rows to skip; pages hold {PAGE}.")
+DATE_PARAMETER = {"type": "string", "format": "date"}
+
+
+# --- request shapes ----------------------------------------------------------------------------------
 
 class ReadingIn(serializers.Serializer):
     meter_serial = serializers.CharField(max_length=40)
@@ -128,11 +277,17 @@ class PenaltyRunIn(serializers.Serializer):
     as_of = serializers.DateField()
 
 
+CONFLICT = {409: errors_response("Someone else recorded the same thing at the same moment; send it again.")}
+
+
 # --- views ------------------------------------------------------------------------------------------
 
 class AccountList(APIView):
-    @extend_schema(responses=AccountSerializer(many=True),
-                   parameters=[OpenApiParameter("q", str, description="number, name, address or SBL")])
+    required_permissions = {"GET": VIEW_ACCOUNT}
+
+    @extend_schema(operation_id="v1_accounts_list",
+                   responses={200: _paged(AccountSerializer, "PaginatedAccountList")},
+                   parameters=[OpenApiParameter("q", str, description="number, name, address or SBL"), OFFSET])
     def get(self, request):
         rows = Account.objects.select_related("owner", "occupant", "premises").order_by("account_no")
         if q := request.query_params.get("q"):
@@ -144,13 +299,18 @@ class AccountList(APIView):
 
 
 class AccountDetail(APIView):
-    @extend_schema(responses=AccountSerializer)
+    required_permissions = {"GET": VIEW_ACCOUNT}
+
+    @extend_schema(responses={200: AccountSerializer})
     def get(self, request, account_no):
         return Response(AccountSerializer(account_get(account_no=account_no)).data)
 
 
 class StatementView(APIView):
-    @extend_schema(parameters=[OpenApiParameter("as_of", date)], responses=dict)
+    required_permissions = {"GET": VIEW_STATEMENT}
+
+    @extend_schema(parameters=[OpenApiParameter("as_of", DATE_PARAMETER, description="Default: today.")],
+                   responses={200: StatementOut})
     def get(self, request, account_no):
         return Response(account_statement(account=account_get(account_no=account_no), as_of=_as_of(request)))
 
@@ -171,7 +331,9 @@ def _readings_save(request, items: list[dict]):
 
 
 class ReadingCreate(APIView):
-    @extend_schema(request=ReadingIn, responses=dict)
+    required_permissions = {"POST": ("meters.add_reading",)}
+
+    @extend_schema(request=ReadingIn, responses={201: ReadingsRecordedOut, **CONFLICT})
     def post(self, request):
         data = ReadingIn(data=request.data)
         data.is_valid(raise_exception=True)
@@ -179,7 +341,9 @@ class ReadingCreate(APIView):
 
 
 class ReadingBulkCreate(APIView):
-    @extend_schema(request=ReadingIn(many=True), responses=dict)
+    required_permissions = {"POST": ("meters.add_reading",)}
+
+    @extend_schema(request=ReadingIn(many=True), responses={201: ReadingsRecordedOut, **CONFLICT})
     def post(self, request):
         data = ReadingIn(data=request.data, many=True)
         data.is_valid(raise_exception=True)
@@ -187,7 +351,10 @@ class ReadingBulkCreate(APIView):
 
 
 class PaymentListCreate(APIView):
-    @extend_schema(parameters=[OpenApiParameter("account_no", str)], responses=dict)
+    required_permissions = {"GET": ("billing.view_payment",), "POST": ("billing.add_payment",)}
+
+    @extend_schema(operation_id="v1_payments_list", parameters=[OpenApiParameter("account_no", str), OFFSET],
+                   responses={200: _paged(PaymentOut, "PaginatedPaymentList")})
     def get(self, request):
         rows = Payment.objects.select_related("account").order_by("-paid_on", "-id")
         if account_no := request.query_params.get("account_no"):
@@ -197,7 +364,10 @@ class PaymentListCreate(APIView):
             {"account_no": p.account.account_no, "amount": f"{p.amount.amount:.2f}", "paid_on": p.paid_on,
              "reference": p.reference, "source": p.source} for p in page]})
 
-    @extend_schema(request=PaymentIn(many=True), responses=dict)
+    @extend_schema(request=PolymorphicProxySerializer(component_name="PaymentOrPayments",
+                                                      serializers=[PaymentIn, PaymentIn(many=True)],
+                                                      resource_type_field_name=None, many=False),
+                   responses={201: PaymentsPostedOut, **CONFLICT})
     def post(self, request):
         many = isinstance(request.data, list)
         data = PaymentIn(data=request.data, many=many)
@@ -215,8 +385,12 @@ class PaymentListCreate(APIView):
 
 
 class BillList(APIView):
-    @extend_schema(parameters=[OpenApiParameter("account_no", str), OpenApiParameter("bill_date", date)],
-                   responses=BillSerializer(many=True))
+    required_permissions = {"GET": VIEW_BILL}
+
+    @extend_schema(operation_id="v1_bills_list",
+                   parameters=[OpenApiParameter("account_no", str), OpenApiParameter("bill_date", DATE_PARAMETER),
+                               OFFSET],
+                   responses={200: _paged(BillSerializer, "PaginatedBillList")})
     def get(self, request):
         rows = Bill.objects.select_related("account").prefetch_related("lines").order_by("-bill_date", "number")
         if account_no := request.query_params.get("account_no"):
@@ -235,13 +409,17 @@ def _bill(number: str) -> Bill:
 
 
 class BillDetail(APIView):
-    @extend_schema(responses=BillSerializer)
+    required_permissions = {"GET": VIEW_BILL}
+
+    @extend_schema(responses={200: BillSerializer})
     def get(self, request, number):
         return Response(BillSerializer(_bill(number)).data)
 
 
 class BillPdf(APIView):
-    @extend_schema(responses={(200, "application/pdf"): bytes})
+    required_permissions = {"GET": VIEW_BILL}
+
+    @extend_schema(responses={(200, "application/pdf"): OpenApiResponse(OpenApiTypes.BINARY, description="The bill.")})
     def get(self, request, number):
         from .pdf import bill_pdf_bytes
 
@@ -252,7 +430,10 @@ class BillPdf(APIView):
 
 
 class BillingRunListCreate(APIView):
-    @extend_schema(responses=BillingRunSerializer(many=True))
+    required_permissions = {"GET": ("billing.view_billingrun",), "POST": ("billing.add_billingrun",)}
+
+    @extend_schema(operation_id="v1_billing_runs_list", parameters=[OFFSET],
+                   responses={200: _paged(BillingRunSerializer, "PaginatedBillingRunList")})
     def get(self, request):
         page, meta = _page(request, BillingRun.objects.order_by("-created_at"))
         return Response({**meta, "results": BillingRunSerializer(page, many=True).data})
@@ -268,7 +449,9 @@ class BillingRunListCreate(APIView):
 
 
 class BillingRunDetail(APIView):
-    @extend_schema(responses=BillingRunSerializer)
+    required_permissions = {"GET": ("billing.view_billingrun",)}
+
+    @extend_schema(responses={200: BillingRunSerializer})
     def get(self, request, pk):
         run = BillingRun.objects.filter(pk=pk).first()
         if run is None:
@@ -277,7 +460,9 @@ class BillingRunDetail(APIView):
 
 
 class PenaltyRunCreate(APIView):
-    @extend_schema(request=PenaltyRunIn, responses=dict)
+    required_permissions = {"POST": START_RUN}
+
+    @extend_schema(request=PenaltyRunIn, responses={201: PenaltyRunOut})
     def post(self, request):
         data = PenaltyRunIn(data=request.data)
         data.is_valid(raise_exception=True)
@@ -287,8 +472,16 @@ class PenaltyRunCreate(APIView):
 
 
 class FeeList(APIView):
-    @extend_schema(parameters=[OpenApiParameter("code", str), OpenApiParameter("basis", str),
-                               OpenApiParameter("as_of", date)], responses=dict)
+    required_permissions = {"GET": ("billing.view_fee",)}
+
+    @extend_schema(
+        parameters=[OpenApiParameter("code", str, description="A fee's code: answer a quote for it."),
+                    OpenApiParameter("basis", str, description="Dollars a pro-rata fee is computed from."),
+                    OpenApiParameter("as_of", DATE_PARAMETER, description="Default: today.")],
+        responses={200: PolymorphicProxySerializer(component_name="FeeScheduleOrQuote",
+                                                   serializers=[FeeScheduleOut, FeeQuoteOut],
+                                                   resource_type_field_name=None, many=False),
+                   **{404: errors_response("No fee by that code in force on the date.")}})
     def get(self, request):
         """The fee schedule in force; with ``code`` (and ``basis`` for pro-rata fees) a quote."""
         as_of = _as_of(request)

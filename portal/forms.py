@@ -4,7 +4,11 @@ from django.contrib.auth.forms import AuthenticationForm, PasswordResetForm
 
 class SignUpForm(forms.Form):
     email = forms.EmailField(label="Email", max_length=150,
+                             help_text="We will email you a link to choose your password.",
                              widget=forms.EmailInput(attrs={"autocomplete": "email"}))
+
+
+class ChoosePasswordForm(forms.Form):
     password1 = forms.CharField(label="Password", strip=False,
                                 help_text="At least 8 characters; not only numbers, and not a common password.",
                                 widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}))

@@ -5,6 +5,8 @@ A customer is a Django user whose username is their email. They reach an account
 Failed linking attempts are kept here (per user and per address) so throttling holds across every web
 worker, and a clerk can see who is guessing codes. ``BillNotice`` records each paperless email sent, so
 sending again after a crash or a second call never emails a customer twice about one bill.
+Sign-up requests are counted per client address and window of time (``SignUpCount``), one row each,
+so the count is exact on every web worker.
 """
 
 from django.conf import settings
@@ -23,6 +25,22 @@ class LinkFailure(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} tried {self.account_no!r} at {self.attempted_at:%Y-%m-%d %H:%M}"
+
+
+class SignUpCount(models.Model):
+    """Sign-up requests from one client address within one throttling window (each sends an email)."""
+
+    ip_address = models.CharField(max_length=45, blank=True, help_text="Blank when the server was not told.")
+    window_start = models.DateTimeField(db_index=True)
+    requests = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["ip_address", "window_start"],
+                                               name="one_sign_up_count_per_address_and_window")]
+
+    def __str__(self) -> str:
+        return f"{self.requests} sign-up(s) from {self.ip_address or 'an unknown address'} " \
+               f"from {self.window_start:%Y-%m-%d %H:%M}"
 
 
 class BillNotice(models.Model):

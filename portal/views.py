@@ -5,7 +5,7 @@ customer's links, so another customer's identifiers answer 404.
 """
 
 from django.contrib import messages
-from django.contrib.auth import login
+from django.contrib.auth import get_user_model, login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
@@ -21,7 +21,7 @@ from waterbilling.errors import ApplicationError
 from waterbilling.net import client_ip
 
 from . import selectors, services
-from .forms import LinkAccountForm, PaperlessForm, PortalPasswordResetForm, SignInForm, SignUpForm
+from .forms import ChoosePasswordForm, LinkAccountForm, PaperlessForm, PortalPasswordResetForm, SignInForm, SignUpForm
 
 
 def _add_errors(form, exc: ApplicationError) -> None:
@@ -60,13 +60,36 @@ def home(request):
 
 
 def sign_up(request):
+    """The same answer whether or not the email already has a login: "check your email"."""
     if request.user.is_authenticated:
         return redirect("portal:home")
     form = SignUpForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            user = services.customer_sign_up(email=form.cleaned_data["email"],
-                                             password=form.cleaned_data["password1"])
+            services.customer_sign_up_request(email=form.cleaned_data["email"], ip_address=_client_ip(request),
+                                              now=timezone.now())
+        except services.SignUpThrottled as exc:
+            _add_errors(form, exc)
+            return _render(request, "portal/signup.html", {"form": form}, status=429)
+        return redirect("portal:signup_sent")
+    return _render(request, "portal/signup.html", {"form": form}, status=400 if form.errors else 200)
+
+
+def sign_up_sent(request):
+    return _render(request, "portal/signup_sent.html", {})
+
+
+def sign_up_finish(request, token):
+    """The emailed link: choose a password, and be signed in."""
+    email = services.sign_up_token_read(token=token)
+    if email is None:
+        return _render(request, "portal/signup_finish.html", {"invalid": True}, status=400)
+    if get_user_model().objects.filter(username__iexact=email).exists():
+        return _render(request, "portal/signup_finish.html", {"finished": True}, status=400)
+    form = ChoosePasswordForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            user = services.customer_sign_up(email=email, password=form.cleaned_data["password1"])
         except ApplicationError as exc:
             _add_errors(form, exc)
         else:
@@ -74,7 +97,8 @@ def sign_up(request):
             messages.success(request, "Welcome. Link your water account with the number and access code on "
                                       "your bill.")
             return redirect("portal:home")
-    return _render(request, "portal/signup.html", {"form": form}, status=400 if form.errors else 200)
+    return _render(request, "portal/signup_finish.html", {"form": form, "email": email},
+                   status=400 if form.errors else 200)
 
 
 class SignInView(auth_views.LoginView):

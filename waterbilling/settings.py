@@ -154,12 +154,13 @@ CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 BILL_PDFS_ON_ISSUE = env.bool("BILL_PDFS_ON_ISSUE", default=bool(REDIS_URL))
 
 REST_FRAMEWORK = {
+    # Token first: a call without credentials is answered 401 with `WWW-Authenticate: Token`.
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.SessionAuthentication",
         "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_PERMISSION_CLASSES": ["waterbilling.permissions.StaffModelPermissions"],
+    "DEFAULT_SCHEMA_CLASS": "waterbilling.schema.ApiSchema",
     "EXCEPTION_HANDLER": "waterbilling.api.exception_handler",
 }
 SPECTACULAR_SETTINGS = {

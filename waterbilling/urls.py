@@ -3,11 +3,14 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from .permissions import StaffUnlessDebug
+
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="portal:home", permanent=False)),
     path("portal/", include("portal.urls")),
     path("admin/", admin.site.urls),
     path("api/v1/", include("waterbilling.api_urls")),
-    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    path("api/schema/", SpectacularAPIView.as_view(permission_classes=[StaffUnlessDebug]), name="api-schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema", permission_classes=[StaffUnlessDebug]),
+         name="api-docs"),
 ]

@@ -4,7 +4,7 @@ a reading that a bill in force used is final, in Python and (on PostgreSQL) in t
 from datetime import date
 
 import pytest
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 from django.db import IntegrityError, connection, transaction
 from django.urls import reverse
 from rest_framework.test import APIClient
@@ -190,8 +190,10 @@ def test_the_meter_page_lists_readings_without_editing_them(clerk_client, billed
 
 def test_api_readings_go_through_the_writer(billed):
     meter, _ = billed
+    clerk = User.objects.create_user("clerk", is_staff=True)
+    clerk.groups.add(Group.objects.get(name="Clerk"))
     api = APIClient()
-    api.force_authenticate(User.objects.create_user("staff", is_staff=True))
+    api.force_authenticate(User.objects.get(pk=clerk.pk))
     lower = api.post("/api/v1/readings/", {"meter_serial": meter.serial, "read_date": "2026-03-01",
                                            "reading": "1050000"}, format="json")
     assert lower.status_code == 400

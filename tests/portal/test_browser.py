@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.core import mail
 from django.db import connections
 
 from meters.models import Reading
@@ -66,10 +67,16 @@ def test_customer_signs_up_links_an_account_and_downloads_a_bill(live_server, mi
     _shot(page, "1-welcome")
     page.get_by_role("link", name="Sign up").first.click()
     page.get_by_label("Email").fill("pat@example.org")
-    page.get_by_label("Password", exact=True).fill(PASSWORD)
-    page.get_by_label("Password again").fill(PASSWORD)
     _shot(page, "2-signup")
     page.get_by_role("button", name="Sign up").click()
+    expect(page.get_by_role("heading", name="Check your email")).to_be_visible()
+    (message,) = mail.outbox
+    page.goto(live_server.url + re.search(r"https?://[^/\s]+(/portal/signup/finish/\S+/)", message.body).group(1))
+    expect(page.get_by_text("pat@example.org")).to_be_visible()
+    page.get_by_label("Password", exact=True).fill(PASSWORD)
+    page.get_by_label("Password again").fill(PASSWORD)
+    _shot(page, "2-signup-finish")
+    page.get_by_role("button", name="Finish signing up").click()
     expect(page.get_by_role("heading", name="Your accounts")).to_be_visible()
     _shot(page, "3-home")
 
