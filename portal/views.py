@@ -66,7 +66,7 @@ def sign_up(request):
     form = SignUpForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            services.customer_sign_up_request(email=form.cleaned_data["email"], ip_address=_client_ip(request),
+            services.customer_sign_up_request(email=form.cleaned_data["email"], ip_address=client_ip(request),
                                               now=timezone.now())
         except services.SignUpThrottled as exc:
             _add_errors(form, exc)
