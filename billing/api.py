@@ -16,11 +16,12 @@ from rest_framework.views import APIView
 
 from accounts.models import Account
 from meters.services import REQUEST, readings_record
-from waterbilling.csvimport import CsvRow, dollars
+from waterbilling.csvimport import CsvRow, dollars_at_most
 from waterbilling.errors import ApplicationError, FieldError, NotFound
 
 from .fees import fee_in_force, fee_quote
 from .models import Bill, BillingRun, Fee, Payment
+from .money import MONEY_MAX
 from .selectors import account_get, account_statement
 from .services.payments import PAYMENTS_LAYOUT, payments_post
 from .services.penalties import penalties_assess_due
@@ -28,6 +29,7 @@ from .services.runs import billing_run_start
 
 PAGE = 100
 API_SOURCE = "api"
+fee_basis = dollars_at_most(MONEY_MAX, what="a basis")
 
 
 def _as_of(request, name="as_of") -> date:
@@ -296,7 +298,7 @@ class FeeList(APIView):
             fee = fee_in_force(code=code, on=as_of)
             basis = request.query_params.get("basis")
             try:
-                basis_value = dollars(basis) if basis else None
+                basis_value = fee_basis(basis) if basis else None
             except ValueError as exc:
                 raise ApplicationError(str(exc), field="basis") from None
             return Response({"code": fee.code, "description": fee.description, "citation": fee.citation,

@@ -64,6 +64,7 @@ from tqdm import tqdm
 
 from .commands import as_of_argument, parse_as_of, today
 from .errors import ApplicationError, FieldError
+from .limits import MONEY_MAX
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
@@ -329,18 +330,35 @@ def one_of(choices: Iterable[str], *, default: str | None = None) -> Callable[[s
     return parse
 
 
+def dollars_at_most(maximum: Decimal, *, what: str) -> Callable[[str], Decimal]:
+    """A positive amount in dollars and cents (see ``dollars``) of at most ``maximum``; ``what`` names the
+    thing bounded in the message: "a single payment" → "… is more than a single payment may be (at most …)"."""
+    def parse(value: str) -> Decimal:
+        cleaned = value.replace("$", "").replace(",", "")
+        try:
+            amount = Decimal(cleaned)
+        except InvalidOperation:
+            raise ValueError(f"'{value}' is not an amount in dollars and cents") from None
+        if not amount.is_finite():
+            raise ValueError(f"'{value}' is not an amount in dollars and cents")
+        if amount > maximum:
+            # Checked before rounding: a number with more digits than a Decimal context holds cannot be rounded.
+            raise ValueError(f"'{value}' is more than {what} may be (at most ${maximum:,.2f})")
+        if amount.as_tuple().exponent < -2:
+            raise ValueError(f"'{value}' is not an amount in dollars and cents (at most two decimals)")
+        if amount <= 0:
+            raise ValueError(f"{value} must be more than zero")
+        return amount.quantize(Decimal("0.01"))
+    return parse
+
+
+_dollars = dollars_at_most(MONEY_MAX, what="an amount")
+
+
 def dollars(value: str) -> Decimal:
-    """A positive amount in dollars and cents: '12', '12.5', '1234.56' or '$1,234.56'."""
-    cleaned = value.replace("$", "").replace(",", "")
-    try:
-        amount = Decimal(cleaned)
-    except InvalidOperation:
-        raise ValueError(f"'{value}' is not an amount in dollars and cents") from None
-    if not amount.is_finite() or amount.as_tuple().exponent < -2:
-        raise ValueError(f"'{value}' is not an amount in dollars and cents (at most two decimals)")
-    if amount <= 0:
-        raise ValueError(f"{value} must be more than zero")
-    return amount.quantize(Decimal("0.01"))
+    """A positive amount in dollars and cents: '12', '12.5', '1234.56' or '$1,234.56', at most what an amount
+    column holds (``waterbilling.limits.MONEY_MAX``)."""
+    return _dollars(value)
 
 
 def iso_date_until(as_of: date) -> Callable[[str], date]:
@@ -507,6 +525,6 @@ class CsvImportAdminMixin:
 __all__ = [
     "CHUNK_SIZE", "CsvImportAdminMixin", "CsvImportCommand", "CsvImportForm", "CsvLayout", "CsvRow",
     "ImportErrors", "ImportFile", "ImportRejected", "ImportResult", "ImportSource", "change_reason",
-    "chunked", "csv_rows", "dollars", "import_source_read", "iso_date", "iso_date_until", "non_negative_int",
-    "one_of", "progress_bar", "text", "whole_number",
+    "chunked", "csv_rows", "dollars", "dollars_at_most", "import_source_read", "iso_date", "iso_date_until",
+    "non_negative_int", "one_of", "progress_bar", "text", "whole_number",
 ]

@@ -20,7 +20,7 @@ from waterbilling.csvimport import (
     ImportResult,
     ImportSource,
     csv_rows,
-    dollars,
+    dollars_at_most,
     import_source_read,
     iso_date_until,
     text,
@@ -28,9 +28,11 @@ from waterbilling.csvimport import (
 from waterbilling.errors import Conflict
 
 from ..models import LedgerEntry, Payment
+from ..money import PAYMENT_MAX
 from .penalties import penalties_correct_posted
 
 PAYMENTS_LAYOUT = CsvLayout(required=("account_no", "amount", "paid_on", "reference"))
+payment_amount = dollars_at_most(PAYMENT_MAX, what="a single payment")
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ def payments_parse(rows: list[CsvRow], *, as_of: date, errors: ImportErrors) -> 
     for row in rows:
         before = len(errors)
         account_no = errors.parse(row, "account_no", text(max_length=20))
-        amount = errors.parse(row, "amount", dollars)
+        amount = errors.parse(row, "amount", payment_amount)
         paid_on = errors.parse(row, "paid_on", iso_date_until(as_of))
         reference = errors.parse(row, "reference", text(max_length=80))
         if len(errors) == before:
