@@ -73,8 +73,9 @@ def test_imports_every_row_with_its_type_source_and_history(tmp_path, meters):
     assert Reading.objects.get(meter__serial="CF1", read_on=date(2026, 4, 2)).value == 260
     history = Reading.history.filter(source="import")
     assert history.count() == 4
+    # The history keeps 100 characters of the reason; a deep temporary directory is longer than that.
     assert set(history.values_list("history_change_reason", flat=True)) == {
-        f"import_readings {tmp_path / 'readings.csv'}"}
+        f"import_readings {tmp_path / 'readings.csv'}"[:100]}
 
 
 def test_read_type_column_may_be_left_off(tmp_path, meters):
