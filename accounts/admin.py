@@ -17,6 +17,7 @@ from simple_history.admin import SimpleHistoryAdmin
 from simple_history.template_utils import HistoricalRecordContextHelper
 
 from meters.models import Installation, Reading
+from waterbilling.csvimport import identifier_validator
 
 from .admin_imports import AccountImportMixin
 from .models import Account, Customer, Ownership, PortalLink, Premises
@@ -114,6 +115,13 @@ class AccountAdmin(AccountImportMixin, HistoryAdmin):
         ("Meter readings", {"fields": ("recent_readings",)}),
     )
     inlines = (InstallationInline, OwnershipInline)
+
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        formfield = super().formfield_for_dbfield(db_field, request, **kwargs)
+        if db_field.name == "account_no":
+            # Printed on bills and sent in e-mails: no control or invisible characters.
+            formfield.validators.append(identifier_validator)
+        return formfield
 
     @admin.display(description="balance, bills and payments today")
     def billing_summary(self, obj: Account) -> str:

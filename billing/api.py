@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 
 from accounts.models import Account
 from meters.services import REQUEST, readings_record
-from waterbilling.csvimport import CsvRow, dollars_at_most
+from waterbilling.csvimport import CsvRow, dollars_at_most, iso_date
 from waterbilling.errors import ApplicationError, FieldError, NotFound
 
 from .fees import fee_in_force, fee_quote
@@ -37,9 +37,9 @@ def _as_of(request, name="as_of") -> date:
     if not value:
         return timezone.localdate()
     try:
-        return date.fromisoformat(value)
-    except ValueError:
-        raise ApplicationError(f"'{value}' is not a date; use YYYY-MM-DD", field=name) from None
+        return iso_date(value)
+    except ValueError as exc:
+        raise ApplicationError(str(exc), field=name) from None
 
 
 def _page(request, queryset):
