@@ -23,6 +23,7 @@ from simple_history.admin import SimpleHistoryAdmin
 from simple_history.template_utils import HistoricalRecordContextHelper
 
 from meters.models import Installation, Reading
+from waterbilling.csvimport import identifier_validator
 from waterbilling.errors import ApplicationError
 
 from .admin_imports import AccountImportMixin
@@ -187,6 +188,13 @@ class AccountAdmin(AccountImportMixin, HistoryAdmin):
                    "account": account, "title": f"Change the owner of account {account.account_no}",
                    "links": account.portal_links.count(), "media": self.media + form.media}
         return TemplateResponse(request, "admin/accounts/account/change_owner.html", context)
+
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        formfield = super().formfield_for_dbfield(db_field, request, **kwargs)
+        if db_field.name == "account_no":
+            # Printed on bills and sent in e-mails: no control or invisible characters.
+            formfield.validators.append(identifier_validator)
+        return formfield
 
     @admin.display(description="balance, bills and payments today")
     def billing_summary(self, obj: Account) -> str:

@@ -48,6 +48,7 @@ from django.db.models import OuterRef, Subquery
 from simple_history.utils import bulk_create_with_history, bulk_update_with_history
 
 from meters.models import Installation, Meter, Reading
+from meters.services import reading_value
 from meters.units import normalize_size
 from waterbilling.csvimport import (
     CHUNK_SIZE,
@@ -58,10 +59,11 @@ from waterbilling.csvimport import (
     ImportSource,
     change_reason,
     chunked,
+    control_problem,
     csv_rows,
+    identifier,
     import_source_read,
     iso_date_until,
-    non_negative_int,
     one_of,
     progress_bar,
     text,
@@ -95,6 +97,9 @@ def _mailing_address(value: str) -> str:
     address = "\n".join(line for line in lines if line)
     if not address:
         raise ValueError("is required (the owner's mailing address)")
+    problem = control_problem(address, allow="\n")
+    if problem:
+        raise ValueError(problem)
     return address
 
 
@@ -105,7 +110,7 @@ def _size(value: str) -> str:
 
 
 _PARSERS = {
-    "account_no": text(max_length=_max(Account, "account_no")),
+    "account_no": identifier(max_length=_max(Account, "account_no")),
     "book": whole_number(minimum=1, maximum=10),
     "category": one_of(Account.Category.values),
     "owner_name": _name(required=True),
@@ -113,10 +118,10 @@ _PARSERS = {
     "occupant_name": _name(required=False),
     "service_address": text(max_length=_max(Premises, "service_address")),
     "sbl": text(max_length=_max(Premises, "sbl"), required=False),
-    "meter_serial": text(max_length=_max(Meter, "serial")),
+    "meter_serial": identifier(max_length=_max(Meter, "serial")),
     "meter_size": _size,
     "meter_unit": one_of(Meter.Unit.values),
-    "initial_reading": non_negative_int,
+    "initial_reading": reading_value,
 }
 
 

@@ -17,7 +17,7 @@ from django.utils.html import format_html, format_html_join
 from simple_history.admin import SimpleHistoryAdmin
 
 from waterbilling.commands import today
-from waterbilling.csvimport import CsvImportAdminMixin, CsvRow, dollars
+from waterbilling.csvimport import CsvImportAdminMixin, CsvRow, dollars_at_most
 from waterbilling.errors import ApplicationError
 
 from .models import (
@@ -32,8 +32,9 @@ from .models import (
     RateSchedule,
     Utility,
 )
+from .money import ADJUSTMENT_MAX
 from .services.adjustments import adjustment_create, bill_void
-from .services.payments import PAYMENTS_LAYOUT, payments_import, payments_post
+from .services.payments import PAYMENTS_LAYOUT, payment_amount, payments_import, payments_post
 from .services.runs import billing_exception_release, billing_run_start
 from .utility import schedule_in_force
 
@@ -277,6 +278,8 @@ class AdjustmentInline(ReadOnlyInline):
     readonly_fields = fields
 
 
+memo_amount = dollars_at_most(ADJUSTMENT_MAX, what="a memo")
+
 CUSTOMER_TEXT_HELP = ("What the customer reads on the statement and in the portal. Leave empty for a plain "
                       "wording; never put internal notes here.")
 
@@ -344,7 +347,9 @@ class BillAdmin(ReadOnlyAdmin):
 
 
 class AdjustmentForm(forms.ModelForm):
-    amount = forms.DecimalField(max_digits=12, decimal_places=2, min_value=Decimal("0.01"))
+    amount = forms.CharField(label="Amount ($)", max_length=40,
+                             help_text=f"At most ${ADJUSTMENT_MAX:,.2f}; a bill wrong by more is voided and billed "
+                                       "again.")
     description = forms.CharField(label="What the customer reads", required=False, max_length=200,
                                   help_text=CUSTOMER_TEXT_HELP)
 
@@ -353,6 +358,12 @@ class AdjustmentForm(forms.ModelForm):
         fields = ("bill", "kind", "amount", "reason", "description")
         labels = {"reason": "Internal note"}
         help_texts = {"reason": "Why; kept for staff, never shown to the customer."}
+
+    def clean_amount(self):
+        try:
+            return memo_amount(self.cleaned_data["amount"])
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from None
 
     def clean(self):
         data = super().clean()
@@ -450,7 +461,7 @@ class PaymentAdmin(CsvImportAdminMixin, SimpleHistoryAdmin):
             except ApplicationError as exc:
                 errors = exc.errors
             else:
-                total = sum((dollars(r["amount"]) for r in rows), Decimal(0))
+                total = sum((payment_amount(r["amount"]) for r in rows), Decimal(0))
                 self.message_user(request, f"Posted {result.created} payments totalling ${total:,.2f}"
                                            + (f"; {result.skipped} already posted, skipped" if result.skipped else ""),
                                   messages.SUCCESS)

@@ -28,12 +28,13 @@ from rest_framework.views import APIView
 
 from accounts.models import Account
 from meters.services import REQUEST, readings_record
-from waterbilling.csvimport import CsvRow, dollars
+from waterbilling.csvimport import CsvRow, dollars_at_most, iso_date
 from waterbilling.errors import ApplicationError, FieldError, NotFound
 from waterbilling.schema import errors_response
 
 from .fees import fee_in_force, fee_quote
 from .models import Bill, BillingRun, Fee, Payment
+from .money import MONEY_MAX
 from .selectors import account_get, account_statement
 from .services.payments import PAYMENTS_LAYOUT, payments_post
 from .services.penalties import penalties_assess_due
@@ -42,6 +43,7 @@ from .services.runs import billing_run_start
 PAGE = 100
 MAX_OFFSET = 1_000_000_000
 API_SOURCE = "api"
+fee_basis = dollars_at_most(MONEY_MAX, what="a basis")
 
 VIEW_ACCOUNT = ("accounts.view_account",)
 VIEW_BILL = ("billing.view_bill", "billing.view_billline")
@@ -58,9 +60,9 @@ def _as_of(request, name="as_of") -> date:
     if not value:
         return timezone.localdate()
     try:
-        return date.fromisoformat(value)
-    except ValueError:
-        raise ApplicationError(f"'{value}' is not a date; use YYYY-MM-DD", field=name) from None
+        return iso_date(value)
+    except ValueError as exc:
+        raise ApplicationError(str(exc), field=name) from None
 
 
 def _page(request, queryset):
@@ -489,7 +491,7 @@ class FeeList(APIView):
             fee = fee_in_force(code=code, on=as_of)
             basis = request.query_params.get("basis")
             try:
-                basis_value = dollars(basis) if basis else None
+                basis_value = fee_basis(basis) if basis else None
             except ValueError as exc:
                 raise ApplicationError(str(exc), field="basis") from None
             return Response({"code": fee.code, "description": fee.description, "citation": fee.citation,

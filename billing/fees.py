@@ -6,7 +6,7 @@ from decimal import Decimal
 from waterbilling.errors import ApplicationError, NotFound
 
 from .models import Fee
-from .money import cents
+from .money import MONEY_MAX, cents
 
 
 def fee_in_force(*, code: str, on: date) -> Fee:
@@ -19,10 +19,17 @@ def fee_in_force(*, code: str, on: date) -> Fee:
 
 def fee_quote(fee: Fee, *, basis: Decimal | None = None) -> Decimal:
     """A flat fee is its amount; a pro-rata fee (§ 45.28 B: $1.50 per $1,000 of construction cost) is
-    basis × rate, half-up to the cent."""
+    basis × rate, half-up to the cent. The basis and the fee are each at most what an amount column holds."""
     if fee.rate is not None:
         if basis is None or basis <= 0:
             raise ApplicationError(f"{fee.description} ({fee.citation}) is computed from a cost; give a "
                                    "positive 'basis' in dollars", field="basis")
-        return cents(basis * fee.rate)
+        if basis > MONEY_MAX:
+            raise ApplicationError(f"${basis:,.2f} is more than a basis may be (at most ${MONEY_MAX:,.2f})",
+                                   field="basis")
+        amount = basis * fee.rate
+        if amount > MONEY_MAX:
+            raise ApplicationError(f"the fee on ${basis:,.2f} would be ${amount:,.2f}, more than a charge may be "
+                                   f"(at most ${MONEY_MAX:,.2f})", field="basis")
+        return cents(amount)
     return fee.amount.amount

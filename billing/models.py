@@ -20,6 +20,7 @@
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Lower
 from djmoney.models.fields import MoneyField
 from simple_history.models import HistoricalRecords
 
@@ -276,7 +277,13 @@ class Payment(models.Model):
 
     class Meta:
         ordering = ["-paid_on", "-id"]
-        constraints = [models.CheckConstraint(condition=Q(amount__gt=0), name="payment_amount_positive")]
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gt=0), name="payment_amount_positive"),
+            # "chk-100" is the check "CHK-100" retyped: references are unique whatever their case.
+            models.UniqueConstraint(Lower("reference"), name="payment_reference_unique_ignoring_case",
+                                    violation_error_message="A payment with this reference, in any case, is "
+                                                            "already posted."),
+        ]
 
     def __str__(self) -> str:
         return f"{self.reference}: {self.amount} on {self.paid_on}"

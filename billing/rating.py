@@ -28,13 +28,18 @@ Interpretations (ORDINANCES.md, Mineola):
   month's consumption, so the rule is applied to monthly bills.
 * § 45.28 C(1): the sprinkler service charge on the first bill of the billable year; a supply size with no
   charge in the code is refused.
+* A bill whose lines would not fit their columns (a quantity of 10^12 gallons or more, an amount of
+  $10,000,000,000 or more) is refused, not written: only a misread reading a clerk released gets there.
 """
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from .money import ZERO, cents, fmt_gallons, per_thousand
+from .money import MONEY_MAX, ZERO, cents, fmt_gallons, per_thousand
+
+# BillLine.quantity is numeric(14, 2); amounts are numeric(12, 2) (``MONEY_MAX``).
+QUANTITY_MAX = Decimal("999999999999.99")
 
 
 class RatingError(ValueError):
@@ -168,7 +173,18 @@ def rate_bill(schedule: Schedule, bill: RatingInput) -> Rated:
     if bill.sprinkler_supply_inches and bill.first_bill_of_year:
         rated = Rated(rated.lines + (_sprinkler_line(schedule, bill.sprinkler_supply_inches),),
                       rated.schedule_gallons, rated.includes_annual_minimum)
+    _refuse_beyond_columns(rated, gallons=bill.gallons)
     return rated
+
+
+def _refuse_beyond_columns(rated: Rated, *, gallons: int) -> None:
+    total = rated.total
+    if total <= MONEY_MAX and all(line.quantity <= QUANTITY_MAX and line.amount <= MONEY_MAX
+                                  for line in rated.lines):
+        return
+    raise RatingError(f"{gallons:,} gal (${total:,.2f}) is more than a bill can hold (at most "
+                      f"{int(QUANTITY_MAX):,} gal on a line and ${MONEY_MAX:,.2f} in all); check the readings: one "
+                      "this far off is a misread or a typing mistake — correct it, or enter an estimated reading")
 
 
 def _rate_per_bill(schedule: Schedule, bill: RatingInput) -> Rated:

@@ -14,6 +14,7 @@ from django.urls import reverse
 
 from accounts.admin import HistoryAdmin
 from waterbilling.commands import today
+from waterbilling.csvimport import identifier_validator
 
 from .admin_imports import ReadingImportMixin
 from .models import Installation, Meter, Reading
@@ -57,6 +58,12 @@ class MeterAdmin(HistoryAdmin):
     list_filter = ("size", "unit", "make")
     search_fields = ("serial",)
     inlines = (InstallationInline, ReadingInline)
+
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        formfield = super().formfield_for_dbfield(db_field, request, **kwargs)
+        if db_field.name == "serial":
+            formfield.validators.append(identifier_validator)
+        return formfield
 
 
 @admin.register(Installation)

@@ -6,6 +6,7 @@ problem in words a clerk understands, or ``None``. The batch writer checks a who
 them and the single-reading writer checks one reading with them, so both refuse the same things with the
 same words (``meters.services``).
 
+* A reading is a whole number a meter register can show: at most 10 digits (``REGISTER_MAX``).
 * A reading is not dated after the day it is recorded (the import date, or today).
 * It is dated while the meter was installed on an account: not before its installation, not after its
   removal — the removal day itself is allowed, for the final reading.
@@ -21,6 +22,15 @@ from dataclasses import dataclass, field
 from datetime import date
 from itertools import pairwise
 from typing import Protocol
+
+# The most a meter register shows: 10 digits, 9,999,999,999. Water meter registers have 4 to 9 wheels (a
+# large meter's in cubic feet, a small one's in gallons), so 10 digits takes every real reading and refuses a
+# reading typed with extra digits, whose gallons would be more than a bill can hold. One bound for every
+# meter rather than the meter's ``dials``: that field is 6 on every meter the accounts import creates (its
+# file has no dial count) while many gallon registers show 7 or more, so it is not a fact about the register
+# that a reading could be refused on.
+REGISTER_DIGITS = 10
+REGISTER_MAX = 10 ** REGISTER_DIGITS - 1
 
 
 @dataclass
@@ -38,6 +48,12 @@ class NewReading(Protocol):
     line: int | None
     read_on: date
     value: int
+
+
+def register_problem(value: int) -> str | None:
+    if value > REGISTER_MAX:
+        return f"{value} is more than a meter register holds ({REGISTER_DIGITS} digits: at most {REGISTER_MAX:,})"
+    return None
 
 
 def future_problem(*, read_on: date, as_of: date, as_of_is: str) -> str | None:

@@ -44,11 +44,11 @@ from waterbilling.csvimport import (
     ImportErrors,
     ImportResult,
     chunked,
+    identifier,
     iso_date,
-    non_negative_int,
     one_of,
     progress_bar,
-    text,
+    whole_number,
 )
 from waterbilling.errors import ApplicationError, Conflict, FieldError
 
@@ -62,8 +62,18 @@ if TYPE_CHECKING:
 READINGS_LAYOUT = CsvLayout(required=("meter_serial", "read_date", "reading"), optional=("read_type",))
 MANUAL_SOURCE = "manual"
 
-_serial = text(max_length=Meter._meta.get_field("serial").max_length)
+_serial = identifier(max_length=Meter._meta.get_field("serial").max_length)
 _read_type = one_of(Reading.ReadType.values, default=Reading.ReadType.ACTUAL)
+_non_negative = whole_number(minimum=0)
+
+
+def reading_value(value: str) -> int:
+    """A register value: a whole number, 0 or more, that a register can show (``rules.REGISTER_MAX``)."""
+    number = _non_negative(value)
+    problem = rules.register_problem(number)
+    if problem:
+        raise ValueError(problem)
+    return number
 
 
 @dataclass(frozen=True)
@@ -140,7 +150,7 @@ def _rows_parse(rows: list[CsvRow], *, as_of: date, errors: ImportErrors, words:
                 errors.add(line=row.line, field="read_date", message=problem)
                 read_on = None
         parsed.append(_Row(line=row.line, serial=serial, read_on=read_on,
-                           value=errors.parse(row, "reading", non_negative_int),
+                           value=errors.parse(row, "reading", reading_value),
                            read_type=errors.parse(row, "read_type", _read_type)))
     return parsed
 
@@ -282,7 +292,7 @@ def reading_problems(*, meter: Meter, read_on: date, value: int, read_type: str,
     except ValueError as exc:
         problems.append(FieldError(field="read_type", message=str(exc)))
     try:
-        non_negative_int(str(value))
+        reading_value(str(value))
     except ValueError as exc:
         problems.append(FieldError(field="value", message=str(exc)))
     problem = rules.future_problem(read_on=read_on, as_of=as_of, as_of_is="today")

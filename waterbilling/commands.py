@@ -17,12 +17,14 @@ def as_of_argument(parser) -> None:
 
 
 def parse_as_of(value: str | None, *, allow_future: bool = False) -> date:
+    from .csvimport import iso_date  # the kit's one date rule (YYYY-MM-DD, from 1900); it imports this module
+
     if value is None:
         return today()
     try:
-        parsed = date.fromisoformat(value)
+        parsed = iso_date(value)
     except ValueError as exc:
-        raise CommandError(f"--date: '{value}' is not a date; use YYYY-MM-DD") from exc
+        raise CommandError(f"--date: {exc}") from None
     if not allow_future and parsed > today():
         raise CommandError(
             f"--date: {parsed} is after today ({today()}); nothing is ever billed, assessed or recorded "

@@ -44,18 +44,21 @@ from __future__ import annotations
 import csv
 import io
 import os
+import re
 import sys
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
+from functools import lru_cache
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from django import forms
 from django.contrib import messages
 from django.contrib.auth import get_user_model
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -64,11 +67,13 @@ from tqdm import tqdm
 
 from .commands import as_of_argument, parse_as_of, today
 from .errors import ApplicationError, FieldError
+from .limits import DATE_FLOOR, MONEY_MAX
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
 
 T = TypeVar("T")
+CENT = Decimal("0.01")
 
 ImportSource = str | os.PathLike | bytes | IO[bytes] | IO[str]
 
@@ -276,19 +281,97 @@ class ImportErrors:
 
 # --- value parsers: each returns the value or raises ValueError naming the rule ----------------------
 
+# No value in a file or a form may hold these: the C0 and C1 controls (tab, line breaks, escape, NUL,
+# DEL…), the Unicode line and paragraph separators, and the bidirectional overrides and isolates that make
+# text display in another order than it is stored. An account number with a line break in it is saved
+# happily and then breaks the e-mail that carries it.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_CHARACTER_NAMES = {"\n": "a line break", "\r": "a line break", "\t": "a tab"}
+
+
+def _named(char: str) -> str:
+    code = f"U+{ord(char):04X}"
+    name = _CHARACTER_NAMES.get(char) or unicodedata.name(char, "")
+    return f"{code}, {name}" if char in _CHARACTER_NAMES else f"{code} {name}" if name else code
+
+
+def control_problem(value: str, *, identifier: bool = False, allow: str = "") -> str | None:
+    """Why ``value`` cannot be taken as typed — a control character (other than those in ``allow``), or for
+    an ``identifier`` (an account number, meter serial, payment reference) also an invisible character or
+    an unusual space, which makes two values that look the same differ — or None."""
+    if value.isprintable():  # no Unicode "other" or separator but the plain space: the usual case, at C speed
+        return None
+    for match in _CONTROL.finditer(value):
+        if match.group() not in allow:
+            return (f"contains a control character ({_named(match.group())}) at character {match.start() + 1}; "
+                    "type the value again without it")
+    if identifier and not value.isascii():
+        for position, char in enumerate(value, start=1):
+            category = unicodedata.category(char)
+            if category == "Cf":
+                return (f"contains an invisible character ({_named(char)}) at character {position}; type the "
+                        "value again without it")
+            if category == "Zs" and char != " ":
+                return (f"contains a space that is not a plain space ({_named(char)}) at character {position}; "
+                        "type the value again with a plain space")
+    return None
+
+
+def identifier_validator(value: str) -> None:
+    """A form field validator: an account number, meter serial or payment reference as ``identifier``."""
+    problem = control_problem(value, identifier=True)
+    if problem:
+        raise ValidationError(problem, code="control_character")
+
+
 def text(*, max_length: int, required: bool = True) -> Callable[[str], str]:
     def parse(value: str) -> str:
         if required and not value:
             raise ValueError("is required")
         if len(value) > max_length:
             raise ValueError(f"is {len(value)} characters long; at most {max_length} allowed")
+        problem = control_problem(value)
+        if problem:
+            raise ValueError(problem)
         return value
     return parse
 
 
+def identifier(*, max_length: int, required: bool = True) -> Callable[[str], str]:
+    """``text`` that names one record: an account number, a meter serial, a payment reference. Besides
+    control characters it may not hold an invisible character or an unusual space (see ``control_problem``)."""
+    parse_text = text(max_length=max_length, required=required)
+
+    def parse(value: str) -> str:
+        value = parse_text(value)
+        problem = control_problem(value, identifier=True)
+        if problem:
+            raise ValueError(problem)
+        return value
+    return parse
+
+
+_ISO_DATE = re.compile(r"(\d{4})-\d{2}-\d{2}", re.ASCII)
+
+
 def iso_date(value: str) -> date:
+    """A date written YYYY-MM-DD, in ASCII digits, on or after ``DATE_FLOOR`` (1900-01-01).
+
+    ``date.fromisoformat`` alone also takes 20261102 and 2026-W45-1, and the year 0026; each of those is a
+    slip, not a date anyone meant.
+    """
     if not value:
         raise ValueError("is required (a date, YYYY-MM-DD)")
+    return _iso_date(value)
+
+
+@lru_cache(maxsize=4096)  # a file's dates repeat (one read date per route); a refusal is not cached
+def _iso_date(value: str) -> date:
+    match = _ISO_DATE.fullmatch(value)
+    if match is None:
+        raise ValueError(f"'{value}' is not a date; use YYYY-MM-DD")
+    if int(match.group(1)) < DATE_FLOOR.year:
+        raise ValueError(f"'{value}': the year {match.group(1)} is before {DATE_FLOOR.year}; check the year")
     try:
         return date.fromisoformat(value)
     except ValueError:
@@ -329,18 +412,42 @@ def one_of(choices: Iterable[str], *, default: str | None = None) -> Callable[[s
     return parse
 
 
+# Dollars and cents: ASCII digits, commas only between groups of three, a point before at most two cents.
+_AMOUNT = re.compile(r"(-?)\$?(-?)(\d{1,3}(?:,\d{3})+|\d*)(?:\.(\d*))?", re.ASCII)
+_AMOUNT_WITH_COMMAS = re.compile(r"[-$\d,.]*,[-$\d,.]*", re.ASCII)
+
+
+def dollars_at_most(maximum: Decimal, *, what: str) -> Callable[[str], Decimal]:
+    """A positive amount in dollars and cents (see ``dollars``) of at most ``maximum``; ``what`` names the
+    thing bounded in the message: "a single payment" → "… is more than a single payment may be (at most …)"."""
+    def parse(value: str) -> Decimal:
+        match = _AMOUNT.fullmatch(value)
+        if match is None or not (match.group(3) or match.group(4)):
+            if _AMOUNT_WITH_COMMAS.fullmatch(value):
+                raise ValueError(f"'{value}' is not an amount in dollars and cents: a comma may only separate "
+                                 "thousands (1,250.00), and cents follow a point (12.50)")
+            raise ValueError(f"'{value}' is not an amount in dollars and cents (digits 0-9, like 1250.00 or "
+                             "$1,250.00)")
+        negative, whole, fraction = match.group(1) or match.group(2), match.group(3), match.group(4) or ""
+        if len(fraction) > 2:
+            raise ValueError(f"'{value}' is not an amount in dollars and cents (at most two decimals)")
+        amount = Decimal(f"{whole.replace(',', '') or '0'}.{fraction or '0'}")
+        if amount > maximum:
+            raise ValueError(f"'{value}' is more than {what} may be (at most ${maximum:,.2f})")
+        if negative or amount == 0:
+            raise ValueError(f"{value} must be more than zero")
+        return amount.quantize(CENT)
+    return parse
+
+
+_dollars = dollars_at_most(MONEY_MAX, what="an amount")
+
+
 def dollars(value: str) -> Decimal:
-    """A positive amount in dollars and cents: '12', '12.5', '1234.56' or '$1,234.56'."""
-    cleaned = value.replace("$", "").replace(",", "")
-    try:
-        amount = Decimal(cleaned)
-    except InvalidOperation:
-        raise ValueError(f"'{value}' is not an amount in dollars and cents") from None
-    if not amount.is_finite() or amount.as_tuple().exponent < -2:
-        raise ValueError(f"'{value}' is not an amount in dollars and cents (at most two decimals)")
-    if amount <= 0:
-        raise ValueError(f"{value} must be more than zero")
-    return amount.quantize(Decimal("0.01"))
+    """A positive amount in dollars and cents: '12', '12.5', '1234.56' or '$1,234.56', at most what an amount
+    column holds (``waterbilling.limits.MONEY_MAX``). '12,50' is refused (a comma separates thousands only),
+    and so are '1_000', '1e3' and digits other than 0-9."""
+    return _dollars(value)
 
 
 def iso_date_until(as_of: date) -> Callable[[str], date]:
@@ -507,6 +614,7 @@ class CsvImportAdminMixin:
 __all__ = [
     "CHUNK_SIZE", "CsvImportAdminMixin", "CsvImportCommand", "CsvImportForm", "CsvLayout", "CsvRow",
     "ImportErrors", "ImportFile", "ImportRejected", "ImportResult", "ImportSource", "change_reason",
-    "chunked", "csv_rows", "dollars", "import_source_read", "iso_date", "iso_date_until", "non_negative_int",
-    "one_of", "progress_bar", "text", "whole_number",
+    "chunked", "control_problem", "csv_rows", "dollars", "dollars_at_most", "identifier", "identifier_validator",
+    "import_source_read", "iso_date", "iso_date_until", "non_negative_int", "one_of", "progress_bar", "text",
+    "whole_number",
 ]

@@ -15,6 +15,7 @@ from djmoney.money import Money
 from waterbilling.errors import ApplicationError
 
 from ..models import Adjustment, Bill, LedgerEntry
+from ..money import ADJUSTMENT_MAX
 from .penalties import penalties_correct_posted
 
 
@@ -25,6 +26,9 @@ def adjustment_create(*, bill: Bill, kind: str, amount: Decimal, reason: str, as
         raise ApplicationError(f"'{kind}' is not credit or debit", field="kind")
     if amount <= 0:
         raise ApplicationError("must be more than zero; the kind says which way it goes", field="amount")
+    if amount > ADJUSTMENT_MAX:
+        raise ApplicationError(f"${amount:,.2f} is more than a memo may be (at most ${ADJUSTMENT_MAX:,.2f}); a bill "
+                               "wrong by more is voided and billed again", field="amount")
     if not reason.strip():
         raise ApplicationError("a correction needs a reason", field="reason")
     if as_of > timezone.localdate():

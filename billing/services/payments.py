@@ -1,8 +1,9 @@
 """Posting payments: one at a time at the counter, a batch from the admin, or a file from the bank.
 
 Every path goes through ``payments_post``: all or nothing, every bad row named. A payment reference is
-unique: the same reference again is skipped when it is the same payment (same account and amount), and
-refused when it differs; the database's unique key keeps that true under concurrency.
+unique whatever its case — a clerk retyping "chk-100" for "CHK-100" means the same check: the same
+reference again is skipped when it is the same payment (same account and amount), and refused when it
+differs; the database's unique key on the lower-cased reference keeps that true under concurrency.
 """
 
 from dataclasses import dataclass
@@ -10,6 +11,7 @@ from datetime import date
 from decimal import Decimal
 
 from django.db import IntegrityError, transaction
+from django.db.models.functions import Lower
 from djmoney.money import Money
 
 from accounts.models import Account
@@ -19,18 +21,28 @@ from waterbilling.csvimport import (
     ImportErrors,
     ImportResult,
     ImportSource,
+    chunked,
     csv_rows,
-    dollars,
+    dollars_at_most,
+    identifier,
     import_source_read,
     iso_date_until,
-    text,
 )
 from waterbilling.errors import Conflict
 
 from ..models import LedgerEntry, Payment
+from ..money import PAYMENT_MAX
 from .penalties import penalties_correct_posted
 
 PAYMENTS_LAYOUT = CsvLayout(required=("account_no", "amount", "paid_on", "reference"))
+payment_amount = dollars_at_most(PAYMENT_MAX, what="a single payment")
+_account_no = identifier(max_length=Account._meta.get_field("account_no").max_length)
+_reference = identifier(max_length=Payment._meta.get_field("reference").max_length)
+
+
+def reference_key(reference: str) -> str:
+    """What two references are compared by: the database's unique key is on ``lower(reference)``."""
+    return reference.lower()
 
 
 @dataclass(frozen=True)
@@ -44,12 +56,13 @@ class PaymentIn:
 def payments_parse(rows: list[CsvRow], *, as_of: date, errors: ImportErrors) -> list[tuple[int, PaymentIn]]:
     """Rows (from a file or the batch page) to payments; problems go to ``errors`` by line and column."""
     parsed = []
+    paid_on_parse = iso_date_until(as_of)
     for row in rows:
         before = len(errors)
-        account_no = errors.parse(row, "account_no", text(max_length=20))
-        amount = errors.parse(row, "amount", dollars)
-        paid_on = errors.parse(row, "paid_on", iso_date_until(as_of))
-        reference = errors.parse(row, "reference", text(max_length=80))
+        account_no = errors.parse(row, "account_no", _account_no)
+        amount = errors.parse(row, "amount", payment_amount)
+        paid_on = errors.parse(row, "paid_on", paid_on_parse)
+        reference = errors.parse(row, "reference", _reference)
         if len(errors) == before:
             parsed.append((row.line, PaymentIn(account_no, amount, paid_on, reference)))
     return parsed
@@ -59,29 +72,35 @@ def payments_post(*, rows: list[CsvRow], as_of: date, actor=None, source: str = 
     """Post payments all or nothing; a reference already posted for the same payment is skipped."""
     errors = ImportErrors(columns=PAYMENTS_LAYOUT.columns)
     parsed = payments_parse(rows, as_of=as_of, errors=errors)
-    accounts = dict(Account.objects.filter(account_no__in={p.account_no for _, p in parsed})
-                    .values_list("account_no", "id"))
-    posted = {ref: (acct, amount) for ref, acct, amount in Payment.objects.filter(
-        reference__in={p.reference for _, p in parsed}).values_list("reference", "account__account_no", "amount")}
-    seen: dict[str, int] = {}
+    accounts: dict[str, int] = {}
+    for chunk in chunked(sorted({p.account_no for _, p in parsed})):
+        accounts.update(Account.objects.filter(account_no__in=chunk).values_list("account_no", "id"))
+    posted: dict[str, tuple[str, str, Decimal]] = {}
+    for chunk in chunked(sorted({reference_key(p.reference) for _, p in parsed})):
+        for reference, account_no, amount in Payment.objects.annotate(key=Lower("reference")).filter(
+                key__in=chunk).values_list("reference", "account__account_no", "amount"):
+            posted[reference_key(reference)] = (reference, account_no, amount)
+    seen: dict[str, tuple[int, str]] = {}
     todo, skipped = [], 0
     for line, payment in parsed:
         if payment.account_no not in accounts:
             errors.add(line=line, field="account_no", message=f"unknown account '{payment.account_no}'")
-        if payment.reference in seen:
+        key = reference_key(payment.reference)
+        if key in seen:
+            first_line, first = seen[key]
             errors.add(line=line, field="reference",
-                       message=f"'{payment.reference}' is also on line {seen[payment.reference]}; "
+                       message=f"'{payment.reference}' is also on line {first_line}{_as(first, payment)}; "
                                "each payment needs its own reference")
             continue
-        seen[payment.reference] = line
-        if payment.reference in posted:
-            account_no, amount = posted[payment.reference]
+        seen[key] = (line, payment.reference)
+        if key in posted:
+            reference, account_no, amount = posted[key]
             if (account_no, amount) == (payment.account_no, payment.amount):
                 skipped += 1
             else:
                 errors.add(line=line, field="reference",
-                           message=f"'{payment.reference}' is already posted as ${amount} to account {account_no}; "
-                                   "a different payment needs its own reference")
+                           message=f"'{payment.reference}' is already posted{_as(reference, payment)} as ${amount} "
+                                   f"to account {account_no}; a different payment needs its own reference")
             continue
         todo.append(payment)
     errors.raise_if_any()
@@ -104,6 +123,11 @@ def payments_post(*, rows: list[CsvRow], as_of: date, actor=None, source: str = 
         raise Conflict("a payment reference in this batch was posted by someone else at the same moment; "
                        "post the batch again and that payment will be skipped", field="reference") from exc
     return ImportResult(created=len(todo), skipped=skipped)
+
+
+def _as(reference: str, payment: PaymentIn) -> str:
+    """The words " (as 'CHK-100')" when the reference seen before is written in another case, else none."""
+    return "" if reference == payment.reference else f" (as '{reference}')"
 
 
 def payments_import(*, file: ImportSource, as_of: date, actor=None, progress: bool = False) -> ImportResult:

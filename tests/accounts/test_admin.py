@@ -208,3 +208,16 @@ def test_account_page_shows_balance_bills_and_payments(admin_client, mineola):
     html = admin_client.get(reverse("admin:accounts_account_change", args=[account.pk])).content.decode()
     assert "Balance: $86.13" in html and "$186.13" in html and "62,500" in html
     assert "$100.00 on 2026-02-20 (CHK-77)" in html
+
+
+def test_an_account_number_with_a_control_character_is_refused(clerk_client, account):
+    url = reverse("admin:accounts_account_change", args=[account.pk])
+    data = form_data(clerk_client.get(url))
+    data["account_no"] = "4-00\n321"
+    response = clerk_client.post(url, data)
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors == {
+        "account_no": ["contains a control character (U+000A, a line break) at character 5; type the value again "
+                       "without it"]}
+    account.refresh_from_db()
+    assert account.account_no == "4-00321"

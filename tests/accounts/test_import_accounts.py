@@ -207,6 +207,21 @@ def test_several_bad_rows_are_all_listed_and_nothing_is_saved(tmp_path, db):
     ({"initial_read_date": "1/2/2026"}, "initial_read_date", "'1/2/2026' is not a date; use YYYY-MM-DD"),
     ({"initial_read_date": "2026-07-01"}, "initial_read_date",
      "2026-07-01 is after the import date 2026-06-30; nothing is recorded in the future"),
+    # A clerk's slips, refused rather than read as something else.
+    ({"account_no": "1-00\n01"}, "account_no", "contains a control character (U+000A, a line break) at character 5"),
+    ({"account_no": "1-\u200b0001"}, "account_no", "contains an invisible character (U+200B ZERO WIDTH SPACE)"),
+    ({"owner_name": "Ada\x00 Lovelace"}, "owner_name", "contains a control character (U+0000)"),
+    ({"owner_address": "12 Main\x1b Street\nMineola"}, "owner_address", "contains a control character (U+001B)"),
+    ({"occupant_name": "Kevin \u202eWalsh"}, "occupant_name", "contains a control character (U+202E"),
+    ({"service_address": "12 Main\x7fStreet"}, "service_address", "contains a control character (U+007F)"),
+    ({"sbl": "9-12\x0b-3"}, "sbl", "contains a control character (U+000B"),
+    ({"meter_serial": "M\t1"}, "meter_serial", "contains a control character (U+0009, a tab) at character 2"),
+    ({"initial_reading": "10000000000"}, "initial_reading",
+     "10000000000 is more than a meter register holds (10 digits: at most 9,999,999,999)"),
+    ({"initial_reading": "1_000"}, "initial_reading", "'1_000' is not a whole number"),
+    ({"initial_reading": "١٠٠٠"}, "initial_reading", "is not a whole number"),
+    ({"initial_read_date": "0026-01-02"}, "initial_read_date", "the year 0026 is before 1900; check the year"),
+    ({"initial_read_date": "20260102"}, "initial_read_date", "'20260102' is not a date; use YYYY-MM-DD"),
 ])
 def test_each_rule_names_line_column_and_rule(tmp_path, db, overrides, column, rule):
     _, listed = rejected(tmp_path, csv_text(row(**overrides)))

@@ -153,3 +153,9 @@ def test_fee_quote_errors(api):
 
 def test_openapi_schema_renders(api):
     assert api.get("/api/schema/").status_code == 200
+
+
+def test_as_of_is_yyyy_mm_dd_from_1900(api, billed):
+    for given in ("20260510", "0026-05-10"):
+        refused = api.get(f"/api/v1/accounts/{billed[0].account_no}/statement/?as_of={given}")
+        assert refused.status_code == 400 and refused.json()["errors"][0]["field"] == "as_of"

@@ -161,3 +161,16 @@ def test_total_is_the_sum_of_lines_each_rounded_to_the_cent(schedule, gallons, c
     assert rated.total == sum((line.amount for line in rated.lines), Decimal("0"))
     assert all(line.amount == line.amount.quantize(Decimal("0.01")) and line.amount >= 0 for line in rated.lines)
     assert all(line.citation.startswith("§") for line in rated.lines)
+
+
+@pytest.mark.parametrize(("frequency", "category", "size"), [("semiannual", "one_two_family", ""),
+                                                             ("monthly", "other", "2"), ("monthly", "nonprofit", "2")])
+def test_a_bill_larger_than_its_columns_hold_is_refused_not_overflowed(schedule, frequency, category, size):
+    """A line's quantity is numeric(14, 2) and an amount numeric(12, 2): a released misread of 10^13 gallons
+    is refused with a reason, where writing it would overflow the columns."""
+    with pytest.raises(RatingError, match=r"10,000,000,000,000 gal .* more than a bill can hold"):
+        rate_bill(schedule, RatingInput(frequency=frequency, category=category, gallons=10 ** 13, meter_size=size))
+    # The largest consumption a 10-digit register in cubic feet can give still rates.
+    gallons = 74_805_199_993  # 9,999,999,999 ft³ × 7.48052
+    assert rate_bill(schedule, RatingInput(frequency=frequency, category=category, gallons=gallons,
+                                           meter_size=size)).total > Decimal("10000000")

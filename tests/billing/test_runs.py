@@ -374,3 +374,32 @@ def test_penalties_first_the_old_penalty_moves_forward_and_pyramids(mineola):
         ("2026-04-02", "24.00"), ("2026-05-02", "1.20"), ("2026-06-02", "1.26"), ("2026-07-02", "1.32"),
         ("2026-08-02", "0.26")]
     assert data["balance"] == "28.04"  # 26.46 + 1.32 + 0.26
+
+
+def test_a_released_absurd_reading_is_a_rating_exception_not_a_crash(mineola):
+    """A reading of 10^15 (recorded before readings were bounded, or straight into the database) is held
+    for high usage; released, it would overflow the bill's columns, so the rating refuses it with a reason
+    and the run finishes."""
+    account, meter = account_with_meter(book=1)
+    read(meter, date(2026, 1, 12), 1_062_500)
+    run("run_billing", "--date", "2026-02-01")
+    read(meter, date(2026, 7, 10), 10 ** 15)
+    assert "1 exceptions" in run("run_billing", "--date", "2026-08-01")
+    billing_exception_release(exception=BillingException.objects.get(kind="high_usage"), actor=None)
+    out = run("run_billing", "--date", "2026-08-01")
+    assert "0 bills issued" in out and "1 exceptions" in out
+    refused = BillingException.objects.get(kind="rating")
+    assert refused.detail.startswith("999,999,998,937,500 gal ($3,849,999,995,854.88) is more than a bill can hold")
+    assert "more than a bill can hold" in refused.detail and "check the readings" in refused.detail
+    assert set(BillingRun.objects.values_list("status", flat=True)) == {"done"}
+    assert not Bill.objects.filter(bill_date=date(2026, 8, 1)).exists()
+    call_command("nightly", "--date", "2026-08-01", stdout=io.StringIO())
+    assert [b["total"] for b in statement(account.account_no, "2026-08-01")["bills"]] == ["186.13"]
+
+
+@pytest.mark.parametrize(("given", "rule"), [("20260201", "'20260201' is not a date; use YYYY-MM-DD"),
+                                             ("0026-02-01", "the year 0026 is before 1900; check the year")])
+def test_date_argument_is_yyyy_mm_dd_from_1900(mineola, given, rule):
+    with pytest.raises(CommandError, match=rule):
+        run("run_billing", "--date", given)
+    assert not BillingRun.objects.exists()

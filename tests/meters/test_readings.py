@@ -203,3 +203,32 @@ def test_api_readings_go_through_the_writer(billed):
                                         "reading": "1080000"}, format="json")
     assert ok.status_code == 201
     assert Reading.objects.get(read_on=date(2026, 3, 1)).source == "api"
+
+
+def test_a_reading_beyond_the_register_is_refused_everywhere_in_the_same_words(clerk_client, billed):
+    meter, _ = billed
+    expected = importer_says(meter, "2026-03-01", 10_000_000_000)
+    assert expected == "10000000000 is more than a meter register holds (10 digits: at most 9,999,999,999)"
+    response = clerk_client.post(reverse("admin:meters_reading_add"), form(meter, "2026-03-01", 10_000_000_000))
+    assert response.context["adminform"].form.errors == {"value": [expected]}
+    api = APIClient()
+    api.force_authenticate(User.objects.create_user("staff", is_staff=True))
+    refused = api.post("/api/v1/readings/", {"meter_serial": meter.serial, "read_date": "2026-03-01",
+                                             "reading": "10000000000"}, format="json")
+    assert refused.status_code == 400 and refused.json()["errors"] == [{"field": "[0].reading", "message": expected}]
+    assert Reading.objects.count() == 2
+    # A full 10-digit register is a reading.
+    assert clerk_client.post(reverse("admin:meters_reading_add"),
+                             form(meter, "2026-03-01", 9_999_999_999)).status_code == 302
+
+
+def test_the_meter_page_refuses_a_serial_with_a_control_character(clerk_client, billed):
+    meter, _ = billed
+    response = clerk_client.post(reverse("admin:meters_meter_add"), {
+        "serial": "M\n77", "make": "", "size": "5/8", "unit": "gal", "dials": "6",
+        "installations-TOTAL_FORMS": "0", "installations-INITIAL_FORMS": "0",
+        "readings-TOTAL_FORMS": "0", "readings-INITIAL_FORMS": "0"})
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors == {
+        "serial": ["contains a control character (U+000A, a line break) at character 2; type the value again "
+                   "without it"]}
