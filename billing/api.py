@@ -144,7 +144,7 @@ class BillingRunSerializer(serializers.ModelSerializer):
         model = BillingRun
         fields = ("id", "run_on", "status", "progress_percent", "accounts_due", "chunks_total", "chunks_done",
                   "bills_created", "already_billed", "exceptions_count", "total_billed", "accept_sample_rates",
-                  "created_at", "finished_at")
+                  "created_at", "finished_at", "error")
         read_only_fields = fields
 
     def get_total_billed(self, obj) -> str:

@@ -135,10 +135,20 @@ class BillingRun(models.Model):
 
 
 class BillingRunChunk(models.Model):
+    """Accounts a worker bills in one transaction. Who holds it and how often it was tried are recorded
+    here, so a chunk whose worker died is found and handed on (``billing.services.runs``)."""
+
     run = models.ForeignKey(BillingRun, on_delete=models.CASCADE, related_name="chunks")
     index = models.PositiveIntegerField()
     account_ids = models.JSONField()
     done = models.BooleanField(default=False)
+    attempts = models.PositiveSmallIntegerField(default=0, help_text="Times a worker has taken the chunk.")
+    dispatched_at = models.DateTimeField(null=True, blank=True,
+                                         help_text="When the chunk was last handed to the workers.")
+    leased_until = models.DateTimeField(
+        null=True, blank=True,
+        help_text="While in the future, the worker that took the chunk is billing it and no other takes it.")
+    last_error = models.TextField(blank=True)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["run", "index"], name="one_chunk_per_index")]

@@ -3,22 +3,39 @@
 from datetime import date
 
 from celery import shared_task
+from django.conf import settings
 
-from .models import BillingRun
 
-
-@shared_task(acks_late=True)
+# acks_late with reject_on_worker_lost: a pool process killed mid-chunk (out of memory) puts the message
+# back for another worker instead of acknowledging it. The chunk's lease in the database is what decides
+# whether that worker may take it; a redelivered message while the lease holds does nothing.
+@shared_task(acks_late=True, reject_on_worker_lost=True)
 def billing_run_chunk(chunk_id: int) -> None:
     from .services.runs import billing_run_chunk_execute
 
     billing_run_chunk_execute(chunk_id=chunk_id)
 
 
+def chunk_send(chunk_id: int) -> None:
+    """Hand one chunk to the workers. The hard time limit (the lease) stops a chunk stuck on something,
+    which then counts as a worker that stopped."""
+    billing_run_chunk.apply_async((chunk_id,), time_limit=settings.BILLING_CHUNK_LEASE_SECONDS)
+
+
 @shared_task
 def billing_run_dispatch(run_id: int) -> None:
-    """Hand every pending chunk of a run to the workers."""
-    for chunk_id in BillingRun.objects.get(pk=run_id).chunks.filter(done=False).values_list("id", flat=True):
-        billing_run_chunk.delay(chunk_id)
+    """Hand every chunk of a run that is due to the workers (all of a new run's)."""
+    from .services.runs import billing_run_hand_out
+
+    billing_run_hand_out(run_id=run_id, send=chunk_send)
+
+
+@shared_task
+def billing_runs_sweep() -> list[int]:
+    """Every minute (beat): hand on the chunks of running runs whose worker is gone; returns the run ids."""
+    from .services.runs import billing_runs_sweep as sweep
+
+    return [run.pk for run in sweep(send=chunk_send)]
 
 
 @shared_task

@@ -150,6 +150,12 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# Beat copies this into its database schedule at start: hands on the chunks of runs whose worker is gone.
+CELERY_BEAT_SCHEDULE = {"billing-runs-sweep": {"task": "billing.tasks.billing_runs_sweep", "schedule": 60.0}}
+# A worker holds a billing-run chunk (about 1,000 accounts, a second or two of work) for this long; a
+# chunk not done by then is handed to another worker, at most this many attempts before the run fails.
+BILLING_CHUNK_LEASE_SECONDS = env.int("BILLING_CHUNK_LEASE_SECONDS", default=300)
+BILLING_CHUNK_ATTEMPTS = env.int("BILLING_CHUNK_ATTEMPTS", default=3)
 # Render bill PDFs as soon as a run issues them (workers do it); run eagerly, the nightly job renders them.
 BILL_PDFS_ON_ISSUE = env.bool("BILL_PDFS_ON_ISSUE", default=bool(REDIS_URL))
 

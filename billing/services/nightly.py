@@ -1,4 +1,5 @@
-"""The nightly job: bill what is due today, then assess penalties. Both steps are idempotent."""
+"""The nightly job: move on runs left running, bill what is due today, then assess penalties. Every step is
+idempotent."""
 
 import logging
 from datetime import date
@@ -11,8 +12,12 @@ logger = logging.getLogger(__name__)
 
 
 def nightly_run(*, as_of: date) -> dict:
+    from ..tasks import billing_runs_sweep
+
     report = {"date": as_of.isoformat(), "bills": 0, "billing_exceptions": 0, "penalties": 0,
               "penalty_total": "0.00"}
+    # A run left running by a worker (or, run eagerly, a process) that died is handed on or failed first.
+    report["runs_swept"] = billing_runs_sweep()
     if billing_candidates(run_on=as_of):
         # Nobody is there at night to accept sample rates: billing waits for a clerk (or the adopted
         # rates), and the rest of the job still runs.

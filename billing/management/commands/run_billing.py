@@ -2,13 +2,23 @@ import time
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.db.models import Sum
 from tqdm import tqdm
 
 from billing.models import BillingRun
-from billing.services.runs import billing_run_chunk_execute, billing_run_create, billing_run_preview
-from billing.tasks import billing_run_dispatch
+from billing.services.runs import (
+    CHUNK_SIZE,
+    billing_run_chunk_execute,
+    billing_run_create,
+    billing_run_hand_out,
+    billing_run_preview,
+    billing_runs_sweep,
+)
+from billing.tasks import billing_run_dispatch, chunk_send
 from waterbilling.commands import as_of_argument, parse_as_of
 from waterbilling.errors import ApplicationError
+
+POLL_SECONDS = 0.5
 
 
 class Command(BaseCommand):
@@ -20,6 +30,12 @@ class Command(BaseCommand):
         parser.add_argument("--accept-sample-rates", action="store_true",
                             help="bill even though the rate schedule in force is the preset's sample one "
                                  "(recorded on the run); not needed on a demo/training site")
+        parser.add_argument("--chunk-size", type=int, default=CHUNK_SIZE,
+                            help=f"accounts a worker bills in one transaction (default {CHUNK_SIZE})")
+        parser.add_argument("--stall-timeout", type=float, default=None, metavar="SECONDS",
+                            help="with Celery workers: stop waiting (exit 1; the run goes on without us) when no "
+                                 "worker has taken or finished a chunk for this long (default: twice "
+                                 "BILLING_CHUNK_LEASE_SECONDS)")
         parser.add_argument("--no-progress", action="store_true")
 
     def handle(self, *args, **options):
@@ -36,20 +52,21 @@ class Command(BaseCommand):
                     self.stdout.write(f"Warning: a run would be refused: {preview.warning}")
                 self._exceptions(preview.new_exceptions)
                 return
-            run = billing_run_create(run_on=run_on, accept_sample_rates=accept)
+            self._resume_left_running()
+            run = billing_run_create(run_on=run_on, accept_sample_rates=accept, chunk_size=options["chunk_size"])
         except ApplicationError as exc:
             raise CommandError(str(exc)) from exc
         bar = tqdm(total=run.chunks_total, unit="chunk", disable=quiet, desc=f"Billing {run_on}")
         if settings.CELERY_TASK_ALWAYS_EAGER:
-            for chunk_id in run.chunks.order_by("index").values_list("id", flat=True):
+            def execute(chunk_id):
                 billing_run_chunk_execute(chunk_id=chunk_id)
-                bar.update(1)
+                bar.update(BillingRun.objects.get(pk=run.pk).chunks_done - bar.n)
+
+            billing_run_hand_out(run_id=run.pk, send=execute)
         else:
             billing_run_dispatch.delay(run.pk)
-            while (run := BillingRun.objects.get(pk=run.pk)).status == BillingRun.Status.RUNNING:
-                bar.update(run.chunks_done - bar.n)
-                time.sleep(0.5)
-            bar.update(run.chunks_done - bar.n)
+            stall = options["stall_timeout"]
+            self._wait(run, bar, stall if stall is not None else 2 * settings.BILLING_CHUNK_LEASE_SECONDS)
         bar.close()
         run.refresh_from_db()
         self.stdout.write(f"Billing run {run.pk} for {run_on}: {run.status}; {run.accounts_due} accounts "
@@ -59,6 +76,44 @@ class Command(BaseCommand):
             self.stdout.write("  billed on the preset's sample rate schedule, as accepted with "
                               "--accept-sample-rates (recorded on the run)")
         self._exceptions(run.exceptions.select_related("account").order_by("account__account_no"))
+        if run.status == BillingRun.Status.FAILED:
+            raise CommandError(f"billing run {run.pk} for {run_on} failed: {run.error}; billing the date again "
+                               "bills only what is still unbilled")
+
+    def _resume_left_running(self):
+        """Runs left running by a worker (or, run eagerly, a process) that died are handed on first."""
+        send = (lambda chunk_id: billing_run_chunk_execute(chunk_id=chunk_id)) \
+            if settings.CELERY_TASK_ALWAYS_EAGER else chunk_send
+        before = {run.pk: run.chunks_done for run in BillingRun.objects.filter(status=BillingRun.Status.RUNNING)}
+        if not before:
+            return
+        for run in billing_runs_sweep(send=send):
+            if run.status != BillingRun.Status.RUNNING or run.chunks_done != before[run.pk]:
+                self.stdout.write(f"Billing run {run.pk} for {run.run_on}, left running, was resumed: {run.status}"
+                                  + (f" ({run.error})" if run.error else ""))
+
+    def _wait(self, run, bar, stall_seconds: float):
+        """Wait for the workers, handing out again what is due; give up when nothing moves."""
+        progress, moved_at = None, time.monotonic()
+        while True:
+            run = BillingRun.objects.get(pk=run.pk)
+            bar.update(run.chunks_done - bar.n)
+            if run.status != BillingRun.Status.RUNNING:
+                return
+            billing_run_hand_out(run_id=run.pk, send=chunk_send)
+            # Taking a chunk counts as progress too: a slow chunk is not a stalled run.
+            now = (run.chunks_done, run.chunks.aggregate(attempts=Sum("attempts"))["attempts"])
+            if now != progress:
+                progress, moved_at = now, time.monotonic()
+            elif time.monotonic() - moved_at > stall_seconds:
+                bar.close()
+                raise CommandError(
+                    f"billing run {run.pk} for {run.run_on} made no progress in {stall_seconds:g} s "
+                    f"({run.chunks_done} of {run.chunks_total} chunks done): no worker has taken or finished a "
+                    "chunk. Is a Celery worker running on this broker (celery -A waterbilling worker)? The run "
+                    "stays running and goes on when a worker takes its chunks; the admin's Billing runs page "
+                    "shows it.")
+            time.sleep(POLL_SECONDS)
 
     def _exceptions(self, exceptions):
         for exc in list(exceptions)[:50]:

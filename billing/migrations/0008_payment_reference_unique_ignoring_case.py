@@ -19,7 +19,7 @@ def refuse_references_differing_only_in_case(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("billing", "0004_issued_on_is_final"),
+        ("billing", "0007_billing_run_chunk_leases"),
     ]
 
     operations = [
