@@ -60,3 +60,13 @@ class ReadingFactory(factory.django.DjangoModelFactory):
     meter = factory.SubFactory(MeterFactory)
     read_on = date(2025, 7, 10)
     value = 0
+
+
+def clerk_user(username: str = "clerk"):
+    """A staff login in the Clerk group (the groups come with the preset: `setup_utility`)."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+
+    user = get_user_model().objects.create_user(username, is_staff=True)
+    user.groups.add(Group.objects.get(name="Clerk"))
+    return get_user_model().objects.get(pk=user.pk)  # fresh, without a cached permission set

@@ -19,6 +19,7 @@ from billing.services import runs
 from billing.services.nightly import nightly_run
 from billing.services.runs import billing_run_chunk_execute, billing_run_create
 from tests.billing.steps import account_with_meter, read
+from tests.factories import clerk_user
 
 pytestmark = pytest.mark.django_db
 
@@ -231,7 +232,6 @@ def test_the_sweeper_runs_every_minute(settings):
 
 
 def test_the_api_says_why_a_run_failed(six_accounts, monkeypatch, django_capture_on_commit_callbacks):
-    from django.contrib.auth.models import User
     from rest_framework.test import APIClient
 
     def broken(**kwargs):
@@ -239,7 +239,7 @@ def test_the_api_says_why_a_run_failed(six_accounts, monkeypatch, django_capture
 
     monkeypatch.setattr(runs, "bill_accounts", broken)
     api = APIClient()
-    api.force_authenticate(User.objects.create_user("staff", is_staff=True))
+    api.force_authenticate(clerk_user("staff"))
     with django_capture_on_commit_callbacks(execute=True):
         started = api.post("/api/v1/billing-runs/", {"run_on": "2026-02-01"}, format="json")
     assert started.status_code == 202  # run eagerly here: the run has already failed, and says so

@@ -15,6 +15,7 @@ from meters.imports import readings_import
 from meters.models import Reading
 from meters.services import reading_change, reading_delete
 from tests.billing.test_runs import account_with_meter, read, run
+from tests.factories import clerk_user
 from waterbilling.csvimport import ImportRejected
 from waterbilling.errors import ApplicationError
 
@@ -212,7 +213,7 @@ def test_a_reading_beyond_the_register_is_refused_everywhere_in_the_same_words(c
     response = clerk_client.post(reverse("admin:meters_reading_add"), form(meter, "2026-03-01", 10_000_000_000))
     assert response.context["adminform"].form.errors == {"value": [expected]}
     api = APIClient()
-    api.force_authenticate(User.objects.create_user("staff", is_staff=True))
+    api.force_authenticate(clerk_user("staff"))
     refused = api.post("/api/v1/readings/", {"meter_serial": meter.serial, "read_date": "2026-03-01",
                                              "reading": "10000000000"}, format="json")
     assert refused.status_code == 400 and refused.json()["errors"] == [{"field": "[0].reading", "message": expected}]
