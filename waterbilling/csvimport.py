@@ -196,6 +196,10 @@ def _header_error(layout: CsvLayout, found: Sequence[str]) -> ImportRejected:
         message=f"expected columns {layout.describe()}; found {found_text} ({'; '.join(detail)})")])
 
 
+NUL_IN_CELL = ("contains a NUL character (\\x00), which is not text: save the file as “CSV UTF-8 (Comma "
+               "delimited)” and import it again")
+
+
 def csv_rows(*, text: str, layout: CsvLayout, errors: ImportErrors) -> list[CsvRow]:
     """Check the header, then return the data rows with their line numbers.
 
@@ -229,6 +233,11 @@ def csv_rows(*, text: str, layout: CsvLayout, errors: ImportErrors) -> list[CsvR
                                                     f"columns ({','.join(header)})")
             continue
         values = {name: value.strip() for name, value in zip(header, values, strict=True)}
+        # PostgreSQL cannot take NUL in text: such a row is an error here, and never reaches a query.
+        if with_nul := [name for name, value in values.items() if "\x00" in value]:
+            for name in with_nul:
+                errors.add(line=line, field=name, message=NUL_IN_CELL)
+            continue
         rows.append(CsvRow(line=line, values=values))
     return rows
 
@@ -329,6 +338,9 @@ def one_of(choices: Iterable[str], *, default: str | None = None) -> Callable[[s
     return parse
 
 
+LARGEST_DOLLARS = Decimal("9999999999.99")
+
+
 def dollars(value: str) -> Decimal:
     """A positive amount in dollars and cents: '12', '12.5', '1234.56' or '$1,234.56'."""
     cleaned = value.replace("$", "").replace(",", "")
@@ -340,6 +352,8 @@ def dollars(value: str) -> Decimal:
         raise ValueError(f"'{value}' is not an amount in dollars and cents (at most two decimals)")
     if amount <= 0:
         raise ValueError(f"{value} must be more than zero")
+    if amount > LARGEST_DOLLARS:  # what a money column (12 digits, 2 decimals) holds
+        raise ValueError(f"{value} is more than the largest amount, {LARGEST_DOLLARS}")
     return amount.quantize(Decimal("0.01"))
 
 
