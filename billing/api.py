@@ -32,8 +32,8 @@ from waterbilling.csvimport import CsvRow, dollars_at_most, iso_date
 from waterbilling.errors import ApplicationError, FieldError, NotFound
 from waterbilling.schema import errors_response
 
-from .fees import fee_in_force, fee_quote
-from .models import Bill, BillingRun, Fee, Payment
+from .fees import fee_in_force, fee_quote, fees_in_force
+from .models import Bill, BillingRun, Payment
 from .money import MONEY_MAX
 from .selectors import account_get, account_statement
 from .services.payments import PAYMENTS_LAYOUT, payments_post
@@ -55,21 +55,29 @@ VIEW_STATEMENT = (*VIEW_ACCOUNT, *VIEW_BILL, "billing.view_ledgerentry", "billin
 START_RUN = ("billing.add_billingrun",)
 
 
-def _as_of(request, name="as_of") -> date:
+def _date(request, name: str) -> date | None:
+    """A date query parameter; None when it is left out (a blank one is a mistake, not a default)."""
     value = request.query_params.get(name)
+    if value is None:
+        return None
     if not value:
-        return timezone.localdate()
+        raise ApplicationError("is blank; give a date (YYYY-MM-DD) or leave it out", field=name)
     try:
         return iso_date(value)
     except ValueError as exc:
         raise ApplicationError(str(exc), field=name) from None
 
 
+def _as_of(request) -> date:
+    return _date(request, "as_of") or timezone.localdate()
+
+
 def _page(request, queryset):
-    try:
-        offset = max(int(request.query_params.get("offset", 0)), 0)
-    except ValueError:
-        raise ApplicationError("must be a whole number", field="offset") from None
+    # Bounded: the database's OFFSET is a 64-bit integer, and no list here comes near a billion rows.
+    value = request.query_params.get("offset", "0")
+    if not (value.isascii() and value.isdigit() and len(value) <= 10 and int(value) <= MAX_OFFSET):
+        raise ApplicationError(f"must be a whole number from 0 to {MAX_OFFSET}", field="offset")
+    offset = int(value)
     return queryset[offset:offset + PAGE], {"offset": offset, "limit": PAGE, "count": queryset.count()}
 
 
@@ -252,18 +260,38 @@ DATE_PARAMETER = {"type": "string", "format": "date"}
 
 
 # --- request shapes ----------------------------------------------------------------------------------
+# Readings and payments arrive as text and are parsed, with every other rule, by the same writer as an
+# imported file (so its messages are the file's); the schema says what text each field takes.
+
+@extend_schema_field({"type": "string", "format": "date"})
+class DateText(serializers.CharField):
+    pass
+
+
+@extend_schema_field({"type": "string", "pattern": r"^\$?[0-9][0-9,]*(\.[0-9]{1,2})?$", "maxLength": 20,
+                      "description": "Dollars and cents, more than zero: 12, 12.5, 1234.56 or $1,234.56."})
+class DollarsText(serializers.CharField):
+    pass
+
+
+@extend_schema_field({"type": "string", "pattern": "^[0-9]{1,15}$",
+                      "description": "The register as read, a whole number in the meter's unit."})
+class RegisterText(serializers.CharField):
+    pass
+
 
 class ReadingIn(serializers.Serializer):
     meter_serial = serializers.CharField(max_length=40)
-    read_date = serializers.CharField()
-    reading = serializers.CharField()
-    read_type = serializers.CharField(required=False, allow_blank=True, default="actual")
+    read_date = DateText()
+    reading = RegisterText()
+    read_type = serializers.CharField(required=False, allow_blank=True, default="actual",
+                                      help_text="actual (the default), estimated or final")
 
 
 class PaymentIn(serializers.Serializer):
     account_no = serializers.CharField(max_length=20)
-    amount = serializers.CharField(max_length=20)
-    paid_on = serializers.CharField()
+    amount = DollarsText(max_length=20)
+    paid_on = DateText()
     reference = serializers.CharField(max_length=80)
 
 
@@ -397,8 +425,8 @@ class BillList(APIView):
         rows = Bill.objects.select_related("account").prefetch_related("lines").order_by("-bill_date", "number")
         if account_no := request.query_params.get("account_no"):
             rows = rows.filter(account__account_no=account_no)
-        if request.query_params.get("bill_date"):
-            rows = rows.filter(bill_date=_as_of(request, "bill_date"))
+        if (bill_date := _date(request, "bill_date")) is not None:
+            rows = rows.filter(bill_date=bill_date)
         page, meta = _page(request, rows)
         return Response({**meta, "results": BillSerializer(page, many=True).data})
 
@@ -496,8 +524,7 @@ class FeeList(APIView):
                 raise ApplicationError(str(exc), field="basis") from None
             return Response({"code": fee.code, "description": fee.description, "citation": fee.citation,
                              "basis": basis, "amount": f"{fee_quote(fee, basis=basis_value):.2f}"})
-        codes = sorted(set(Fee.objects.values_list("code", flat=True)))
-        fees = [fee_in_force(code=c, on=as_of) for c in codes]
+        fees = fees_in_force(on=as_of)
         return Response({"as_of": as_of, "results": [
             {"code": f.code, "description": f.description, "citation": f.citation, "effective_on": f.effective_on,
              "amount": f"{f.amount.amount:.2f}" if f.amount is not None else None,

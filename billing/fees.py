@@ -17,6 +17,14 @@ def fee_in_force(*, code: str, on: date) -> Fee:
     return fee
 
 
+def fees_in_force(*, on: date) -> list[Fee]:
+    """The fee schedule on a date: each code's version in force then, by code; a code not yet in force
+    on the date is left out."""
+    fees = (Fee.objects.filter(code=code, effective_on__lte=on).order_by("-effective_on").first()
+            for code in sorted(set(Fee.objects.values_list("code", flat=True))))
+    return [fee for fee in fees if fee is not None]
+
+
 def fee_quote(fee: Fee, *, basis: Decimal | None = None) -> Decimal:
     """A flat fee is its amount; a pro-rata fee (§ 45.28 B: $1.50 per $1,000 of construction cost) is
     basis × rate, half-up to the cent. The basis and the fee are each at most what an amount column holds."""

@@ -1,25 +1,33 @@
 """API router and the exception handler that maps errors to ``{"errors": [{"field", "message"}]}``."""
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import Http404
+from django.http import Http404, JsonResponse
+from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from .errors import ApplicationError
+from .middleware import API_PREFIX
 
 
 def _flatten(detail, field="") -> list[dict]:
+    """DRF's nested error detail as a flat list; the items of a list are named as ``[2].amount``."""
     if isinstance(detail, dict):
         out = []
         for key, value in detail.items():
-            name = "" if key == "non_field_errors" else (f"{field}.{key}" if field else str(key))
+            if key == "non_field_errors":
+                name = field
+            elif isinstance(key, int) or str(key).isdigit():
+                name = f"{field}[{key}]"
+            else:
+                name = f"{field}.{key}" if field else str(key)
             out.extend(_flatten(value, name))
         return out
     if isinstance(detail, list):
         out = []
-        for item in detail:
-            out.extend(_flatten(item, field))
+        for index, item in enumerate(detail):
+            out.extend(_flatten(item, f"{field}[{index}]" if isinstance(item, dict) else field))
         return out
     return [{"field": field, "message": str(detail)}]
 
@@ -36,3 +44,10 @@ def exception_handler(exc, context):
     if response is not None and isinstance(exc, exceptions.APIException):
         response.data = {"errors": _flatten(exc.detail)}
     return response
+
+
+def page_not_found(request, exception):
+    """``handler404``: an unknown URL under ``/api/`` answers the API's JSON, elsewhere the usual page."""
+    if request.path.startswith(API_PREFIX):
+        return JsonResponse({"errors": [{"field": "", "message": "Not found."}]}, status=404)
+    return defaults.page_not_found(request, exception)

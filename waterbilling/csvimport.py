@@ -201,6 +201,10 @@ def _header_error(layout: CsvLayout, found: Sequence[str]) -> ImportRejected:
         message=f"expected columns {layout.describe()}; found {found_text} ({'; '.join(detail)})")])
 
 
+NUL_IN_CELL = ("contains a NUL character (\\x00), which is not text: save the file as “CSV UTF-8 (Comma "
+               "delimited)” and import it again")
+
+
 def csv_rows(*, text: str, layout: CsvLayout, errors: ImportErrors) -> list[CsvRow]:
     """Check the header, then return the data rows with their line numbers.
 
@@ -234,6 +238,11 @@ def csv_rows(*, text: str, layout: CsvLayout, errors: ImportErrors) -> list[CsvR
                                                     f"columns ({','.join(header)})")
             continue
         values = {name: value.strip() for name, value in zip(header, values, strict=True)}
+        # PostgreSQL cannot take NUL in text: such a row is an error here, and never reaches a query.
+        if with_nul := [name for name, value in values.items() if "\x00" in value]:
+            for name in with_nul:
+                errors.add(line=line, field=name, message=NUL_IN_CELL)
+            continue
         rows.append(CsvRow(line=line, values=values))
     return rows
 

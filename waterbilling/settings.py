@@ -55,6 +55,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "waterbilling.middleware.RefuseNulMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -166,6 +167,8 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["waterbilling.permissions.StaffModelPermissions"],
+    # JSON in: the bulk endpoints take lists, which a form cannot carry.
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_SCHEMA_CLASS": "waterbilling.schema.ApiSchema",
     "EXCEPTION_HANDLER": "waterbilling.api.exception_handler",
 }
@@ -173,6 +176,8 @@ SPECTACULAR_SETTINGS = {
     "TITLE": "waterbilling API",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # A text field that refuses blanks says so (minLength 1).
+    "ENFORCE_NON_BLANK_FIELDS": True,
 }
 
 EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")

@@ -14,3 +14,5 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema", permission_classes=[StaffUnlessDebug]),
          name="api-docs"),
 ]
+
+handler404 = "waterbilling.api.page_not_found"
