@@ -13,11 +13,13 @@
   tests check this); the page uses positioned columns of preformatted lines instead of tables, no
   element ids (in WeasyPrint 70 an anchored sheet took some 10 ms more layout), a user-agent stylesheet
   without universal pseudo-element rules, and the chart as an SVG data image.
-* **Stored after issue**: ``bills_issued`` hands new bills to Celery in chunks (``bill_pdfs_render``);
-  the PDF is saved to ``Bill.pdf`` by updating that one column, never the issued figures.
+* **Stored once**: ``bills_issued`` hands new bills to Celery in chunks (``bill_pdfs_render``), and a PDF
+  asked for before it is stored is rendered and stored then; the PDF is saved to ``Bill.pdf`` by updating
+  that one column, never the issued figures, with the bill's row locked so one file is kept.
 """
 
 import io
+import logging
 from base64 import b64encode
 from collections import defaultdict
 from datetime import UTC, date, datetime
@@ -28,6 +30,7 @@ import pydyf
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
+from django.db import transaction
 from django.db.models import Q
 from django.template.loader import get_template, render_to_string
 from django.utils.safestring import mark_safe
@@ -37,6 +40,8 @@ from .models import Bill
 from .money import ZERO
 from .selectors import bill_summaries
 from .utility import installed_utility
+
+logger = logging.getLogger(__name__)
 
 RENDER_CHUNK = 200  # bills per Celery task
 LAYOUT_BATCH = 25  # bills laid out in one WeasyPrint document (measured: scripts/bench_pdf.py)
@@ -279,38 +284,53 @@ def bill_pdf_name(bill: Bill) -> str:
 
 
 def bill_pdfs_store(*, bill_ids) -> int:
-    """Render and store the PDFs of these bills that have none yet; returns how many were stored.
-
-    Only the ``pdf`` column is written (an issued bill's figures never change). Safe to run twice or
-    concurrently: a bill another worker stored meanwhile keeps that file.
-    """
-    bills = list(Bill.objects.filter(pk__in=list(bill_ids), pdf="").exclude(status=Bill.Status.VOID)
-                 .only("id", "number", "public_id", "bill_date"))
+    """Render and store the PDFs of these bills that have none yet; returns how many were stored."""
+    bills = list(Bill.objects.filter(Q(pdf="") | Q(pdf__isnull=True), pk__in=list(bill_ids))
+                 .exclude(status=Bill.Status.VOID).only("id"))
     if not bills:
         return 0
     files = bills_pdf_files(bills=bills)
-    stored = 0
-    for bill in bills:
+    return sum(bill_pdf_keep(bill_id=bill.pk, content=files[bill.pk]) for bill in bills)
+
+
+def bill_pdf_keep(*, bill_id: int, content: bytes) -> bool:
+    """Store ``content`` as the bill's PDF unless a readable one is stored by now; True when it was.
+
+    Only the ``pdf`` column is written: an issued bill's figures never change (PostgreSQL refuses any other
+    change), and a void bill keeps no file. Safe to run twice or concurrently: the bill's row is locked
+    while its file is written, so requests rendering one bill at once store one file, and a file at the
+    bill's name that no bill holds yet (left by a crashed attempt) is replaced, not kept beside.
+    """
+    with transaction.atomic():
+        bill = (Bill.objects.select_for_update().exclude(status=Bill.Status.VOID)
+                .only("id", "number", "public_id", "bill_date", "pdf").filter(pk=bill_id).first())
+        if bill is None or (bill.pdf and default_storage.exists(bill.pdf.name)):
+            return False
         name = bill_pdf_name(bill)
-        if default_storage.exists(name):  # left by a crashed attempt; the content is the same bill
+        if default_storage.exists(name):
             default_storage.delete(name)
-        saved = default_storage.save(name, ContentFile(files[bill.pk]))
-        if Bill.objects.filter(pk=bill.pk, pdf="").update(pdf=saved):
-            stored += 1
-        elif saved != name:
-            default_storage.delete(saved)
-    return stored
+        saved = default_storage.save(name, ContentFile(content))
+        Bill.objects.filter(pk=bill.pk).update(pdf=saved)
+        return True
 
 
 def bill_pdf_bytes(*, bill: Bill) -> bytes:
-    """The stored PDF, or a fresh render (the same bytes) when none is stored yet."""
+    """The stored PDF; when none is stored yet (or its file is gone), a fresh render — the same bytes —
+    which is stored, so the bill is rendered once however often it is asked for."""
     if bill.pdf:
         try:
             with default_storage.open(bill.pdf.name, "rb") as fh:
                 return fh.read()
         except FileNotFoundError:
             pass
-    return bill_pdf_render(bill=bill)
+    content = bill_pdf_render(bill=bill)
+    if bill.status != Bill.Status.VOID:
+        try:
+            bill_pdf_keep(bill_id=bill.pk, content=content)
+        except OSError:
+            # Storage full or read-only: the customer still gets the bill; the next request tries again.
+            logger.exception("could not store the PDF of bill %s", bill.number)
+    return content
 
 
 def _chunks(ids: list[int], size: int):
@@ -330,7 +350,7 @@ def bills_issued_render(sender, *, bill_ids: list[int], **kwargs) -> None:
     """Receiver of ``billing.signals.bills_issued``. With a broker, workers render the new bills' PDFs
     right away; run eagerly (no broker) the run would stop to render, so the nightly job renders what is
     pending instead (``BILL_PDFS_ON_ISSUE`` overrides either way), and a PDF asked for before then is
-    rendered on demand — byte for byte the same."""
+    rendered on demand — byte for byte the same — and stored."""
     if settings.BILL_PDFS_ON_ISSUE:
         bills_issued(bill_ids)
 

@@ -19,6 +19,7 @@ from billing.pdf import bill_pdf_bytes
 from billing.utility import installed_utility
 from waterbilling.errors import ApplicationError
 from waterbilling.net import client_ip
+from waterbilling.ratelimit import rate_limit_hit
 
 from . import selectors, services
 from .forms import ChoosePasswordForm, LinkAccountForm, PaperlessForm, PortalPasswordResetForm, SignInForm, SignUpForm
@@ -193,8 +194,22 @@ def bill_detail(request, public_id):
     })
 
 
+# A bill's PDF is rendered once and then read from storage; the limit keeps one customer (or a script with
+# their session) from making the site render or read files without end.
+PDF_DOWNLOADS = 30
+PDF_WINDOW_SECONDS = 600
+
+
 @login_required
 def bill_pdf(request, public_id):
+    wait = rate_limit_hit(scope="bill-pdf", key=str(request.user.pk), limit=PDF_DOWNLOADS,
+                          window_seconds=PDF_WINDOW_SECONDS)
+    if wait is not None:
+        response = _render(request, "portal/too_many_downloads.html", {
+            "limit": PDF_DOWNLOADS, "window_minutes": PDF_WINDOW_SECONDS // 60, "wait_minutes": (wait + 59) // 60,
+        }, status=429)
+        response["Retry-After"] = str(wait)
+        return response
     bill = selectors.bill_get_for_customer(request.user, public_id)
     response = HttpResponse(bill_pdf_bytes(bill=bill), content_type="application/pdf")
     response["Content-Disposition"] = f'attachment; filename="water-bill-{bill.number}.pdf"'

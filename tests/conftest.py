@@ -58,6 +58,15 @@ def _bill_files(settings, tmp_path):
     settings.BILL_PDFS_ON_ISSUE = False
 
 
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Each test starts with no counters (download limits) left by an earlier one (the cache is this
+    process's memory in tests: see tests/settings.py)."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 @pytest.fixture
 def media(settings):
     """The temporary MEDIA_ROOT of this test."""

@@ -12,3 +12,7 @@ import os
 os.environ["DJANGO_DEBUG"] = "1"
 
 from waterbilling.settings import *  # noqa: E402, F403
+
+# Tests count in this process's memory, never in a Redis other test runs share (the cache is cleared for
+# each test); the Redis counters have a test of their own.
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}

@@ -157,6 +157,14 @@ CELERY_BEAT_SCHEDULE = {"billing-runs-sweep": {"task": "billing.tasks.billing_ru
 # chunk not done by then is handed to another worker, at most this many attempts before the run fails.
 BILLING_CHUNK_LEASE_SECONDS = env.int("BILLING_CHUNK_LEASE_SECONDS", default=300)
 BILLING_CHUNK_ATTEMPTS = env.int("BILLING_CHUNK_ATTEMPTS", default=3)
+# The cache holds short-lived counters (the portal's download limit): in Redis when there is one, so every
+# web process counts together, apart from other deployments on that Redis by the queue's name; else in
+# each process's memory.
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+                          "KEY_PREFIX": f"waterbilling:{CELERY_TASK_DEFAULT_QUEUE}"}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 # Render bill PDFs as soon as a run issues them (workers do it); run eagerly, the nightly job renders them.
 BILL_PDFS_ON_ISSUE = env.bool("BILL_PDFS_ON_ISSUE", default=bool(REDIS_URL))
 

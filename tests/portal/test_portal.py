@@ -91,7 +91,9 @@ def test_pdf_is_rendered_on_demand_then_served_from_storage(mineola, media):
     fresh = client.get(url)
     assert fresh.status_code == 200 and fresh.content.startswith(b"%PDF")
     assert fresh["Content-Disposition"] == f'attachment; filename="water-bill-{bill.number}.pdf"'
-    assert bill_pdfs_store(bill_ids=[bill.pk]) == 1
+    assert bill_pdfs_store(bill_ids=[bill.pk]) == 0  # the render was stored
+    bill.refresh_from_db()
+    assert bill.pdf.read() == fresh.content
     assert client.get(url).content == fresh.content == bill_pdf_render(bill=bill)
 
 
