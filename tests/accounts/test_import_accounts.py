@@ -210,7 +210,8 @@ def test_several_bad_rows_are_all_listed_and_nothing_is_saved(tmp_path, db):
     # A clerk's slips, refused rather than read as something else.
     ({"account_no": "1-00\n01"}, "account_no", "contains a control character (U+000A, a line break) at character 5"),
     ({"account_no": "1-\u200b0001"}, "account_no", "contains an invisible character (U+200B ZERO WIDTH SPACE)"),
-    ({"owner_name": "Ada\x00 Lovelace"}, "owner_name", "contains a control character (U+0000)"),
+    ({"owner_name": "Ada\x00 Lovelace"}, "owner_name", "contains a NUL character (\\x00), which is not text"),
+    ({"owner_name": "Ada\x07 Lovelace"}, "owner_name", "contains a control character (U+0007)"),
     ({"owner_address": "12 Main\x1b Street\nMineola"}, "owner_address", "contains a control character (U+001B)"),
     ({"occupant_name": "Kevin \u202eWalsh"}, "occupant_name", "contains a control character (U+202E"),
     ({"service_address": "12 Main\x7fStreet"}, "service_address", "contains a control character (U+007F)"),
