@@ -34,7 +34,7 @@ from .models import (
 )
 from .money import ADJUSTMENT_MAX
 from .services.adjustments import adjustment_create, bill_void
-from .services.payments import PAYMENTS_LAYOUT, payment_amount, payments_import, payments_post
+from .services.payments import PAYMENTS_LAYOUT, payment_amount, payments_post
 from .services.runs import billing_exception_release, billing_run_start
 from .utility import schedule_in_force
 
@@ -424,14 +424,13 @@ class PaymentAdmin(CsvImportAdminMixin, SimpleHistoryAdmin):
     date_hierarchy = "paid_on"
     readonly_fields = ("account", "amount", "paid_on", "reference", "source", "entered_by", "created_at")
     change_list_template = "admin/billing/payment/change_list.html"
+    importer = "billing.services.payments.payments_import"
     import_permission = "billing.add_payment"
     import_layout = PAYMENTS_LAYOUT
     import_title = "Import payments"
     import_noun = "payments"
-    import_help = "A reference already posted for the same payment is skipped, never posted twice."
-
-    def run_import(self, *, file, as_of, actor):
-        return payments_import(file=file, as_of=as_of, actor=actor)
+    import_help = ("A reference already posted for the same payment is skipped, never posted twice; references "
+                   "compare without regard to case.")
 
     def has_change_permission(self, request, obj=None):
         return False
