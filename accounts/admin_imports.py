@@ -5,7 +5,7 @@ adds ``<admin>/accounts/account/import/`` (URL name ``admin:accounts_account_imp
 with ``accounts.add_account``, and an "Import CSV" button on the change list.
 """
 
-from waterbilling.csvimport import CsvImportAdminMixin
+from core.admin_imports import CsvImportAdminMixin
 
 from .imports import ACCOUNTS_LAYOUT
 

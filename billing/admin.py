@@ -16,8 +16,9 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from simple_history.admin import SimpleHistoryAdmin
 
+from core.admin_imports import CsvImportAdminMixin
 from waterbilling.commands import today
-from waterbilling.csvimport import CsvImportAdminMixin, CsvRow, dollars_at_most
+from waterbilling.csvimport import CsvRow, dollars_at_most
 from waterbilling.errors import ApplicationError
 
 from .models import (

@@ -59,10 +59,3 @@ class ImportJob(models.Model):
         if not self.pending:
             return 100
         return min(100, 100 * self.rows_done // self.rows_total) if self.rows_total else 0
-
-    @property
-    def result(self) -> str:
-        """The importer's own words for a clean import: "3 created, 0 updated, 0 skipped (already recorded)"."""
-        from waterbilling.csvimport import ImportResult
-
-        return str(ImportResult(created=self.created, updated=self.updated, skipped=self.skipped))

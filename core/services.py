@@ -14,6 +14,7 @@ from django.utils.module_loading import import_string
 from waterbilling.errors import ApplicationError
 
 from .models import ImportJob
+from .signals import import_job_stored
 
 logger = logging.getLogger(__name__)
 
@@ -21,15 +22,14 @@ REPORT_EVERY_SECONDS = 0.5
 
 
 def import_job_start(*, importer: str, noun: str, file, as_of: date, actor) -> ImportJob:
-    """Store ``file`` (an upload) as a job and hand it to a worker once stored (in-process when Celery runs
-    eagerly, where it has finished by the time this returns to a page that is not in a transaction)."""
-    from .tasks import import_job_run as task
-
+    """Store ``file`` (an upload) as a job; once stored, ``import_job_stored`` hands it to a worker
+    (in-process when Celery runs eagerly, where it has finished by the time this returns to a page that is
+    not in a transaction)."""
     file.seek(0)
     content = file.read()
     job = ImportJob.objects.create(importer=importer, noun=noun, file_name=getattr(file, "name", "upload"),
                                    file_size=len(content), content=content, as_of=as_of, created_by=actor)
-    transaction.on_commit(lambda: task.delay(job.pk))
+    transaction.on_commit(lambda: import_job_stored.send(sender=ImportJob, job_id=job.pk))
     return job
 
 

@@ -5,7 +5,7 @@ adds ``<admin>/meters/reading/import/`` (URL name ``admin:meters_reading_import`
 ``meters.add_reading``, and an "Import CSV" button on the change list.
 """
 
-from waterbilling.csvimport import CsvImportAdminMixin
+from core.admin_imports import CsvImportAdminMixin
 
 from .imports import READINGS_LAYOUT
 

@@ -20,9 +20,9 @@ Every importer (accounts, readings, payments) follows the same four steps:
    the first ``settings.IMPORT_ERRORS_LISTED`` (200) in file order are listed — and only a clean file
    reaches the importer's ``bulk_create`` inside one transaction. Nothing is saved unless everything is.
 
-``CsvImportCommand`` and ``CsvImportAdminMixin`` put an importer behind a management command and an
-admin upload page, so the command line and the admin report the same errors the same way. An upload
-page takes files up to ``settings.IMPORT_MAX_UPLOAD_BYTES`` (20 MB); one larger than
+``CsvImportCommand`` and ``core.admin_imports.CsvImportAdminMixin`` put an importer behind a management
+command and an admin upload page, so the command line and the admin report the same errors the same
+way. An upload page takes files up to ``settings.IMPORT_MAX_UPLOAD_BYTES`` (20 MB); one larger than
 ``settings.IMPORT_BACKGROUND_BYTES`` (1 MB) is imported by a worker (``core.services``) while the page
 shows its progress, so no web request spends minutes on a file.
 
@@ -58,26 +58,19 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
-from functools import lru_cache
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol, TypeVar
 
-from django import forms
 from django.conf import settings
-from django.contrib import messages
 from django.contrib.auth import get_user_model
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.shortcuts import get_object_or_404
-from django.template.response import TemplateResponse
-from django.urls import path, reverse
-from django.utils.module_loading import import_string
 from tqdm import tqdm
 
-from .commands import as_of_argument, parse_as_of, today
+from .commands import as_of_argument, parse_as_of
+from .dates import iso_date
 from .errors import ApplicationError, FieldError
-from .limits import DATE_FLOOR, MONEY_MAX
+from .limits import MONEY_MAX
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
@@ -389,33 +382,6 @@ def identifier(*, max_length: int, required: bool = True) -> Callable[[str], str
     return parse
 
 
-_ISO_DATE = re.compile(r"(\d{4})-\d{2}-\d{2}", re.ASCII)
-
-
-def iso_date(value: str) -> date:
-    """A date written YYYY-MM-DD, in ASCII digits, on or after ``DATE_FLOOR`` (1900-01-01).
-
-    ``date.fromisoformat`` alone also takes 20261102 and 2026-W45-1, and the year 0026; each of those is a
-    slip, not a date anyone meant.
-    """
-    if not value:
-        raise ValueError("is required (a date, YYYY-MM-DD)")
-    return _iso_date(value)
-
-
-@lru_cache(maxsize=4096)  # a file's dates repeat (one read date per route); a refusal is not cached
-def _iso_date(value: str) -> date:
-    match = _ISO_DATE.fullmatch(value)
-    if match is None:
-        raise ValueError(f"'{value}' is not a date; use YYYY-MM-DD")
-    if int(match.group(1)) < DATE_FLOOR.year:
-        raise ValueError(f"'{value}': the year {match.group(1)} is before {DATE_FLOOR.year}; check the year")
-    try:
-        return date.fromisoformat(value)
-    except ValueError:
-        raise ValueError(f"'{value}' is not a date; use YYYY-MM-DD") from None
-
-
 def whole_number(*, minimum: int | None = 0, maximum: int | None = None) -> Callable[[str], int]:
     def parse(value: str) -> int:
         if not value:
@@ -589,162 +555,10 @@ class CsvImportCommand(BaseCommand):
             raise CommandError(f"--user: no user '{username}'") from None
 
 
-# --- the admin upload page --------------------------------------------------------------------------
-
-def file_size(size: int) -> str:
-    """A size exact and readable: "52,428,855 bytes (50.0 MB)"."""
-    readable = f"{size / 1024 ** 2:.1f} MB" if size >= 1024 ** 2 else f"{size / 1024:.1f} KB"
-    return f"{size:,} bytes ({readable})"
-
-
-class CsvImportForm(forms.Form):
-    file = forms.FileField(label="CSV file")
-    # A date picker sends and shows ISO dates whatever the locale's display format.
-    as_of = forms.DateField(label="Import date",
-                            help_text="YYYY-MM-DD. Nothing in the file may be dated after it.",
-                            widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"))
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        limit = settings.IMPORT_MAX_UPLOAD_BYTES
-        self.fields["file"].help_text = (f"UTF-8 text; the first row is the header. At most {file_size(limit)}.")
-
-    def clean_file(self):
-        upload = self.cleaned_data["file"]
-        limit = settings.IMPORT_MAX_UPLOAD_BYTES
-        if upload.size > limit:
-            raise forms.ValidationError(
-                f"{upload.name} is {file_size(upload.size)}; an upload may be at most {file_size(limit)}. Split "
-                "the file, or have it imported on the server with the import command.")
-        return upload
-
-    def clean_as_of(self) -> date:
-        as_of = self.cleaned_data["as_of"]
-        if as_of > today():
-            raise forms.ValidationError(
-                f"{as_of} is after today ({today()}); nothing is recorded in the future.")
-        return as_of
-
-
-def _rejection(exc: ApplicationError) -> dict:
-    """What the upload and job pages say about a rejected file."""
-    lines = getattr(exc, "lines", None)
-    if lines is None:
-        lines = len({e.line for e in exc.errors if e.line is not None})
-    return {"errors": exc.errors, "error_count": exc.error_count, "error_lines": lines,
-            "errors_unlisted": exc.unlisted}
-
-
-class CsvImportAdminMixin:
-    """Adds an "Import CSV" page to a ModelAdmin's change list; subclasses name the importer.
-
-    Mix it in before the ModelAdmin base class: ``class AccountAdmin(AccountImportMixin, admin.ModelAdmin)``.
-    ``importer`` is the dotted path of the importer function (``file``, ``as_of``, ``actor`` and
-    ``progress`` in, an ``ImportResult`` out), so a worker can run it too.
-
-    An upload larger than ``settings.IMPORT_BACKGROUND_BYTES`` is not imported inside the request: it is
-    stored as an ``ImportJob`` for a worker (``core.services``), and the clerk is sent to the job's page,
-    which refreshes itself with the progress until it shows the result or the errors. No upload may be
-    larger than ``settings.IMPORT_MAX_UPLOAD_BYTES``.
-    """
-
-    change_list_template = "admin/imports/change_list_with_import.html"
-    import_template = "admin/imports/import_form.html"
-    import_job_template = "admin/imports/import_job.html"
-    import_permission = ""
-    import_layout: CsvLayout = CsvLayout(required=())
-    importer = ""
-    import_title = "Import CSV"
-    import_noun = "rows"
-    import_help = ""
-
-    def run_import(self, *, file: ImportSource, as_of: date, actor: AbstractBaseUser) -> ImportResult:
-        return import_string(self.importer)(file=file, as_of=as_of, actor=actor)
-
-    def _import_url_name(self) -> str:
-        opts = self.model._meta
-        return f"{opts.app_label}_{opts.model_name}_import"
-
-    def get_urls(self):
-        view = self.admin_site.admin_view(self.import_view)
-        job_view = self.admin_site.admin_view(self.import_job_view)
-        return [path("import/", view, name=self._import_url_name()),
-                path("import/<int:job_id>/", job_view, name=f"{self._import_url_name()}_job"),
-                *super().get_urls()]
-
-    def has_import_permission(self, request: HttpRequest) -> bool:
-        user = request.user
-        return user.is_active and user.is_staff and user.has_perm(self.import_permission)
-
-    def changelist_view(self, request: HttpRequest, extra_context: dict | None = None):
-        extra_context = dict(extra_context or {})
-        if self.has_import_permission(request):
-            extra_context["import_url"] = reverse(f"{self.admin_site.name}:{self._import_url_name()}")
-        return super().changelist_view(request, extra_context=extra_context)
-
-    def _import_context(self, request: HttpRequest) -> dict:
-        return {
-            **self.admin_site.each_context(request),
-            "opts": self.model._meta,
-            "title": self.import_title,
-            "columns": self.import_layout.describe(),
-            "import_help": self.import_help,
-            "import_url": reverse(f"{self.admin_site.name}:{self._import_url_name()}"),
-            "has_view_permission": self.has_view_permission(request),
-        }
-
-    def import_view(self, request: HttpRequest) -> HttpResponse:
-        if not self.has_import_permission(request):
-            raise PermissionDenied
-        request.current_app = self.admin_site.name
-        rejection: dict = {}
-        if request.method == "POST":
-            form = CsvImportForm(request.POST, request.FILES)
-            if form.is_valid():
-                upload, as_of = form.cleaned_data["file"], form.cleaned_data["as_of"]
-                if upload.size > settings.IMPORT_BACKGROUND_BYTES:
-                    from core.services import import_job_start
-
-                    job = import_job_start(importer=self.importer, noun=self.import_noun, file=upload, as_of=as_of,
-                                           actor=request.user)
-                    return HttpResponseRedirect(
-                        reverse(f"{self.admin_site.name}:{self._import_url_name()}_job", args=[job.pk]))
-                try:
-                    result = self.run_import(file=upload, as_of=as_of, actor=request.user)
-                except ApplicationError as exc:
-                    rejection = _rejection(exc)
-                else:
-                    self.message_user(request, f"Imported {upload.name}: {self.import_noun} {result}.",
-                                      messages.SUCCESS)
-                    opts = self.model._meta
-                    return HttpResponseRedirect(
-                        reverse(f"{self.admin_site.name}:{opts.app_label}_{opts.model_name}_changelist"))
-        else:
-            form = CsvImportForm(initial={"as_of": today()})
-        context = {**self._import_context(request), "form": form, **rejection}
-        return TemplateResponse(request, self.import_template, context)
-
-    def import_job_view(self, request: HttpRequest, job_id: int) -> HttpResponse:
-        """A file imported by a worker: its progress (the page refreshes itself), then its result."""
-        from core.models import ImportJob
-
-        if not self.has_import_permission(request):
-            raise PermissionDenied
-        request.current_app = self.admin_site.name
-        job = get_object_or_404(ImportJob, pk=job_id, importer=self.importer)
-        rejection = {}
-        if job.status == ImportJob.Status.REJECTED:
-            rejection = {"errors": [FieldError(**error) for error in job.errors], "error_count": job.errors_total,
-                         "error_lines": job.error_lines, "errors_unlisted": job.errors_total - len(job.errors)}
-        context = {**self._import_context(request), "job": job, "file_size": file_size(job.file_size),
-                   "result": job.result, **rejection}
-        return TemplateResponse(request, self.import_job_template, context)
-
-
 __all__ = [
-    "CHUNK_SIZE", "CsvImportAdminMixin", "CsvImportCommand", "CsvImportForm", "CsvLayout", "CsvRow",
+    "CHUNK_SIZE", "CsvImportCommand", "CsvLayout", "CsvRow",
     "ImportErrors", "ImportFile", "ImportRejected", "ImportResult", "ImportSource", "Progress", "ProgressReport",
     "change_reason", "chunked", "control_problem", "csv_rows", "dollars", "dollars_at_most", "errors_listed",
-    "file_size", "identifier", "identifier_validator", "import_source_read", "iso_date", "iso_date_until",
+    "identifier", "identifier_validator", "import_source_read", "iso_date", "iso_date_until",
     "non_negative_int", "one_of", "progress_bar", "text", "whole_number",
 ]
