@@ -5,12 +5,13 @@ adds ``<admin>/accounts/account/import/`` (URL name ``admin:accounts_account_imp
 with ``accounts.add_account``, and an "Import CSV" button on the change list.
 """
 
-from waterbilling.csvimport import CsvImportAdminMixin
+from core.admin_imports import CsvImportAdminMixin
 
-from .imports import ACCOUNTS_LAYOUT, accounts_import
+from .imports import ACCOUNTS_LAYOUT
 
 
 class AccountImportMixin(CsvImportAdminMixin):
+    importer = "accounts.imports.accounts_import"
     import_permission = "accounts.add_account"
     import_layout = ACCOUNTS_LAYOUT
     import_title = "Import accounts from a CSV file"
@@ -21,5 +22,3 @@ class AccountImportMixin(CsvImportAdminMixin):
         "number already on file updates its owner, occupant and addresses only. The whole file is "
         "imported, or nothing is.")
 
-    def run_import(self, *, file, as_of, actor):
-        return accounts_import(file=file, as_of=as_of, actor=actor)

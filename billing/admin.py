@@ -16,8 +16,9 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from simple_history.admin import SimpleHistoryAdmin
 
+from core.admin_imports import CsvImportAdminMixin
 from waterbilling.commands import today
-from waterbilling.csvimport import CsvImportAdminMixin, CsvRow, dollars_at_most
+from waterbilling.csvimport import CsvRow, dollars_at_most
 from waterbilling.errors import ApplicationError
 
 from .models import (
@@ -34,7 +35,7 @@ from .models import (
 )
 from .money import ADJUSTMENT_MAX
 from .services.adjustments import adjustment_create, bill_void
-from .services.payments import PAYMENTS_LAYOUT, payment_amount, payments_import, payments_post
+from .services.payments import PAYMENTS_LAYOUT, payment_amount, payments_post
 from .services.runs import billing_exception_release, billing_run_start
 from .utility import schedule_in_force
 
@@ -424,14 +425,13 @@ class PaymentAdmin(CsvImportAdminMixin, SimpleHistoryAdmin):
     date_hierarchy = "paid_on"
     readonly_fields = ("account", "amount", "paid_on", "reference", "source", "entered_by", "created_at")
     change_list_template = "admin/billing/payment/change_list.html"
+    importer = "billing.services.payments.payments_import"
     import_permission = "billing.add_payment"
     import_layout = PAYMENTS_LAYOUT
     import_title = "Import payments"
     import_noun = "payments"
-    import_help = "A reference already posted for the same payment is skipped, never posted twice."
-
-    def run_import(self, *, file, as_of, actor):
-        return payments_import(file=file, as_of=as_of, actor=actor)
+    import_help = ("A reference already posted for the same payment is skipped, never posted twice; references "
+                   "compare without regard to case.")
 
     def has_change_permission(self, request, obj=None):
         return False

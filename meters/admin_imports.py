@@ -5,12 +5,13 @@ adds ``<admin>/meters/reading/import/`` (URL name ``admin:meters_reading_import`
 ``meters.add_reading``, and an "Import CSV" button on the change list.
 """
 
-from waterbilling.csvimport import CsvImportAdminMixin
+from core.admin_imports import CsvImportAdminMixin
 
-from .imports import READINGS_LAYOUT, readings_import
+from .imports import READINGS_LAYOUT
 
 
 class ReadingImportMixin(CsvImportAdminMixin):
+    importer = "meters.imports.readings_import"
     import_permission = "meters.add_reading"
     import_layout = READINGS_LAYOUT
     import_title = "Import meter readings from a CSV file"
@@ -20,5 +21,3 @@ class ReadingImportMixin(CsvImportAdminMixin):
         "read_type actual (default), estimated or final. A row already recorded with the same value is "
         "skipped, so a file can safely be imported twice. The whole file is imported, or nothing is.")
 
-    def run_import(self, *, file, as_of, actor):
-        return readings_import(file=file, as_of=as_of, actor=actor)

@@ -94,7 +94,7 @@ REQUEST = BatchWords(given_in="the request", as_of_is="today", retry="send the r
 
 # --- a batch: the CSV import and the API ------------------------------------------------------------
 
-@dataclass
+@dataclass(slots=True)
 class _Row:
     line: int
     serial: str | None

@@ -5,6 +5,8 @@ from datetime import date
 from django.core.management.base import CommandError
 from django.utils import timezone
 
+from .dates import iso_date
+
 
 def today() -> date:
     """Today in the utility's time zone (America/New_York)."""
@@ -17,8 +19,6 @@ def as_of_argument(parser) -> None:
 
 
 def parse_as_of(value: str | None, *, allow_future: bool = False) -> date:
-    from .csvimport import iso_date  # the kit's one date rule (YYYY-MM-DD, from 1900); it imports this module
-
     if value is None:
         return today()
     try:

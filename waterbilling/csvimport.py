@@ -13,12 +13,18 @@ Every importer (accounts, readings, payments) follows the same four steps:
    quoted value that spans several lines (a mailing address) still belongs to one row.
 3. The importer parses each value with the small parsers below through ``ImportErrors.parse``, which
    records a ``FieldError(field=column, message=rule, line=N)`` instead of stopping, then checks the rows
-   against the database with a few bulk queries.
-4. ``ImportErrors.raise_if_any`` raises ``ImportRejected`` listing every bad row; only a clean file reaches
-   the importer's ``bulk_create`` inside one transaction. Nothing is saved unless everything is.
+   against the database with a few bulk queries. The parsers take a value as a clerk means it or refuse
+   it, never guess: dates YYYY-MM-DD from 1900, ASCII digits, a comma only between thousands, amounts
+   within what their column holds, no control characters.
+4. ``ImportErrors.raise_if_any`` raises ``ImportRejected`` naming the bad rows — every error is counted,
+   the first ``settings.IMPORT_ERRORS_LISTED`` (200) in file order are listed — and only a clean file
+   reaches the importer's ``bulk_create`` inside one transaction. Nothing is saved unless everything is.
 
-``CsvImportCommand`` and ``CsvImportAdminMixin`` put an importer behind a management command and an
-admin upload page, so the command line and the admin report the same errors the same way.
+``CsvImportCommand`` and ``core.admin_imports.CsvImportAdminMixin`` put an importer behind a management
+command and an admin upload page, so the command line and the admin report the same errors the same
+way. An upload page takes files up to ``settings.IMPORT_MAX_UPLOAD_BYTES`` (20 MB); one larger than
+``settings.IMPORT_BACKGROUND_BYTES`` (1 MB) is imported by a worker (``core.services``) while the page
+shows its progress, so no web request spends minutes on a file.
 
 A new importer is a layout, a loop over the rows and one save::
 
@@ -42,32 +48,29 @@ A new importer is a layout, a loop over the rows and one save::
 from __future__ import annotations
 
 import csv
+import heapq
 import io
 import os
 import re
 import sys
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
-from functools import lru_cache
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, Protocol, TypeVar
 
-from django import forms
-from django.contrib import messages
+from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
-from django.template.response import TemplateResponse
-from django.urls import path, reverse
 from tqdm import tqdm
 
-from .commands import as_of_argument, parse_as_of, today
+from .commands import as_of_argument, parse_as_of
+from .dates import iso_date
 from .errors import ApplicationError, FieldError
-from .limits import DATE_FLOOR, MONEY_MAX
+from .limits import MONEY_MAX
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
@@ -83,7 +86,14 @@ CHUNK_SIZE = 5000
 
 
 class ImportRejected(ApplicationError):
-    """The file was refused and nothing was saved; ``errors`` names every bad row, column and rule."""
+    """The file was refused and nothing was saved; ``errors`` names the bad rows, columns and rules — the
+    first ``settings.IMPORT_ERRORS_LISTED`` of them, with ``unlisted`` counting the rest — and ``lines``
+    counts the lines with an error."""
+
+    def __init__(self, message: str = "", *, errors: list[FieldError] | None = None, field: str = "",
+                 unlisted: int = 0, lines: int | None = None):
+        super().__init__(message, errors=errors, field=field, unlisted=unlisted)
+        self.lines = lines if lines is not None else len({e.line for e in self.errors if e.line is not None})
 
 
 @dataclass(frozen=True)
@@ -175,7 +185,7 @@ class CsvLayout:
         return self.required + self.optional
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CsvRow:
     line: int
     values: dict[str, str]
@@ -249,20 +259,38 @@ def csv_rows(*, text: str, layout: CsvLayout, errors: ImportErrors) -> list[CsvR
 
 # --- errors -----------------------------------------------------------------------------------------
 
-@dataclass
-class ImportErrors:
-    """Collects every problem in a file instead of stopping at the first one.
+def errors_listed() -> int:
+    """How many of a rejected file's errors are listed (``settings.IMPORT_ERRORS_LISTED``): a file with a
+    million bad rows answers with its first few hundred and the count of the rest, not a 150 MB page."""
+    return settings.IMPORT_ERRORS_LISTED
 
-    ``columns`` (the layout's) orders each line's errors left to right, whichever check found them first.
+
+class ImportErrors:
+    """Collects the problems in a file instead of stopping at the first one.
+
+    Every error is counted, but only the first ``listed`` in file order are kept (in a heap, so a file with
+    a million bad rows holds a few hundred errors, not a million): by line, then left to right along the
+    line in the order of ``columns`` (the layout's), then in the order they were found.
     """
 
-    columns: Sequence[str] = ()
-    errors: list[FieldError] = field(default_factory=list)
-    bad_lines: set[int] = field(default_factory=set)
+    def __init__(self, *, columns: Sequence[str] = (), listed: int | None = None):
+        self.columns = tuple(columns)
+        self.listed = errors_listed() if listed is None else listed
+        self.count = 0
+        self.bad_lines: set[int] = set()
+        self._position = {name: index for index, name in enumerate(self.columns)}
+        # A max-heap of the first ``listed`` errors by (line, column, order found), keys negated.
+        self._kept: list[tuple[int, int, int, FieldError]] = []
 
     def add(self, *, line: int, field: str, message: str) -> None:
-        self.errors.append(FieldError(field=field, message=message, line=line))
-        self.bad_lines.add(line)
+        self.count += 1
+        if line is not None:
+            self.bad_lines.add(line)
+        key = (-(line or 0), -self._position.get(field, -1), -self.count)
+        if len(self._kept) < self.listed:
+            heapq.heappush(self._kept, (*key, FieldError(field=field, message=message, line=line)))
+        elif key > self._kept[0][:3]:
+            heapq.heapreplace(self._kept, (*key, FieldError(field=field, message=message, line=line)))
 
     def parse(self, row: CsvRow, column: str, parser: Callable[[str], T]) -> T | None:
         """``parser(row[column])``; a ValueError is recorded against the row and column, giving None."""
@@ -272,20 +300,23 @@ class ImportErrors:
             self.add(line=row.line, field=column, message=str(exc))
             return None
 
+    @property
+    def errors(self) -> list[FieldError]:
+        """The errors kept, in file order."""
+        return [error for *_, error in sorted(self._kept, reverse=True)]
+
     def __bool__(self) -> bool:
-        return bool(self.errors)
+        return self.count > 0
 
     def __len__(self) -> int:
-        return len(self.errors)
+        return self.count
 
     def raise_if_any(self) -> None:
-        if self.errors:
-            position = {name: index for index, name in enumerate(self.columns)}
-            # Stable sort: file-level errors first, then by line, then left to right along the line.
-            ordered = sorted(self.errors, key=lambda e: (e.line or 0, position.get(e.field, -1)))
+        if self.count:
+            listed = self.errors
             raise ImportRejected(
-                f"file rejected: {len(ordered)} error(s) on {len(self.bad_lines)} line(s); nothing was saved",
-                errors=ordered)
+                f"file rejected: {self.count} error(s) on {len(self.bad_lines)} line(s); nothing was saved",
+                errors=listed, unlisted=self.count - len(listed), lines=len(self.bad_lines))
 
 
 # --- value parsers: each returns the value or raises ValueError naming the rule ----------------------
@@ -358,33 +389,6 @@ def identifier(*, max_length: int, required: bool = True) -> Callable[[str], str
             raise ValueError(problem)
         return value
     return parse
-
-
-_ISO_DATE = re.compile(r"(\d{4})-\d{2}-\d{2}", re.ASCII)
-
-
-def iso_date(value: str) -> date:
-    """A date written YYYY-MM-DD, in ASCII digits, on or after ``DATE_FLOOR`` (1900-01-01).
-
-    ``date.fromisoformat`` alone also takes 20261102 and 2026-W45-1, and the year 0026; each of those is a
-    slip, not a date anyone meant.
-    """
-    if not value:
-        raise ValueError("is required (a date, YYYY-MM-DD)")
-    return _iso_date(value)
-
-
-@lru_cache(maxsize=4096)  # a file's dates repeat (one read date per route); a refusal is not cached
-def _iso_date(value: str) -> date:
-    match = _ISO_DATE.fullmatch(value)
-    if match is None:
-        raise ValueError(f"'{value}' is not a date; use YYYY-MM-DD")
-    if int(match.group(1)) < DATE_FLOOR.year:
-        raise ValueError(f"'{value}': the year {match.group(1)} is before {DATE_FLOOR.year}; check the year")
-    try:
-        return date.fromisoformat(value)
-    except ValueError:
-        raise ValueError(f"'{value}' is not a date; use YYYY-MM-DD") from None
 
 
 def whole_number(*, minimum: int | None = 0, maximum: int | None = None) -> Callable[[str], int]:
@@ -476,12 +480,35 @@ def chunked(items: Sequence[T], size: int = CHUNK_SIZE) -> Iterator[Sequence[T]]
         yield items[start:start + size]
 
 
-def progress_bar(iterable: Iterable[T], *, enabled: bool, desc: str, total: int | None = None,
+class ProgressReport(Protocol):
+    """Told how far an import has got: ``done`` of ``total`` items of the stage ("checking payments")."""
+
+    def __call__(self, *, stage: str, done: int, total: int | None) -> None: ...
+
+
+Progress = bool | ProgressReport
+
+
+def progress_bar(iterable: Iterable[T], *, enabled: Progress, desc: str, total: int | None = None,
                  unit: str = " rows") -> Iterable[T]:
-    """A tqdm bar on stderr when ``enabled`` (commands enable it on a terminal only)."""
+    """A tqdm bar on stderr when ``enabled`` is True (commands enable it on a terminal only); when it is a
+    ``ProgressReport`` (a background import's job), the items are counted to it about every 1%."""
+    if callable(enabled):
+        return _reported(iterable, report=enabled, stage=desc, total=total)
     if not enabled:
         return iterable
     return tqdm(iterable, total=total, desc=desc, unit=unit, file=sys.stderr, leave=False, mininterval=0.5)
+
+
+def _reported(iterable: Iterable[T], *, report: ProgressReport, stage: str, total: int | None) -> Iterator[T]:
+    step = max((total or 0) // 100, 1000)
+    done = 0
+    report(stage=stage, done=0, total=total)
+    for done, item in enumerate(iterable, start=1):
+        yield item
+        if done % step == 0:
+            report(stage=stage, done=done, total=total)
+    report(stage=stage, done=done, total=total)
 
 
 def change_reason(*, command: str, file: ImportFile) -> str:
@@ -516,9 +543,13 @@ class CsvImportCommand(BaseCommand):
         except ApplicationError as exc:
             for error in exc.errors:
                 self.stderr.write(str(error))
-            lines = {e.line for e in exc.errors if e.line is not None}
-            where = f" on {len(lines)} line(s)" if lines else ""
-            raise CommandError(f"{file}: rejected with {len(exc.errors)} error(s){where}; nothing was saved"
+            if exc.unlisted:
+                self.stderr.write(f"… and {exc.unlisted} more error(s) not listed (the first {len(exc.errors)} are)")
+            lines = getattr(exc, "lines", None)
+            if lines is None:
+                lines = len({e.line for e in exc.errors if e.line is not None})
+            where = f" on {lines} line(s)" if lines else ""
+            raise CommandError(f"{file}: rejected with {exc.error_count} error(s){where}; nothing was saved"
                                ) from None
         self.stdout.write(f"{file}: {self.noun} {result}")
 
@@ -533,97 +564,10 @@ class CsvImportCommand(BaseCommand):
             raise CommandError(f"--user: no user '{username}'") from None
 
 
-# --- the admin upload page --------------------------------------------------------------------------
-
-class CsvImportForm(forms.Form):
-    file = forms.FileField(label="CSV file", help_text="UTF-8 text; the first row is the header.")
-    # A date picker sends and shows ISO dates whatever the locale's display format.
-    as_of = forms.DateField(label="Import date",
-                            help_text="YYYY-MM-DD. Nothing in the file may be dated after it.",
-                            widget=forms.DateInput(attrs={"type": "date"}, format="%Y-%m-%d"))
-
-    def clean_as_of(self) -> date:
-        as_of = self.cleaned_data["as_of"]
-        if as_of > today():
-            raise forms.ValidationError(
-                f"{as_of} is after today ({today()}); nothing is recorded in the future.")
-        return as_of
-
-
-class CsvImportAdminMixin:
-    """Adds an "Import CSV" page to a ModelAdmin's change list; subclasses name the importer.
-
-    Mix it in before the ModelAdmin base class: ``class AccountAdmin(AccountImportMixin, admin.ModelAdmin)``.
-    """
-
-    change_list_template = "admin/imports/change_list_with_import.html"
-    import_template = "admin/imports/import_form.html"
-    import_permission = ""
-    import_layout: CsvLayout = CsvLayout(required=())
-    import_title = "Import CSV"
-    import_noun = "rows"
-    import_help = ""
-
-    def run_import(self, *, file: ImportSource, as_of: date, actor: AbstractBaseUser) -> ImportResult:
-        raise NotImplementedError
-
-    def _import_url_name(self) -> str:
-        opts = self.model._meta
-        return f"{opts.app_label}_{opts.model_name}_import"
-
-    def get_urls(self):
-        view = self.admin_site.admin_view(self.import_view)
-        return [path("import/", view, name=self._import_url_name()), *super().get_urls()]
-
-    def has_import_permission(self, request: HttpRequest) -> bool:
-        user = request.user
-        return user.is_active and user.is_staff and user.has_perm(self.import_permission)
-
-    def changelist_view(self, request: HttpRequest, extra_context: dict | None = None):
-        extra_context = dict(extra_context or {})
-        if self.has_import_permission(request):
-            extra_context["import_url"] = reverse(f"{self.admin_site.name}:{self._import_url_name()}")
-        return super().changelist_view(request, extra_context=extra_context)
-
-    def import_view(self, request: HttpRequest) -> HttpResponse:
-        if not self.has_import_permission(request):
-            raise PermissionDenied
-        request.current_app = self.admin_site.name
-        errors: list[FieldError] = []
-        if request.method == "POST":
-            form = CsvImportForm(request.POST, request.FILES)
-            if form.is_valid():
-                upload, as_of = form.cleaned_data["file"], form.cleaned_data["as_of"]
-                try:
-                    result = self.run_import(file=upload, as_of=as_of, actor=request.user)
-                except ApplicationError as exc:
-                    errors = exc.errors
-                else:
-                    self.message_user(request, f"Imported {upload.name}: {self.import_noun} {result}.",
-                                      messages.SUCCESS)
-                    opts = self.model._meta
-                    return HttpResponseRedirect(
-                        reverse(f"{self.admin_site.name}:{opts.app_label}_{opts.model_name}_changelist"))
-        else:
-            form = CsvImportForm(initial={"as_of": today()})
-        context = {
-            **self.admin_site.each_context(request),
-            "opts": self.model._meta,
-            "title": self.import_title,
-            "form": form,
-            "errors": errors,
-            "error_lines": len({e.line for e in errors if e.line is not None}),
-            "columns": self.import_layout.describe(),
-            "import_help": self.import_help,
-            "has_view_permission": self.has_view_permission(request),
-        }
-        return TemplateResponse(request, self.import_template, context)
-
-
 __all__ = [
-    "CHUNK_SIZE", "CsvImportAdminMixin", "CsvImportCommand", "CsvImportForm", "CsvLayout", "CsvRow",
-    "ImportErrors", "ImportFile", "ImportRejected", "ImportResult", "ImportSource", "change_reason",
-    "chunked", "control_problem", "csv_rows", "dollars", "dollars_at_most", "identifier", "identifier_validator",
-    "import_source_read", "iso_date", "iso_date_until", "non_negative_int", "one_of", "progress_bar", "text",
-    "whole_number",
+    "CHUNK_SIZE", "CsvImportCommand", "CsvLayout", "CsvRow",
+    "ImportErrors", "ImportFile", "ImportRejected", "ImportResult", "ImportSource", "Progress", "ProgressReport",
+    "change_reason", "chunked", "control_problem", "csv_rows", "dollars", "dollars_at_most", "errors_listed",
+    "identifier", "identifier_validator", "import_source_read", "iso_date", "iso_date_until",
+    "non_negative_int", "one_of", "progress_bar", "text", "whole_number",
 ]

@@ -26,16 +26,28 @@ class FieldError:
 
 
 class ApplicationError(Exception):
+    """``errors`` lists the problems; ``unlisted`` counts more that were found but not listed (a file with
+    a million bad rows lists its first few hundred, see ``waterbilling.csvimport.ImportErrors``)."""
+
     status_code = 400
 
-    def __init__(self, message: str = "", *, errors: list[FieldError] | None = None, field: str = ""):
+    def __init__(self, message: str = "", *, errors: list[FieldError] | None = None, field: str = "",
+                 unlisted: int = 0):
         self.errors = list(errors or [])
         if message and not self.errors:
             self.errors = [FieldError(field=field, message=message)]
+        self.unlisted = unlisted
         super().__init__(message or "; ".join(str(e) for e in self.errors))
 
+    @property
+    def error_count(self) -> int:
+        return len(self.errors) + self.unlisted
+
     def as_dict(self) -> dict:
-        return {"errors": [e.as_dict() for e in self.errors]}
+        data = {"errors": [e.as_dict() for e in self.errors]}
+        if self.unlisted:
+            data["errors_not_listed"] = self.unlisted
+        return data
 
 
 class NotFound(ApplicationError):

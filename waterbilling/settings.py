@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "django_celery_beat",
     "simple_history",
     "axes",
+    "core",
     "accounts",
     "meters",
     "billing",
@@ -167,6 +168,12 @@ else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 # Render bill PDFs as soon as a run issues them (workers do it); run eagerly, the nightly job renders them.
 BILL_PDFS_ON_ISSUE = env.bool("BILL_PDFS_ON_ISSUE", default=bool(REDIS_URL))
+
+# CSV upload pages: the largest file taken, the size from which a worker imports it (the page shows its
+# progress) instead of the web request, and how many of a rejected file's errors are listed.
+IMPORT_MAX_UPLOAD_BYTES = env.int("IMPORT_MAX_UPLOAD_BYTES", default=20 * 1024 * 1024)
+IMPORT_BACKGROUND_BYTES = env.int("IMPORT_BACKGROUND_BYTES", default=1024 * 1024)
+IMPORT_ERRORS_LISTED = env.int("IMPORT_ERRORS_LISTED", default=200)
 
 REST_FRAMEWORK = {
     # Token first: a call without credentials is answered 401 with `WWW-Authenticate: Token`.

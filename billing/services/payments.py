@@ -21,12 +21,14 @@ from waterbilling.csvimport import (
     ImportErrors,
     ImportResult,
     ImportSource,
+    Progress,
     chunked,
     csv_rows,
     dollars_at_most,
     identifier,
     import_source_read,
     iso_date_until,
+    progress_bar,
 )
 from waterbilling.errors import Conflict
 
@@ -45,7 +47,7 @@ def reference_key(reference: str) -> str:
     return reference.lower()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PaymentIn:
     account_no: str
     amount: Decimal
@@ -53,11 +55,12 @@ class PaymentIn:
     reference: str
 
 
-def payments_parse(rows: list[CsvRow], *, as_of: date, errors: ImportErrors) -> list[tuple[int, PaymentIn]]:
+def payments_parse(rows: list[CsvRow], *, as_of: date, errors: ImportErrors,
+                   progress: Progress = False) -> list[tuple[int, PaymentIn]]:
     """Rows (from a file or the batch page) to payments; problems go to ``errors`` by line and column."""
     parsed = []
     paid_on_parse = iso_date_until(as_of)
-    for row in rows:
+    for row in progress_bar(rows, enabled=progress, desc="checking payments", total=len(rows)):
         before = len(errors)
         account_no = errors.parse(row, "account_no", _account_no)
         amount = errors.parse(row, "amount", payment_amount)
@@ -68,10 +71,11 @@ def payments_parse(rows: list[CsvRow], *, as_of: date, errors: ImportErrors) -> 
     return parsed
 
 
-def payments_post(*, rows: list[CsvRow], as_of: date, actor=None, source: str = "import") -> ImportResult:
+def payments_post(*, rows: list[CsvRow], as_of: date, actor=None, source: str = "import",
+                  progress: Progress = False) -> ImportResult:
     """Post payments all or nothing; a reference already posted for the same payment is skipped."""
     errors = ImportErrors(columns=PAYMENTS_LAYOUT.columns)
-    parsed = payments_parse(rows, as_of=as_of, errors=errors)
+    parsed = payments_parse(rows, as_of=as_of, errors=errors, progress=progress)
     accounts: dict[str, int] = {}
     for chunk in chunked(sorted({p.account_no for _, p in parsed})):
         accounts.update(Account.objects.filter(account_no__in=chunk).values_list("account_no", "id"))
@@ -130,7 +134,7 @@ def _as(reference: str, payment: PaymentIn) -> str:
     return "" if reference == payment.reference else f" (as '{reference}')"
 
 
-def payments_import(*, file: ImportSource, as_of: date, actor=None, progress: bool = False) -> ImportResult:
+def payments_import(*, file: ImportSource, as_of: date, actor=None, progress: Progress = False) -> ImportResult:
     """``import_payments``: CSV ``account_no,amount,paid_on,reference``."""
     source = import_source_read(file)
     errors = ImportErrors(columns=PAYMENTS_LAYOUT.columns)
@@ -138,4 +142,4 @@ def payments_import(*, file: ImportSource, as_of: date, actor=None, progress: bo
     if errors:
         payments_parse(rows, as_of=as_of, errors=errors)  # report the rest of the file's problems too
         errors.raise_if_any()
-    return payments_post(rows=rows, as_of=as_of, actor=actor, source="import")
+    return payments_post(rows=rows, as_of=as_of, actor=actor, source="import", progress=progress)

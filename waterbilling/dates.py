@@ -1,0 +1,33 @@
+"""The one way a date is written in a file, a request or on the command line: YYYY-MM-DD, from 1900."""
+
+import re
+from datetime import date
+from functools import lru_cache
+
+from .limits import DATE_FLOOR
+
+_ISO_DATE = re.compile(r"(\d{4})-\d{2}-\d{2}", re.ASCII)
+
+
+def iso_date(value: str) -> date:
+    """A date written YYYY-MM-DD, in ASCII digits, on or after ``DATE_FLOOR`` (1900-01-01).
+
+    ``date.fromisoformat`` alone also takes 20261102 and 2026-W45-1, and the year 0026; each of those is a
+    slip, not a date anyone meant.
+    """
+    if not value:
+        raise ValueError("is required (a date, YYYY-MM-DD)")
+    return _iso_date(value)
+
+
+@lru_cache(maxsize=4096)  # a file's dates repeat (one read date per route); a refusal is not cached
+def _iso_date(value: str) -> date:
+    match = _ISO_DATE.fullmatch(value)
+    if match is None:
+        raise ValueError(f"'{value}' is not a date; use YYYY-MM-DD")
+    if int(match.group(1)) < DATE_FLOOR.year:
+        raise ValueError(f"'{value}': the year {match.group(1)} is before {DATE_FLOOR.year}; check the year")
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"'{value}' is not a date; use YYYY-MM-DD") from None
