@@ -48,7 +48,7 @@ class CsvImportForm(forms.Form):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         limit = settings.IMPORT_MAX_UPLOAD_BYTES
-        self.fields["file"].help_text = (f"UTF-8 text; the first row is the header. At most {file_size(limit)}.")
+        self.fields["file"].help_text = f"UTF-8 text; the first row is the header. At most {file_size(limit)}."
 
     def clean_file(self):
         upload = self.cleaned_data["file"]
@@ -69,10 +69,7 @@ class CsvImportForm(forms.Form):
 
 def _rejection(exc: ApplicationError) -> dict:
     """What the upload and job pages say about a rejected file."""
-    lines = getattr(exc, "lines", None)
-    if lines is None:
-        lines = len({e.line for e in exc.errors if e.line is not None})
-    return {"errors": exc.errors, "error_count": exc.error_count, "error_lines": lines,
+    return {"errors": exc.errors, "error_count": exc.error_count, "error_lines": exc.error_lines,
             "errors_unlisted": exc.unlisted}
 
 

@@ -64,10 +64,8 @@ def import_job_run(*, job_id: int) -> None:
         result = import_string(job.importer)(file=source, as_of=job.as_of, actor=job.created_by,
                                              progress=_JobProgress(job.pk))
     except ApplicationError as exc:
-        lines = getattr(exc, "lines", None)
         outcome = {"status": ImportJob.Status.REJECTED, "errors": [e.as_dict() for e in exc.errors],
-                   "errors_total": exc.error_count,
-                   "error_lines": lines if lines is not None else len({e.line for e in exc.errors if e.line})}
+                   "errors_total": exc.error_count, "error_lines": exc.error_lines}
     except Exception as exc:  # recorded for the page and logged; the import rolled back
         logger.exception("import job %s (%s) failed", job.pk, job.file_name)
         outcome = {"status": ImportJob.Status.FAILED, "failure": f"{type(exc).__name__}: {exc}"[:2000]}

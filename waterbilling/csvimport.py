@@ -93,7 +93,11 @@ class ImportRejected(ApplicationError):
     def __init__(self, message: str = "", *, errors: list[FieldError] | None = None, field: str = "",
                  unlisted: int = 0, lines: int | None = None):
         super().__init__(message, errors=errors, field=field, unlisted=unlisted)
-        self.lines = lines if lines is not None else len({e.line for e in self.errors if e.line is not None})
+        self.lines = lines
+
+    @property
+    def error_lines(self) -> int:
+        return super().error_lines if self.lines is None else self.lines
 
 
 @dataclass(frozen=True)
@@ -331,8 +335,10 @@ _CHARACTER_NAMES = {"\n": "a line break", "\r": "a line break", "\t": "a tab"}
 
 def _named(char: str) -> str:
     code = f"U+{ord(char):04X}"
-    name = _CHARACTER_NAMES.get(char) or unicodedata.name(char, "")
-    return f"{code}, {name}" if char in _CHARACTER_NAMES else f"{code} {name}" if name else code
+    if char in _CHARACTER_NAMES:
+        return f"{code}, {_CHARACTER_NAMES[char]}"
+    name = unicodedata.name(char, "")  # the C0 and C1 controls have none
+    return f"{code} {name}" if name else code
 
 
 def control_problem(value: str, *, identifier: bool = False, allow: str = "") -> str | None:
@@ -545,10 +551,7 @@ class CsvImportCommand(BaseCommand):
                 self.stderr.write(str(error))
             if exc.unlisted:
                 self.stderr.write(f"… and {exc.unlisted} more error(s) not listed (the first {len(exc.errors)} are)")
-            lines = getattr(exc, "lines", None)
-            if lines is None:
-                lines = len({e.line for e in exc.errors if e.line is not None})
-            where = f" on {lines} line(s)" if lines else ""
+            where = f" on {exc.error_lines} line(s)" if exc.error_lines else ""
             raise CommandError(f"{file}: rejected with {exc.error_count} error(s){where}; nothing was saved"
                                ) from None
         self.stdout.write(f"{file}: {self.noun} {result}")

@@ -43,6 +43,11 @@ class ApplicationError(Exception):
     def error_count(self) -> int:
         return len(self.errors) + self.unlisted
 
+    @property
+    def error_lines(self) -> int:
+        """How many lines of a file the errors are on (0 when they are not about a file's lines)."""
+        return len({e.line for e in self.errors if e.line is not None})
+
     def as_dict(self) -> dict:
         data = {"errors": [e.as_dict() for e in self.errors]}
         if self.unlisted:

@@ -242,3 +242,18 @@ def test_a_large_upload_is_imported_by_a_real_worker(transactional_db, celery_wo
         assert time.monotonic() < deadline, celery_worker_process.log_path.read_text()
         time.sleep(0.2)
     assert job.status == "done" and job.created == 3 and Payment.objects.count() == 3
+
+
+def exploding_importer(*, file, as_of, actor, progress):
+    raise RuntimeError("the disk is full")
+
+
+def test_an_import_that_fails_is_recorded_and_said_on_its_page(clerk, accounts, caplog):
+    job = import_job_start(importer="tests.core.test_import_jobs.exploding_importer", noun="payments",
+                           file=upload(good_payments(accounts)), as_of=date(2026, 11, 30), actor=None)
+    from core.services import import_job_run
+
+    import_job_run(job_id=job.pk)
+    job.refresh_from_db()
+    assert (job.status, job.failure, job.content) == ("failed", "RuntimeError: the disk is full", b"")
+    assert "import job" in caplog.text and not Payment.objects.exists()
