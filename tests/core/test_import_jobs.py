@@ -21,6 +21,7 @@ from core.models import ImportJob
 from core.services import import_job_start
 from meters.models import Reading
 from tests.billing.steps import account_with_meter, run
+from tests.factories import clerk_user
 from waterbilling.csvimport import ImportErrors, ImportRejected
 
 pytestmark = pytest.mark.django_db
@@ -84,7 +85,7 @@ def test_the_command_lists_the_first_200_errors_and_counts_the_rest(tmp_path, ac
 
 def test_the_api_lists_the_first_200_errors_and_counts_the_rest(accounts):
     api = APIClient()
-    api.force_authenticate(get_user_model().objects.create_user("staff", is_staff=True))
+    api.force_authenticate(clerk_user("staff"))
     rows = [{"account_no": f"9-{n:05d}", "amount": "1.00", "paid_on": "2026-11-02", "reference": f"W-{n}"}
             for n in range(250)]
     response = api.post("/api/v1/payments/", rows, format="json")
@@ -102,7 +103,7 @@ def test_the_api_lists_the_first_200_errors_and_counts_the_rest(accounts):
 def test_the_api_answers_a_request_too_large_in_json(accounts, settings):
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 10_000
     api = APIClient()
-    api.force_authenticate(get_user_model().objects.create_user("staff", is_staff=True))
+    api.force_authenticate(clerk_user("staff"))
     rows = [{"account_no": accounts[0].account_no, "amount": "1.00", "paid_on": "2026-11-02", "reference": f"R-{n}"}
             for n in range(200)]
     response = api.post("/api/v1/payments/", rows, format="json")
