@@ -8,10 +8,12 @@ class BillingConfig(AppConfig):
     def ready(self):
         from meters.selectors import reading_holders_register
 
-        from . import signals
-        from .pdf import bills_issued_render
+        from . import receivers, signals
         from .selectors import bills_using_reading
 
-        signals.bills_issued.connect(bills_issued_render, dispatch_uid="billing.pdf.render")
+        signals.bills_issued.connect(receivers.on_bills_issued, dispatch_uid="billing.bill_pdfs_on_issue")
+        signals.bill_pdfs_wanted.connect(receivers.on_bill_pdfs_wanted, dispatch_uid="billing.bill_pdfs_wanted")
+        signals.billing_run_started.connect(receivers.on_billing_run_started, dispatch_uid="billing.run_started")
+        signals.billing_chunk_due.connect(receivers.on_billing_chunk_due, dispatch_uid="billing.chunk_due")
         # A reading a bill in force used is final (meters refuses to change it).
         reading_holders_register(bills_using_reading)

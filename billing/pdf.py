@@ -39,11 +39,12 @@ from .charts import chart_points, consumption_chart_svg
 from .models import Bill
 from .money import ZERO
 from .selectors import bill_summaries
+from .signals import bill_pdfs_wanted
 from .utility import installed_utility
 
 logger = logging.getLogger(__name__)
 
-RENDER_CHUNK = 200  # bills per Celery task
+RENDER_CHUNK = 200  # bills per rendering task
 LAYOUT_BATCH = 25  # bills laid out in one WeasyPrint document (measured: scripts/bench_pdf.py)
 
 
@@ -333,35 +334,15 @@ def bill_pdf_bytes(*, bill: Bill) -> bytes:
     return content
 
 
-def _chunks(ids: list[int], size: int):
-    for start in range(0, len(ids), size):
-        yield ids[start:start + size]
-
-
-def bills_issued(bill_ids, *, chunk: int = RENDER_CHUNK) -> None:
-    """New bills were committed: render their PDFs in Celery tasks of ``chunk`` bills."""
-    from .tasks import bill_pdfs_render
-
-    for ids in _chunks(sorted(bill_ids), chunk):
-        bill_pdfs_render.delay(ids)
-
-
-def bills_issued_render(sender, *, bill_ids: list[int], **kwargs) -> None:
-    """Receiver of ``billing.signals.bills_issued``. With a broker, workers render the new bills' PDFs
-    right away; run eagerly (no broker) the run would stop to render, so the nightly job renders what is
-    pending instead (``BILL_PDFS_ON_ISSUE`` overrides either way), and a PDF asked for before then is
-    rendered on demand — byte for byte the same — and stored."""
-    if settings.BILL_PDFS_ON_ISSUE:
-        bills_issued(bill_ids)
-
-
 def bill_pdfs_render_pending(*, bill_date: date | None = None, chunk: int = RENDER_CHUNK) -> int:
-    """Enqueue every live bill (of ``bill_date``, or all) that has no stored PDF; returns how many."""
+    """Ask for the PDFs of every live bill (of ``bill_date``, or all) that has none stored, in tasks of
+    ``chunk`` bills (``billing.receivers``); returns how many."""
     rows = Bill.objects.filter(Q(pdf="") | Q(pdf__isnull=True)).exclude(status=Bill.Status.VOID)
     if bill_date is not None:
         rows = rows.filter(bill_date=bill_date)
     ids = list(rows.order_by("id").values_list("id", flat=True))
-    bills_issued(ids, chunk=chunk)
+    if ids:
+        bill_pdfs_wanted.send(sender=Bill, bill_ids=ids, chunk=chunk)
     return len(ids)
 
 

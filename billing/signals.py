@@ -1,8 +1,12 @@
-"""``bills_issued`` is sent with the ids of new bills once the transaction that wrote them has committed.
+"""What billing announces, sent once the transaction that made it true has committed.
 
-Billing does not know who listens: the PDF renderer (this app) and the paperless email (the portal).
+Billing does not know who listens: ``billing.receivers`` hands the work to Celery tasks (services never
+import tasks, so there is no import circle), and the portal emails paperless customers.
 """
 
 from django.dispatch import Signal
 
-bills_issued = Signal()  # kwargs: bill_ids: list[int]
+bills_issued = Signal()  # kwargs: bill_ids: list[int] — new bills
+bill_pdfs_wanted = Signal()  # kwargs: bill_ids: list[int] — bills whose PDF is to be rendered and stored
+billing_run_started = Signal()  # kwargs: run_id: int — a new run whose chunks are to be handed out
+billing_chunk_due = Signal()  # kwargs: chunk_id: int — a chunk to hand to a worker (new, or its worker is gone)

@@ -4,20 +4,19 @@ idempotent."""
 import logging
 from datetime import date
 
+from ..pdf import bill_pdfs_render_pending
 from ..utility import sample_rates_refusal
 from .penalties import penalties_assess_due
-from .runs import billing_candidates, billing_run_start
+from .runs import billing_candidates, billing_run_start, billing_runs_sweep
 
 logger = logging.getLogger(__name__)
 
 
 def nightly_run(*, as_of: date) -> dict:
-    from ..tasks import billing_runs_sweep
-
     report = {"date": as_of.isoformat(), "bills": 0, "billing_exceptions": 0, "penalties": 0,
               "penalty_total": "0.00"}
     # A run left running by a worker (or, run eagerly, a process) that died is handed on or failed first.
-    report["runs_swept"] = billing_runs_sweep()
+    report["runs_swept"] = [run.pk for run in billing_runs_sweep()]
     if billing_candidates(run_on=as_of):
         # Nobody is there at night to accept sample rates: billing waits for a clerk (or the adopted
         # rates), and the rest of the job still runs.
@@ -32,8 +31,6 @@ def nightly_run(*, as_of: date) -> dict:
             report.update(bills=run.bills_created, billing_exceptions=run.exceptions_count, billing_run=run.pk)
     penalties = penalties_assess_due(as_of=as_of)
     report.update(penalties=penalties.posted, penalty_total=f"{penalties.total:.2f}")
-    from ..pdf import bill_pdfs_render_pending
-
     report["pdfs_queued"] = bill_pdfs_render_pending()
     return report
 

@@ -38,7 +38,7 @@ from ..consumption import Problem, Read, Span, usage_for_bill
 from ..models import Bill, BillingException, BillingRun, BillingRunChunk, BillLine, LedgerEntry
 from ..money import ZERO
 from ..rating import EarlierBill, RatingError, RatingInput, rate_bill, year_so_far
-from ..signals import bills_issued
+from ..signals import billing_chunk_due, billing_run_started, bills_issued
 from ..utility import installed_utility, sample_rates_refusal, schedule_in_force
 
 logger = logging.getLogger(__name__)
@@ -105,11 +105,10 @@ def billing_run_create(*, run_on: date, actor=None, chunk_size: int = CHUNK_SIZE
 
 
 def billing_run_start(*, run_on: date, actor=None, accept_sample_rates: bool = False) -> BillingRun:
-    """Create a run and hand its chunks to the workers (in-process when Celery runs eagerly)."""
-    from ..tasks import billing_run_dispatch
-
+    """Create a run and hand its chunks to the workers (in-process when Celery runs eagerly), once the run
+    is committed (``billing_run_started``; ``billing.receivers`` enqueues)."""
     run = billing_run_create(run_on=run_on, actor=actor, accept_sample_rates=accept_sample_rates)
-    transaction.on_commit(lambda: billing_run_dispatch.delay(run.pk))
+    transaction.on_commit(lambda: billing_run_started.send(sender=BillingRun, run_id=run.pk))
     return run
 
 
@@ -274,7 +273,12 @@ def billing_run_hand_out(*, run_id: int, send: Callable[[int], object]) -> None:
             send(chunk_id)
 
 
-def billing_runs_sweep(*, send: Callable[[int], object]) -> list[BillingRun]:
+def chunk_announce(chunk_id: int) -> None:
+    """Hand a chunk to the workers: ``billing_chunk_due``, which ``billing.receivers`` enqueues."""
+    billing_chunk_due.send(sender=BillingRunChunk, chunk_id=chunk_id)
+
+
+def billing_runs_sweep(*, send: Callable[[int], object] = chunk_announce) -> list[BillingRun]:
     """Move every running run on: hand out its chunks that are due (see ``billing_run_chunks_due``).
     Returns the runs that were running, as they are now."""
     run_ids = list(BillingRun.objects.filter(status=BillingRun.Status.RUNNING).order_by("id")

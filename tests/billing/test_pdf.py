@@ -124,12 +124,15 @@ def test_store_saves_only_the_pdf_column_once(mineola, media):
     assert {k: v for k, v in after.items() if k != "pdf"} == {k: v for k, v in issued.items() if k != "pdf"}
 
 
-def test_bills_issued_renders_in_chunks_and_pending_finds_the_rest(mineola, media):
+def test_bills_issued_renders_in_chunks_and_pending_finds_the_rest(mineola, media, settings):
+    from billing.signals import bills_issued
+
     for _ in range(3):
         worked_example_account()
     run("run_billing", "--date", "2026-02-01")
     ids = list(Bill.objects.order_by("id").values_list("id", flat=True))
-    pdf.bills_issued(ids[:2], chunk=1)  # Celery runs eagerly in tests
+    settings.BILL_PDFS_ON_ISSUE = True
+    bills_issued.send(sender=Bill, bill_ids=ids[:2])  # the receiver's tasks run eagerly in tests
     assert Bill.objects.exclude(pdf="").count() == 2
     assert pdf.bill_pdfs_render_pending(bill_date=date(2026, 2, 1)) == 1
     assert not Bill.objects.filter(pdf="").exists()
