@@ -77,6 +77,18 @@ def hits_at_once(n: int, *, limit: int) -> int:
     return len(allowed)
 
 
+def test_while_the_cache_is_down_downloads_go_through(two_customers, monkeypatch, caplog):
+    alice, _, alice_bill = two_customers["alice"]
+
+    def unreachable(*args, **kwargs):
+        raise ConnectionError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(ratelimit.cache, "add", unreachable)
+    response = signed_in(alice).get(pdf_url(alice_bill))
+    assert response.status_code == 200 and response["Content-Type"] == "application/pdf"
+    assert "not counted: the cache is unavailable" in caplog.text
+
+
 def test_the_count_is_atomic():
     assert hits_at_once(40, limit=30) == 30
 
