@@ -55,3 +55,18 @@ def lock_for_transaction(key: str) -> None:
     if is_postgres():
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [key])
+
+
+def postgres_only_sql(forward: str, reverse: str):
+    """A migration operation that runs raw SQL (triggers, functions) on PostgreSQL and does nothing on
+    SQLite. No parameters are bound, so a ``%`` in a PL/pgSQL message stays as written."""
+    from django.db import migrations
+
+    def run(sql: str):
+        def apply(apps, schema_editor):
+            if schema_editor.connection.vendor == "postgresql":
+                with schema_editor.connection.cursor() as cursor:
+                    cursor.execute(sql)
+        return apply
+
+    return migrations.RunPython(run(forward), run(reverse))

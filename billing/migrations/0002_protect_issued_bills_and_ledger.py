@@ -7,6 +7,8 @@ application never tries otherwise — these triggers make sure nothing else can 
 
 from django.db import migrations
 
+from waterbilling.db import postgres_only_sql
+
 FORWARD = """
 CREATE OR REPLACE FUNCTION billing_refuse_change() RETURNS trigger AS $$
 BEGIN
@@ -56,20 +58,6 @@ DROP FUNCTION IF EXISTS billing_refuse_change();
 """
 
 
-def _run(schema_editor, sql: str) -> None:
-    if schema_editor.connection.vendor == "postgresql":
-        with schema_editor.connection.cursor() as cursor:
-            cursor.execute(sql)  # no parameters: the % in the messages are PL/pgSQL's own
-
-
-def forward(apps, schema_editor):
-    _run(schema_editor, FORWARD)
-
-
-def reverse(apps, schema_editor):
-    _run(schema_editor, REVERSE)
-
-
 class Migration(migrations.Migration):
     dependencies = [("billing", "0001_initial")]
-    operations = [migrations.RunPython(forward, reverse)]
+    operations = [postgres_only_sql(FORWARD, REVERSE)]

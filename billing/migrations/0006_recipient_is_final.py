@@ -2,6 +2,8 @@
 
 from django.db import migrations
 
+from waterbilling.db import postgres_only_sql
+
 FUNCTION = """
 CREATE OR REPLACE FUNCTION billing_bill_issued_is_final() RETURNS trigger AS $$
 BEGIN
@@ -35,20 +37,6 @@ PREVIOUS = FUNCTION.replace(" NEW.recipient_name, NEW.recipient_address,", "").r
     " OLD.recipient_name, OLD.recipient_address,", "")
 
 
-def _run(schema_editor, sql: str) -> None:
-    if schema_editor.connection.vendor == "postgresql":
-        with schema_editor.connection.cursor() as cursor:
-            cursor.execute(sql)
-
-
-def forward(apps, schema_editor):
-    _run(schema_editor, FUNCTION)
-
-
-def reverse(apps, schema_editor):
-    _run(schema_editor, PREVIOUS)
-
-
 class Migration(migrations.Migration):
     dependencies = [("billing", "0005_bill_recipient_fixed_at_issue")]
-    operations = [migrations.RunPython(forward, reverse)]
+    operations = [postgres_only_sql(FUNCTION, PREVIOUS)]

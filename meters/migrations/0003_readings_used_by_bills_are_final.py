@@ -9,6 +9,8 @@ reading cannot be deleted. Its note may still be added to. The application refus
 
 from django.db import migrations
 
+from waterbilling.db import postgres_only_sql
+
 FORWARD = """
 CREATE OR REPLACE FUNCTION meters_reading_billed_is_final() RETURNS trigger AS $$
 DECLARE
@@ -44,23 +46,9 @@ DROP FUNCTION IF EXISTS meters_reading_billed_is_final();
 """
 
 
-def _run(schema_editor, sql: str) -> None:
-    if schema_editor.connection.vendor == "postgresql":
-        with schema_editor.connection.cursor() as cursor:
-            cursor.execute(sql)  # no parameters: the % in the message are PL/pgSQL's own
-
-
-def forward(apps, schema_editor):
-    _run(schema_editor, FORWARD)
-
-
-def reverse(apps, schema_editor):
-    _run(schema_editor, REVERSE)
-
-
 class Migration(migrations.Migration):
     dependencies = [
         ("meters", "0002_drop_redundant_reading_index"),
         ("billing", "0004_issued_on_is_final"),
     ]
-    operations = [migrations.RunPython(forward, reverse)]
+    operations = [postgres_only_sql(FORWARD, REVERSE)]
