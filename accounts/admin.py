@@ -22,9 +22,9 @@ from django.utils.safestring import mark_safe
 from simple_history.admin import SimpleHistoryAdmin
 from simple_history.template_utils import HistoricalRecordContextHelper
 
+from core.csvimport import identifier_validator
+from core.errors import ApplicationError
 from meters.models import Installation, Reading
-from waterbilling.csvimport import identifier_validator
-from waterbilling.errors import ApplicationError
 
 from .admin_imports import AccountImportMixin
 from .models import Account, Customer, Ownership, PortalLink, Premises
@@ -201,7 +201,7 @@ class AccountAdmin(AccountImportMixin, HistoryAdmin):
         if obj.pk is None:
             return "—"
         from billing.selectors import account_statement
-        from waterbilling.commands import today
+        from core.commands import today
 
         statement = account_statement(account=obj, as_of=today())
         bills = statement["bills"][-RECENT_BILLS:][::-1]

@@ -47,10 +47,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import OuterRef, Subquery
 from simple_history.utils import bulk_create_with_history, bulk_update_with_history
 
-from meters.models import Installation, Meter, Reading
-from meters.services import reading_value
-from meters.units import normalize_size
-from waterbilling.csvimport import (
+from core.csvimport import (
     CHUNK_SIZE,
     CsvLayout,
     CsvRow,
@@ -69,7 +66,10 @@ from waterbilling.csvimport import (
     text,
     whole_number,
 )
-from waterbilling.errors import Conflict
+from core.errors import Conflict
+from meters.models import Installation, Meter, Reading
+from meters.services import reading_value
+from meters.units import normalize_size
 
 from .models import Account, Customer, Ownership, Premises
 

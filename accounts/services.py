@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from datetime import date
 
 from django.db import transaction
-from django.utils import timezone
 
-from waterbilling.errors import ApplicationError
+from core.clock import refuse_future
+from core.errors import ApplicationError
 
 from .models import Account, Customer, Ownership, PortalLink, new_access_code
 
@@ -38,8 +38,7 @@ def portal_links_end(*, links, actor, reason: str) -> int:
 @transaction.atomic
 def account_owner_change(*, account: Account, new_owner: Customer, on: date, actor) -> OwnerChange:
     account = Account.objects.select_for_update().select_related("owner").get(pk=account.pk)
-    if on > timezone.localdate():
-        raise ApplicationError(f"{on} is after today; record a sale once it has happened", field="on")
+    refuse_future(on, field="on", doing="recorded (record a sale once it has happened)")
     if new_owner.pk == account.owner_id:
         raise ApplicationError(f"{new_owner} already owns account {account.account_no}", field="new_owner")
     current = Ownership.objects.select_for_update().filter(account=account, ended_on__isnull=True).first()

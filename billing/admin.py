@@ -17,9 +17,11 @@ from django.utils.html import format_html, format_html_join
 from simple_history.admin import SimpleHistoryAdmin
 
 from core.admin_imports import CsvImportAdminMixin
-from waterbilling.commands import today
-from waterbilling.csvimport import CsvRow, dollars_at_most
-from waterbilling.errors import ApplicationError
+from core.clock import refuse_future
+from core.commands import today
+from core.csvimport import CsvRow, dollars_at_most
+from core.errors import ApplicationError
+from core.money import ADJUSTMENT_MAX
 
 from .models import (
     Adjustment,
@@ -33,7 +35,6 @@ from .models import (
     RateSchedule,
     Utility,
 )
-from .money import ADJUSTMENT_MAX
 from .services.adjustments import adjustment_create, bill_void
 from .services.payments import PAYMENTS_LAYOUT, payment_amount, payments_post
 from .services.runs import billing_exception_release, billing_run_start
@@ -136,8 +137,10 @@ class StartRunForm(forms.Form):
 
     def clean_run_on(self):
         run_on = self.cleaned_data["run_on"]
-        if run_on > today():
-            raise forms.ValidationError(f"{run_on} is after today ({today()}); nothing is billed in the future.")
+        try:
+            refuse_future(run_on, doing="billed")
+        except ApplicationError as exc:
+            raise forms.ValidationError(str(exc)) from None
         return run_on
 
 

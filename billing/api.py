@@ -4,7 +4,7 @@ Views are thin: they validate the shape of a request with a serializer and call 
 Services raise ``ApplicationError``s, which the project's exception handler turns into 400/404/409 JSON.
 
 Each view names, per method, the Django model permissions it needs (``required_permissions``, checked by
-``waterbilling.permissions.StaffModelPermissions``): the ones the admin asks for the same work, so a staff role
+``core.permissions.StaffModelPermissions``): the ones the admin asks for the same work, so a staff role
 (``accounts/roles.py``) does through the API what it may do in the admin and nothing more.
 """
 
@@ -27,14 +27,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.models import Account
+from core.csvimport import CsvRow, dollars_at_most, iso_date
+from core.errors import ApplicationError, FieldError, NotFound
+from core.money import MONEY_MAX
+from core.schema import errors_response
 from meters.services import REQUEST, readings_record
-from waterbilling.csvimport import CsvRow, dollars_at_most, iso_date
-from waterbilling.errors import ApplicationError, FieldError, NotFound
-from waterbilling.schema import errors_response
 
 from .fees import fee_in_force, fee_quote, fees_in_force
 from .models import Bill, BillingRun, Payment
-from .money import MONEY_MAX
 from .selectors import account_get, account_statement
 from .services.payments import PAYMENTS_LAYOUT, payments_post
 from .services.penalties import penalties_assess_due

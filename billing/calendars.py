@@ -8,9 +8,8 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from fractions import Fraction
 
+from core.dates import add_months, month_before
 from meters.units import size_inches
-
-from .dates import add_months, month_before
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import date
 from html import escape
 
-from .dates import add_months
+from core.dates import add_months
 
 WINDOW_MONTHS = 24
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")

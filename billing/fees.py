@@ -3,10 +3,10 @@
 from datetime import date
 from decimal import Decimal
 
-from waterbilling.errors import ApplicationError, NotFound
+from core.errors import ApplicationError, NotFound
+from core.money import MONEY_MAX, cents
 
 from .models import Fee
-from .money import MONEY_MAX, cents
 
 
 def fee_in_force(*, code: str, on: date) -> Fee:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
 
-from .money import ZERO
+from core.money import ZERO
 
 PRINCIPAL_FIRST = "principal_first"
 PENALTIES_FIRST = "penalties_first"

@@ -35,9 +35,10 @@ from django.db.models import Q
 from django.template.loader import get_template, render_to_string
 from django.utils.safestring import mark_safe
 
+from core.money import ZERO
+
 from .charts import chart_points, consumption_chart_svg
 from .models import Bill
-from .money import ZERO
 from .selectors import bill_summaries
 from .signals import bill_pdfs_wanted
 from .utility import installed_utility

@@ -18,9 +18,10 @@ from datetime import date, timedelta
 from decimal import Decimal
 from itertools import groupby
 
-from .dates import add_months
+from core.dates import add_months
+from core.money import ZERO, percent_of
+
 from .ledger import PENALTY_KINDS, PRINCIPAL_FIRST, Entry, Ledger, replay_order
-from .money import ZERO, percent_of
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from django.conf import settings
 from django.db import transaction
 from djmoney.money import Money
 
-from waterbilling.errors import ApplicationError
+from core.errors import ApplicationError
 
 from .models import Fee, PaymentOrder, RateSchedule, Utility
 

@@ -36,7 +36,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from .money import MONEY_MAX, ZERO, cents, fmt_gallons, per_thousand
+from core.money import MONEY_MAX, ZERO, cents, fmt_gallons, per_thousand
 
 # BillLine.quantity is numeric(14, 2); amounts are numeric(12, 2) (``MONEY_MAX``).
 QUANTITY_MAX = Decimal("999999999999.99")

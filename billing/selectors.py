@@ -8,24 +8,14 @@ from decimal import Decimal
 from django.db.models import Q
 
 from accounts.models import Account
-from waterbilling.errors import NotFound
+from core.errors import NotFound
+from core.money import ZERO, fmt_amount, fmt_rate
 
 from .ledger import PENALTY_KINDS, BillBalance, Entry, allocate
 from .models import Bill, LedgerEntry, Payment
-from .money import ZERO
 from .penalties import BillTerms, penalties_owed
 from .services.ledger import account_balances, entries_for_accounts
 from .utility import installed_utility
-
-
-def _money(value: Decimal) -> str:
-    return f"{value:.2f}"
-
-
-def _rate(value: Decimal) -> str:
-    """At least two decimals, more only when the rate has them (0.0015)."""
-    text = f"{Decimal(value).normalize():f}"
-    return _money(value) if len(text.partition(".")[2]) <= 2 else text
 
 
 def bills_using_reading(*, reading_id: int) -> list[Bill]:
@@ -61,12 +51,12 @@ def account_statement(*, account: Account, as_of: date) -> dict:
         out_bills.append({
             "number": bill.number, "bill_date": bill.bill_date.isoformat(), "due_date": bill.due_date.isoformat(),
             "period_start": bill.period_start.isoformat(), "period_end": bill.period_end.isoformat(),
-            "gallons": bill.gallons, "total": _money(bill.total.amount),
-            "balance": _money(balance.unpaid_principal if balance else ZERO),
+            "gallons": bill.gallons, "total": fmt_amount(bill.total.amount),
+            "balance": fmt_amount(balance.unpaid_principal if balance else ZERO),
             "estimated": bill.estimated,
             "lines": [{"kind": line.kind, "description": line.description, "citation": line.citation,
-                       "quantity": f"{line.quantity.normalize():f}", "rate": _rate(line.rate),
-                       "amount": _money(line.amount.amount)} for line in bill.lines.all()],
+                       "quantity": f"{line.quantity.normalize():f}", "rate": fmt_rate(line.rate),
+                       "amount": fmt_amount(line.amount.amount)} for line in bill.lines.all()],
         })
     charges = []
     corrected: dict[int, Decimal] = defaultdict(Decimal)  # a penalty's corrections, by the penalty's id
@@ -82,12 +72,12 @@ def account_statement(*, account: Account, as_of: date) -> dict:
         amount = entry.amount.amount + corrected.get(entry.id, ZERO)
         if entry.kind == LedgerEntry.Kind.PENALTY and not amount:
             continue
-        charges.append({"kind": entry.kind, "date": entry.posted_on.isoformat(), "amount": _money(amount),
+        charges.append({"kind": entry.kind, "date": entry.posted_on.isoformat(), "amount": fmt_amount(amount),
                         "citation": entry.citation, "description": entry.description,
                         "bill": entry.bill.number if entry.bill_id else None})
-    payments = [{"paid_on": p.paid_on.isoformat(), "amount": _money(p.amount.amount), "reference": p.reference}
+    payments = [{"paid_on": p.paid_on.isoformat(), "amount": fmt_amount(p.amount.amount), "reference": p.reference}
                 for p in Payment.objects.filter(account=account, paid_on__lte=as_of).order_by("paid_on", "id")]
-    return {"account_no": account.account_no, "as_of": as_of.isoformat(), "balance": _money(state.balance),
+    return {"account_no": account.account_no, "as_of": as_of.isoformat(), "balance": fmt_amount(state.balance),
             "bills": out_bills, "charges": charges, "payments": payments}
 
 

@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from datetime import date
 
-from waterbilling.errors import ApplicationError
+from core.errors import ApplicationError
 
 from .calendars import calendar_for
 from .models import PaymentOrder, RateSchedule, Utility

@@ -1,6 +1,6 @@
 """The "Import CSV" page an importer gets on a ModelAdmin's change list, and the page of a file a worker imports.
 
-``CsvImportAdminMixin`` puts an importer of ``waterbilling.csvimport`` behind an upload form: the same
+``CsvImportAdminMixin`` puts an importer of ``core.csvimport`` behind an upload form: the same
 importer as the management command, so both report the same errors the same way. An upload larger than
 ``settings.IMPORT_MAX_UPLOAD_BYTES`` is refused; one larger than ``settings.IMPORT_BACKGROUND_BYTES`` is
 stored as an ``ImportJob`` and imported by a worker, while the job's page shows its progress.
@@ -21,9 +21,10 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.module_loading import import_string
 
-from waterbilling.commands import today
-from waterbilling.csvimport import CsvLayout, ImportResult, ImportSource
-from waterbilling.errors import ApplicationError, FieldError
+from core.clock import refuse_future
+from core.commands import today
+from core.csvimport import CsvLayout, ImportResult, ImportSource
+from core.errors import ApplicationError, FieldError
 
 from .models import ImportJob
 from .services import import_job_start
@@ -61,9 +62,10 @@ class CsvImportForm(forms.Form):
 
     def clean_as_of(self) -> date:
         as_of = self.cleaned_data["as_of"]
-        if as_of > today():
-            raise forms.ValidationError(
-                f"{as_of} is after today ({today()}); nothing is recorded in the future.")
+        try:
+            refuse_future(as_of, doing="recorded")
+        except ApplicationError as exc:
+            raise forms.ValidationError(str(exc)) from None
         return as_of
 
 

@@ -11,7 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.module_loading import import_string
 
-from waterbilling.errors import ApplicationError
+from core.errors import ApplicationError
 
 from .models import ImportJob
 from .signals import import_job_stored

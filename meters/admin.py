@@ -13,8 +13,8 @@ from django.db import transaction
 from django.urls import reverse
 
 from accounts.admin import HistoryAdmin
-from waterbilling.commands import today
-from waterbilling.csvimport import identifier_validator
+from core.commands import today
+from core.csvimport import identifier_validator
 
 from .admin_imports import ReadingImportMixin
 from .models import Installation, Meter, Reading

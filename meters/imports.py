@@ -27,7 +27,7 @@ from __future__ import annotations
 from datetime import date
 from typing import TYPE_CHECKING
 
-from waterbilling.csvimport import ImportErrors, ImportResult, ImportSource, change_reason, csv_rows, import_source_read
+from core.csvimport import ImportErrors, ImportResult, ImportSource, change_reason, csv_rows, import_source_read
 
 from .services import FILE, READINGS_LAYOUT, readings_record
 

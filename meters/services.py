@@ -37,7 +37,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import OuterRef, ProtectedError, Subquery
 from simple_history.utils import bulk_create_with_history
 
-from waterbilling.csvimport import (
+from core.csvimport import (
     CHUNK_SIZE,
     CsvLayout,
     CsvRow,
@@ -50,7 +50,7 @@ from waterbilling.csvimport import (
     progress_bar,
     whole_number,
 )
-from waterbilling.errors import ApplicationError, Conflict, FieldError
+from core.errors import ApplicationError, Conflict, FieldError
 
 from . import rules
 from .models import Installation, Meter, Reading

@@ -19,8 +19,8 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from accounts.models import Account, PortalLink
-from waterbilling.db import lock_for_transaction
-from waterbilling.errors import ApplicationError, FieldError
+from core.db import lock_for_transaction
+from core.errors import ApplicationError, FieldError
 
 from .models import LinkFailure, SignUpCount
 

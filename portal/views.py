@@ -17,9 +17,9 @@ from django.views.decorators.http import require_POST
 from billing.charts import consumption_chart_svg
 from billing.pdf import bill_pdf_bytes
 from billing.utility import installed_utility
-from waterbilling.errors import ApplicationError
-from waterbilling.net import client_ip
-from waterbilling.ratelimit import rate_limit_hit
+from core.errors import ApplicationError
+from core.net import client_ip
+from core.ratelimit import rate_limit_hit
 
 from . import selectors, services
 from .forms import ChoosePasswordForm, LinkAccountForm, PaperlessForm, PortalPasswordResetForm, SignInForm, SignUpForm

@@ -53,10 +53,10 @@ def main() -> None:
     from django.db import connection, connections
 
     from accounts.models import Account
-    from billing.dates import add_months
     from billing.models import Bill, BillingException, BillingRun, BillLine, LedgerEntry
     from billing.services.runs import billing_run_create
-    from waterbilling.commands import today
+    from core.commands import today
+    from core.dates import add_months
 
     as_of = date.fromisoformat(args.as_of) if args.as_of else today()
     print(f"database: {connection.vendor} {connection.settings_dict['NAME']}")

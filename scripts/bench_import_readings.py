@@ -33,8 +33,8 @@ from django.core.management import call_command  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 
 from accounts.models import Account, Customer, Premises  # noqa: E402
+from core.commands import today  # noqa: E402
 from meters.models import Installation, Meter, Reading  # noqa: E402
-from waterbilling.commands import today  # noqa: E402
 
 BATCH = 5000
 DAYS_PER_READ = 30

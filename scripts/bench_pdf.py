@@ -36,7 +36,7 @@ def _setup_django(database: Path) -> None:
 def _build(accounts: int) -> None:
     from django.core.management import call_command
 
-    from billing.dates import add_months
+    from core.dates import add_months
 
     quiet = open(os.devnull, "w")  # noqa: SIM115 - for the whole build
     call_command("migrate", verbosity=0, stdout=quiet)

@@ -56,7 +56,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "waterbilling.middleware.RefuseNulMiddleware",
+    "core.middleware.RefuseNulMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -110,7 +110,7 @@ TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
 
 # Login throttling: five failures lock the username from that client address for 15 minutes (the
 # username alone would let anyone lock out anyone, the admin included).
-AXES_CLIENT_IP_CALLABLE = "waterbilling.net.client_ip"
+AXES_CLIENT_IP_CALLABLE = "core.net.client_ip"
 AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = 0.25
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
@@ -181,11 +181,11 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["waterbilling.permissions.StaffModelPermissions"],
+    "DEFAULT_PERMISSION_CLASSES": ["core.permissions.StaffModelPermissions"],
     # JSON in: the bulk endpoints take lists, which a form cannot carry.
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
-    "DEFAULT_SCHEMA_CLASS": "waterbilling.schema.ApiSchema",
-    "EXCEPTION_HANDLER": "waterbilling.api.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "core.schema.ApiSchema",
+    "EXCEPTION_HANDLER": "core.api.exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "waterbilling API",

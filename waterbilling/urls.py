@@ -3,7 +3,7 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from .permissions import StaffUnlessDebug
+from core.permissions import StaffUnlessDebug
 
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="portal:home", permanent=False)),
@@ -15,4 +15,4 @@ urlpatterns = [
          name="api-docs"),
 ]
 
-handler404 = "waterbilling.api.page_not_found"
+handler404 = "core.api.page_not_found"

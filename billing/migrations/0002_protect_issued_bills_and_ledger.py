@@ -7,7 +7,7 @@ application never tries otherwise — these triggers make sure nothing else can 
 
 from django.db import migrations
 
-from waterbilling.db import postgres_only_sql
+from core.db import postgres_only_sql
 
 FORWARD = """
 CREATE OR REPLACE FUNCTION billing_refuse_change() RETURNS trigger AS $$

@@ -2,7 +2,7 @@
 
 from django.db import migrations
 
-from waterbilling.db import postgres_only_sql
+from core.db import postgres_only_sql
 
 FUNCTION = """
 CREATE OR REPLACE FUNCTION billing_bill_issued_is_final() RETURNS trigger AS $$

@@ -12,10 +12,11 @@ from django.db import transaction
 from django.utils import timezone
 from djmoney.money import Money
 
-from waterbilling.errors import ApplicationError
+from core.clock import refuse_future
+from core.errors import ApplicationError
+from core.money import ADJUSTMENT_MAX
 
 from ..models import Adjustment, Bill, LedgerEntry
-from ..money import ADJUSTMENT_MAX
 from .penalties import penalties_correct_posted
 
 
@@ -31,8 +32,7 @@ def adjustment_create(*, bill: Bill, kind: str, amount: Decimal, reason: str, as
                                "wrong by more is voided and billed again", field="amount")
     if not reason.strip():
         raise ApplicationError("a correction needs a reason", field="reason")
-    if as_of > timezone.localdate():
-        raise ApplicationError(f"{as_of} is after today", field="adjusted_on")
+    refuse_future(as_of, field="adjusted_on", doing="corrected")
     if bill.status == Bill.Status.VOID:
         raise ApplicationError(f"bill {bill.number} is void", field="bill")
     label = Adjustment.Kind(kind).label

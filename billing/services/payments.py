@@ -15,7 +15,7 @@ from django.db.models.functions import Lower
 from djmoney.money import Money
 
 from accounts.models import Account
-from waterbilling.csvimport import (
+from core.csvimport import (
     CsvLayout,
     CsvRow,
     ImportErrors,
@@ -30,10 +30,10 @@ from waterbilling.csvimport import (
     iso_date_until,
     progress_bar,
 )
-from waterbilling.errors import Conflict
+from core.errors import Conflict
+from core.money import PAYMENT_MAX
 
 from ..models import LedgerEntry, Payment
-from ..money import PAYMENT_MAX
 from .penalties import penalties_correct_posted
 
 PAYMENTS_LAYOUT = CsvLayout(required=("account_no", "amount", "paid_on", "reference"))

@@ -20,14 +20,13 @@ from decimal import Decimal
 
 from django.db import transaction
 from django.db.models import Max
-from django.utils import timezone
 from djmoney.money import Money
 
 from accounts.models import Account
-from waterbilling.errors import ApplicationError
+from core.clock import refuse_future
+from core.money import ZERO
 
 from ..models import Bill, LedgerEntry
-from ..money import ZERO
 from ..penalties import BillTerms, penalties_owed
 from ..utility import installed_utility
 from .ledger import entries_for_accounts
@@ -58,8 +57,7 @@ def penalty_candidates(*, as_of: date) -> list[int]:
 
 def penalties_assess_due(*, as_of: date, progress=None) -> PenaltyResult:
     """``assess_penalties``: every penalty due on or before ``as_of``, exactly once, on the facts known."""
-    if as_of > timezone.localdate():
-        raise ApplicationError(f"{as_of} is after today; nothing is assessed in the future", field="date")
+    refuse_future(as_of, doing="assessed")
     result = PenaltyResult()
     ids = penalty_candidates(as_of=as_of)
     for start in range(0, len(ids), CHUNK):

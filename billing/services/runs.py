@@ -29,14 +29,15 @@ from django.utils import timezone
 from djmoney.money import Money
 
 from accounts.models import Account
+from core.clock import refuse_future
+from core.db import copy_rows, is_postgres, reserve_ids
+from core.errors import ApplicationError
+from core.money import ZERO
 from meters.models import Installation, Reading
 from meters.units import size_inches
-from waterbilling.db import copy_rows, is_postgres, reserve_ids
-from waterbilling.errors import ApplicationError
 
 from ..consumption import Problem, Read, Span, usage_for_bill
 from ..models import Bill, BillingException, BillingRun, BillingRunChunk, BillLine, LedgerEntry
-from ..money import ZERO
 from ..rating import EarlierBill, RatingError, RatingInput, rate_bill, year_so_far
 from ..signals import billing_chunk_due, billing_run_started, bills_issued
 from ..utility import installed_utility, sample_rates_refusal, schedule_in_force
@@ -59,13 +60,6 @@ class ChunkResult:
     warning: str = ""
 
 
-def _refuse_future(run_on: date) -> None:
-    today = timezone.localdate()
-    if run_on > today:
-        raise ApplicationError(f"{run_on} is after today ({today}); nothing is billed in the future "
-                               "(check the year)", field="date")
-
-
 def billing_candidates(*, run_on: date) -> list[int]:
     """Ids of accounts that may be due on ``run_on``: in a book billed that day, or with a monthly meter."""
     calendar = installed_utility().calendar
@@ -85,7 +79,7 @@ def billing_run_create(*, run_on: date, actor=None, chunk_size: int = CHUNK_SIZE
                        accept_sample_rates: bool = False) -> BillingRun:
     """A run for ``run_on``, refused while the rates in force are sample values on a real site unless
     ``accept_sample_rates``; the acceptance is recorded on the run when the rates were sample."""
-    _refuse_future(run_on)
+    refuse_future(run_on, doing="billed")
     schedule_row, _ = schedule_in_force(run_on)  # refuse early when no rates apply
     if refusal := sample_rates_refusal(on=run_on, accept_sample_rates=accept_sample_rates):
         raise ApplicationError(refusal, field="accept_sample_rates")
@@ -319,7 +313,7 @@ def billing_run_finish(*, run_id: int) -> None:
 def billing_run_preview(*, run_on: date, accept_sample_rates: bool = False) -> ChunkResult:
     """What a run would bill on ``run_on``, writing nothing. Rates a real run would refuse (sample values)
     are previewed anyway, with the refusal as the result's ``warning``."""
-    _refuse_future(run_on)
+    refuse_future(run_on, doing="billed")
     ids = billing_candidates(run_on=run_on)
     overall = ChunkResult(
         warning=sample_rates_refusal(on=run_on, accept_sample_rates=accept_sample_rates) if ids else "")

@@ -9,7 +9,7 @@ reading cannot be deleted. Its note may still be added to. The application refus
 
 from django.db import migrations
 
-from waterbilling.db import postgres_only_sql
+from core.db import postgres_only_sql
 
 FORWARD = """
 CREATE OR REPLACE FUNCTION meters_reading_billed_is_final() RETURNS trigger AS $$

@@ -1,18 +1,26 @@
-"""``{{ amount|dollars }}``: $1,234.56, and a credit as −$30.00 (a Decimal, Money or two-decimal string)."""
+"""``{{ amount|dollars }}``: $1,234.56, and a credit as −$30.00 (a Decimal, Money or two-decimal string);
+``{{ rate|rate }}``: 3.10, 0.0015. The same formatters as the bill PDF, the statement and the API."""
 
-from decimal import Decimal, InvalidOperation
+from decimal import InvalidOperation
 
 from django import template
+
+from core.money import fmt_dollars, fmt_rate
 
 register = template.Library()
 
 
 @register.filter
 def dollars(value) -> str:
-    amount = getattr(value, "amount", value)
     try:
-        amount = Decimal(str(amount))
-    except InvalidOperation:
+        return fmt_dollars(value)
+    except (InvalidOperation, ValueError, TypeError):
         return ""
-    text = f"${abs(amount):,.2f}"
-    return f"−{text}" if amount < 0 else text
+
+
+@register.filter
+def rate(value) -> str:
+    try:
+        return fmt_rate(value)
+    except (InvalidOperation, ValueError, TypeError):
+        return ""

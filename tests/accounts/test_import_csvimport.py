@@ -1,4 +1,4 @@
-"""The shared CSV import machinery (``waterbilling.csvimport``), without the database."""
+"""The shared CSV import machinery (``core.csvimport``), without the database."""
 
 import re
 from datetime import date
@@ -6,7 +6,7 @@ from decimal import Decimal
 
 import pytest
 
-from waterbilling.csvimport import (
+from core.csvimport import (
     CsvLayout,
     ImportErrors,
     ImportRejected,

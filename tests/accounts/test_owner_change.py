@@ -14,11 +14,11 @@ from accounts.models import Ownership, PortalLink
 from accounts.services import account_owner_change
 from billing import pdf
 from billing.models import Bill
+from core.errors import ApplicationError
 from portal.notify import bills_issued_notify
 from tests.billing.steps import read, run
 from tests.factories import CustomerFactory
 from tests.portal.conftest import billed_account, customer
-from waterbilling.errors import ApplicationError
 
 pytestmark = pytest.mark.django_db
 

@@ -7,9 +7,9 @@ from datetime import date
 from django.core.management import call_command
 
 from billing.services.payments import payments_post
+from core.csvimport import CsvRow
 from meters.models import Reading
 from tests.factories import AccountFactory, InstallationFactory, MeterFactory
-from waterbilling.csvimport import CsvRow
 
 
 def run(*args):

@@ -20,12 +20,12 @@ from djmoney.models.fields import MoneyField
 from rest_framework.test import APIClient
 
 from billing.models import Adjustment, Bill, LedgerEntry, Payment
-from billing.money import ADJUSTMENT_MAX, PAYMENT_MAX
 from billing.services.adjustments import adjustment_create
+from core.errors import ApplicationError
+from core.limits import MONEY_MAX
+from core.money import ADJUSTMENT_MAX, PAYMENT_MAX
 from tests.billing.steps import account_with_meter, pay, read, run, statement
 from tests.factories import clerk_user
-from waterbilling.errors import ApplicationError
-from waterbilling.limits import MONEY_MAX
 
 pytestmark = pytest.mark.django_db
 

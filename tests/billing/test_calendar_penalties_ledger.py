@@ -9,10 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from billing.calendars import calendar_for
-from billing.dates import add_months
 from billing.ledger import Entry, allocate
 from billing.penalties import penalty_scheme_for
 from billing.presets import PRESET_DIR, _jsonable
+from core.dates import add_months
 
 D = Decimal
 

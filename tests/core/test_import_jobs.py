@@ -17,12 +17,12 @@ from django.urls import reverse
 from rest_framework.test import APIClient
 
 from billing.models import Payment
+from core.csvimport import ImportErrors, ImportRejected
 from core.models import ImportJob
 from core.services import import_job_start
 from meters.models import Reading
 from tests.billing.steps import account_with_meter, run
 from tests.factories import clerk_user
-from waterbilling.csvimport import ImportErrors, ImportRejected
 
 pytestmark = pytest.mark.django_db
 

@@ -12,10 +12,10 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.urls import reverse
 
+from core.csvimport import ImportRejected
 from meters.imports import readings_import
 from meters.models import Meter, Reading
 from tests.factories import InstallationFactory, ReadingFactory
-from waterbilling.csvimport import ImportRejected
 
 AS_OF = "2026-06-30"
 HEADER = "meter_serial,read_date,reading,read_type\n"

@@ -11,13 +11,13 @@ from rest_framework.test import APIClient
 
 from billing.models import Bill
 from billing.services.adjustments import bill_void
+from core.csvimport import ImportRejected
+from core.errors import ApplicationError
 from meters.imports import readings_import
 from meters.models import Reading
 from meters.services import reading_change, reading_delete
 from tests.billing.test_runs import account_with_meter, read, run
 from tests.factories import clerk_user
-from waterbilling.csvimport import ImportRejected
-from waterbilling.errors import ApplicationError
 
 pytestmark = pytest.mark.django_db
 

@@ -25,7 +25,7 @@ def billed_account(*, book: int = 1, **kwargs):
 
 def pay(account, amount: str, on: str, reference: str, *, as_of: date) -> None:
     from billing.services.payments import payments_post
-    from waterbilling.csvimport import CsvRow
+    from core.csvimport import CsvRow
 
     payments_post(rows=[CsvRow(2, {"account_no": account.account_no, "amount": amount, "paid_on": on,
                                    "reference": reference})], as_of=as_of)

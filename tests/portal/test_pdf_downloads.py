@@ -10,8 +10,8 @@ from django.core.cache import cache
 from django.test import Client
 from django.urls import reverse
 
+from core import ratelimit
 from portal import views
-from waterbilling import ratelimit
 
 pytestmark = pytest.mark.django_db
 

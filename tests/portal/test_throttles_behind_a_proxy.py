@@ -8,10 +8,10 @@ from django.db import connection, connections
 from django.test import Client, RequestFactory
 from django.urls import reverse
 
+from core.errors import ApplicationError
+from core.net import client_ip
 from portal.models import LinkFailure
 from portal.services import LinkThrottled, account_link
-from waterbilling.errors import ApplicationError
-from waterbilling.net import client_ip
 
 from .conftest import PASSWORD, billed_account, customer
 

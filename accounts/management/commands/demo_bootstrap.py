@@ -15,7 +15,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from accounts.models import Account
-from waterbilling.commands import today
+from core.commands import today
 
 ADMIN_USERNAME = "admin"
 ADMIN_URL = "http://127.0.0.1:8000/admin/"

@@ -1,5 +1,5 @@
 from accounts.imports import ACCOUNTS_LAYOUT, accounts_import
-from waterbilling.csvimport import CsvImportCommand
+from core.csvimport import CsvImportCommand
 
 
 class Command(CsvImportCommand):

@@ -2,8 +2,8 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from billing.services.penalties import penalties_assess_due
-from waterbilling.commands import as_of_argument, parse_as_of
-from waterbilling.errors import ApplicationError
+from core.commands import as_of_argument, parse_as_of
+from core.errors import ApplicationError
 
 
 class Command(BaseCommand):

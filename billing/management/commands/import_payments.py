@@ -1,5 +1,5 @@
 from billing.services.payments import PAYMENTS_LAYOUT, payments_import
-from waterbilling.csvimport import CsvImportCommand
+from core.csvimport import CsvImportCommand
 
 
 class Command(CsvImportCommand):

@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from billing.services.nightly import nightly_run
-from waterbilling.commands import as_of_argument, parse_as_of
-from waterbilling.errors import ApplicationError
+from core.commands import as_of_argument, parse_as_of
+from core.errors import ApplicationError
 
 
 class Command(BaseCommand):

@@ -13,7 +13,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from billing.pdf import bills_pdf_render, book_bills
-from waterbilling.commands import as_of_argument, parse_as_of
+from core.commands import as_of_argument, parse_as_of
 
 
 class Command(BaseCommand):

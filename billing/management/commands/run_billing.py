@@ -15,8 +15,8 @@ from billing.services.runs import (
     billing_runs_sweep,
 )
 from billing.tasks import billing_run_dispatch, chunk_send
-from waterbilling.commands import as_of_argument, parse_as_of
-from waterbilling.errors import ApplicationError
+from core.commands import as_of_argument, parse_as_of
+from core.errors import ApplicationError
 
 POLL_SECONDS = 0.5
 

@@ -4,8 +4,8 @@ from accounts.roles import roles_install
 from billing.presets import preset_install
 from billing.services.nightly import nightly_schedule_install
 from billing.utility import sample_rates_refusal
-from waterbilling.commands import as_of_argument, parse_as_of
-from waterbilling.errors import ApplicationError
+from core.commands import as_of_argument, parse_as_of
+from core.errors import ApplicationError
 
 
 class Command(BaseCommand):

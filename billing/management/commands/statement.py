@@ -3,8 +3,8 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from billing.selectors import account_get, account_statement
-from waterbilling.commands import as_of_argument, parse_as_of
-from waterbilling.errors import ApplicationError
+from core.commands import as_of_argument, parse_as_of
+from core.errors import ApplicationError
 
 
 class Command(BaseCommand):

@@ -1,5 +1,5 @@
+from core.csvimport import CsvImportCommand
 from meters.imports import READINGS_LAYOUT, readings_import
-from waterbilling.csvimport import CsvImportCommand
 
 
 class Command(CsvImportCommand):

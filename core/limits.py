@@ -5,7 +5,7 @@ PostgreSQL refuses a larger amount with a numeric-overflow error. SQLite stores 
 every read of that row fails with ``decimal.InvalidOperation``: the account's statement, the portal and the
 penalty run for every account. So the bound is checked where values come in (the CSV parsers, the API, the
 admin forms), with a message a clerk can act on. Business bounds tighter than this one (a single payment, a
-memo) sit with the code they belong to (``billing.money``).
+memo) sit with the code they belong to (``core.money``).
 
 ``DATE_FLOOR``: nothing in a water utility's books is dated before 1900. A date before it is a mistyped year
 (``0026`` for ``2026``), and taking it would make a period of two thousand years.

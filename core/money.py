@@ -2,7 +2,7 @@
 
 from decimal import ROUND_HALF_UP, Decimal
 
-from waterbilling.limits import MONEY_MAX
+from core.limits import MONEY_MAX
 
 CENT = Decimal("0.01")
 ZERO = Decimal("0.00")
@@ -15,8 +15,8 @@ ZERO = Decimal("0.00")
 PAYMENT_MAX = Decimal("999999.99")
 ADJUSTMENT_MAX = Decimal("999999.99")
 
-__all__ = ["ADJUSTMENT_MAX", "CENT", "MONEY_MAX", "PAYMENT_MAX", "ZERO", "cents", "fmt_gallons", "per_thousand",
-           "percent_of"]
+__all__ = ["ADJUSTMENT_MAX", "CENT", "MONEY_MAX", "PAYMENT_MAX", "ZERO", "cents", "fmt_amount", "fmt_dollars",
+           "fmt_gallons", "fmt_rate", "per_thousand", "percent_of"]
 
 
 def cents(value: Decimal) -> Decimal:
@@ -30,6 +30,30 @@ def per_thousand(gallons: int | Decimal, rate_per_1000: Decimal) -> Decimal:
 
 def percent_of(amount: Decimal, percent: Decimal) -> Decimal:
     return cents(Decimal(amount) * Decimal(percent) / 100)
+
+
+def _amount(value) -> Decimal:
+    return Decimal(str(getattr(value, "amount", value)))
+
+
+def fmt_amount(value) -> str:
+    """An amount as data (the statement JSON, the API, CSV): ``1234.50``, two decimals, no grouping."""
+    return f"{_amount(value):.2f}"
+
+
+def fmt_dollars(value, *, signed: bool = True) -> str:
+    """An amount for people (the bill, the portal, the admin): ``$1,234.56``; a credit ``−$30.00``."""
+    amount = _amount(value)
+    text = f"${abs(amount):,.2f}"
+    return f"−{text}" if signed and amount < 0 else text
+
+
+def fmt_rate(value) -> str:
+    """A rate: at least two decimals, more only when the rate has them (``3.10``, ``0.0015``), never ``3.1``
+    or ``3.100000``."""
+    value = _amount(value)
+    text = f"{value.normalize():f}"
+    return f"{value:.2f}" if len(text.partition(".")[2]) <= 2 else text
 
 
 def fmt_gallons(gallons: int) -> str:

@@ -464,7 +464,7 @@ _dollars = dollars_at_most(MONEY_MAX, what="an amount")
 
 def dollars(value: str) -> Decimal:
     """A positive amount in dollars and cents: '12', '12.5', '1234.56' or '$1,234.56', at most what an amount
-    column holds (``waterbilling.limits.MONEY_MAX``). '12,50' is refused (a comma separates thousands only),
+    column holds (``core.limits.MONEY_MAX``). '12,50' is refused (a comma separates thousands only),
     and so are '1_000', '1e3' and digits other than 0-9."""
     return _dollars(value)
 

@@ -3,14 +3,12 @@
 from datetime import date
 
 from django.core.management.base import CommandError
-from django.utils import timezone
 
+from .clock import refuse_future, today
 from .dates import iso_date
+from .errors import ApplicationError
 
-
-def today() -> date:
-    """Today in the utility's time zone (America/New_York)."""
-    return timezone.localdate()
+__all__ = ["as_of_argument", "parse_as_of", "today"]
 
 
 def as_of_argument(parser) -> None:
@@ -25,8 +23,9 @@ def parse_as_of(value: str | None, *, allow_future: bool = False) -> date:
         parsed = iso_date(value)
     except ValueError as exc:
         raise CommandError(f"--date: {exc}") from None
-    if not allow_future and parsed > today():
-        raise CommandError(
-            f"--date: {parsed} is after today ({today()}); nothing is ever billed, assessed or recorded "
-            "in the future (check the year)")
+    if not allow_future:
+        try:
+            refuse_future(parsed)
+        except ApplicationError as exc:
+            raise CommandError(f"--date: {exc}") from None
     return parsed

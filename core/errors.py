@@ -27,7 +27,7 @@ class FieldError:
 
 class ApplicationError(Exception):
     """``errors`` lists the problems; ``unlisted`` counts more that were found but not listed (a file with
-    a million bad rows lists its first few hundred, see ``waterbilling.csvimport.ImportErrors``)."""
+    a million bad rows lists its first few hundred, see ``core.csvimport.ImportErrors``)."""
 
     status_code = 400
 

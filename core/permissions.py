@@ -1,6 +1,6 @@
 """Who may call the REST API (``REST_FRAMEWORK["DEFAULT_PERMISSION_CLASSES"]``).
 
-Kept apart from ``waterbilling.api``: DRF imports the permission class while ``rest_framework.views``
+Kept apart from ``core.api``: DRF imports the permission class while ``rest_framework.views``
 is still loading, so this module must not import it.
 """
 
