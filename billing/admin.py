@@ -35,9 +35,10 @@ from .models import (
     RateSchedule,
     Utility,
 )
+from .runs.exceptions import billing_exception_release
+from .runs.lifecycle import billing_run_start
 from .services.adjustments import adjustment_create, bill_void
 from .services.payments import PAYMENTS_LAYOUT, payment_amount, payments_post
-from .services.runs import billing_exception_release, billing_run_start
 from .utility import schedule_in_force
 
 

@@ -35,10 +35,10 @@ from meters.services import REQUEST, readings_record
 
 from .fees import fee_in_force, fee_quote, fees_in_force
 from .models import Bill, BillingRun, Payment
+from .runs.lifecycle import billing_run_start
 from .selectors import account_get, account_statement
 from .services.payments import PAYMENTS_LAYOUT, payments_post
 from .services.penalties import penalties_assess_due
-from .services.runs import billing_run_start
 
 PAGE = 100
 MAX_OFFSET = 1_000_000_000

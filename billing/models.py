@@ -136,7 +136,7 @@ class BillingRun(models.Model):
 
 class BillingRunChunk(models.Model):
     """Accounts a worker bills in one transaction. Who holds it and how often it was tried are recorded
-    here, so a chunk whose worker died is found and handed on (``billing.services.runs``)."""
+    here, so a chunk whose worker died is found and handed on (``billing.runs.lifecycle``)."""
 
     run = models.ForeignKey(BillingRun, on_delete=models.CASCADE, related_name="chunks")
     index = models.PositiveIntegerField()

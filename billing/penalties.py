@@ -21,7 +21,7 @@ from itertools import groupby
 from core.dates import add_months
 from core.money import ZERO, percent_of
 
-from .ledger import PENALTY_KINDS, PRINCIPAL_FIRST, Entry, Ledger, replay_order
+from .ledger.allocation import PENALTY_KINDS, PRINCIPAL_FIRST, Entry, Ledger, replay_order
 
 
 @dataclass(frozen=True)

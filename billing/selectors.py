@@ -11,10 +11,10 @@ from accounts.models import Account
 from core.errors import NotFound
 from core.money import ZERO, fmt_amount, fmt_rate
 
-from .ledger import PENALTY_KINDS, BillBalance, Entry, allocate
+from .ledger.allocation import PENALTY_KINDS, BillBalance, Entry, allocate
+from .ledger.selectors import account_balances, entries_for_accounts
 from .models import Bill, LedgerEntry, Payment
 from .penalties import BillTerms, penalties_owed
-from .services.ledger import account_balances, entries_for_accounts
 from .utility import installed_utility
 
 

@@ -11,7 +11,7 @@ from django.conf import settings
 # whether that worker may take it; a redelivered message while the lease holds does nothing.
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def billing_run_chunk(chunk_id: int) -> None:
-    from .services.runs import billing_run_chunk_execute
+    from .runs.lifecycle import billing_run_chunk_execute
 
     billing_run_chunk_execute(chunk_id=chunk_id)
 
@@ -25,7 +25,7 @@ def chunk_send(chunk_id: int) -> None:
 @shared_task
 def billing_run_dispatch(run_id: int) -> None:
     """Hand every chunk of a run that is due to the workers (all of a new run's)."""
-    from .services.runs import billing_run_hand_out
+    from .runs.lifecycle import billing_run_hand_out
 
     billing_run_hand_out(run_id=run_id, send=chunk_send)
 
@@ -33,7 +33,7 @@ def billing_run_dispatch(run_id: int) -> None:
 @shared_task
 def billing_runs_sweep() -> list[int]:
     """Every minute (beat): hand on the chunks of running runs whose worker is gone; returns the run ids."""
-    from .services.runs import billing_runs_sweep as sweep
+    from .runs.lifecycle import billing_runs_sweep as sweep
 
     return [run.pk for run in sweep(send=chunk_send)]
 

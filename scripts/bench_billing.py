@@ -32,7 +32,7 @@ def _worker_init():
 
 
 def _execute(chunk_id: int) -> int:
-    from billing.services.runs import billing_run_chunk_execute
+    from billing.runs.lifecycle import billing_run_chunk_execute
 
     billing_run_chunk_execute(chunk_id=chunk_id)
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -54,7 +54,7 @@ def main() -> None:
 
     from accounts.models import Account
     from billing.models import Bill, BillingException, BillingRun, BillLine, LedgerEntry
-    from billing.services.runs import billing_run_create
+    from billing.runs.lifecycle import billing_run_create
     from core.commands import today
     from core.dates import add_months
 

@@ -26,10 +26,10 @@ from accounts.models import Account
 from core.clock import refuse_future
 from core.money import ZERO
 
+from ..ledger.selectors import entries_for_accounts
 from ..models import Bill, LedgerEntry
 from ..penalties import BillTerms, penalties_owed
 from ..utility import installed_utility
-from .ledger import entries_for_accounts
 
 CHUNK = 500
 

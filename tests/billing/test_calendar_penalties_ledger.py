@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from billing.calendars import calendar_for
-from billing.ledger import Entry, allocate
+from billing.ledger.allocation import Entry, allocate
 from billing.penalties import penalty_scheme_for
 from billing.presets import PRESET_DIR, _jsonable
 from core.dates import add_months

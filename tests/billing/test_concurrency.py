@@ -8,8 +8,8 @@ import pytest
 from django.db import connection, connections
 
 from billing.models import Bill, LedgerEntry
+from billing.runs.lifecycle import billing_run_chunk_execute, billing_run_create
 from billing.services.penalties import penalties_assess_due
-from billing.services.runs import billing_run_chunk_execute, billing_run_create
 from tests.billing.steps import account_with_meter, read
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]

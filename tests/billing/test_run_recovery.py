@@ -15,9 +15,9 @@ from django.utils import timezone
 
 from billing import tasks
 from billing.models import Bill, BillingRun, BillingRunChunk
-from billing.services import runs
+from billing.runs import lifecycle as runs
+from billing.runs.lifecycle import billing_run_chunk_execute, billing_run_create
 from billing.services.nightly import nightly_run
-from billing.services.runs import billing_run_chunk_execute, billing_run_create
 from tests.billing.steps import account_with_meter, read
 from tests.factories import clerk_user
 

@@ -8,7 +8,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from billing.models import Bill, BillingException, BillingRun, BillLine, LedgerEntry
-from billing.services.runs import billing_exception_release, billing_run_chunk_execute, billing_run_create
+from billing.runs.exceptions import billing_exception_release
+from billing.runs.lifecycle import billing_run_chunk_execute, billing_run_create
 from meters.models import Installation, Reading
 from tests.billing.steps import account_with_meter, pay, read, run, statement
 from tests.factories import InstallationFactory, MeterFactory
@@ -326,11 +327,11 @@ def test_meter_upsized_mid_year_first_monthly_bill_carries_the_annual_minimum(mi
 
 def test_a_rating_with_no_lines_is_held_as_an_exception_not_issued(mineola, monkeypatch):
     from billing.rating import Rated
-    from billing.services import runs
+    from billing.runs import issue
 
     account, meter = account_with_meter(book=1)
     read(meter, date(2026, 1, 12), 1_062_500)
-    monkeypatch.setattr(runs, "rate_bill", lambda schedule, bill: Rated((), bill.gallons, False))
+    monkeypatch.setattr(issue, "rate_bill", lambda schedule, bill: Rated((), bill.gallons, False))
     out = run("run_billing", "--date", "2026-02-01")
     assert "0 bills issued" in out and "1 exceptions" in out
     assert not Bill.objects.exists() and not LedgerEntry.objects.exists()

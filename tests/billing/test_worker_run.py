@@ -17,7 +17,7 @@ from django.utils import timezone
 from accounts.models import Account
 from billing import tasks
 from billing.models import Bill, BillingRun, BillingRunChunk
-from billing.services.runs import billing_run_create, billing_run_start
+from billing.runs.lifecycle import billing_run_create, billing_run_start
 from tests.billing.steps import account_with_meter, read
 
 

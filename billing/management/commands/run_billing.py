@@ -6,7 +6,7 @@ from django.db.models import Sum
 from tqdm import tqdm
 
 from billing.models import BillingRun
-from billing.services.runs import (
+from billing.runs.lifecycle import (
     CHUNK_SIZE,
     billing_run_chunk_execute,
     billing_run_create,

@@ -3,9 +3,9 @@
 from collections import defaultdict
 from datetime import date
 
-from ..ledger import AccountBalance, Entry, allocate
 from ..models import LedgerEntry
 from ..utility import payment_order
+from .allocation import AccountBalance, Entry, allocate
 
 
 def entries_for_accounts(account_ids, *, through: date | None = None) -> dict[int, list[Entry]]:

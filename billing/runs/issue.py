@@ -1,0 +1,271 @@
+"""Issuing bills for a chunk of accounts: load their facts in a few queries, plan each bill in Python, write
+bills, lines and ledger entries in bulk (COPY on PostgreSQL)."""
+
+
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import date
+from decimal import Decimal
+
+from django.db.models import Q
+from django.utils import timezone
+from djmoney.money import Money
+
+from accounts.models import Account
+from core.db import copy_rows, is_postgres, reserve_ids
+from core.money import ZERO
+from meters.models import Installation, Reading
+from meters.units import size_inches
+
+from ..consumption import Problem, Read, Span, usage_for_bill
+from ..models import Bill, BillingException, BillingRun, BillLine, LedgerEntry
+from ..rating import EarlierBill, RatingError, RatingInput, rate_bill, year_so_far
+from ..utility import installed_utility, schedule_in_force
+
+HIGH_USAGE_FACTOR = 4
+
+
+@dataclass
+class ChunkResult:
+    bills: int = 0
+    already_billed: int = 0
+    exceptions: int = 0
+    total: Decimal = ZERO
+    new_bills: list = field(default_factory=list)
+    new_exceptions: list = field(default_factory=list)
+    warning: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class AccountRow:
+    id: int
+    account_no: str
+    book: int
+    category: str
+    sprinkler_supply_inches: str
+    owner_name: str
+    owner_address: str
+
+
+@dataclass(slots=True)
+class NewBill:
+    """A bill rated in a run, before it is written (plain data: thousands are built per chunk)."""
+
+    number: str
+    public_id: uuid.UUID
+    account_id: int
+    run_id: int | None
+    frequency: str
+    bill_date: date
+    issued_on: date
+    recipient_name: str
+    recipient_address: str
+    due_date: date
+    period_start: date
+    period_end: date
+    gallons: int
+    schedule_gallons: int
+    includes_annual_minimum: bool
+    start_reading_id: int
+    end_reading_id: int
+    estimated: bool
+    rate_schedule_id: int
+    total: Decimal
+    pk: int | None = None
+
+    def fields(self) -> dict:
+        return {name: getattr(self, name) for name in self.__slots__ if name not in ("total", "pk")}
+
+
+def _bill_number(run_on: date, account_no: str, voided: int) -> str:
+    return f"{run_on:%Y%m}-{account_no}" + (f"-{voided + 1}" if voided else "")
+
+
+def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | None, persist: bool) -> ChunkResult:
+    """Rate and (when ``persist``) issue the bills due on ``run_on`` for these accounts."""
+    installed = installed_utility()
+    calendar = installed.calendar
+    schedule_row, schedule = schedule_in_force(run_on)
+    result = ChunkResult()
+
+    # Lock the chunk's accounts in id order (a concurrent run waits here, then sees our bills).
+    account_rows = Account.objects.filter(id__in=account_ids).order_by("id")
+    if persist:
+        account_rows = account_rows.select_for_update(of=("self",))
+    accounts = [AccountRow(*row) for row in account_rows.values_list(
+        "id", "account_no", "book", "category", "sprinkler_supply_inches", "owner__name",
+        "owner__mailing_address")]
+    billed = set(Bill.objects.filter(account_id__in=account_ids, bill_date=run_on)
+                 .exclude(status=Bill.Status.VOID).values_list("account_id", flat=True))
+    # A bill replacing a voided one is issued when the void was recorded (not before), and is due by the
+    # calendar's rule from that day: the customer gets the full term to pay the corrected amount.
+    voided: dict[int, int] = defaultdict(int)
+    voided_on: dict[int, date] = {}
+    for account_id, void_posted_on in LedgerEntry.objects.filter(
+            account_id__in=account_ids, kind=LedgerEntry.Kind.VOID, bill__bill_date=run_on).values_list(
+            "account_id", "posted_on"):
+        voided[account_id] += 1
+        voided_on[account_id] = max(void_posted_on, voided_on.get(account_id, run_on))
+    released = set(BillingException.objects.filter(
+        account_id__in=account_ids, bill_date=run_on, status=BillingException.Status.RELEASED,
+        kind=BillingException.Kind.HIGH_USAGE).values_list("account_id", flat=True))
+
+    spans: dict[int, list[Span]] = defaultdict(list)
+    for account_id, meter_id, installed_on, removed_on, unit, size in Installation.objects.filter(
+            account_id__in=account_ids).values_list("account_id", "meter_id", "installed_on", "removed_on",
+                                                    "meter__unit", "meter__size").order_by("installed_on"):
+        spans[account_id].append(Span(meter_id, installed_on, removed_on, unit, size))
+
+    earlier: dict[int, list[dict]] = defaultdict(list)
+    for row in Bill.objects.filter(account_id__in=account_ids, bill_date__lt=run_on).exclude(
+            status=Bill.Status.VOID).order_by("bill_date").values(
+            "account_id", "bill_date", "frequency", "period_start", "period_end", "gallons", "schedule_gallons",
+            "includes_annual_minimum", "end_reading_id"):
+        earlier[row["account_id"]].append(row)
+
+    window = calendar.cycle(book=1, frequency="semiannual", bill_date=run_on).read_window
+    meter_ids = {s.meter_id for spans_ in spans.values() for s in spans_}
+    readings: dict[int, list[Read]] = defaultdict(list)
+    end_ids = {b[-1]["end_reading_id"] for b in earlier.values() if b}
+    for rid, meter_id, read_on, value, read_type in Reading.objects.filter(
+            Q(meter_id__in=meter_ids, read_on__lte=window[1]) | Q(id__in=end_ids)).order_by(
+            "read_on").values_list("id", "meter_id", "read_on", "value", "read_type"):
+        readings[meter_id].append(Read(rid, meter_id, read_on, value, read_type))
+    by_id = {r.id: r for reads in readings.values() for r in reads}
+
+    new_bills: list[NewBill] = []
+    rated_lines: list[tuple] = []
+    exceptions: list[BillingException] = []
+    resolved: list[int] = []
+    for account in accounts:
+        account_spans = spans.get(account.id, [])
+        current = [s for s in account_spans if s.installed_on <= window[1]
+                   and (s.removed_on is None or s.removed_on > window[1])]
+        if not current:
+            continue
+        frequency = calendar.frequency_for(max((s.size for s in current), key=size_inches))
+        if not calendar.is_due(book=account.book, frequency=frequency, on=run_on):
+            continue
+        if account.id in billed:
+            result.already_billed += 1
+            continue
+        history = earlier.get(account.id, [])
+        previous = history[-1] if history else None
+        usage = usage_for_bill(
+            installations=account_spans, readings=readings, window=window,
+            previous_end=by_id.get(previous["end_reading_id"]) if previous else None,
+            previous_period_end=previous["period_end"] if previous else None)
+        if isinstance(usage, Problem):
+            exceptions.append(BillingException(account_id=account.id, bill_date=run_on, kind=usage.kind,
+                                               detail=usage.detail, run=run))
+            continue
+        cycle = calendar.cycle(book=account.book, frequency=frequency, bill_date=run_on)
+        period_days = max((usage.end.read_on - usage.start.read_on).days, 1)
+        if history and account.id not in released:
+            past_days = sum(max((b["period_end"] - b["period_start"]).days, 1) for b in history)
+            past_gallons = sum(b["gallons"] for b in history)
+            if usage.gallons * past_days > HIGH_USAGE_FACTOR * past_gallons * period_days:
+                average = past_gallons / past_days
+                exceptions.append(BillingException(
+                    account_id=account.id, bill_date=run_on, kind=BillingException.Kind.HIGH_USAGE, run=run,
+                    detail=f"{usage.gallons:,} gal in {period_days} days ({usage.gallons / period_days:,.0f} "
+                           f"gal/day) is over {HIGH_USAGE_FACTOR}× the average of {average:,.0f} gal/day on "
+                           f"earlier bills; held for review"))
+                continue
+        in_year = [b for b in history if b["bill_date"] >= cycle.billable_year_start]
+        annual_minimum_charged, year_to_date_gallons = year_so_far(
+            EarlierBill(b["frequency"], b["includes_annual_minimum"], b["schedule_gallons"]) for b in in_year)
+        try:
+            rated = rate_bill(schedule, RatingInput(
+                frequency=frequency, category=account.category, gallons=usage.gallons,
+                meter_size=max((s.size for s in current), key=size_inches),
+                annual_minimum_charged=annual_minimum_charged, year_to_date_gallons=year_to_date_gallons,
+                sprinkler_supply_inches=account.sprinkler_supply_inches, first_bill_of_year=not in_year))
+        except RatingError as exc:
+            exceptions.append(BillingException(account_id=account.id, bill_date=run_on,
+                                               kind=BillingException.Kind.RATING, detail=str(exc), run=run))
+            continue
+        if not rated.lines:
+            # A bill with no lines is never issued (ORDINANCES.md, Mineola § 45.29 C): it would charge
+            # nothing and explain nothing. A clerk looks at it instead.
+            exceptions.append(BillingException(
+                account_id=account.id, bill_date=run_on, kind=BillingException.Kind.RATING, run=run,
+                detail=f"rating {usage.gallons:,} gal on a {frequency} bill gave no lines under the schedule "
+                       f"effective {schedule_row.effective_on}; a bill with no lines is never issued"))
+            continue
+        total = rated.total
+        issued_on = voided_on.get(account.id, run_on)
+        new_bills.append(NewBill(
+            number=_bill_number(run_on, account.account_no, voided[account.id]), public_id=uuid.uuid4(),
+            account_id=account.id, run_id=run.pk if run else None, frequency=frequency, bill_date=run_on,
+            issued_on=issued_on, due_date=calendar.due_date(issued_on),
+            recipient_name=account.owner_name, recipient_address=account.owner_address,
+            period_start=usage.start.read_on, period_end=usage.end.read_on,
+            gallons=usage.gallons, schedule_gallons=rated.schedule_gallons,
+            includes_annual_minimum=rated.includes_annual_minimum, start_reading_id=usage.start.id,
+            end_reading_id=usage.end.id, estimated=usage.estimated, rate_schedule_id=schedule_row.pk,
+            total=total))
+        rated_lines.append(rated.lines)
+        resolved.append(account.id)
+        result.bills += 1
+        result.total += total
+
+    result.exceptions = len(exceptions)
+    result.new_exceptions = exceptions
+    if not persist:
+        return result
+
+    _bills_write(new_bills, rated_lines)
+    BillingException.objects.bulk_create(exceptions, ignore_conflicts=True)
+    if resolved:
+        BillingException.objects.filter(account_id__in=resolved, bill_date=run_on,
+                                        status=BillingException.Status.OPEN).update(status=BillingException.Status.RESOLVED,
+                                                            resolved_at=timezone.now())
+    result.new_bills = new_bills
+    return result
+
+
+def _bills_write(bills: list["NewBill"], lines_per_bill: list[tuple]) -> None:
+    """Write the bills, their lines and their ledger entries: COPY on PostgreSQL, bulk_create elsewhere."""
+    now = timezone.now()
+    if is_postgres():
+        for bill, bill_id in zip(bills, reserve_ids(Bill, len(bills)), strict=True):
+            bill.pk = bill_id
+    else:
+        created = Bill.objects.bulk_create([Bill(**bill.fields(), total=Money(bill.total, "USD")) for bill in bills],
+                                           batch_size=2000)
+        for bill, row in zip(bills, created, strict=True):
+            bill.pk = row.pk
+    lines, entries = [], []
+    for bill, bill_lines in zip(bills, lines_per_bill, strict=True):
+        for position, line in enumerate(bill_lines, start=1):
+            lines.append((bill.pk, position, line.kind, line.description, line.citation, line.quantity, line.rate,
+                          line.amount, "USD"))
+        entries.append((bill.account_id, bill.pk, LedgerEntry.Kind.WATER.value, bill.issued_on, bill.total,
+                        "USD", bill_lines[0].citation if bill_lines else "", f"Bill {bill.number}", now))
+    line_columns = ("bill_id", "position", "kind", "description", "citation", "quantity", "rate", "amount",
+                    "amount_currency")
+    entry_columns = ("account_id", "bill_id", "kind", "posted_on", "amount", "amount_currency", "citation",
+                     "description", "created_at")
+    if is_postgres():
+        bill_columns = ("id", "number", "public_id", "account_id", "run_id", "status", "frequency", "bill_date",
+                        "issued_on", "recipient_name", "recipient_address", "due_date", "period_start",
+                        "period_end", "gallons", "schedule_gallons",
+                        "includes_annual_minimum", "start_reading_id", "end_reading_id", "estimated",
+                        "rate_schedule_id", "total", "total_currency", "created_at", "void_reason", "void_description",
+                        "pdf")
+        copy_rows(Bill, bill_columns, [
+            (b.pk, b.number, b.public_id, b.account_id, b.run_id, Bill.Status.ISSUED.value, b.frequency, b.bill_date,
+             b.issued_on, b.recipient_name, b.recipient_address, b.due_date, b.period_start, b.period_end,
+             b.gallons, b.schedule_gallons,
+             b.includes_annual_minimum, b.start_reading_id, b.end_reading_id, b.estimated, b.rate_schedule_id,
+             b.total, "USD", now, "", "", "")
+            for b in bills])
+        copy_rows(BillLine, line_columns, lines)
+        copy_rows(LedgerEntry, entry_columns, entries)
+    else:
+        BillLine.objects.bulk_create([BillLine(**dict(zip(line_columns, row, strict=True))) for row in lines],
+                                     batch_size=5000)
+        LedgerEntry.objects.bulk_create([LedgerEntry(**dict(zip(entry_columns, row, strict=True)))
+                                         for row in entries], batch_size=5000)
