@@ -38,7 +38,7 @@ from .models import (
 from .runs.exceptions import billing_exception_release
 from .runs.lifecycle import billing_run_start
 from .services.adjustments import adjustment_create, bill_void
-from .services.payments import PAYMENTS_LAYOUT, payment_amount, payments_post
+from .services.payments import PAYMENTS_LAYOUT, payment_amount, payments_rows_post
 from .utility import schedule_in_force
 
 
@@ -461,7 +461,7 @@ class PaymentAdmin(CsvImportAdminMixin, SimpleHistoryAdmin):
                                                for k in PAYMENTS_LAYOUT.columns})
                     for i, f in enumerate(formset.forms) if f.has_changed() and not f.is_blank()]
             try:
-                result = payments_post(rows=rows, as_of=today(), actor=request.user, source="counter")
+                result = payments_rows_post(rows=rows, as_of=today(), actor=request.user, source="counter")
             except ApplicationError as exc:
                 errors = exc.errors
             else:

@@ -37,7 +37,7 @@ from .fees import fee_in_force, fee_quote, fees_in_force
 from .models import Bill, BillingRun, Payment
 from .runs.lifecycle import billing_run_start
 from .selectors import account_get, account_statement
-from .services.payments import PAYMENTS_LAYOUT, payments_post
+from .services.payments import PAYMENTS_LAYOUT, payments_rows_post
 from .services.penalties import penalties_assess_due
 
 PAGE = 100
@@ -406,7 +406,7 @@ class PaymentListCreate(APIView):
         rows = [CsvRow(line=i, values={k: str(item[k]) for k in PAYMENTS_LAYOUT.columns})
                 for i, item in enumerate(items)]
         try:
-            result = payments_post(rows=rows, as_of=timezone.localdate(), actor=request.user, source="api")
+            result = payments_rows_post(rows=rows, as_of=timezone.localdate(), actor=request.user, source="api")
         except ApplicationError as exc:
             exc.errors = [FieldError(field=f"[{e.line}].{e.field}" if many else e.field, message=e.message)
                           for e in exc.errors]

@@ -8,6 +8,7 @@ from decimal import Decimal
 from django.db import transaction
 from djmoney.money import Money
 
+from .ledger.posting import Posting, ledger_post_many, payment_source
 from .models import Bill, LedgerEntry, Payment
 
 
@@ -37,8 +38,8 @@ def demo_payments_create(*, as_of: date, seed: int = 45) -> int:
                                 reference=reference, source="demo"))
     Payment.objects.bulk_create(payments, batch_size=2000)
     for p in Payment.objects.filter(source="demo", entry__isnull=True):
-        entries.append(LedgerEntry(account_id=p.account_id, kind=LedgerEntry.Kind.PAYMENT, posted_on=p.paid_on,
-                                   amount=Money(-p.amount.amount, "USD"), payment=p,
-                                   description=f"Payment {p.reference}"))
-    LedgerEntry.objects.bulk_create(entries, batch_size=2000)
+        entries.append(Posting(account_id=p.account_id, kind=LedgerEntry.Kind.PAYMENT, posted_on=p.paid_on,
+                               amount=-p.amount.amount, source=payment_source(p.pk), payment_id=p.pk,
+                               description=f"Payment {p.reference}"))
+    ledger_post_many(entries)
     return len(payments)

@@ -324,7 +324,8 @@ class Adjustment(models.Model):
 
 
 class LedgerEntry(models.Model):
-    """Append-only. Debits (charges, penalties, fees, debit memos) are positive; credits negative."""
+    """Append-only. Debits (charges, fees, fines, penalties, interest, debit memos) are positive; credits
+    negative. Written only by ``billing.ledger.posting``."""
 
     class Kind(models.TextChoices):
         WATER = "water", "Water charge"
@@ -335,12 +336,16 @@ class LedgerEntry(models.Model):
         DEBIT = "debit", "Debit memo"
         VOID = "void", "Bill voided"
         PENALTY_CORRECTION = "penalty_correction", "Penalty corrected"
+        INTEREST = "interest", "Interest"
+        FINE = "fine", "Fine"
 
     account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="ledger")
     bill = models.ForeignKey(Bill, null=True, blank=True, on_delete=models.PROTECT, related_name="ledger")
     kind = models.CharField(max_length=20, choices=Kind.choices)
     posted_on = models.DateField()
     amount = money_field()
+    source = models.CharField(max_length=80, help_text="The fact this entry records (bill:12, charge:3, payment:7, "
+                                                      "bill:12@2026-05-02 …); one entry per source and kind.")
     citation = models.CharField(max_length=80, blank=True)
     description = models.CharField(max_length=200, blank=True)
     payment = models.OneToOneField(Payment, null=True, blank=True, on_delete=models.PROTECT, related_name="entry")
@@ -357,16 +362,16 @@ class LedgerEntry(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["bill", "posted_on"], condition=Q(kind="penalty"),
                                     name="one_penalty_per_bill_per_date"),
-            models.UniqueConstraint(fields=["bill", "kind"], condition=Q(kind__in=["water", "fee", "void"]),
-                                    name="one_charge_entry_per_bill_kind"),
+            models.UniqueConstraint(fields=["source", "kind"], name="one_entry_per_source_and_kind"),
+            models.CheckConstraint(condition=~Q(source=""), name="ledger_entry_has_source"),
             models.CheckConstraint(
-                condition=(Q(kind__in=["water", "fee", "penalty", "debit"], amount__gte=0)
+                condition=(Q(kind__in=["water", "fee", "fine", "penalty", "interest", "debit"], amount__gte=0)
                            | Q(kind__in=["payment", "credit", "void"], amount__lte=0)
                            | Q(kind="penalty_correction")),
                 name="ledger_sign_matches_kind"),
             models.CheckConstraint(condition=~Q(kind="payment") | Q(payment__isnull=False),
                                    name="payment_entry_has_payment"),
-            models.CheckConstraint(condition=~Q(kind="penalty") | Q(bill__isnull=False),
+            models.CheckConstraint(condition=~Q(kind__in=["penalty", "interest"]) | Q(bill__isnull=False),
                                    name="penalty_entry_has_bill"),
             models.CheckConstraint(condition=(~Q(kind="penalty_correction")
                                               | Q(bill__isnull=False, corrects__isnull=False)),

@@ -38,13 +38,15 @@ CATEGORIES = ("penalty", "fee", "water")
 # Order when a bill's own credit (memo, void) applies: the charges first.
 CREDIT_ORDER = ("water", "fee", "penalty")
 # Charges by the category they add to; a penalty correction adds (usually a negative amount) to penalties.
-CATEGORY = {"water": "water", "fee": "fee", "debit": "fee", "penalty": "penalty", "penalty_correction": "penalty"}
-PENALTY_KINDS = ("penalty", "penalty_correction")
+CATEGORY = {"water": "water", "fee": "fee", "fine": "fee", "debit": "fee", "penalty": "penalty",
+            "interest": "penalty", "penalty_correction": "penalty"}
+# Late charges: owed because of when principal was paid, never principal themselves.
+PENALTY_KINDS = ("penalty", "interest", "penalty_correction")
 
 
 @dataclass(frozen=True)
 class Entry:
-    kind: str  # water, fee, penalty, penalty_correction, debit, payment, credit, void
+    kind: str  # water, fee, fine, penalty, interest, penalty_correction, debit, payment, credit, void
     posted_on: date
     amount: Decimal
     bill_key: tuple | None = None  # (bill_date, bill_id) orders bills oldest first; None = not on a bill

@@ -19,6 +19,7 @@ from meters.models import Installation, Reading
 from meters.units import size_inches
 
 from ..consumption import Problem, Read, Span, usage_for_bill
+from ..ledger.posting import Posting, bill_source, ledger_post_many
 from ..models import Bill, BillingException, BillingRun, BillLine, LedgerEntry
 from ..rating import EarlierBill, RatingError, RatingInput, rate_bill, year_so_far
 from ..utility import installed_utility, schedule_in_force
@@ -242,12 +243,12 @@ def _bills_write(bills: list["NewBill"], lines_per_bill: list[tuple]) -> None:
         for position, line in enumerate(bill_lines, start=1):
             lines.append((bill.pk, position, line.kind, line.description, line.citation, line.quantity, line.rate,
                           line.amount, "USD"))
-        entries.append((bill.account_id, bill.pk, LedgerEntry.Kind.WATER.value, bill.issued_on, bill.total,
-                        "USD", bill_lines[0].citation if bill_lines else "", f"Bill {bill.number}", now))
+        entries.append(Posting(account_id=bill.account_id, kind=LedgerEntry.Kind.WATER.value,
+                               posted_on=bill.issued_on, amount=bill.total, source=bill_source(bill.pk),
+                               bill_id=bill.pk, citation=bill_lines[0].citation if bill_lines else "",
+                               description=f"Bill {bill.number}"))
     line_columns = ("bill_id", "position", "kind", "description", "citation", "quantity", "rate", "amount",
                     "amount_currency")
-    entry_columns = ("account_id", "bill_id", "kind", "posted_on", "amount", "amount_currency", "citation",
-                     "description", "created_at")
     if is_postgres():
         bill_columns = ("id", "number", "public_id", "account_id", "run_id", "status", "frequency", "bill_date",
                         "issued_on", "recipient_name", "recipient_address", "due_date", "period_start",
@@ -263,9 +264,7 @@ def _bills_write(bills: list["NewBill"], lines_per_bill: list[tuple]) -> None:
              b.total, "USD", now, "", "", "")
             for b in bills])
         copy_rows(BillLine, line_columns, lines)
-        copy_rows(LedgerEntry, entry_columns, entries)
     else:
         BillLine.objects.bulk_create([BillLine(**dict(zip(line_columns, row, strict=True))) for row in lines],
                                      batch_size=5000)
-        LedgerEntry.objects.bulk_create([LedgerEntry(**dict(zip(entry_columns, row, strict=True)))
-                                         for row in entries], batch_size=5000)
+    ledger_post_many(entries, fresh=True)

@@ -16,6 +16,7 @@ from core.clock import refuse_future
 from core.errors import ApplicationError
 from core.money import ADJUSTMENT_MAX
 
+from ..ledger.posting import Posting, adjustment_source, bill_source, ledger_post
 from ..models import Adjustment, Bill, LedgerEntry
 from .penalties import penalties_correct_posted
 
@@ -41,9 +42,9 @@ def adjustment_create(*, bill: Bill, kind: str, amount: Decimal, reason: str, as
                                            amount=Money(amount, "USD"), adjusted_on=as_of, reason=reason,
                                            description=description[:200], created_by=actor)
     sign = -1 if kind == Adjustment.Kind.CREDIT else 1
-    LedgerEntry.objects.create(account_id=bill.account_id, bill=bill, kind=kind, posted_on=as_of,
-                               amount=Money(sign * amount, "USD"), adjustment=adjustment,
-                               description=description[:200])
+    ledger_post(Posting(account_id=bill.account_id, bill_id=bill.pk, kind=kind, posted_on=as_of,
+                        amount=sign * amount, source=adjustment_source(adjustment.pk), adjustment_id=adjustment.pk,
+                        description=description))
     penalties_correct_posted(account_ids=[bill.account_id], after={bill.account_id: as_of})
     return adjustment
 
@@ -60,8 +61,8 @@ def bill_void(*, bill: Bill, reason: str, as_of: date, actor, description: str =
     description = (description.strip() or f"Bill {bill.number} voided; a corrected bill replaces it")[:200]
     Bill.objects.filter(pk=bill.pk).update(status=Bill.Status.VOID, voided_at=timezone.now(), voided_by=actor,
                                            void_reason=reason, void_description=description)
-    LedgerEntry.objects.create(account_id=bill.account_id, bill=bill, kind=LedgerEntry.Kind.VOID, posted_on=as_of,
-                               amount=Money(-bill.total.amount, "USD"), description=description)
+    ledger_post(Posting(account_id=bill.account_id, bill_id=bill.pk, kind=LedgerEntry.Kind.VOID, posted_on=as_of,
+                        amount=-bill.total.amount, source=bill_source(bill.pk), description=description))
     # The voided bill's penalties go with it (corrected on their own days); the next run bills it again.
     penalties_correct_posted(account_ids=[bill.account_id])
     bill.refresh_from_db()

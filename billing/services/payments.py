@@ -1,6 +1,7 @@
 """Posting payments: one at a time at the counter, a batch from the admin, or a file from the bank.
 
-Every path goes through ``payments_post``: all or nothing, every bad row named. A payment reference is
+Every path parses into ``PaymentIn`` and goes through ``payments_post`` (``payment_post`` for one): all
+or nothing, every bad row named. A payment reference is
 unique whatever its case — a clerk retyping "chk-100" for "CHK-100" means the same check: the same
 reference again is skipped when it is the same payment (same account and amount), and refused when it
 differs; the database's unique key on the lower-cased reference keeps that true under concurrency.
@@ -15,6 +16,7 @@ from django.db.models.functions import Lower
 from djmoney.money import Money
 
 from accounts.models import Account
+from core.clock import refuse_future
 from core.csvimport import (
     CsvLayout,
     CsvRow,
@@ -30,9 +32,10 @@ from core.csvimport import (
     iso_date_until,
     progress_bar,
 )
-from core.errors import Conflict
+from core.errors import ApplicationError, Conflict
 from core.money import PAYMENT_MAX
 
+from ..ledger.posting import Posting, ledger_post, payment_source
 from ..models import LedgerEntry, Payment
 from .penalties import penalties_correct_posted
 
@@ -49,15 +52,19 @@ def reference_key(reference: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class PaymentIn:
+    """A payment as every path hands it over: a file row, a row of the admin's batch page, an API item.
+    ``line`` says where it came from, for the error messages."""
+
     account_no: str
     amount: Decimal
     paid_on: date
     reference: str
+    line: int = 0
 
 
 def payments_parse(rows: list[CsvRow], *, as_of: date, errors: ImportErrors,
-                   progress: Progress = False) -> list[tuple[int, PaymentIn]]:
-    """Rows (from a file or the batch page) to payments; problems go to ``errors`` by line and column."""
+                   progress: Progress = False) -> list[PaymentIn]:
+    """Rows (from a file, the batch page or the API) to payments; problems go to ``errors`` by line and column."""
     parsed = []
     paid_on_parse = iso_date_until(as_of)
     for row in progress_bar(rows, enabled=progress, desc="checking payments", total=len(rows)):
@@ -67,26 +74,51 @@ def payments_parse(rows: list[CsvRow], *, as_of: date, errors: ImportErrors,
         paid_on = errors.parse(row, "paid_on", paid_on_parse)
         reference = errors.parse(row, "reference", _reference)
         if len(errors) == before:
-            parsed.append((row.line, PaymentIn(account_no, amount, paid_on, reference)))
+            parsed.append(PaymentIn(account_no, amount, paid_on, reference, line=row.line))
     return parsed
 
 
-def payments_post(*, rows: list[CsvRow], as_of: date, actor=None, source: str = "import",
-                  progress: Progress = False) -> ImportResult:
-    """Post payments all or nothing; a reference already posted for the same payment is skipped."""
+def payments_rows_post(*, rows: list[CsvRow], as_of: date, actor=None, source: str,
+                       progress: Progress = False) -> ImportResult:
+    """Parse rows, then post them with ``payments_post``: every bad row is named, and nothing is posted
+    unless all are good."""
     errors = ImportErrors(columns=PAYMENTS_LAYOUT.columns)
     parsed = payments_parse(rows, as_of=as_of, errors=errors, progress=progress)
+    return payments_post(payments=parsed, actor=actor, source=source, errors=errors)
+
+
+def payment_post(*, account_no: str, amount: Decimal, paid_on: date, reference: str, actor=None,
+                 source: str = "counter") -> ImportResult:
+    """One payment (the counter, a test): the same checks and posting as a batch of one."""
+    return payments_post(payments=[PaymentIn(account_no, amount, paid_on, reference)], actor=actor, source=source)
+
+
+def payments_post(*, payments: list[PaymentIn], actor=None, source: str,
+                  errors: ImportErrors | None = None) -> ImportResult:
+    """Post payments all or nothing; a reference already posted for the same payment is skipped.
+
+    ``errors`` may already hold what parsing found; every problem is reported together, and any problem
+    posts nothing."""
+    errors = errors if errors is not None else ImportErrors(columns=PAYMENTS_LAYOUT.columns)
     accounts: dict[str, int] = {}
-    for chunk in chunked(sorted({p.account_no for _, p in parsed})):
+    for chunk in chunked(sorted({p.account_no for p in payments})):
         accounts.update(Account.objects.filter(account_no__in=chunk).values_list("account_no", "id"))
     posted: dict[str, tuple[str, str, Decimal]] = {}
-    for chunk in chunked(sorted({reference_key(p.reference) for _, p in parsed})):
+    for chunk in chunked(sorted({reference_key(p.reference) for p in payments})):
         for reference, account_no, amount in Payment.objects.annotate(key=Lower("reference")).filter(
                 key__in=chunk).values_list("reference", "account__account_no", "amount"):
             posted[reference_key(reference)] = (reference, account_no, amount)
     seen: dict[str, tuple[int, str]] = {}
     todo, skipped = [], 0
-    for line, payment in parsed:
+    for payment in payments:
+        line = payment.line
+        if payment.amount <= 0 or payment.amount > PAYMENT_MAX:
+            errors.add(line=line, field="amount", message=f"${payment.amount:,.2f} is not a payment: more than "
+                                                          f"$0.00 and at most ${PAYMENT_MAX:,.2f}")
+        try:
+            refuse_future(payment.paid_on, field="paid_on", doing="paid")
+        except ApplicationError as exc:
+            errors.add(line=line, field="paid_on", message=str(exc))
         if payment.account_no not in accounts:
             errors.add(line=line, field="account_no", message=f"unknown account '{payment.account_no}'")
         key = reference_key(payment.reference)
@@ -114,9 +146,9 @@ def payments_post(*, rows: list[CsvRow], as_of: date, actor=None, source: str = 
                 payment = Payment.objects.create(account_id=accounts[p.account_no], amount=Money(p.amount, "USD"),
                                                  paid_on=p.paid_on, reference=p.reference, source=source,
                                                  entered_by=actor)
-                LedgerEntry.objects.create(account_id=payment.account_id, kind=LedgerEntry.Kind.PAYMENT,
-                                           posted_on=p.paid_on, amount=Money(-p.amount, "USD"), payment=payment,
-                                           description=f"Payment {p.reference}")
+                ledger_post(Posting(account_id=payment.account_id, kind=LedgerEntry.Kind.PAYMENT,
+                                    posted_on=p.paid_on, amount=-p.amount, source=payment_source(payment.pk),
+                                    payment_id=payment.pk, description=f"Payment {p.reference}"))
             # A payment dated before penalties already posted (a late bank file) takes back what it paid.
             earliest: dict[int, date] = {}
             for p in todo:
@@ -142,4 +174,4 @@ def payments_import(*, file: ImportSource, as_of: date, actor=None, progress: Pr
     if errors:
         payments_parse(rows, as_of=as_of, errors=errors)  # report the rest of the file's problems too
         errors.raise_if_any()
-    return payments_post(rows=rows, as_of=as_of, actor=actor, source="import", progress=progress)
+    return payments_rows_post(rows=rows, as_of=as_of, actor=actor, source="import", progress=progress)

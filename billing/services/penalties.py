@@ -20,12 +20,12 @@ from decimal import Decimal
 
 from django.db import transaction
 from django.db.models import Max
-from djmoney.money import Money
 
 from accounts.models import Account
 from core.clock import refuse_future
 from core.money import ZERO
 
+from ..ledger.posting import Posting, correction_source, late_charge_source, ledger_post_many
 from ..ledger.selectors import entries_for_accounts
 from ..models import Bill, LedgerEntry
 from ..penalties import BillTerms, penalties_owed
@@ -103,6 +103,7 @@ def penalties_reconcile(*, through: dict[int, date]) -> PenaltyResult:
     posted: dict[tuple[int, date], list] = {}
     by_id: dict[int, list] = {}
     corrections: list[tuple[int, Decimal]] = []
+    corrected_times: dict[int, int] = defaultdict(int)
     for entry_id, account_id, bill_id, posted_on, kind, amount, corrects_id in LedgerEntry.objects.filter(
             account_id__in=account_ids, kind__in=[LedgerEntry.Kind.PENALTY, LedgerEntry.Kind.PENALTY_CORRECTION],
             posted_on__lte=last_day).values_list("id", "account_id", "bill_id", "posted_on", "kind", "amount",
@@ -113,8 +114,9 @@ def penalties_reconcile(*, through: dict[int, date]) -> PenaltyResult:
             corrections.append((corrects_id, amount))
     for corrects_id, amount in corrections:
         by_id[corrects_id][2] += amount
+        corrected_times[corrects_id] += 1
 
-    new: list[LedgerEntry] = []
+    new: list[Posting] = []
     for account_id in account_ids:
         owed = penalties_owed(entries=entries.get(account_id, []), bills=bills.get(account_id, []), scheme=scheme,
                               through=through[account_id], order=order)
@@ -124,27 +126,31 @@ def penalties_reconcile(*, through: dict[int, date]) -> PenaltyResult:
             seen.add((bill_id, day))
             row = posted.get((bill_id, day))
             if row is None:
-                new.append(LedgerEntry(account_id=account_id, bill_id=bill_id, kind=LedgerEntry.Kind.PENALTY,
-                                       posted_on=day, amount=Money(penalty.amount, "USD"),
-                                       citation=penalty.due.citation,
-                                       description=f"{penalty.due.description} on bill {numbers[bill_id]}"))
+                new.append(Posting(account_id=account_id, bill_id=bill_id, kind=LedgerEntry.Kind.PENALTY,
+                                   posted_on=day, amount=penalty.amount, source=late_charge_source(bill_id, day),
+                                   citation=penalty.due.citation,
+                                   description=f"{penalty.due.description} on bill {numbers[bill_id]}"))
             elif row[2] != penalty.amount:
-                new.append(_correction(row, penalty.amount, bill_id=bill_id, day=day, number=numbers[bill_id]))
+                new.append(_correction(row, penalty.amount, bill_id=bill_id, day=day, number=numbers[bill_id],
+                                       times=corrected_times[row[0]]))
         for (bill_id, day), row in posted.items():
             if row[1] == account_id and day <= through[account_id] and (bill_id, day) not in seen and row[2]:
-                new.append(_correction(row, ZERO, bill_id=bill_id, day=day, number=numbers[bill_id]))
-    LedgerEntry.objects.bulk_create(new, batch_size=5000)
+                new.append(_correction(row, ZERO, bill_id=bill_id, day=day, number=numbers[bill_id],
+                                       times=corrected_times[row[0]]))
+    ledger_post_many(new, fresh=True)  # compared with the books under the accounts' locks
     result = PenaltyResult(
         posted=sum(1 for e in new if e.kind == LedgerEntry.Kind.PENALTY),
         corrected=sum(1 for e in new if e.kind == LedgerEntry.Kind.PENALTY_CORRECTION),
-        total=sum((e.amount.amount for e in new), ZERO),
+        total=sum((e.amount for e in new), ZERO),
         accounts=len({e.account_id for e in new}))
     return result
 
 
-def _correction(row: list, owed: Decimal, *, bill_id: int, day: date, number: str) -> LedgerEntry:
+def _correction(row: list, owed: Decimal, *, bill_id: int, day: date, number: str, times: int) -> Posting:
+    """The correction that brings a posted penalty (corrected ``times`` times so far) to ``owed``."""
     entry_id, account_id, net = row
-    return LedgerEntry(account_id=account_id, bill_id=bill_id, kind=LedgerEntry.Kind.PENALTY_CORRECTION,
-                       posted_on=day, amount=Money(owed - net, "USD"), corrects_id=entry_id,
-                       description=f"Penalty of {day:%b} {day.day}, {day:%Y} on bill {number} corrected to "
-                                   f"${owed:,.2f}")
+    return Posting(account_id=account_id, bill_id=bill_id, kind=LedgerEntry.Kind.PENALTY_CORRECTION,
+                   posted_on=day, amount=owed - net, corrects_id=entry_id,
+                   source=correction_source(entry_id, times + 1),
+                   description=f"Penalty of {day:%b} {day.day}, {day:%Y} on bill {number} corrected to "
+                               f"${owed:,.2f}")

@@ -6,7 +6,7 @@ from datetime import date
 
 from django.core.management import call_command
 
-from billing.services.payments import payments_post
+from billing.services.payments import payments_rows_post
 from core.csvimport import CsvRow
 from meters.models import Reading
 from tests.factories import AccountFactory, InstallationFactory, MeterFactory
@@ -35,8 +35,8 @@ def account_with_meter(*, book=1, category="one_two_family", size="5/8", unit="g
 
 
 def pay(account, amount, on, reference):
-    payments_post(rows=[CsvRow(2, {"account_no": account.account_no, "amount": amount, "paid_on": on,
-                                   "reference": reference})], as_of=date.fromisoformat(on))
+    payments_rows_post(rows=[CsvRow(2, {"account_no": account.account_no, "amount": amount, "paid_on": on,
+                                        "reference": reference})], as_of=date.fromisoformat(on), source="counter")
 
 
 def read(meter, on, value, read_type="actual"):

@@ -1,5 +1,6 @@
 import io
 from datetime import date
+from decimal import Decimal
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -24,11 +25,10 @@ def billed_account(*, book: int = 1, **kwargs):
 
 
 def pay(account, amount: str, on: str, reference: str, *, as_of: date) -> None:
-    from billing.services.payments import payments_post
-    from core.csvimport import CsvRow
+    from billing.services.payments import payment_post
 
-    payments_post(rows=[CsvRow(2, {"account_no": account.account_no, "amount": amount, "paid_on": on,
-                                   "reference": reference})], as_of=as_of)
+    payment_post(account_no=account.account_no, amount=Decimal(amount), paid_on=date.fromisoformat(on),
+                 reference=reference)
 
 
 def customer(email: str):

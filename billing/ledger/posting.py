@@ -1,0 +1,127 @@
+"""The one writer of ledger rows.
+
+Every ``LedgerEntry`` is written here, one at a time (``ledger_post``) or in bulk (``ledger_post_many``;
+COPY on PostgreSQL for a billing run's rows). Each row names its **source**, the fact it records, and the
+database keeps ``UNIQUE(source, kind)``:
+
+* ``bill:<id>``: a bill's water charges (kind ``water``) and, later, its void (kind ``void``);
+* ``charge:<id>``: a pending charge carried on a bill (kind ``fee`` or ``fine``), so several fees and fines
+  sit on one bill, each once;
+* ``payment:<id>`` and ``adjustment:<id>``: a payment, a credit or debit memo;
+* ``bill:<id>@<date>``: the late charge of a bill on a day (kind ``penalty`` or ``interest``);
+* ``penalty:<id>#<n>``: the n-th correction of a posted penalty.
+
+A retry that posts the same source again therefore never posts twice: ``ledger_post`` returns the row
+already there, ``ledger_post_many`` skips it (except with COPY, used only for rows of bills created in the
+same transaction). Nothing else in the code base creates ledger rows (``tests/billing/test_ledger_writer.py``
+checks the source tree for it).
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from djmoney.money import Money
+
+from core.db import copy_rows, is_postgres
+
+from ..models import LedgerEntry
+
+
+def bill_source(bill_id: int) -> str:
+    return f"bill:{bill_id}"
+
+
+def charge_source(charge_id: int) -> str:
+    return f"charge:{charge_id}"
+
+
+def payment_source(payment_id: int) -> str:
+    return f"payment:{payment_id}"
+
+
+def adjustment_source(adjustment_id: int) -> str:
+    return f"adjustment:{adjustment_id}"
+
+
+def late_charge_source(bill_id: int, day: date) -> str:
+    """A penalty or interest charge of a bill on a day."""
+    return f"bill:{bill_id}@{day.isoformat()}"
+
+
+def correction_source(penalty_id: int, number: int) -> str:
+    return f"penalty:{penalty_id}#{number}"
+
+
+@dataclass(frozen=True, slots=True)
+class Posting:
+    """One ledger row to write: debits positive, credits negative (the kind's sign is checked by the database)."""
+
+    account_id: int
+    kind: str
+    posted_on: date
+    amount: Decimal
+    source: str
+    bill_id: int | None = None
+    citation: str = ""
+    description: str = ""
+    payment_id: int | None = None
+    adjustment_id: int | None = None
+    corrects_id: int | None = None
+
+    def entry(self) -> LedgerEntry:
+        return LedgerEntry(**_fields(self))
+
+
+COLUMNS = ("account_id", "kind", "posted_on", "amount", "amount_currency", "source", "bill_id", "citation",
+           "description", "payment_id", "adjustment_id", "corrects_id", "created_at")
+
+
+def ledger_post(posting: Posting) -> LedgerEntry:
+    """Write one row, or return the row already written for the same source and kind."""
+    existing = LedgerEntry.objects.filter(source=posting.source, kind=posting.kind).first()
+    if existing is not None:
+        return existing
+    try:
+        with transaction.atomic():
+            return LedgerEntry.objects.create(**_fields(posting))
+    except IntegrityError:
+        # Written by a concurrent retry between the check and the insert; its row is the one.
+        existing = LedgerEntry.objects.filter(source=posting.source, kind=posting.kind).first()
+        if existing is None:
+            raise
+        return existing
+
+
+def ledger_post_many(postings: Sequence[Posting], *, fresh: bool = False) -> int:
+    """Write many rows; rows whose source and kind are already posted are skipped. ``fresh`` says the caller
+    knows none is posted (a run's new bills; late charges compared with the books under the accounts'
+    locks), which skips the check and lets PostgreSQL take them with COPY; the unique key still holds."""
+    if not postings:
+        return 0
+    if fresh and is_postgres():
+        now = timezone.now()
+        copy_rows(LedgerEntry, COLUMNS, [
+            (p.account_id, p.kind, p.posted_on, p.amount, "USD", p.source, p.bill_id, p.citation[:80],
+             p.description[:200], p.payment_id, p.adjustment_id, p.corrects_id, now) for p in postings])
+        return len(postings)
+    if not fresh:
+        sources = sorted({p.source for p in postings})
+        posted = set()
+        for start in range(0, len(sources), 5000):
+            posted.update(LedgerEntry.objects.filter(source__in=sources[start:start + 5000])
+                          .values_list("source", "kind"))
+        postings = [p for p in postings if (p.source, p.kind) not in posted]
+    LedgerEntry.objects.bulk_create([p.entry() for p in postings], batch_size=5000)
+    return len(postings)
+
+
+def _fields(posting: Posting) -> dict:
+    return {"account_id": posting.account_id, "kind": posting.kind, "posted_on": posting.posted_on,
+            "amount": Money(posting.amount, "USD"), "source": posting.source, "bill_id": posting.bill_id,
+            "citation": posting.citation[:80], "description": posting.description[:200],
+            "payment_id": posting.payment_id, "adjustment_id": posting.adjustment_id,
+            "corrects_id": posting.corrects_id}
