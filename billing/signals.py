@@ -10,3 +10,5 @@ bills_issued = Signal()  # kwargs: bill_ids: list[int] — new bills
 bill_pdfs_wanted = Signal()  # kwargs: bill_ids: list[int] — bills whose PDF is to be rendered and stored
 billing_run_started = Signal()  # kwargs: run_id: int — a new run whose chunks are to be handed out
 billing_chunk_due = Signal()  # kwargs: chunk_id: int — a chunk to hand to a worker (new, or its worker is gone)
+payment_posted = Signal()  # kwargs: payment_ids: list[int], account_ids: list[int] — payments now on the books
+bill_voided = Signal()  # kwargs: bill_id: int, account_id: int — a bill voided (its period may be billed again)

@@ -18,6 +18,7 @@ from core.money import ADJUSTMENT_MAX
 
 from ..ledger.posting import Posting, adjustment_source, bill_source, ledger_post
 from ..models import Adjustment, Bill, LedgerEntry
+from ..signals import bill_voided
 from .penalties import penalties_correct_posted
 
 
@@ -65,5 +66,6 @@ def bill_void(*, bill: Bill, reason: str, as_of: date, actor, description: str =
                         amount=-bill.total.amount, source=bill_source(bill.pk), description=description))
     # The voided bill's penalties go with it (corrected on their own days); the next run bills it again.
     penalties_correct_posted(account_ids=[bill.account_id])
+    transaction.on_commit(lambda: bill_voided.send(sender=Bill, bill_id=bill.pk, account_id=bill.account_id))
     bill.refresh_from_db()
     return bill

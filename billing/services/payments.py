@@ -37,6 +37,7 @@ from core.money import PAYMENT_MAX
 
 from ..ledger.posting import Posting, ledger_post, payment_source
 from ..models import LedgerEntry, Payment
+from ..signals import payment_posted
 from .penalties import penalties_correct_posted
 
 PAYMENTS_LAYOUT = CsvLayout(required=("account_no", "amount", "paid_on", "reference"))
@@ -142,6 +143,7 @@ def payments_post(*, payments: list[PaymentIn], actor=None, source: str,
     errors.raise_if_any()
     try:
         with transaction.atomic():
+            created = []
             for p in todo:
                 payment = Payment.objects.create(account_id=accounts[p.account_no], amount=Money(p.amount, "USD"),
                                                  paid_on=p.paid_on, reference=p.reference, source=source,
@@ -149,12 +151,17 @@ def payments_post(*, payments: list[PaymentIn], actor=None, source: str,
                 ledger_post(Posting(account_id=payment.account_id, kind=LedgerEntry.Kind.PAYMENT,
                                     posted_on=p.paid_on, amount=-p.amount, source=payment_source(payment.pk),
                                     payment_id=payment.pk, description=f"Payment {p.reference}"))
+                created.append(payment)
             # A payment dated before penalties already posted (a late bank file) takes back what it paid.
             earliest: dict[int, date] = {}
             for p in todo:
                 account_id = accounts[p.account_no]
                 earliest[account_id] = min(p.paid_on, earliest.get(account_id, p.paid_on))
             penalties_correct_posted(account_ids=earliest, after=earliest)
+            payment_ids = [payment.pk for payment in created]
+            account_ids = sorted(earliest)
+            transaction.on_commit(lambda: payment_posted.send(sender=Payment, payment_ids=payment_ids,
+                                                              account_ids=account_ids))
     except IntegrityError as exc:
         raise Conflict("a payment reference in this batch was posted by someone else at the same moment; "
                        "post the batch again and that payment will be skipped", field="reference") from exc
