@@ -19,7 +19,7 @@ from datetime import date
 from decimal import Decimal
 from functools import cached_property
 from importlib import import_module
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
 
 from core.errors import ApplicationError
 
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from .rating import EarlierBill, Rated, RatingInput
 
 
+@runtime_checkable
 class BillingCalendar(Protocol):
     """Who is billed when, and for which reading (``[calendar]`` in a preset file).
 
@@ -64,6 +65,7 @@ class BillingCalendar(Protocol):
         """The first day of the billable year ``on`` falls in."""
 
 
+@runtime_checkable
 class RateStructure(Protocol):
     """How one bill is rated under one effective-dated rate schedule (``[[rate_schedule]]``, its
     ``structure``); built from the schedule's stored ``rules``."""
@@ -78,6 +80,7 @@ class RateStructure(Protocol):
         gallons already counted against the year's allowance)."""
 
 
+@runtime_checkable
 class PenaltyScheme(Protocol):
     """When a late charge falls due on a bill and how much it is (``[penalty]`` in a preset file)."""
 
@@ -95,6 +98,7 @@ class PenaltyScheme(Protocol):
         """What the bill comes to the day after its due date (the bill's "if paid late" line)."""
 
 
+@runtime_checkable
 class FeeRule(Protocol):
     """How one fee of the fee schedule is quoted (``[[fee]]`` in a preset file)."""
 
