@@ -135,12 +135,17 @@ class Registry:
         return sorted(self._classes)
 
     def build(self, name: str, params: dict):
-        """The strategy ``name`` made from ``params``; an unknown name is refused with the known ones."""
+        """The strategy ``name`` made from ``params``; an unknown name, or a parameter the strategy needs
+        and the preset does not give, is refused naming it."""
         known = self.names()
         if name not in self._classes:
             raise ApplicationError(f"unknown {self.kind} '{name}'; known: {', '.join(known) or 'none'}",
                                    field=self.field)
-        return self._classes[name](params)
+        try:
+            return self._classes[name](params)
+        except KeyError as exc:
+            raise ApplicationError(f"the {self.kind} '{name}' needs the parameter {exc} in the preset",
+                                   field=self.field) from exc
 
 
 CALENDARS = Registry("billing calendar", home="billing.calendars", field="calendar")

@@ -44,6 +44,11 @@ def test_a_registry_builds_the_named_class_from_its_parameters():
     assert isinstance(rate_structure_for({"per_bill": {}}), MineolaBlocks)
 
 
+def test_a_missing_parameter_is_named():
+    with pytest.raises(ApplicationError, match="the penalty scheme 'one_time' needs the parameter 'percent'"):
+        PENALTY_SCHEMES.build("one_time", {"citation": "§ 141-17"})
+
+
 def test_two_classes_under_one_name_are_refused():
     registry = Registry("thing", home="billing.calendars", field="thing")
 
