@@ -159,16 +159,16 @@ def _next_account_seq() -> int:
 
 def _calendar():
     """The installed utility's billing calendar, or Mineola's when no preset is installed yet."""
-    from billing.calendars import calendar_for
     from billing.models import Utility
+    from billing.ordinance import CALENDARS
 
     utility = Utility.objects.first()
     if utility is not None:
-        return calendar_for(utility.calendar_scheme, utility.calendar_params)
+        return CALENDARS.build(utility.calendar_scheme, utility.calendar_params)
     from billing.presets import preset_load
 
     params = preset_load("mineola")["calendar"]
-    return calendar_for(params["scheme"], params)
+    return CALENDARS.build(params["scheme"], params)
 
 
 def _two_years_before(day: date) -> date:

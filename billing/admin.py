@@ -35,11 +35,11 @@ from .models import (
     RateSchedule,
     Utility,
 )
+from .ordinance import schedule_in_force
 from .runs.exceptions import billing_exception_release
 from .runs.lifecycle import billing_run_start
 from .services.adjustments import adjustment_create, bill_void
 from .services.payments import PAYMENTS_LAYOUT, payment_amount, payments_rows_post
-from .utility import schedule_in_force
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

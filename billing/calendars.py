@@ -1,7 +1,8 @@
 """Billing calendars: which accounts are due on a date, their read window, bill and due dates.
 
-A preset names its calendar scheme and parameters (``[calendar]`` in the preset file); ``calendar_for``
-builds the strategy. Pure code: no database, no "today".
+A preset names its calendar scheme and parameters (``[calendar]`` in the preset file); the scheme is a
+class registered in ``billing.ordinance.CALENDARS`` (the ``BillingCalendar`` protocol says what it answers).
+Pure code: no database, no "today".
 """
 
 from dataclasses import dataclass
@@ -10,6 +11,8 @@ from fractions import Fraction
 
 from core.dates import add_months, month_before
 from meters.units import size_inches
+
+from .ordinance import CALENDARS
 
 
 @dataclass(frozen=True)
@@ -24,6 +27,7 @@ class Cycle:
     citation: str
 
 
+@CALENDARS.register
 class BookSemiannualMonthlyLarge:
     """Mineola § 45.29: books billed twice a year on fixed months; meters over 1" billed every month.
 
@@ -57,6 +61,10 @@ class BookSemiannualMonthlyLarge:
         """Books whose semiannual billing date is ``on``."""
         return sorted(b for b, months in self.months.items() if on.day == 1 and on.month in months)
 
+    def due_frequencies(self, on: date) -> set[str]:
+        """Meters over the monthly size are billed on the first of every month, whatever their book."""
+        return {"monthly"} if on.day == 1 else set()
+
     def due_date(self, issued_on: date) -> date:
         return add_months(issued_on, self.due_months)
 
@@ -76,6 +84,7 @@ class BookSemiannualMonthlyLarge:
         )
 
 
+@CALENDARS.register
 class QuarterlySingleBook:
     """One book billed on fixed months (e.g. Feb, May, Aug, Nov) from the reading of the month before.
 
@@ -95,10 +104,14 @@ class QuarterlySingleBook:
         return "quarterly"
 
     def is_due(self, *, book: int, frequency: str, on: date) -> bool:
-        return on.day == 1 and on.month in self.months
+        return frequency == "quarterly" and on.day == 1 and on.month in self.months
 
     def due_books(self, on: date) -> list[int]:
-        return list(range(1, 11)) if on.day == 1 and on.month in self.months else []
+        """One book: no account is billed by its book number."""
+        return []
+
+    def due_frequencies(self, on: date) -> set[str]:
+        return {"quarterly"} if on.day == 1 and on.month in self.months else set()
 
     def billable_year_start(self, *, book: int, on: date) -> date:
         year = on.year if on.month >= self.year_start_month else on.year - 1
@@ -113,12 +126,3 @@ class QuarterlySingleBook:
         return Cycle(frequency, bill_date, self.due_date(bill_date), month_before(bill_date),
                      self.billable_year_start(book=book, on=bill_date), self.citation)
 
-
-CALENDARS = {cls.name: cls for cls in (BookSemiannualMonthlyLarge, QuarterlySingleBook)}
-
-
-def calendar_for(scheme: str, params: dict):
-    try:
-        return CALENDARS[scheme](params)
-    except KeyError as exc:
-        raise ValueError(f"unknown billing calendar '{scheme}'; known: {', '.join(CALENDARS)}") from exc

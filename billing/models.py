@@ -2,8 +2,9 @@
 
 * **Ordinance as data.** ``Utility`` names the installed preset and the strategy classes (billing
   calendar, penalty scheme) it selects; ``RateSchedule`` and ``Fee`` are effective-dated versions loaded
-  from the preset file, each carrying its citation. A bill is rated with the schedule in force on its
-  bill date, so editing the preset never rewrites history.
+  from the preset file, each carrying its citation (a schedule's ``rules`` name its rate structure).
+  ``billing.ordinance`` builds the strategies from these rows. A bill is rated with the schedule in force
+  on its bill date, so editing the preset never rewrites history.
 * **Bills are issued, never edited.** A bill gets its number when it is created by a billing run and its
   lines (kind, description, citation, quantity, rate, amount — each rounded once, half-up) never change.
   Corrections are ``Adjustment`` rows (credit or debit memos); voiding keeps the record. The database

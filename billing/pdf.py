@@ -39,9 +39,9 @@ from core.money import ZERO
 
 from .charts import chart_points, consumption_chart_svg
 from .models import Bill
+from .ordinance import ordinance_on
 from .selectors import bill_summaries
 from .signals import bill_pdfs_wanted
-from .utility import installed_utility
 
 logger = logging.getLogger(__name__)
 
@@ -90,10 +90,10 @@ def bill_views(bills: list[Bill]) -> list[dict]:
     """Everything the bill template shows, for many bills in a fixed number of queries."""
     if not bills:
         return []
-    installed = installed_utility()
-    utility, scheme = installed.utility, installed.penalties
-    account_ids = sorted({b.account_id for b in bills})
     latest = max(b.bill_date for b in bills)
+    ordinance = ordinance_on(latest)
+    utility, scheme = ordinance.utility, ordinance.penalties
+    account_ids = sorted({b.account_id for b in bills})
     summaries = bill_summaries(bills=bills)
     history = consumption_history(account_ids=account_ids, through=latest)
     address_lines = [line.strip() for line in utility.office_address.splitlines() if line.strip()]

@@ -1,6 +1,7 @@
 """Penalty schemes: when a late charge falls due and how much it is, with no database.
 
-A preset names its scheme (``[penalty]`` in the preset file); ``penalty_scheme_for`` builds it. A scheme
+A preset names its scheme (``[penalty]`` in the preset file), a class registered in
+``billing.ordinance.PENALTY_SCHEMES`` (the ``PenaltyScheme`` protocol). A scheme
 answers ``dates(bill)`` — the days a charge is assessed on a bill, up to a date — and ``amount(...)`` — the
 charge on one of those days given the bill's unpaid principal (and, for schemes that compound, its unpaid
 total).
@@ -22,6 +23,7 @@ from core.dates import add_months
 from core.money import ZERO, percent_of
 
 from .ledger.allocation import PENALTY_KINDS, PRINCIPAL_FIRST, Entry, Ledger, replay_order
+from .ordinance import PENALTY_SCHEMES
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,7 @@ class PenaltyDue:
     on_total: bool = False  # charged on the unpaid total including earlier interest/penalties
 
 
+@PENALTY_SCHEMES.register
 class FirstThenMonthly:
     """Mineola § 45.29 E: 5% of unpaid principal on the day after the due date, then 1% on each monthly
     anniversary of that day ("each month or fraction of a month thereafter")."""
@@ -68,6 +71,7 @@ class FirstThenMonthly:
         return principal + percent_of(principal, self.first)
 
 
+@PENALTY_SCHEMES.register
 class OneTime:
     """A single penalty of a percentage of the unpaid principal ``days_after_due`` days after the due date
     (South Farmingdale § 4.2: 10% once when over 30 days delinquent; Lansing § 141-17: 15% once)."""
@@ -93,6 +97,7 @@ class OneTime:
         return principal + percent_of(principal, self.percent)
 
 
+@PENALTY_SCHEMES.register
 class NoPenalty:
     name = "none"
 
@@ -108,16 +113,6 @@ class NoPenalty:
 
     def late_amount(self, principal: Decimal) -> Decimal:
         return principal
-
-
-PENALTY_SCHEMES = {cls.name: cls for cls in (FirstThenMonthly, OneTime, NoPenalty)}
-
-
-def penalty_scheme_for(scheme: str, params: dict):
-    try:
-        return PENALTY_SCHEMES[scheme](params)
-    except KeyError as exc:
-        raise ValueError(f"unknown penalty scheme '{scheme}'; known: {', '.join(PENALTY_SCHEMES)}") from exc
 
 
 @dataclass(frozen=True)

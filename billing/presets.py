@@ -19,6 +19,7 @@ from djmoney.money import Money
 from core.errors import ApplicationError
 
 from .models import Fee, PaymentOrder, RateSchedule, Utility
+from .ordinance import CALENDARS, PENALTY_SCHEMES, rate_structure_for
 
 PRESET_DIR = Path(settings.BASE_DIR) / "fixtures" / "presets"
 
@@ -77,6 +78,9 @@ def preset_install(*, code: str, mark_demo_site: bool = False) -> InstallReport:
     if utility_values["payment_order"] not in PaymentOrder.values:
         raise ApplicationError(f"[policy] payment_order '{utility_values['payment_order']}' is not one of "
                                f"{', '.join(PaymentOrder.values)}", field="payment_order")
+    # A scheme the code does not know is refused here, naming the known ones, not at the first billing run.
+    CALENDARS.build(calendar["scheme"], utility_values["calendar_params"])
+    PENALTY_SCHEMES.build(penalty["scheme"], utility_values["penalty_params"])
     Utility.objects.exclude(preset=code).delete()
     current = Utility.objects.filter(preset=code).first()
     if current is None:
@@ -93,6 +97,7 @@ def preset_install(*, code: str, mark_demo_site: bool = False) -> InstallReport:
     for schedule in data.get("rate_schedule", []):
         effective_on = schedule["effective_on"]
         rules = _jsonable({k: v for k, v in schedule.items() if k not in ("effective_on", "citation", "sample")})
+        rate_structure_for(rules)
         values = {"citation": schedule["citation"], "is_sample": schedule.get("sample", False), "rules": rules}
         _upsert_version(RateSchedule, {"effective_on": effective_on}, values, report,
                         label=f"rate schedule {effective_on}", in_use=lambda obj: obj.bills.exists())

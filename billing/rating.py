@@ -3,11 +3,17 @@
 A ``Schedule`` is built from one effective-dated rate schedule of the preset (``RateSchedule.rules``).
 ``rate_bill`` turns a ``RatingInput`` — what the calendar and the account's history say about this bill —
 into lines. Each line keeps its kind, description, citation, quantity, rate and amount, and is rounded
-once, half-up; the total is the sum of the lines.
+once, half-up; the total is the sum of the lines. ``MineolaBlocks`` is this structure registered in
+``billing.ordinance.RATE_STRUCTURES`` (the ``RateStructure`` protocol), the one a ``[[rate_schedule]]``
+names with ``structure = "mineola_blocks"`` (and the one it gets when it names none).
+
+Per-bill rates (``per_bill`` in the schedule) apply the category's minimum with its allowance, then block
+rates, to one bill on its own; they rate the bills of the calendar frequencies that are not monthly
+(Mineola's semiannual bills, a quarterly calendar's bills).
 
 Interpretations (ORDINANCES.md, Mineola):
-* Semiannual bills (meters 1" or smaller): the category's minimum with its allowance, then block rates.
-  Nonprofit accounts fall in "all other uses" (§ 45.28 A(2)(b)) unless § 45.28 E applies.
+* Semiannual bills (meters 1" or smaller) are rated per bill. Nonprofit accounts fall in "all other uses"
+  (§ 45.28 A(2)(b)) unless § 45.28 E applies.
 * Monthly bills (meters larger than 1"): the annual minimum for the meter size on the first bill of the
   billable year; the allowance is used up cumulatively over the year, and each bill charges only the
   gallons by which year-to-date consumption newly exceeds it (§ 45.29 C).
@@ -15,7 +21,7 @@ Interpretations (ORDINANCES.md, Mineola):
   from the change, and its first monthly bill of the billable year carries the annual minimum for the new
   size, regardless of usage. Only the year's *monthly* bills count toward the annual minimum and its
   allowance (``year_so_far``): a semiannual bill's minimum is that bill's own (§ 45.28 A(1)), not the
-  annual minimum, and its gallons were charged on the semiannual schedule with their own allowance and
+  annual minimum, and its gallons were charged at per-bill rates with their own allowance and
   blocks, so they neither stand in for the annual minimum nor use up the new size's allowance. The new
   size's allowance applies to the gallons on monthly bills from the change on; the first of them also
   carries what the old meter registered after the last semiannual reading (to its final reading), since
@@ -37,6 +43,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from core.money import MONEY_MAX, ZERO, cents, fmt_gallons, per_thousand
+
+from .ordinance import RATE_STRUCTURES
 
 # BillLine.quantity is numeric(14, 2); amounts are numeric(12, 2) (``MONEY_MAX``).
 QUANTITY_MAX = Decimal("999999999999.99")
@@ -64,7 +72,7 @@ class Block:
 
 
 @dataclass(frozen=True)
-class SemiannualRate:
+class PerBillRate:
     minimum: Decimal
     allowance: int
     minimum_citation: str
@@ -79,7 +87,7 @@ class AnnualMinimum:
 
 @dataclass(frozen=True)
 class Schedule:
-    semiannual: dict[str, SemiannualRate]
+    per_bill: dict[str, PerBillRate]
     monthly_minimums: dict[str, AnnualMinimum]
     monthly_excess_per_1000: Decimal
     monthly_citation: str
@@ -92,10 +100,10 @@ class Schedule:
 
     @classmethod
     def from_rules(cls, rules: dict) -> "Schedule":
-        semiannual = {}
-        for category, spec in rules.get("semiannual", {}).items():
+        per_bill = {}
+        for category, spec in rules.get("per_bill", {}).items():
             minimum = spec["minimum"]
-            semiannual[category] = SemiannualRate(
+            per_bill[category] = PerBillRate(
                 minimum=Decimal(minimum["amount"]), allowance=int(minimum["allowance_gallons"]),
                 minimum_citation=minimum["citation"],
                 blocks=tuple(Block(b.get("up_to_gallons"), Decimal(b["per_1000"]), b["citation"])
@@ -104,7 +112,7 @@ class Schedule:
         nonprofit = rules.get("nonprofit")
         sprinkler = rules.get("sprinkler", {})
         return cls(
-            semiannual=semiannual,
+            per_bill=per_bill,
             monthly_minimums={m["size"]: AnnualMinimum(Decimal(m["amount"]), int(m["allowance_gallons"]))
                               for m in monthly.get("annual_minimum", [])},
             monthly_excess_per_1000=Decimal(monthly.get("excess_per_1000", "0")),
@@ -120,7 +128,7 @@ class Schedule:
 
 @dataclass(frozen=True)
 class RatingInput:
-    frequency: str  # "semiannual" | "monthly"
+    frequency: str  # the calendar's: "monthly", or a per-bill one ("semiannual", "quarterly")
     category: str  # "one_two_family" | "other" | "nonprofit"
     gallons: int
     meter_size: str = ""
@@ -161,6 +169,22 @@ class Rated:
         return sum((line.amount for line in self.lines), ZERO)
 
 
+@RATE_STRUCTURES.register
+class MineolaBlocks:
+    """Per-bill minimum and blocks by category; monthly bills by the meter's annual minimum (above)."""
+
+    name = "mineola_blocks"
+
+    def __init__(self, rules: dict):
+        self.schedule = Schedule.from_rules(rules)
+
+    def rate(self, bill: RatingInput) -> Rated:
+        return rate_bill(self.schedule, bill)
+
+    def year_so_far(self, earlier_in_year: Iterable[EarlierBill]) -> tuple[bool, int]:
+        return year_so_far(earlier_in_year)
+
+
 def rate_bill(schedule: Schedule, bill: RatingInput) -> Rated:
     if bill.gallons < 0:
         raise RatingError("consumption cannot be negative")
@@ -188,10 +212,10 @@ def _refuse_beyond_columns(rated: Rated, *, gallons: int) -> None:
 
 
 def _rate_per_bill(schedule: Schedule, bill: RatingInput) -> Rated:
-    category = bill.category if bill.category in schedule.semiannual else "other"
-    if category not in schedule.semiannual:
+    category = bill.category if bill.category in schedule.per_bill else "other"
+    if category not in schedule.per_bill:
         raise RatingError(f"the rate schedule has no rates for category '{bill.category}'")
-    rate = schedule.semiannual[category]
+    rate = schedule.per_bill[category]
     lines = [Line("minimum", f"Minimum charge, includes {fmt_gallons(rate.allowance)} gal",
                   rate.minimum_citation, Decimal(rate.allowance), rate.minimum, cents(rate.minimum))]
     lower = rate.allowance

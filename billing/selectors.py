@@ -14,8 +14,8 @@ from core.money import ZERO, fmt_amount, fmt_rate
 from .ledger.allocation import PENALTY_KINDS, BillBalance, Entry, allocate
 from .ledger.selectors import account_balances, entries_for_accounts
 from .models import Bill, LedgerEntry, Payment
+from .ordinance import ordinance_on
 from .penalties import BillTerms, penalties_owed
-from .utility import installed_utility
 
 
 def bills_using_reading(*, reading_id: int) -> list[Bill]:
@@ -115,10 +115,11 @@ def bill_summaries(*, bills: list[Bill]) -> dict[int, BillSummary]:
     """
     if not bills:
         return {}
-    installed = installed_utility()
-    scheme, order = installed.penalties, installed.utility.payment_order
+    last_issued = max(b.issued_on for b in bills)
+    ordinance = ordinance_on(last_issued)
+    scheme, order = ordinance.penalties, ordinance.payment_order
     account_ids = sorted({b.account_id for b in bills})
-    entries = entries_for_accounts(account_ids, through=max(b.issued_on for b in bills))
+    entries = entries_for_accounts(account_ids, through=last_issued)
     others: dict[int, list[tuple]] = defaultdict(list)
     for row in Bill.objects.filter(account_id__in=account_ids).values_list(
             "id", "account_id", "bill_date", "issued_on", "due_date", "status", "created_at", "voided_at"):

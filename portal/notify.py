@@ -33,10 +33,10 @@ def bills_issued_notify(bill_ids) -> int:
     for link in links:
         by_account.setdefault(link.account_id, []).append(link.user)
     site = settings.SITE_URL.rstrip("/")
+    from billing.ordinance import ordinance_on
     from billing.selectors import bill_summaries
-    from billing.utility import installed_utility
 
-    utility = installed_utility().utility
+    utility = ordinance_on(max(b.bill_date for b in bills.values())).utility
     summaries = bill_summaries(bills=list(bills.values()))
     sent = 0
     with get_connection() as connection:

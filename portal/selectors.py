@@ -9,9 +9,9 @@ from django.http import Http404
 from accounts.models import Account
 from billing.charts import chart_points
 from billing.models import Bill, Payment
+from billing.ordinance import ordinance_on
 from billing.pdf import consumption_history
 from billing.selectors import account_amounts_due, account_statement, bill_balances, bill_status, bill_summaries
-from billing.utility import installed_utility
 
 
 def account_list_for_customer(user) -> list[Account]:
@@ -72,7 +72,7 @@ def bill_detail(*, bill: Bill, as_of: date) -> dict:
     account_id = bill.account_id
     history = consumption_history(account_ids=[account_id], through=bill.bill_date).get(account_id, [])
     summary = bill_summaries(bills=[bill])[bill.pk]
-    scheme = installed_utility().penalties
+    scheme = ordinance_on(bill.bill_date).penalties
     balance = bill_balances(account=bill.account, as_of=as_of).get(bill.pk)
     return {
         "lines": list(bill.lines.all()),

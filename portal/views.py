@@ -15,8 +15,8 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from billing.charts import consumption_chart_svg
+from billing.ordinance import ordinance_on
 from billing.pdf import bill_pdf_bytes
-from billing.utility import installed_utility
 from core.errors import ApplicationError
 from core.net import client_ip
 from core.ratelimit import rate_limit_hit
@@ -42,7 +42,7 @@ def _chart(points, element_id: str):
 def utility_context(request):
     """The utility's name and contact for every portal page (used as a context helper, not a processor)."""
     try:
-        return installed_utility().utility
+        return ordinance_on(timezone.localdate()).utility
     except ApplicationError:
         return None
 

@@ -4,7 +4,7 @@ from collections import defaultdict
 from datetime import date
 
 from ..models import LedgerEntry
-from ..utility import payment_order
+from ..ordinance import payment_order
 from .allocation import AccountBalance, Entry, allocate
 
 

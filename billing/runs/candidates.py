@@ -7,20 +7,25 @@ from django.db.models import Q
 from accounts.models import Account
 from meters.models import Installation
 
-from ..utility import installed_utility
+from ..ordinance import ordinance_on
 
 BILLABLE_STATUSES = (Account.Status.ACTIVE, Account.Status.VACANT)
 
 
 def billing_candidates(*, run_on: date) -> list[int]:
-    """Ids of accounts that may be due on ``run_on``: in a book billed that day, or with a monthly meter."""
-    calendar = installed_utility().calendar
+    """Ids of accounts that may be due on ``run_on``: in a book the calendar bills that day, or with a meter
+    of a size whose frequency it bills that day whatever the book. ``bill_accounts`` decides each one."""
+    calendar = ordinance_on(run_on).calendar
     books = calendar.due_books(run_on)
-    base = Account.objects.filter(status__in=BILLABLE_STATUSES)
-    if run_on.day != 1:
+    frequencies = calendar.due_frequencies(run_on)
+    if not books and not frequencies:
         return []
-    monthly_sizes = [s for s in ("1 1/2", "2", "3", "4", "6", "8")
-                     if calendar.frequency_for(s) == "monthly"]
-    monthly = Installation.objects.filter(meter__size__in=monthly_sizes, installed_on__lte=run_on).filter(
-        Q(removed_on__isnull=True) | Q(removed_on__gte=run_on)).values("account_id")
-    return list(base.filter(Q(book__in=books) | Q(id__in=monthly)).order_by("id").values_list("id", flat=True))
+    due = Q(book__in=books)
+    if frequencies:
+        installed = Installation.objects.filter(installed_on__lte=run_on).filter(
+            Q(removed_on__isnull=True) | Q(removed_on__gte=run_on))
+        sizes_in_use = installed.values_list("meter__size", flat=True).distinct().order_by()
+        sizes = [size for size in sizes_in_use if calendar.frequency_for(size) in frequencies]
+        due |= Q(id__in=installed.filter(meter__size__in=sizes).values("account_id"))
+    base = Account.objects.filter(status__in=BILLABLE_STATUSES)
+    return list(base.filter(due).order_by("id").values_list("id", flat=True))

@@ -18,11 +18,12 @@ from core.money import ZERO
 from meters.models import Installation, Reading
 from meters.units import size_inches
 
+from ..calendars import Cycle
 from ..consumption import Problem, Read, Span, usage_for_bill
 from ..ledger.posting import Posting, bill_source, ledger_post_many
 from ..models import Bill, BillingException, BillingRun, BillLine, LedgerEntry
-from ..rating import EarlierBill, RatingError, RatingInput, rate_bill, year_so_far
-from ..utility import installed_utility, schedule_in_force
+from ..ordinance import BillingCalendar, ordinance_on
+from ..rating import EarlierBill, RatingError, RatingInput
 
 HIGH_USAGE_FACTOR = 4
 
@@ -83,11 +84,26 @@ def _bill_number(run_on: date, account_no: str, voided: int) -> str:
     return f"{run_on:%Y%m}-{account_no}" + (f"-{voided + 1}" if voided else "")
 
 
+def _due_cycle(calendar: BillingCalendar, *, book: int, spans: list[Span], run_on: date
+               ) -> tuple[Cycle, list[Span]] | None:
+    """The account's cycle on ``run_on`` and the meters in place at the end of its read window, or None
+    when the calendar does not bill it that day. Its frequency is that of the largest meter in place at the
+    end of that frequency's own read window."""
+    for frequency in sorted({calendar.frequency_for(s.size) for s in spans}):
+        if not calendar.is_due(book=book, frequency=frequency, on=run_on):
+            continue
+        cycle = calendar.cycle(book=book, frequency=frequency, bill_date=run_on)
+        end = cycle.read_window[1]
+        current = [s for s in spans if s.installed_on <= end and (s.removed_on is None or s.removed_on > end)]
+        if current and calendar.frequency_for(max((s.size for s in current), key=size_inches)) == frequency:
+            return cycle, current
+    return None
+
+
 def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | None, persist: bool) -> ChunkResult:
     """Rate and (when ``persist``) issue the bills due on ``run_on`` for these accounts."""
-    installed = installed_utility()
-    calendar = installed.calendar
-    schedule_row, schedule = schedule_in_force(run_on)
+    ordinance = ordinance_on(run_on)
+    calendar, rates, schedule_row = ordinance.calendar, ordinance.rates, ordinance.rate_schedule
     result = ChunkResult()
 
     # Lock the chunk's accounts in id order (a concurrent run waits here, then sees our bills).
@@ -125,14 +141,18 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
             "includes_annual_minimum", "end_reading_id"):
         earlier[row["account_id"]].append(row)
 
-    window = calendar.cycle(book=1, frequency="semiannual", bill_date=run_on).read_window
-    meter_ids = {s.meter_id for spans_ in spans.values() for s in spans_}
+    # Each account's own cycle; the readings of the chunk are loaded once, up to the widest read window.
+    cycles = {account.id: found for account in accounts
+              if (found := _due_cycle(calendar, book=account.book, spans=spans.get(account.id, []), run_on=run_on))}
+    widest_end = max((cycle.read_window[1] for cycle, _ in cycles.values()), default=None)
+    meter_ids = {s.meter_id for account_id in cycles for s in spans[account_id]}
     readings: dict[int, list[Read]] = defaultdict(list)
     end_ids = {b[-1]["end_reading_id"] for b in earlier.values() if b}
-    for rid, meter_id, read_on, value, read_type in Reading.objects.filter(
-            Q(meter_id__in=meter_ids, read_on__lte=window[1]) | Q(id__in=end_ids)).order_by(
-            "read_on").values_list("id", "meter_id", "read_on", "value", "read_type"):
-        readings[meter_id].append(Read(rid, meter_id, read_on, value, read_type))
+    if widest_end is not None:
+        for rid, meter_id, read_on, value, read_type in Reading.objects.filter(
+                Q(meter_id__in=meter_ids, read_on__lte=widest_end) | Q(id__in=end_ids)).order_by(
+                "read_on").values_list("id", "meter_id", "read_on", "value", "read_type"):
+            readings[meter_id].append(Read(rid, meter_id, read_on, value, read_type))
     by_id = {r.id: r for reads in readings.values() for r in reads}
 
     new_bills: list[NewBill] = []
@@ -140,28 +160,26 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
     exceptions: list[BillingException] = []
     resolved: list[int] = []
     for account in accounts:
-        account_spans = spans.get(account.id, [])
-        current = [s for s in account_spans if s.installed_on <= window[1]
-                   and (s.removed_on is None or s.removed_on > window[1])]
-        if not current:
-            continue
-        frequency = calendar.frequency_for(max((s.size for s in current), key=size_inches))
-        if not calendar.is_due(book=account.book, frequency=frequency, on=run_on):
+        if account.id not in cycles:
             continue
         if account.id in billed:
             result.already_billed += 1
             continue
+        cycle, current = cycles[account.id]
+        frequency, window = cycle.frequency, cycle.read_window
+        account_spans = spans[account.id]
+        account_readings = readings if window[1] == widest_end else {
+            s.meter_id: [r for r in readings.get(s.meter_id, []) if r.read_on <= window[1]] for s in account_spans}
         history = earlier.get(account.id, [])
         previous = history[-1] if history else None
         usage = usage_for_bill(
-            installations=account_spans, readings=readings, window=window,
+            installations=account_spans, readings=account_readings, window=window,
             previous_end=by_id.get(previous["end_reading_id"]) if previous else None,
             previous_period_end=previous["period_end"] if previous else None)
         if isinstance(usage, Problem):
             exceptions.append(BillingException(account_id=account.id, bill_date=run_on, kind=usage.kind,
                                                detail=usage.detail, run=run))
             continue
-        cycle = calendar.cycle(book=account.book, frequency=frequency, bill_date=run_on)
         period_days = max((usage.end.read_on - usage.start.read_on).days, 1)
         if history and account.id not in released:
             past_days = sum(max((b["period_end"] - b["period_start"]).days, 1) for b in history)
@@ -175,10 +193,10 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
                            f"earlier bills; held for review"))
                 continue
         in_year = [b for b in history if b["bill_date"] >= cycle.billable_year_start]
-        annual_minimum_charged, year_to_date_gallons = year_so_far(
+        annual_minimum_charged, year_to_date_gallons = rates.year_so_far(
             EarlierBill(b["frequency"], b["includes_annual_minimum"], b["schedule_gallons"]) for b in in_year)
         try:
-            rated = rate_bill(schedule, RatingInput(
+            rated = rates.rate(RatingInput(
                 frequency=frequency, category=account.category, gallons=usage.gallons,
                 meter_size=max((s.size for s in current), key=size_inches),
                 annual_minimum_charged=annual_minimum_charged, year_to_date_gallons=year_to_date_gallons,

@@ -29,8 +29,8 @@ from core.errors import ApplicationError
 from core.money import ZERO
 
 from ..models import Bill, BillingRun, BillingRunChunk
+from ..ordinance import sample_rates_refusal, schedule_in_force
 from ..signals import billing_chunk_due, billing_run_started, bills_issued
-from ..utility import sample_rates_refusal, schedule_in_force
 from .candidates import billing_candidates
 from .issue import ChunkResult, bill_accounts
 

@@ -28,8 +28,8 @@ from core.money import ZERO
 from ..ledger.posting import Posting, correction_source, late_charge_source, ledger_post_many
 from ..ledger.selectors import entries_for_accounts
 from ..models import Bill, LedgerEntry
+from ..ordinance import ordinance_on
 from ..penalties import BillTerms, penalties_owed
-from ..utility import installed_utility
 
 CHUNK = 500
 
@@ -87,9 +87,9 @@ def penalties_reconcile(*, through: dict[int, date]) -> PenaltyResult:
     what the facts make owed."""
     account_ids = sorted(through)
     list(Account.objects.select_for_update().filter(id__in=account_ids).order_by("id").values_list("id"))
-    installed = installed_utility()
-    scheme, order = installed.penalties, installed.utility.payment_order
     last_day = max(through.values())
+    ordinance = ordinance_on(last_day)
+    scheme, order = ordinance.penalties, ordinance.payment_order
     entries = entries_for_accounts(account_ids, through=last_day)
     bills: dict[int, list[BillTerms]] = defaultdict(list)
     numbers: dict[int, str] = {}

@@ -8,9 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from billing.calendars import calendar_for
 from billing.ledger.allocation import Entry, allocate
-from billing.penalties import penalty_scheme_for
+from billing.ordinance import CALENDARS, PENALTY_SCHEMES
 from billing.presets import PRESET_DIR, _jsonable
 from core.dates import add_months
 
@@ -24,12 +23,12 @@ def preset():
 
 @pytest.fixture(scope="module")
 def calendar(preset):
-    return calendar_for(preset["calendar"]["scheme"], preset["calendar"])
+    return CALENDARS.build(preset["calendar"]["scheme"], preset["calendar"])
 
 
 @pytest.fixture(scope="module")
 def scheme(preset):
-    return penalty_scheme_for(preset["penalty"]["scheme"], preset["penalty"])
+    return PENALTY_SCHEMES.build(preset["penalty"]["scheme"], preset["penalty"])
 
 
 def test_month_arithmetic_clamps_to_month_end():

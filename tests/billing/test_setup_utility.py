@@ -24,7 +24,7 @@ def setup(*args):
 def test_installs_mineola_with_citations(mineola):
     schedule = RateSchedule.objects.get()
     assert schedule.effective_on == date(2024, 6, 1) and schedule.is_sample
-    assert schedule.rules["semiannual"]["one_two_family"]["minimum"]["amount"] == "45.00"
+    assert schedule.rules["per_bill"]["one_two_family"]["minimum"]["amount"] == "45.00"
     tank = Fee.objects.get(code="tank_wagon")
     assert tank.amount.amount == 25 and tank.citation == "§ 45.28 D" and "Words control" in tank.note
     assert mineola.penalty_params["citation"] == "§ 45.29 E"
@@ -55,7 +55,7 @@ def test_new_effective_date_adds_a_version_and_used_ones_are_protected(mineola, 
     (tmp_path / "mineola.toml").write_text(text.replace('amount = "45.00"', 'amount = "47.00"'))
     with pytest.raises(CommandError, match="already been used on bills"):
         setup("mineola")
-    assert RateSchedule.objects.get().rules["semiannual"]["one_two_family"]["minimum"]["amount"] == "45.00"
+    assert RateSchedule.objects.get().rules["per_bill"]["one_two_family"]["minimum"]["amount"] == "45.00"
 
     # ...while a new version with its own effective date is added beside it.
     section = text[text.index("\n[[rate_schedule]]\n"):text.index("\n[[fee]]\n")]

@@ -1,9 +1,9 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from accounts.roles import roles_install
+from billing.ordinance import sample_rates_refusal
 from billing.presets import preset_install
 from billing.services.nightly import nightly_schedule_install
-from billing.utility import sample_rates_refusal
 from core.commands import as_of_argument, parse_as_of
 from core.errors import ApplicationError
 

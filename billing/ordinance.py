@@ -1,0 +1,242 @@
+"""The ordinance interface: what generic billing code may ask of the installed preset.
+
+A preset file names a strategy for each part of its ordinance — a billing calendar, a rate structure, a
+penalty scheme, fee rules — and gives its parameters. The strategies are small classes, each registered
+under its name in one of the registries below; generic code (billing runs, penalties, statements, the
+portal) never names a strategy class and never knows which village it bills. It builds an ``Ordinance`` for a date
+and asks it: which books and meters are due, each account's read window and due date, how a bill is
+rated, when a late charge falls due, what a payment pays first. A new village adds strategies (or only
+parameters) and a preset file; nothing generic changes.
+
+The protocols say what each kind of strategy answers. The rule modules (``calendars``, ``rating``,
+``penalties``, ``fees``) hold the classes, without the ORM; this module holds the registries and the
+one builder that reads the installed preset and the rate schedule in force.
+"""
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+from functools import cached_property
+from importlib import import_module
+from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
+
+from core.errors import ApplicationError
+
+from .models import PaymentOrder, RateSchedule, Utility
+
+if TYPE_CHECKING:
+    from .calendars import Cycle
+    from .penalties import PenaltyDue
+    from .rating import EarlierBill, Rated, RatingInput
+
+
+@runtime_checkable
+class BillingCalendar(Protocol):
+    """Who is billed when, and for which reading (``[calendar]`` in a preset file).
+
+    A calendar bills *books* on their dates, and meters of some frequencies on dates of their own whatever
+    their book (Mineola bills meters over 1" every month). Candidates on a date are the accounts of
+    ``due_books(on)`` and the accounts whose meter size has a frequency in ``due_frequencies(on)``;
+    ``is_due`` then decides each account by its book and the frequency of its meter.
+    """
+
+    name: ClassVar[str]
+
+    def frequency_for(self, meter_size: str) -> str:
+        """The calendar frequency of a meter of this size ("semiannual", "monthly", "quarterly", …)."""
+
+    def due_books(self, on: date) -> list[int]:
+        """The books billed on ``on`` by their book's dates."""
+
+    def due_frequencies(self, on: date) -> set[str]:
+        """The frequencies billed on ``on`` whatever the account's book."""
+
+    def is_due(self, *, book: int, frequency: str, on: date) -> bool:
+        """Is an account of this book whose meter is billed at this frequency billed on ``on``?"""
+
+    def cycle(self, *, book: int, frequency: str, bill_date: date) -> "Cycle":
+        """The bill dated ``bill_date``: its read window, due date and billable year."""
+
+    def due_date(self, issued_on: date) -> date:
+        """When a bill issued on ``issued_on`` is due (a replacement bill is due from its own issue)."""
+
+    def billable_year_start(self, *, book: int, on: date) -> date:
+        """The first day of the billable year ``on`` falls in."""
+
+
+@runtime_checkable
+class RateStructure(Protocol):
+    """How one bill is rated under one effective-dated rate schedule (``[[rate_schedule]]``, its
+    ``structure``); built from the schedule's stored ``rules``."""
+
+    name: ClassVar[str]
+
+    def rate(self, bill: "RatingInput") -> "Rated":
+        """The bill's lines, each with its citation, rounded once; raises ``RatingError`` naming the section."""
+
+    def year_so_far(self, earlier_in_year: Iterable["EarlierBill"]) -> tuple[bool, int]:
+        """What earlier bills of the billable year count for this one: (annual minimum already charged,
+        gallons already counted against the year's allowance)."""
+
+
+@runtime_checkable
+class PenaltyScheme(Protocol):
+    """When a late charge falls due on a bill and how much it is (``[penalty]`` in a preset file)."""
+
+    name: ClassVar[str]
+    citation: str
+    words: str  # the rule as printed on the bill
+
+    def dates(self, *, bill_date: date, due_date: date, through: date) -> list["PenaltyDue"]:
+        """The days a charge is assessed on a bill, up to ``through``."""
+
+    def amount(self, due: "PenaltyDue", *, unpaid_principal: Decimal, unpaid_total: Decimal) -> Decimal:
+        """The charge on one of those days, given what the bill then owes."""
+
+    def late_amount(self, principal: Decimal) -> Decimal:
+        """What the bill comes to the day after its due date (the bill's "if paid late" line)."""
+
+
+@runtime_checkable
+class FeeRule(Protocol):
+    """How one fee of the fee schedule is quoted (``[[fee]]`` in a preset file)."""
+
+    name: ClassVar[str]
+    code: str
+    citation: str
+    description: str
+
+    def quote(self, *, amount: Decimal | None, base: Decimal | None, size: str | None) -> Decimal:
+        """The fee, half-up to the cent; raises ``ApplicationError`` naming the section when the facts given
+        do not allow a quote (a missing base, a size the schedule does not list)."""
+
+
+class Registry:
+    """Strategy classes of one kind by name: a preset names one, ``build`` makes it from the preset's
+    parameters. The classes register themselves in their rule module (``home``), which is imported on
+    first use, so a name is known however the registry was reached."""
+
+    def __init__(self, kind: str, *, home: str, field: str):
+        self.kind, self.home, self.field = kind, home, field
+        self._classes: dict[str, type] = {}
+
+    def register(self, cls: type) -> type:
+        """Class decorator: register ``cls`` under its ``name``."""
+        name = cls.name
+        if self._classes.get(name, cls) is not cls:
+            raise ValueError(f"two {self.kind}s are named '{name}': {self._classes[name].__qualname__} "
+                             f"and {cls.__qualname__}")
+        self._classes[name] = cls
+        return cls
+
+    def names(self) -> list[str]:
+        import_module(self.home)
+        return sorted(self._classes)
+
+    def build(self, name: str, params: dict):
+        """The strategy ``name`` made from ``params``; an unknown name, or a parameter the strategy needs
+        and the preset does not give, is refused naming it."""
+        known = self.names()
+        if name not in self._classes:
+            raise ApplicationError(f"unknown {self.kind} '{name}'; known: {', '.join(known) or 'none'}",
+                                   field=self.field)
+        try:
+            return self._classes[name](params)
+        except KeyError as exc:
+            raise ApplicationError(f"the {self.kind} '{name}' needs the parameter {exc} in the preset",
+                                   field=self.field) from exc
+
+
+CALENDARS = Registry("billing calendar", home="billing.calendars", field="calendar")
+RATE_STRUCTURES = Registry("rate structure", home="billing.rating", field="rate_schedule")
+PENALTY_SCHEMES = Registry("penalty scheme", home="billing.penalties", field="penalty")
+FEE_RULES = Registry("fee rule", home="billing.fees", field="fee")
+
+# What a [[rate_schedule]] that names no ``structure`` is rated by.
+DEFAULT_RATE_STRUCTURE = "mineola_blocks"
+
+
+def rate_structure_for(rules: dict) -> RateStructure:
+    """The rate structure of one stored schedule (``RateSchedule.rules``)."""
+    return RATE_STRUCTURES.build(rules.get("structure", DEFAULT_RATE_STRUCTURE), rules)
+
+
+@dataclass(frozen=True)
+class Ordinance:
+    """The installed preset as it stands on a date: the utility, its strategies, and the rate schedule
+    in force. The schedule is looked up when first asked for (pages that show only the utility's name
+    or its penalty words never need it) and refused then if none is in force."""
+
+    on: date
+    utility: Utility
+    calendar: BillingCalendar
+    penalties: PenaltyScheme
+    payment_order: str
+
+    @cached_property
+    def rate_schedule(self) -> RateSchedule:
+        """The rate schedule row in force on ``on``."""
+        return _schedule_row(self.on)
+
+    @cached_property
+    def rates(self) -> RateStructure:
+        """The rate structure of the schedule in force, built from its rules."""
+        return rate_structure_for(self.rate_schedule.rules)
+
+
+def ordinance_on(on: date) -> Ordinance:
+    """The installed preset's ordinance on ``on``; refused when no preset is installed."""
+    utility = Utility.objects.first()
+    if utility is None:
+        raise ApplicationError("no ordinance preset is installed; run `manage.py setup_utility mineola`",
+                               field="preset")
+    return Ordinance(on=on, utility=utility,
+                     calendar=CALENDARS.build(utility.calendar_scheme, utility.calendar_params),
+                     penalties=PENALTY_SCHEMES.build(utility.penalty_scheme, utility.penalty_params),
+                     payment_order=utility.payment_order)
+
+
+def schedule_in_force(on: date) -> tuple[RateSchedule, RateStructure]:
+    """The rate schedule in force on a bill date and its rate structure; refused when none is in force."""
+    row = _schedule_row(on)
+    return row, rate_structure_for(row.rules)
+
+
+def _schedule_row(on: date) -> RateSchedule:
+    """The latest rate schedule effective on or before ``on``."""
+    row = RateSchedule.objects.filter(effective_on__lte=on).order_by("-effective_on").first()
+    if row is None:
+        earliest = RateSchedule.objects.order_by("effective_on").values_list("effective_on", flat=True).first()
+        raise ApplicationError(f"no rate schedule is in force on {on}; the earliest takes effect {earliest}",
+                               field="date")
+    return row
+
+
+def payment_order() -> str:
+    """The installed preset's payment order; the default where none is installed yet (a balance is still
+    a balance before any preset is)."""
+    order = Utility.objects.values_list("payment_order", flat=True).first()
+    return order or PaymentOrder.PRINCIPAL_FIRST
+
+
+def sample_rates_refusal(*, on: date, accept_sample_rates: bool) -> str:
+    """Why billing on ``on`` is refused because the rates in force are a preset's sample values, or "".
+
+    A preset ships a **sample** schedule where the ordinance's own schedule is not in the published text
+    (ORDINANCES.md: "Sample rates are not for real bills"). Billing on it is allowed on a demo/training site,
+    or when the clerk accepts it for one run (recorded on the run); otherwise it is refused.
+    """
+    row = _schedule_row(on)
+    if not row.is_sample or accept_sample_rates:
+        return ""
+    utility = ordinance_on(on).utility
+    if utility.is_demo_site:
+        return ""
+    return (f"the rate schedule in force on {on} (effective {row.effective_on}, {row.citation}) is the preset's "
+            "sample schedule, a placeholder for rates the published ordinance does not contain, and sample "
+            "rates are not for real bills; install the adopted rates (a [[rate_schedule]] without `sample = true` "
+            f"in the preset file, then setup_utility {utility.preset}), mark this a demo/training site (setup_utility "
+            f"{utility.preset} --demo N), or accept the sample rates for this run (run_billing "
+            "--accept-sample-rates, “Accept sample rates” on the admin's start page, or accept_sample_rates in "
+            "the API), which is recorded on the run")

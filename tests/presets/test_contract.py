@@ -1,0 +1,174 @@
+"""The contract every preset file keeps, whatever its village: it installs (twice, changing nothing the
+second time), each strategy it names is built through the ordinance registries, and an account billed
+through a year by the real billing run gets bills whose totals are the sums of their lines, every line with
+its citation, dated and due as the preset's calendar says, with the penalties its scheme makes owed — and
+billing again generates nothing.
+
+Parametrized over ``fixtures/presets/*.toml``: a new preset file is held to the contract as soon as it
+exists. What each village's numbers come to is in its own worked examples; this test knows no village.
+"""
+
+from datetime import date, timedelta
+from decimal import Decimal
+
+import pytest
+from django.apps import apps
+
+from billing.models import Bill, BillingException, BillingRun, BillLine, LedgerEntry, RateSchedule
+from billing.ordinance import (
+    CALENDARS,
+    PENALTY_SCHEMES,
+    BillingCalendar,
+    PenaltyScheme,
+    RateStructure,
+    ordinance_on,
+    rate_structure_for,
+)
+from billing.presets import PRESET_DIR, preset_install, preset_load
+from billing.runs.lifecycle import billing_run_chunk_execute, billing_run_create
+from billing.services.penalties import penalties_assess_due
+from core.clock import today
+from core.dates import add_months
+from core.money import fmt_amount
+from meters.units import METER_SIZES
+from tests.billing.steps import account_with_meter, pay, read
+
+PRESETS = sorted(path.stem for path in PRESET_DIR.glob("*.toml"))
+# Gallons a month: enough over any minimum's allowance to reach the block and excess rates.
+MONTHLY_GALLONS = 25_000
+
+pytestmark = pytest.mark.django_db
+
+
+def _uses_sample_rates(code: str) -> bool:
+    return any(schedule.get("sample") for schedule in preset_load(code).get("rate_schedule", []))
+
+
+def _install(code: str):
+    # A preset whose rates are sample values bills only on a demo/training site (ORDINANCES.md).
+    return preset_install(code=code, mark_demo_site=_uses_sample_rates(code))
+
+
+def _counts() -> dict[str, int]:
+    return {model._meta.label: model.objects.count() for model in apps.get_models()}
+
+
+def _billing_facts() -> tuple[int, ...]:
+    return (Bill.objects.count(), BillLine.objects.count(), LedgerEntry.objects.count(),
+            BillingException.objects.count())
+
+
+@pytest.fixture(params=PRESETS)
+def installed(request):
+    _install(request.param)
+    return request.param
+
+
+def test_every_preset_file_is_held_to_the_contract():
+    assert "mineola" in PRESETS
+
+
+def test_installing_twice_changes_nothing(installed):
+    before = _counts()
+    again = _install(installed)
+    assert (again.created, again.updated) == ([], [])
+    assert _counts() == before
+
+
+def test_every_strategy_is_built_through_the_registries(installed):
+    data = preset_load(installed)
+    calendar = CALENDARS.build(data["calendar"]["scheme"], data["calendar"])
+    penalties = PENALTY_SCHEMES.build(data["penalty"]["scheme"], data["penalty"])
+    assert isinstance(calendar, BillingCalendar) and calendar.name == data["calendar"]["scheme"]
+    assert isinstance(penalties, PenaltyScheme) and penalties.name == data["penalty"]["scheme"]
+    schedules = list(RateSchedule.objects.order_by("effective_on"))
+    assert len(schedules) == len(data.get("rate_schedule", [])) >= 1
+    for row in schedules:
+        assert isinstance(rate_structure_for(row.rules), RateStructure), row
+    ordinance = ordinance_on(schedules[0].effective_on)
+    assert ordinance.utility.preset == installed
+    assert ordinance.rate_schedule == schedules[0] and isinstance(ordinance.rates, RateStructure)
+
+
+def _first_of_next_month(day: date) -> date:
+    return day if day.day == 1 else add_months(day.replace(day=1), 1)
+
+
+def _run(day: date) -> BillingRun:
+    run = billing_run_create(run_on=day)
+    for chunk_id in run.chunks.order_by("index").values_list("id", flat=True):
+        billing_run_chunk_execute(chunk_id=chunk_id)
+    run.refresh_from_db()
+    assert run.status == BillingRun.Status.DONE, (day, run.error)
+    return run
+
+
+def test_one_account_billed_through_a_year(installed):
+    ordinance = ordinance_on(today())
+    calendar, scheme = ordinance.calendar, ordinance.penalties
+    earliest = RateSchedule.objects.order_by("effective_on").values_list("effective_on", flat=True).first()
+    first = _first_of_next_month(max(date(2025, 1, 1), earliest))
+    year = [first + timedelta(days=n) for n in range((add_months(first, 12) - first).days)]
+    assessed_on = add_months(first, 15)
+    assert assessed_on <= today(), f"{installed}: its first rate schedule is too recent to bill a past year"
+    billing_days = [day for day in year if calendar.due_books(day) or calendar.due_frequencies(day)]
+    assert billing_days, f"{installed}: the calendar bills nobody in a year from {first}"
+    books = sorted({book for day in billing_days for book in calendar.due_books(day)})
+    book = books[0] if books else 1
+
+    # One account for each frequency the calendar bills meters at, with the smallest meter billed so.
+    size_of = {}
+    for size in METER_SIZES:
+        size_of.setdefault(calendar.frequency_for(size), size)
+    installed_on = add_months(first, -1).replace(day=10)
+    accounts = {}
+    for frequency, size in size_of.items():
+        account, meter = account_with_meter(book=book, size=size, start=installed_on, value=0,
+                                            category="one_two_family")
+        for month in range(13):
+            read(meter, add_months(installed_on, month).replace(day=15), MONTHLY_GALLONS * (month + 1))
+        accounts[account.pk] = (account, frequency)
+
+    for day in billing_days:
+        _run(day)
+    assert not BillingException.objects.exists(), list(BillingException.objects.values_list("detail", flat=True))
+
+    for account, frequency in accounts.values():
+        bills = list(Bill.objects.filter(account=account).order_by("bill_date").prefetch_related("lines"))
+        expected = [day for day in billing_days if calendar.is_due(book=book, frequency=frequency, on=day)]
+        assert expected and [b.bill_date for b in bills] == expected, (frequency, size_of[frequency])
+        for bill in bills:
+            cycle = calendar.cycle(book=book, frequency=frequency, bill_date=bill.bill_date)
+            assert bill.frequency == frequency
+            assert bill.due_date == cycle.due_date
+            assert cycle.read_window[0] <= bill.period_end <= cycle.read_window[1]
+            lines = list(bill.lines.all())
+            assert lines and bill.total.amount == sum((line.amount.amount for line in lines), Decimal("0"))
+            assert all(line.citation.strip() for line in lines), [(line.description, line.citation) for line in lines]
+            assert LedgerEntry.objects.get(bill=bill, kind=LedgerEntry.Kind.WATER).amount == bill.total
+
+        # The first bill is paid in full on its due date; the others are left unpaid.
+        paid = bills[0]
+        pay(account, fmt_amount(paid.total.amount), paid.due_date.isoformat(), f"CONTRACT-{account.pk}")
+
+    penalties_assess_due(as_of=assessed_on)
+    for account, _ in accounts.values():
+        bills = list(Bill.objects.filter(account=account).order_by("bill_date"))
+        assert not LedgerEntry.objects.filter(bill=bills[0], kind=LedgerEntry.Kind.PENALTY).exists()
+        for bill in bills[1:]:
+            # A bill with nothing to pay (gallons within an allowance already charged) owes no penalty.
+            dues = scheme.dates(bill_date=bill.bill_date, due_date=bill.due_date, through=assessed_on) \
+                if bill.total.amount else []
+            posted = list(LedgerEntry.objects.filter(bill=bill, kind=LedgerEntry.Kind.PENALTY).order_by("posted_on"))
+            assert [entry.posted_on for entry in posted] == [due.on for due in dues]
+            assert all(entry.citation == due.citation != "" and entry.amount.amount > 0
+                       for entry, due in zip(posted, dues, strict=True))
+
+    # Billing again generates nothing.
+    facts = _billing_facts()
+    for day in billing_days:
+        again = _run(day)
+        assert again.bills_created == 0 and again.exceptions_count == 0
+    result = penalties_assess_due(as_of=assessed_on)
+    assert (result.posted, result.corrected) == (0, 0)
+    assert _billing_facts() == facts
