@@ -15,7 +15,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from billing.charts import consumption_chart_svg
-from billing.pdf import bill_pdf_bytes
+from billing.services.bill_pdfs import bill_pdf_bytes
 from billing.utility import installed_utility
 from core.errors import ApplicationError
 from core.net import client_ip

@@ -4,10 +4,10 @@ idempotent."""
 import logging
 from datetime import date
 
-from ..pdf import bill_pdfs_render_pending
 from ..runs.candidates import billing_candidates
 from ..runs.lifecycle import billing_run_start, billing_runs_sweep
 from ..utility import sample_rates_refusal
+from .bill_pdfs import bill_pdfs_render_pending
 from .penalties import penalties_assess_due
 
 logger = logging.getLogger(__name__)
