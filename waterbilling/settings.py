@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "meters",
     "billing",
     "portal",
+    "demo",
 ]
 
 MIDDLEWARE = [

@@ -8,7 +8,7 @@ from decimal import Decimal
 from django.db import transaction
 from djmoney.money import Money
 
-from .models import Bill, LedgerEntry, Payment
+from billing.models import Bill, LedgerEntry, Payment
 
 
 @transaction.atomic
