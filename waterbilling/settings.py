@@ -50,6 +50,8 @@ INSTALLED_APPS = [
     "billing",
     "portal",
     "demo",
+    # Last: the composition root; its admin module puts together pages from the apps' parts.
+    "waterbilling",
 ]
 
 MIDDLEWARE = [
