@@ -84,7 +84,6 @@ def bill_detail(*, bill: Bill, as_of: date) -> dict:
     balance = bill_balances(account=bill.account, as_of=as_of).get(bill.pk)
     return {
         "lines": line_views(bill.lines.all()),
-        "summary": summary,
         "box": money_box(summary),
         "status": bill_status(balance),
         "unpaid": balance.unpaid_total if balance else 0,
