@@ -1,49 +1,30 @@
 """The clerk's desk for customers, premises and accounts.
 
+The account page here knows only accounts; meters and billing add their parts (installations and
+readings, the CSV import, balance and bills) in ``waterbilling/admin.py``, which composes the page the
+clerk sees, since an app never imports the floors above it.
+
 Every model here is kept by django-simple-history, so each admin is a ``HistoryAdmin`` (a
 ``SimpleHistoryAdmin``): the "History" button lists who changed what and when, with each changed field
 shown old → new in words a clerk reads ("Active → Shut off", not "active → shut_off").
 """
 
-from decimal import Decimal
-
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.widgets import AdminDateWidget, AutocompleteSelect
 from django.core.exceptions import PermissionDenied
-from django.db.models import Q
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.functional import lazy
-from django.utils.html import format_html, format_html_join
-from django.utils.safestring import mark_safe
 from simple_history.admin import SimpleHistoryAdmin
 from simple_history.template_utils import HistoricalRecordContextHelper
 
 from core.csvimport import identifier_validator
 from core.errors import ApplicationError
-from meters.models import Installation, Reading
 
-from .admin_imports import AccountImportMixin
 from .models import Account, Customer, Ownership, PortalLink, Premises
 from .services import account_owner_change, portal_links_end
-
-RECENT_READINGS = 50
-RECENT_BILLS = 12
-
-
-def _utility_name() -> str:
-    from billing.models import Utility
-
-    return Utility.objects.values_list("name", flat=True).first() or "waterbilling"
-
-
-# Lazy, so the header follows the installed preset without touching the database at import time.
-admin.site.site_header = lazy(_utility_name, str)()
-admin.site.site_title = lazy(_utility_name, str)()
-admin.site.index_title = lazy(lambda: f"{_utility_name()}: billing office", str)()
 
 
 class _ClerkWords(HistoricalRecordContextHelper):
@@ -90,26 +71,6 @@ class PortalLinkInline(admin.TabularInline):
         return False  # customers link accounts themselves, with the access code on the bill
 
 
-class InstallationInline(admin.TabularInline):
-    model = Installation
-    fields = ("meter", "meter_size", "meter_unit", "installed_on", "removed_on")
-    readonly_fields = ("meter_size", "meter_unit")
-    autocomplete_fields = ("meter",)
-    ordering = ("-installed_on",)
-    extra = 0
-
-    @admin.display(description="size")
-    def meter_size(self, obj: Installation) -> str:
-        return f'{obj.meter.size}"' if obj.meter_id else ""
-
-    @admin.display(description="unit")
-    def meter_unit(self, obj: Installation) -> str:
-        return obj.meter.get_unit_display() if obj.meter_id else ""
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).select_related("meter")
-
-
 class OwnerChangeForm(forms.Form):
     new_owner = forms.ModelChoiceField(
         queryset=Customer.objects.all(), label="New owner",
@@ -124,37 +85,23 @@ class OwnerChangeForm(forms.Form):
         field.widget.choices = field.choices
 
 
-def account_readings(account: Account, *, limit: int = RECENT_READINGS):
-    """Readings of every meter while it was installed on ``account``, newest first."""
-    spans = Q(pk__in=[])
-    for inst in account.installations.all():
-        span = Q(meter_id=inst.meter_id, read_on__gte=inst.installed_on)
-        if inst.removed_on:
-            span &= Q(read_on__lte=inst.removed_on)
-        spans |= span
-    return (Reading.objects.filter(spans).select_related("meter", "entered_by")
-            .order_by("-read_on", "-id")[:limit])
-
-
 @admin.register(Account)
-class AccountAdmin(AccountImportMixin, HistoryAdmin):
+class AccountAdmin(HistoryAdmin):
     list_display = ("account_no", "owner", "premises__service_address", "book", "category", "status")
     list_select_related = ("owner", "premises")
     list_filter = ("book", "category", "status", "paperless")
     search_fields = ("account_no", "owner__name", "occupant__name", "premises__service_address",
                      "premises__sbl")
     autocomplete_fields = ("premises", "owner", "occupant")
-    readonly_fields = ("public_id", "billing_summary", "recent_readings")
+    readonly_fields = ("public_id",)
     change_form_template = "admin/accounts/account/change_form.html"
     fieldsets = (
         (None, {"fields": ("account_no", "book", "category", "status", "opened_on", "paperless",
                            "sprinkler_supply_inches")}),
         ("Premises and people", {"fields": ("premises", "owner", "occupant")}),
         ("Customer portal", {"fields": ("access_code", "public_id"), "classes": ("collapse",)}),
-        ("Billing", {"fields": ("billing_summary",)}),
-        ("Meter readings", {"fields": ("recent_readings",)}),
     )
-    inlines = (InstallationInline, OwnershipInline, PortalLinkInline)
+    inlines = (OwnershipInline, PortalLinkInline)
 
     def get_readonly_fields(self, request, obj=None):
         # After creation the owner changes only by "Change owner": a sale, with its date and consequences.
@@ -195,47 +142,6 @@ class AccountAdmin(AccountImportMixin, HistoryAdmin):
             # Printed on bills and sent in e-mails: no control or invisible characters.
             formfield.validators.append(identifier_validator)
         return formfield
-
-    @admin.display(description="balance, bills and payments today")
-    def billing_summary(self, obj: Account) -> str:
-        if obj.pk is None:
-            return "—"
-        from billing.selectors import account_statement
-        from core.commands import today
-
-        statement = account_statement(account=obj, as_of=today())
-        bills = statement["bills"][-RECENT_BILLS:][::-1]
-        numbers = dict(obj.bills.filter(number__in=[b["number"] for b in bills]).values_list("number", "pk"))
-        rows = format_html_join(
-            "\n", '<tr><td><a href="{}">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>${}</td><td>${}</td></tr>',
-            ((reverse("admin:billing_bill_change", args=[numbers[b["number"]]]), b["number"], b["bill_date"],
-              b["due_date"], f"{b['gallons']:,}", b["total"], b["balance"]) for b in bills))
-        paid = format_html_join(", ", "${} on {} ({})", ((p["amount"], p["paid_on"], p["reference"])
-                                                        for p in statement["payments"][-5:][::-1]))
-        penalties = sum(Decimal(c["amount"]) for c in statement["charges"] if c["kind"] == "penalty")
-        return format_html(
-            '<p><strong>Balance: ${}</strong> · penalties posted to date: ${} · '
-            '<a href="{}?q={}">ledger entries</a></p>'
-            '<table class="account-bills"><thead><tr><th>bill</th><th>dated</th><th>due</th><th>gallons</th>'
-            "<th>total</th><th>unpaid</th></tr></thead><tbody>{}</tbody></table><p>Latest payments: {}</p>",
-            statement["balance"], f"{penalties:.2f}", reverse("admin:billing_ledgerentry_changelist"), obj.account_no,
-            rows or mark_safe("<tr><td colspan=6>No bills yet.</td></tr>"), paid or "none")
-
-    @admin.display(description=f"latest {RECENT_READINGS} readings, newest first")
-    def recent_readings(self, obj: Account) -> str:
-        if obj.pk is None:
-            return "—"
-        readings = list(account_readings(obj))
-        if not readings:
-            return "No readings yet."
-        rows = format_html_join(
-            "\n", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            ((r.read_on.isoformat(), r.meter.serial, f"{r.value:,} {r.meter.unit}", r.get_read_type_display(),
-              r.source, r.entered_by or "") for r in readings))
-        return format_html(
-            '<table class="account-readings"><thead><tr><th>date</th><th>meter</th><th>value</th>'
-            "<th>type</th><th>source</th><th>entered by</th></tr></thead><tbody>{}</tbody></table>", rows)
-
 
 @admin.register(Customer)
 class CustomerAdmin(HistoryAdmin):

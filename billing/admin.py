@@ -14,6 +14,7 @@ from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
 from simple_history.admin import SimpleHistoryAdmin
 
 from core.admin_imports import CsvImportAdminMixin
@@ -21,7 +22,7 @@ from core.clock import refuse_future
 from core.commands import today
 from core.csvimport import CsvRow, dollars_at_most
 from core.errors import ApplicationError
-from core.money import ADJUSTMENT_MAX
+from core.money import ADJUSTMENT_MAX, fmt_dollars, fmt_gallons, fmt_rate
 
 from .models import (
     Adjustment,
@@ -38,6 +39,7 @@ from .models import (
 from .ordinance import schedule_in_force
 from .runs.exceptions import billing_exception_release
 from .runs.lifecycle import billing_run_start
+from .selectors import account_statement
 from .services.adjustments import adjustment_create, bill_void
 from .services.payments import PAYMENTS_LAYOUT, payment_amount, payments_rows_post
 
@@ -179,7 +181,7 @@ class BillingRunAdmin(ReadOnlyAdmin):
             '<div class="run-summary"><p>Status: <strong>{}</strong></p><p>Bills issued: <strong>{}</strong></p>'
             "<p>Already billed: {} · Exceptions: {} · Total billed: {}</p>{}</div>",
             obj.get_status_display(), obj.bills_created, obj.already_billed, obj.exceptions_count,
-            f"${obj.total_billed.amount:,.2f}",
+            fmt_dollars(obj.total_billed),
             format_html("<p><strong>{}</strong> {}</p>", "Accepted sample rates:",
                         "billed on the preset's sample rate schedule at the clerk's choice.")
             if obj.accept_sample_rates else "")
@@ -266,8 +268,7 @@ class BillLineInline(ReadOnlyInline):
 
     @admin.display(description="rate")
     def rate_shown(self, obj):
-        rate = obj.rate.normalize()
-        return f"${rate:,.2f}" if rate == rate.quantize(Decimal("0.01")) else f"${rate:f}"
+        return fmt_rate(obj.rate)
 
 
 class BillLedgerInline(ReadOnlyInline):
@@ -317,7 +318,7 @@ class BillAdmin(ReadOnlyAdmin):
 
     @admin.display(description="gallons")
     def gallons_shown(self, obj):
-        return f"{obj.gallons:,}"
+        return fmt_gallons(obj.gallons)
 
     @admin.display(description="readings")
     def readings(self, obj):
@@ -353,8 +354,8 @@ class BillAdmin(ReadOnlyAdmin):
 
 class AdjustmentForm(forms.ModelForm):
     amount = forms.CharField(label="Amount ($)", max_length=40,
-                             help_text=f"At most ${ADJUSTMENT_MAX:,.2f}; a bill wrong by more is voided and billed "
-                                       "again.")
+                             help_text=f"At most {fmt_dollars(ADJUSTMENT_MAX)}; a bill wrong by more is voided and "
+                                       "billed again.")
     description = forms.CharField(label="What the customer reads", required=False, max_length=200,
                                   help_text=CUSTOMER_TEXT_HELP)
 
@@ -466,7 +467,7 @@ class PaymentAdmin(CsvImportAdminMixin, SimpleHistoryAdmin):
                 errors = exc.errors
             else:
                 total = sum((payment_amount(r["amount"]) for r in rows), Decimal(0))
-                self.message_user(request, f"Posted {result.created} payments totalling ${total:,.2f}"
+                self.message_user(request, f"Posted {result.created} payments totalling {fmt_dollars(total)}"
                                            + (f"; {result.skipped} already posted, skipped" if result.skipped else ""),
                                   messages.SUCCESS)
                 return HttpResponseRedirect(reverse("admin:billing_payment_changelist"))
@@ -487,3 +488,41 @@ class LedgerEntryAdmin(ReadOnlyAdmin):
         return request.user.has_perm("billing.view_ledgerentry")
 
 
+
+
+# --- the account page's billing part (composed in waterbilling/admin.py) ---------------------------------
+
+RECENT_BILLS = 12
+
+
+class AccountBillingAdmin:
+    """The account page's balance, latest bills and payments, from the account's statement today."""
+
+    def get_readonly_fields(self, request, obj=None):
+        return (*super().get_readonly_fields(request, obj), "billing_summary")
+
+    def get_fieldsets(self, request, obj=None):
+        return [*super().get_fieldsets(request, obj), ("Billing", {"fields": ("billing_summary",)})]
+
+    @admin.display(description="balance, bills and payments today")
+    def billing_summary(self, obj) -> str:
+        if obj.pk is None:
+            return "—"
+        statement = account_statement(account=obj, as_of=today())
+        bills = statement["bills"][-RECENT_BILLS:][::-1]
+        numbers = dict(obj.bills.filter(number__in=[b["number"] for b in bills]).values_list("number", "pk"))
+        rows = format_html_join(
+            "\n", '<tr><td><a href="{}">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>',
+            ((reverse("admin:billing_bill_change", args=[numbers[b["number"]]]), b["number"], b["bill_date"],
+              b["due_date"], fmt_gallons(b["gallons"]), fmt_dollars(b["total"]), fmt_dollars(b["balance"]))
+             for b in bills))
+        paid = format_html_join(", ", "{} on {} ({})", ((fmt_dollars(p["amount"]), p["paid_on"], p["reference"])
+                                                       for p in statement["payments"][-5:][::-1]))
+        penalties = sum(Decimal(c["amount"]) for c in statement["charges"] if c["kind"] == "penalty")
+        return format_html(
+            '<p><strong>Balance: {}</strong> · penalties posted to date: {} · '
+            '<a href="{}?q={}">ledger entries</a></p>'
+            '<table class="account-bills"><thead><tr><th>bill</th><th>dated</th><th>due</th><th>gallons</th>'
+            "<th>total</th><th>unpaid</th></tr></thead><tbody>{}</tbody></table><p>Latest payments: {}</p>",
+            fmt_dollars(statement["balance"]), fmt_dollars(penalties), reverse("admin:billing_ledgerentry_changelist"),
+            obj.account_no, rows or mark_safe("<tr><td colspan=6>No bills yet.</td></tr>"), paid or "none")

@@ -1,4 +1,8 @@
-"""REST endpoints for accounts, readings, payments, statements, bills, billing and penalty runs, fees.
+"""REST endpoints for statements, payments, bills, billing and penalty runs, and fees.
+
+Everything here shows or changes what accounts owe; accounts and readings are served by their own apps
+(``accounts/api.py``, ``meters/api.py``). Amounts are printed with ``core.money.fmt_amount`` and rates with
+``fmt_rate``, as in the statement JSON.
 
 Views are thin: they validate the shape of a request with a serializer and call a service or selector.
 Services raise ``ApplicationError``s, which the project's exception handler turns into 400/404/409 JSON.
@@ -8,11 +12,7 @@ Each view names, per method, the Django model permissions it needs (``required_p
 (``accounts/roles.py``) does through the API what it may do in the admin and nothing more.
 """
 
-from datetime import date
-
-from django.db.models import Q
 from django.http import HttpResponse
-from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -20,29 +20,27 @@ from drf_spectacular.utils import (
     PolymorphicProxySerializer,
     extend_schema,
     extend_schema_field,
-    inline_serializer,
 )
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.models import Account
-from core.csvimport import CsvRow, dollars_at_most, iso_date
+from accounts.selectors import account_get
+from core.api import DateText, DollarsText, page_of, query_as_of, query_date
+from core.clock import today
+from core.csvimport import CsvRow, dollars_at_most
 from core.errors import ApplicationError, FieldError, NotFound
-from core.money import MONEY_MAX
-from core.schema import errors_response
-from meters.services import REQUEST, readings_record
+from core.money import MONEY_MAX, fmt_amount, fmt_rate
+from core.schema import CONFLICT, DATE_PARAMETER, OFFSET, errors_response, paged
 
 from .fees import fee_in_force, fee_quote, fees_in_force
 from .models import Bill, BillingRun, Payment
 from .runs.lifecycle import billing_run_start
-from .selectors import account_get, account_statement
+from .selectors import account_statement, bill_line_data
+from .services.bill_pdfs import bill_pdf_bytes
 from .services.payments import PAYMENTS_LAYOUT, payments_rows_post
 from .services.penalties import penalties_assess_due
 
-PAGE = 100
-MAX_OFFSET = 1_000_000_000
-API_SOURCE = "api"
 fee_basis = dollars_at_most(MONEY_MAX, what="a basis")
 
 VIEW_ACCOUNT = ("accounts.view_account",)
@@ -55,43 +53,9 @@ VIEW_STATEMENT = (*VIEW_ACCOUNT, *VIEW_BILL, "billing.view_ledgerentry", "billin
 START_RUN = ("billing.add_billingrun",)
 
 
-def _date(request, name: str) -> date | None:
-    """A date query parameter; None when it is left out (a blank one is a mistake, not a default)."""
-    value = request.query_params.get(name)
-    if value is None:
-        return None
-    if not value:
-        raise ApplicationError("is blank; give a date (YYYY-MM-DD) or leave it out", field=name)
-    try:
-        return iso_date(value)
-    except ValueError as exc:
-        raise ApplicationError(str(exc), field=name) from None
-
-
-def _as_of(request) -> date:
-    return _date(request, "as_of") or timezone.localdate()
-
-
-def _page(request, queryset):
-    # Bounded: the database's OFFSET is a 64-bit integer, and no list here comes near a billion rows.
-    value = request.query_params.get("offset", "0")
-    if not (value.isascii() and value.isdigit() and len(value) <= 10 and int(value) <= MAX_OFFSET):
-        raise ApplicationError(f"must be a whole number from 0 to {MAX_OFFSET}", field="offset")
-    offset = int(value)
-    return queryset[offset:offset + PAGE], {"offset": offset, "limit": PAGE, "count": queryset.count()}
-
-
 # --- response shapes: what the views return, as the OpenAPI schema describes it ---------------------
 # Output only (every field read-only, so the schema marks each one present); test_schema.py holds real
 # responses to these shapes, closed, so a field added to a response must be added here too.
-
-class MeterOut(serializers.Serializer):
-    serial = serializers.CharField(read_only=True)
-    size = serializers.CharField(read_only=True, help_text='Inches, as on the meter ("5/8", "1 1/2").')
-    unit = serializers.CharField(read_only=True, help_text="gal or cf")
-    installed_on = serializers.DateField(read_only=True)
-    removed_on = serializers.DateField(read_only=True, allow_null=True)
-
 
 class LineOut(serializers.Serializer):
     kind = serializers.CharField(read_only=True)
@@ -100,27 +64,6 @@ class LineOut(serializers.Serializer):
     quantity = serializers.CharField(read_only=True)
     rate = serializers.CharField(read_only=True)
     amount = serializers.CharField(read_only=True, help_text="Dollars, two decimals.")
-
-
-class AccountSerializer(serializers.ModelSerializer):
-    owner = serializers.CharField(source="owner.name", read_only=True)
-    owner_address = serializers.CharField(source="owner.mailing_address", read_only=True)
-    occupant = serializers.CharField(source="occupant.name", default=None, allow_null=True, read_only=True)
-    service_address = serializers.CharField(source="premises.service_address", read_only=True)
-    sbl = serializers.CharField(source="premises.sbl", read_only=True)
-    meters = serializers.SerializerMethodField()
-
-    class Meta:
-        model = Account
-        fields = ("account_no", "book", "category", "status", "paperless", "owner", "owner_address", "occupant",
-                  "service_address", "sbl", "meters")
-        read_only_fields = fields
-
-    @extend_schema_field(MeterOut(many=True))
-    def get_meters(self, obj) -> list[dict]:
-        return [{"serial": i.meter.serial, "size": i.meter.size, "unit": i.meter.unit,
-                 "installed_on": i.installed_on, "removed_on": i.removed_on}
-                for i in obj.installations.select_related("meter").order_by("installed_on")]
 
 
 class BillSerializer(serializers.ModelSerializer):
@@ -135,13 +78,11 @@ class BillSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_total(self, obj) -> str:
-        return f"{obj.total.amount:.2f}"
+        return fmt_amount(obj.total)
 
     @extend_schema_field(LineOut(many=True))
     def get_lines(self, obj) -> list[dict]:
-        return [{"kind": line.kind, "description": line.description, "citation": line.citation,
-                 "quantity": f"{line.quantity.normalize():f}", "rate": f"{line.rate.normalize():f}",
-                 "amount": f"{line.amount.amount:.2f}"} for line in obj.lines.all()]
+        return [bill_line_data(line) for line in obj.lines.all()]
 
 
 class BillingRunSerializer(serializers.ModelSerializer):
@@ -156,7 +97,7 @@ class BillingRunSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_total_billed(self, obj) -> str:
-        return f"{obj.total_billed.amount:.2f}"
+        return fmt_amount(obj.total_billed)
 
 
 class StatementBillOut(serializers.Serializer):
@@ -209,11 +150,6 @@ class PaymentsPostedOut(serializers.Serializer):
     skipped = serializers.IntegerField(read_only=True, help_text="References already posted with the same payment.")
 
 
-class ReadingsRecordedOut(serializers.Serializer):
-    created = serializers.IntegerField(read_only=True)
-    skipped = serializers.IntegerField(read_only=True, help_text="Readings already recorded.")
-
-
 class PenaltyRunOut(serializers.Serializer):
     as_of = serializers.DateField(read_only=True)
     posted = serializers.IntegerField(read_only=True)
@@ -244,50 +180,7 @@ class FeeQuoteOut(serializers.Serializer):
     amount = serializers.CharField(read_only=True)
 
 
-def _paged(item: type[serializers.Serializer], name: str) -> serializers.Serializer:
-    """What ``_page`` answers: a page of ``item``s with where it starts, its size and the whole count."""
-    return inline_serializer(name=name, fields={
-        "offset": serializers.IntegerField(read_only=True),
-        "limit": serializers.IntegerField(read_only=True),
-        "count": serializers.IntegerField(read_only=True, help_text="Rows in all pages."),
-        "results": item(many=True, read_only=True),
-    })
-
-
-OFFSET = OpenApiParameter("offset", {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET},
-                          description=f"Rows to skip; pages hold {PAGE}.")
-DATE_PARAMETER = {"type": "string", "format": "date"}
-
-
 # --- request shapes ----------------------------------------------------------------------------------
-# Readings and payments arrive as text and are parsed, with every other rule, by the same writer as an
-# imported file (so its messages are the file's); the schema says what text each field takes.
-
-@extend_schema_field({"type": "string", "format": "date"})
-class DateText(serializers.CharField):
-    pass
-
-
-@extend_schema_field({"type": "string", "pattern": r"^\$?[0-9][0-9,]*(\.[0-9]{1,2})?$", "maxLength": 20,
-                      "description": "Dollars and cents, more than zero: 12, 12.5, 1234.56 or $1,234.56."})
-class DollarsText(serializers.CharField):
-    pass
-
-
-@extend_schema_field({"type": "string", "pattern": "^[0-9]{1,15}$",
-                      "description": "The register as read, a whole number in the meter's unit."})
-class RegisterText(serializers.CharField):
-    pass
-
-
-class ReadingIn(serializers.Serializer):
-    meter_serial = serializers.CharField(max_length=40)
-    read_date = DateText()
-    reading = RegisterText()
-    read_type = serializers.CharField(required=False, allow_blank=True, default="actual",
-                                      help_text="actual (the default), estimated or final")
-
-
 class PaymentIn(serializers.Serializer):
     account_no = serializers.CharField(max_length=20)
     amount = DollarsText(max_length=20)
@@ -307,34 +200,7 @@ class PenaltyRunIn(serializers.Serializer):
     as_of = serializers.DateField()
 
 
-CONFLICT = {409: errors_response("Someone else recorded the same thing at the same moment; send it again.")}
-
-
 # --- views ------------------------------------------------------------------------------------------
-
-class AccountList(APIView):
-    required_permissions = {"GET": VIEW_ACCOUNT}
-
-    @extend_schema(operation_id="v1_accounts_list",
-                   responses={200: _paged(AccountSerializer, "PaginatedAccountList")},
-                   parameters=[OpenApiParameter("q", str, description="number, name, address or SBL"), OFFSET])
-    def get(self, request):
-        rows = Account.objects.select_related("owner", "occupant", "premises").order_by("account_no")
-        if q := request.query_params.get("q"):
-            rows = rows.filter(Q(account_no__icontains=q) | Q(owner__name__icontains=q)
-                               | Q(occupant__name__icontains=q) | Q(premises__service_address__icontains=q)
-                               | Q(premises__sbl__icontains=q))
-        page, meta = _page(request, rows)
-        return Response({**meta, "results": AccountSerializer(page, many=True).data})
-
-
-class AccountDetail(APIView):
-    required_permissions = {"GET": VIEW_ACCOUNT}
-
-    @extend_schema(responses={200: AccountSerializer})
-    def get(self, request, account_no):
-        return Response(AccountSerializer(account_get(account_no=account_no)).data)
-
 
 class StatementView(APIView):
     required_permissions = {"GET": VIEW_STATEMENT}
@@ -342,56 +208,21 @@ class StatementView(APIView):
     @extend_schema(parameters=[OpenApiParameter("as_of", DATE_PARAMETER, description="Default: today.")],
                    responses={200: StatementOut})
     def get(self, request, account_no):
-        return Response(account_statement(account=account_get(account_no=account_no), as_of=_as_of(request)))
-
-
-def _readings_save(request, items: list[dict]):
-    """Readings arrive as JSON and go through the same writer, all or nothing, as an imported file."""
-    rows = [CsvRow(line=i, values={"meter_serial": item["meter_serial"], "read_date": item["read_date"],
-                                   "reading": item["reading"], "read_type": item.get("read_type") or ""})
-            for i, item in enumerate(items)]
-    try:
-        result = readings_record(rows=rows, as_of=timezone.localdate(), actor=request.user, source=API_SOURCE,
-                                 reason=f"api {request.path}"[:100], words=REQUEST)
-    except ApplicationError as exc:
-        exc.errors = [FieldError(field=f"[{e.line}].{e.field}" if e.line is not None else e.field,
-                                 message=e.message) for e in exc.errors]
-        raise
-    return Response({"created": result.created, "skipped": result.skipped}, status=status.HTTP_201_CREATED)
-
-
-class ReadingCreate(APIView):
-    required_permissions = {"POST": ("meters.add_reading",)}
-
-    @extend_schema(request=ReadingIn, responses={201: ReadingsRecordedOut, **CONFLICT})
-    def post(self, request):
-        data = ReadingIn(data=request.data)
-        data.is_valid(raise_exception=True)
-        return _readings_save(request, [data.validated_data])
-
-
-class ReadingBulkCreate(APIView):
-    required_permissions = {"POST": ("meters.add_reading",)}
-
-    @extend_schema(request=ReadingIn(many=True), responses={201: ReadingsRecordedOut, **CONFLICT})
-    def post(self, request):
-        data = ReadingIn(data=request.data, many=True)
-        data.is_valid(raise_exception=True)
-        return _readings_save(request, data.validated_data)
+        return Response(account_statement(account=account_get(account_no=account_no), as_of=query_as_of(request)))
 
 
 class PaymentListCreate(APIView):
     required_permissions = {"GET": ("billing.view_payment",), "POST": ("billing.add_payment",)}
 
     @extend_schema(operation_id="v1_payments_list", parameters=[OpenApiParameter("account_no", str), OFFSET],
-                   responses={200: _paged(PaymentOut, "PaginatedPaymentList")})
+                   responses={200: paged(PaymentOut, "PaginatedPaymentList")})
     def get(self, request):
         rows = Payment.objects.select_related("account").order_by("-paid_on", "-id")
         if account_no := request.query_params.get("account_no"):
             rows = rows.filter(account__account_no=account_no)
-        page, meta = _page(request, rows)
+        page, meta = page_of(request, rows)
         return Response({**meta, "results": [
-            {"account_no": p.account.account_no, "amount": f"{p.amount.amount:.2f}", "paid_on": p.paid_on,
+            {"account_no": p.account.account_no, "amount": fmt_amount(p.amount), "paid_on": p.paid_on,
              "reference": p.reference, "source": p.source} for p in page]})
 
     @extend_schema(request=PolymorphicProxySerializer(component_name="PaymentOrPayments",
@@ -406,7 +237,7 @@ class PaymentListCreate(APIView):
         rows = [CsvRow(line=i, values={k: str(item[k]) for k in PAYMENTS_LAYOUT.columns})
                 for i, item in enumerate(items)]
         try:
-            result = payments_rows_post(rows=rows, as_of=timezone.localdate(), actor=request.user, source="api")
+            result = payments_rows_post(rows=rows, as_of=today(), actor=request.user, source="api")
         except ApplicationError as exc:
             exc.errors = [FieldError(field=f"[{e.line}].{e.field}" if many else e.field, message=e.message)
                           for e in exc.errors]
@@ -420,14 +251,14 @@ class BillList(APIView):
     @extend_schema(operation_id="v1_bills_list",
                    parameters=[OpenApiParameter("account_no", str), OpenApiParameter("bill_date", DATE_PARAMETER),
                                OFFSET],
-                   responses={200: _paged(BillSerializer, "PaginatedBillList")})
+                   responses={200: paged(BillSerializer, "PaginatedBillList")})
     def get(self, request):
         rows = Bill.objects.select_related("account").prefetch_related("lines").order_by("-bill_date", "number")
         if account_no := request.query_params.get("account_no"):
             rows = rows.filter(account__account_no=account_no)
-        if (bill_date := _date(request, "bill_date")) is not None:
+        if (bill_date := query_date(request, "bill_date")) is not None:
             rows = rows.filter(bill_date=bill_date)
-        page, meta = _page(request, rows)
+        page, meta = page_of(request, rows)
         return Response({**meta, "results": BillSerializer(page, many=True).data})
 
 
@@ -451,8 +282,6 @@ class BillPdf(APIView):
 
     @extend_schema(responses={(200, "application/pdf"): OpenApiResponse(OpenApiTypes.BINARY, description="The bill.")})
     def get(self, request, number):
-        from .pdf import bill_pdf_bytes
-
         bill = _bill(number)
         response = HttpResponse(bill_pdf_bytes(bill=bill), content_type="application/pdf")
         response["Content-Disposition"] = f'inline; filename="bill-{bill.number}.pdf"'
@@ -463,9 +292,9 @@ class BillingRunListCreate(APIView):
     required_permissions = {"GET": ("billing.view_billingrun",), "POST": ("billing.add_billingrun",)}
 
     @extend_schema(operation_id="v1_billing_runs_list", parameters=[OFFSET],
-                   responses={200: _paged(BillingRunSerializer, "PaginatedBillingRunList")})
+                   responses={200: paged(BillingRunSerializer, "PaginatedBillingRunList")})
     def get(self, request):
-        page, meta = _page(request, BillingRun.objects.order_by("-created_at"))
+        page, meta = page_of(request, BillingRun.objects.order_by("-created_at"))
         return Response({**meta, "results": BillingRunSerializer(page, many=True).data})
 
     @extend_schema(request=RunIn, responses={202: BillingRunSerializer})
@@ -498,7 +327,8 @@ class PenaltyRunCreate(APIView):
         data.is_valid(raise_exception=True)
         result = penalties_assess_due(as_of=data.validated_data["as_of"])
         return Response({"as_of": data.validated_data["as_of"], "posted": result.posted,
-                         "accounts": result.accounts, "total": f"{result.total:.2f}"}, status=status.HTTP_201_CREATED)
+                         "accounts": result.accounts, "total": fmt_amount(result.total)},
+                        status=status.HTTP_201_CREATED)
 
 
 class FeeList(APIView):
@@ -514,7 +344,7 @@ class FeeList(APIView):
                    **{404: errors_response("No fee by that code in force on the date.")}})
     def get(self, request):
         """The fee schedule in force; with ``code`` (and ``basis`` for pro-rata fees) a quote."""
-        as_of = _as_of(request)
+        as_of = query_as_of(request)
         if code := request.query_params.get("code"):
             fee = fee_in_force(code=code, on=as_of)
             basis = request.query_params.get("basis")
@@ -523,9 +353,9 @@ class FeeList(APIView):
             except ValueError as exc:
                 raise ApplicationError(str(exc), field="basis") from None
             return Response({"code": fee.code, "description": fee.description, "citation": fee.citation,
-                             "basis": basis, "amount": f"{fee_quote(fee, basis=basis_value):.2f}"})
+                             "basis": basis, "amount": fmt_amount(fee_quote(fee, basis=basis_value))})
         fees = fees_in_force(on=as_of)
         return Response({"as_of": as_of, "results": [
             {"code": f.code, "description": f.description, "citation": f.citation, "effective_on": f.effective_on,
-             "amount": f"{f.amount.amount:.2f}" if f.amount is not None else None,
-             "rate": f"{f.rate.normalize():f}" if f.rate is not None else None, "note": f.note} for f in fees]})
+             "amount": fmt_amount(f.amount) if f.amount is not None else None,
+             "rate": fmt_rate(f.rate) if f.rate is not None else None, "note": f.note} for f in fees]})

@@ -12,7 +12,7 @@ from fractions import Fraction
 from core.dates import add_months, month_before
 from meters.units import size_inches
 
-from .ordinance import CALENDARS
+from .registries import CALENDARS
 
 
 @dataclass(frozen=True)

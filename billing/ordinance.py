@@ -18,17 +18,21 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 from functools import cached_property
-from importlib import import_module
-from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
+from typing import ClassVar, Protocol, runtime_checkable
 
 from core.errors import ApplicationError
 
+# Importing the rule modules registers their strategy classes.
+from . import fees  # noqa: F401
+from .calendars import Cycle
 from .models import PaymentOrder, RateSchedule, Utility
+from .penalties import PenaltyDue
+from .rating import EarlierBill, Rated, RatingInput
+from .registries import CALENDARS, FEE_RULES, PENALTY_SCHEMES, RATE_STRUCTURES, Registry
 
-if TYPE_CHECKING:
-    from .calendars import Cycle
-    from .penalties import PenaltyDue
-    from .rating import EarlierBill, Rated, RatingInput
+__all__ = ["CALENDARS", "FEE_RULES", "PENALTY_SCHEMES", "RATE_STRUCTURES", "BillingCalendar", "FeeRule", "Ordinance",
+           "PenaltyScheme", "RateStructure", "Registry", "ordinance_on", "payment_order", "rate_structure_for",
+           "sample_rates_refusal", "schedule_in_force"]
 
 
 @runtime_checkable
@@ -112,46 +116,6 @@ class FeeRule(Protocol):
         do not allow a quote (a missing base, a size the schedule does not list)."""
 
 
-class Registry:
-    """Strategy classes of one kind by name: a preset names one, ``build`` makes it from the preset's
-    parameters. The classes register themselves in their rule module (``home``), which is imported on
-    first use, so a name is known however the registry was reached."""
-
-    def __init__(self, kind: str, *, home: str, field: str):
-        self.kind, self.home, self.field = kind, home, field
-        self._classes: dict[str, type] = {}
-
-    def register(self, cls: type) -> type:
-        """Class decorator: register ``cls`` under its ``name``."""
-        name = cls.name
-        if self._classes.get(name, cls) is not cls:
-            raise ValueError(f"two {self.kind}s are named '{name}': {self._classes[name].__qualname__} "
-                             f"and {cls.__qualname__}")
-        self._classes[name] = cls
-        return cls
-
-    def names(self) -> list[str]:
-        import_module(self.home)
-        return sorted(self._classes)
-
-    def build(self, name: str, params: dict):
-        """The strategy ``name`` made from ``params``; an unknown name, or a parameter the strategy needs
-        and the preset does not give, is refused naming it."""
-        known = self.names()
-        if name not in self._classes:
-            raise ApplicationError(f"unknown {self.kind} '{name}'; known: {', '.join(known) or 'none'}",
-                                   field=self.field)
-        try:
-            return self._classes[name](params)
-        except KeyError as exc:
-            raise ApplicationError(f"the {self.kind} '{name}' needs the parameter {exc} in the preset",
-                                   field=self.field) from exc
-
-
-CALENDARS = Registry("billing calendar", home="billing.calendars", field="calendar")
-RATE_STRUCTURES = Registry("rate structure", home="billing.rating", field="rate_schedule")
-PENALTY_SCHEMES = Registry("penalty scheme", home="billing.penalties", field="penalty")
-FEE_RULES = Registry("fee rule", home="billing.fees", field="fee")
 
 # What a [[rate_schedule]] that names no ``structure`` is rated by.
 DEFAULT_RATE_STRUCTURE = "mineola_blocks"

@@ -23,7 +23,7 @@ from core.dates import add_months
 from core.money import ZERO, percent_of
 
 from .ledger.allocation import PENALTY_KINDS, PRINCIPAL_FIRST, Entry, Ledger, replay_order
-from .ordinance import PENALTY_SCHEMES
+from .registries import PENALTY_SCHEMES
 
 
 @dataclass(frozen=True)

@@ -42,9 +42,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from core.money import MONEY_MAX, ZERO, cents, fmt_gallons, per_thousand
+from core.money import MONEY_MAX, ZERO, cents, fmt_gallons, fmt_rate, per_thousand
 
-from .ordinance import RATE_STRUCTURES
+from .registries import RATE_STRUCTURES
 
 # BillLine.quantity is numeric(14, 2); amounts are numeric(12, 2) (``MONEY_MAX``).
 QUANTITY_MAX = Decimal("999999999999.99")
@@ -224,7 +224,8 @@ def _rate_per_bill(schedule: Schedule, bill: RatingInput) -> Rated:
         in_block = max(0, (bill.gallons if upper is None else min(bill.gallons, upper)) - lower)
         if in_block:
             span = f"{fmt_gallons(lower + 1)}–{fmt_gallons(upper)} gal" if upper else f"over {fmt_gallons(lower)} gal"
-            lines.append(Line("consumption", f"{span}: {fmt_gallons(in_block)} gal at ${block.per_1000} per 1,000",
+            lines.append(Line("consumption",
+                              f"{span}: {fmt_gallons(in_block)} gal at ${fmt_rate(block.per_1000)} per 1,000",
                               block.citation, Decimal(in_block), block.per_1000,
                               per_thousand(in_block, block.per_1000)))
         if upper is not None:
@@ -238,11 +239,11 @@ def _rate_monthly(schedule: Schedule, bill: RatingInput) -> Rated:
         at_rate = per_thousand(bill.gallons, schedule.nonprofit_per_1000)
         if at_rate >= schedule.nonprofit_minimum:
             line = Line("nonprofit", f"Nonprofit rate: {fmt_gallons(bill.gallons)} gal at "
-                        f"${schedule.nonprofit_per_1000} per 1,000", schedule.nonprofit_citation,
+                        f"${fmt_rate(schedule.nonprofit_per_1000)} per 1,000", schedule.nonprofit_citation,
                         Decimal(bill.gallons), schedule.nonprofit_per_1000, at_rate)
         else:
             line = Line("nonprofit", f"Nonprofit monthly minimum ({fmt_gallons(bill.gallons)} gal at "
-                        f"${schedule.nonprofit_per_1000} per 1,000 would be ${at_rate})",
+                        f"${fmt_rate(schedule.nonprofit_per_1000)} per 1,000 would be ${at_rate})",
                         schedule.nonprofit_citation, Decimal(bill.gallons), schedule.nonprofit_per_1000,
                         cents(schedule.nonprofit_minimum))
         return Rated((line,), 0, False)
@@ -262,9 +263,9 @@ def _rate_monthly(schedule: Schedule, bill: RatingInput) -> Rated:
     excess = max(0, after - minimum.allowance) - max(0, before - minimum.allowance)
     if excess:
         lines.append(Line("consumption", f"{fmt_gallons(excess)} gal over the year's "
-                          f"{fmt_gallons(minimum.allowance)} gal allowance at ${schedule.monthly_excess_per_1000} "
-                          "per 1,000", schedule.monthly_citation, Decimal(excess),
-                          schedule.monthly_excess_per_1000,
+                          f"{fmt_gallons(minimum.allowance)} gal allowance at "
+                          f"${fmt_rate(schedule.monthly_excess_per_1000)} per 1,000", schedule.monthly_citation,
+                          Decimal(excess), schedule.monthly_excess_per_1000,
                           per_thousand(excess, schedule.monthly_excess_per_1000)))
     if not lines:
         left = minimum.allowance - after

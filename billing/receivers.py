@@ -5,7 +5,7 @@ eagerly)."""
 from django.conf import settings
 
 from . import tasks
-from .pdf import RENDER_CHUNK
+from .services.bill_pdfs import RENDER_CHUNK
 
 
 def bill_pdfs_enqueue(bill_ids, *, chunk: int = RENDER_CHUNK) -> None:

@@ -8,7 +8,6 @@ from decimal import Decimal
 from django.db.models import Q
 
 from accounts.models import Account
-from core.errors import NotFound
 from core.money import ZERO, fmt_amount, fmt_rate
 
 from .ledger.allocation import PENALTY_KINDS, BillBalance, Entry, allocate
@@ -27,11 +26,12 @@ def bills_using_reading(*, reading_id: int) -> list[Bill]:
                 .filter(Q(start_reading_id=reading_id) | Q(end_reading_id=reading_id)).order_by("number"))
 
 
-def account_get(*, account_no: str) -> Account:
-    try:
-        return Account.objects.select_related("owner", "occupant", "premises").get(account_no=account_no)
-    except Account.DoesNotExist as exc:
-        raise NotFound(f"no account '{account_no}'", field="account_no") from exc
+def bill_line_data(line) -> dict:
+    """A bill line as the statement JSON and the API give it: the quantity as stored, the rate by
+    ``fmt_rate`` (``3.10``), the amount by ``fmt_amount``."""
+    return {"kind": line.kind, "description": line.description, "citation": line.citation,
+            "quantity": f"{line.quantity.normalize():f}", "rate": fmt_rate(line.rate),
+            "amount": fmt_amount(line.amount)}
 
 
 def account_statement(*, account: Account, as_of: date) -> dict:
@@ -54,9 +54,7 @@ def account_statement(*, account: Account, as_of: date) -> dict:
             "gallons": bill.gallons, "total": fmt_amount(bill.total.amount),
             "balance": fmt_amount(balance.unpaid_principal if balance else ZERO),
             "estimated": bill.estimated,
-            "lines": [{"kind": line.kind, "description": line.description, "citation": line.citation,
-                       "quantity": f"{line.quantity.normalize():f}", "rate": fmt_rate(line.rate),
-                       "amount": fmt_amount(line.amount.amount)} for line in bill.lines.all()],
+            "lines": [bill_line_data(line) for line in bill.lines.all()],
         })
     charges = []
     corrected: dict[int, Decimal] = defaultdict(Decimal)  # a penalty's corrections, by the penalty's id
@@ -207,3 +205,19 @@ def bill_balances(*, account: Account, as_of: date) -> dict[int, BillBalance]:
     """Each bill's standing in the ledger allocation as of a date, by bill id."""
     state = account_balances([account.id], through=as_of)[account.id]
     return {key[1]: balance for key, balance in state.bills.items() if len(key) == 2}
+
+
+def consumption_history(*, account_ids, through: date) -> dict[int, list[tuple[date, int]]]:
+    """(bill date, gallons) of every live bill of these accounts dated on or before ``through``."""
+    out: dict[int, list[tuple[date, int]]] = defaultdict(list)
+    for account_id, bill_date, gallons in (Bill.objects.filter(account_id__in=account_ids, bill_date__lte=through)
+                                           .exclude(status=Bill.Status.VOID).order_by("bill_date")
+                                           .values_list("account_id", "bill_date", "gallons")):
+        out[account_id].append((bill_date, gallons))
+    return out
+
+
+def book_bills(*, book: int, bill_date: date):
+    """A book's live bills of one bill date in account order, as the mail house wants them."""
+    return (Bill.objects.filter(account__book=book, bill_date=bill_date).exclude(status=Bill.Status.VOID)
+            .order_by("account__account_no"))

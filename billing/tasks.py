@@ -50,6 +50,6 @@ def nightly(run_on: str | None = None) -> dict:
 @shared_task(acks_late=True)
 def bill_pdfs_render(bill_ids: list[int]) -> int:
     """Render and store the PDFs of a chunk of issued bills (skips those already stored)."""
-    from .pdf import bill_pdfs_store
+    from .services.bill_pdfs import bill_pdfs_store
 
     return bill_pdfs_store(bill_ids=bill_ids)

@@ -1,16 +1,71 @@
-"""API router and the exception handler that maps errors to ``{"errors": [{"field", "message"}]}``."""
+"""What every app's API shares: query-string dates and pages, the text fields requests arrive in, and the
+exception handler that maps errors to ``{"errors": [{"field", "message"}]}``.
+
+Each app serves its own endpoints (``<app>/api.py``, routed by ``<app>/api_urls.py``); ``waterbilling``
+only includes them under ``/api/v1/``. The OpenAPI side of these helpers is ``core.schema``.
+"""
+
+from datetime import date
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, JsonResponse
 from django.views import defaults
-from rest_framework import exceptions, status
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import exceptions, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from .clock import today
+from .dates import iso_date
 from .errors import ApplicationError
 from .middleware import API_PREFIX
+
+PAGE = 100
+MAX_OFFSET = 1_000_000_000
+
+
+def query_date(request, name: str) -> date | None:
+    """A date query parameter; None when it is left out (a blank one is a mistake, not a default)."""
+    value = request.query_params.get(name)
+    if value is None:
+        return None
+    if not value:
+        raise ApplicationError("is blank; give a date (YYYY-MM-DD) or leave it out", field=name)
+    try:
+        return iso_date(value)
+    except ValueError as exc:
+        raise ApplicationError(str(exc), field=name) from None
+
+
+def query_as_of(request) -> date:
+    """``?as_of=``, today when it is left out."""
+    return query_date(request, "as_of") or today()
+
+
+def page_of(request, queryset):
+    """One page of ``queryset`` from ``?offset=`` and what the answer says about it (offset, limit, count)."""
+    # Bounded: the database's OFFSET is a 64-bit integer, and no list here comes near a billion rows.
+    value = request.query_params.get("offset", "0")
+    if not (value.isascii() and value.isdigit() and len(value) <= 10 and int(value) <= MAX_OFFSET):
+        raise ApplicationError(f"must be a whole number from 0 to {MAX_OFFSET}", field="offset")
+    offset = int(value)
+    return queryset[offset:offset + PAGE], {"offset": offset, "limit": PAGE, "count": queryset.count()}
+
+
+# Readings and payments arrive as text and are parsed, with every other rule, by the same writer as an
+# imported file (so its messages are the file's); the schema says what text each field takes.
+
+@extend_schema_field({"type": "string", "format": "date"})
+class DateText(serializers.CharField):
+    pass
+
+
+@extend_schema_field({"type": "string", "pattern": r"^\$?[0-9][0-9,]*(\.[0-9]{1,2})?$", "maxLength": 20,
+                      "description": "Dollars and cents, more than zero: 12, 12.5, 1234.56 or $1,234.56."})
+class DollarsText(serializers.CharField):
+    pass
 
 
 def _flatten(detail, field="") -> list[dict]:

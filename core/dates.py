@@ -50,3 +50,8 @@ def month_before(first: date) -> tuple[date, date]:
     """The whole calendar month before ``first`` (a 1st of a month): (first day, last day)."""
     start = add_months(first.replace(day=1), -1)
     return start, date(start.year, start.month, calendar.monthrange(start.year, start.month)[1])
+
+
+def fmt_day(day: date) -> str:
+    """A date for people, as a bill, the portal and a notice print it: ``Feb 1, 2026``."""
+    return f"{day:%b} {day.day}, {day:%Y}"

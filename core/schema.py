@@ -7,8 +7,10 @@ without credentials, 403 when the caller's role does not allow it, 404 where the
 """
 
 from drf_spectacular.openapi import AutoSchema
-from drf_spectacular.utils import OpenApiResponse
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, inline_serializer
 from rest_framework import serializers
+
+from .api import MAX_OFFSET, PAGE
 
 
 class FieldErrorSerializer(serializers.Serializer):
@@ -33,6 +35,21 @@ ERROR_RESPONSES = {
     403: errors_response("The caller's staff role does not allow this."),
 }
 NOT_FOUND = {404: errors_response("Nothing by that name.")}
+CONFLICT = {409: errors_response("Someone else recorded the same thing at the same moment; send it again.")}
+
+OFFSET = OpenApiParameter("offset", {"type": "integer", "minimum": 0, "maximum": MAX_OFFSET},
+                          description=f"Rows to skip; pages hold {PAGE}.")
+DATE_PARAMETER = {"type": "string", "format": "date"}
+
+
+def paged(item: type[serializers.Serializer], name: str) -> serializers.Serializer:
+    """What ``core.api.page_of`` answers: a page of ``item``s with where it starts, its size and the whole count."""
+    return inline_serializer(name=name, fields={
+        "offset": serializers.IntegerField(read_only=True),
+        "limit": serializers.IntegerField(read_only=True),
+        "count": serializers.IntegerField(read_only=True, help_text="Rows in all pages."),
+        "results": item(many=True, read_only=True),
+    })
 
 
 class ApiSchema(AutoSchema):

@@ -10,13 +10,15 @@ from django.contrib import admin
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.db.models import Q
 from django.urls import reverse
+from django.utils.html import format_html, format_html_join
 
 from accounts.admin import HistoryAdmin
 from core.commands import today
 from core.csvimport import identifier_validator
 
-from .admin_imports import ReadingImportMixin
+from .admin_imports import AccountImportMixin, ReadingImportMixin
 from .models import Installation, Meter, Reading
 from .selectors import reading_held_by
 from .services import reading_change, reading_delete, reading_final_problem, reading_problems, reading_record
@@ -28,6 +30,72 @@ class InstallationInline(admin.TabularInline):
     autocomplete_fields = ("account",)
     ordering = ("-installed_on",)
     extra = 0
+
+
+# --- the account page's meters part (composed in waterbilling/admin.py) ----------------------------------
+
+RECENT_READINGS = 50
+
+
+class AccountInstallationInline(admin.TabularInline):
+    model = Installation
+    fields = ("meter", "meter_size", "meter_unit", "installed_on", "removed_on")
+    readonly_fields = ("meter_size", "meter_unit")
+    autocomplete_fields = ("meter",)
+    ordering = ("-installed_on",)
+    extra = 0
+
+    @admin.display(description="size")
+    def meter_size(self, obj: Installation) -> str:
+        return f'{obj.meter.size}"' if obj.meter_id else ""
+
+    @admin.display(description="unit")
+    def meter_unit(self, obj: Installation) -> str:
+        return obj.meter.get_unit_display() if obj.meter_id else ""
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("meter")
+
+
+def account_readings(account, *, limit: int = RECENT_READINGS):
+    """Readings of every meter while it was installed on ``account``, newest first."""
+    spans = Q(pk__in=[])
+    for inst in account.installations.all():
+        span = Q(meter_id=inst.meter_id, read_on__gte=inst.installed_on)
+        if inst.removed_on:
+            span &= Q(read_on__lte=inst.removed_on)
+        spans |= span
+    return (Reading.objects.filter(spans).select_related("meter", "entered_by")
+            .order_by("-read_on", "-id")[:limit])
+
+
+class AccountMetersAdmin(AccountImportMixin):
+    """The account page's meters: its installations, its latest readings, and the account import (each
+    row brings a meter and its first reading)."""
+
+    def get_inlines(self, request, obj):
+        return (AccountInstallationInline, *super().get_inlines(request, obj))
+
+    def get_readonly_fields(self, request, obj=None):
+        return (*super().get_readonly_fields(request, obj), "recent_readings")
+
+    def get_fieldsets(self, request, obj=None):
+        return [*super().get_fieldsets(request, obj), ("Meter readings", {"fields": ("recent_readings",)})]
+
+    @admin.display(description=f"latest {RECENT_READINGS} readings, newest first")
+    def recent_readings(self, obj) -> str:
+        if obj.pk is None:
+            return "—"
+        readings = list(account_readings(obj))
+        if not readings:
+            return "No readings yet."
+        rows = format_html_join(
+            "\n", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            ((r.read_on.isoformat(), r.meter.serial, f"{r.value:,} {r.meter.unit}", r.get_read_type_display(),
+              r.source, r.entered_by or "") for r in readings))
+        return format_html(
+            '<table class="account-readings"><thead><tr><th>date</th><th>meter</th><th>value</th>'
+            "<th>type</th><th>source</th><th>entered by</th></tr></thead><tbody>{}</tbody></table>", rows)
 
 
 class ReadingInline(admin.TabularInline):

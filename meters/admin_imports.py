@@ -1,12 +1,15 @@
-"""The "Import CSV" page on the Reading change list: the ``import_readings`` importer behind an upload form.
+"""The "Import CSV" pages of meters' two importers, each behind an upload form.
 
-Mix it in before the ModelAdmin base: ``class ReadingAdmin(ReadingImportMixin, SimpleHistoryAdmin)``. It
-adds ``<admin>/meters/reading/import/`` (URL name ``admin:meters_reading_import``), open to staff with
-``meters.add_reading``, and an "Import CSV" button on the change list.
+Mix one in before the ModelAdmin base: ``class ReadingAdmin(ReadingImportMixin, SimpleHistoryAdmin)`` adds
+``<admin>/meters/reading/import/`` (URL name ``admin:meters_reading_import``), open to staff with
+``meters.add_reading``; ``AccountImportMixin`` on the account admin (``waterbilling/admin.py``) adds
+``<admin>/accounts/account/import/`` (``admin:accounts_account_import``), open to staff with
+``accounts.add_account``. Each puts an "Import CSV" button on its change list.
 """
 
 from core.admin_imports import CsvImportAdminMixin
 
+from .account_imports import ACCOUNTS_LAYOUT
 from .imports import READINGS_LAYOUT
 
 
@@ -21,3 +24,16 @@ class ReadingImportMixin(CsvImportAdminMixin):
         "read_type actual (default), estimated or final. A row already recorded with the same value is "
         "skipped, so a file can safely be imported twice. The whole file is imported, or nothing is.")
 
+
+
+class AccountImportMixin(CsvImportAdminMixin):
+    importer = "meters.account_imports.accounts_import"
+    import_permission = "accounts.add_account"
+    import_layout = ACCOUNTS_LAYOUT
+    import_title = "Import accounts from a CSV file"
+    import_noun = "accounts"
+    import_help = (
+        "One row per account. category is one_two_family, other or nonprofit; book 1–10; meter_size in "
+        "inches (5/8, 3/4, 1, 1 1/2, 2, …); meter_unit gal or cf; initial_read_date YYYY-MM-DD. An account "
+        "number already on file updates its owner, occupant and addresses only. The whole file is "
+        "imported, or nothing is.")

@@ -8,10 +8,18 @@ from django.http import Http404
 
 from accounts.models import Account
 from billing.charts import chart_points
+from billing.documents.bill import line_views
+from billing.documents.money_box import money_box
 from billing.models import Bill, Payment
 from billing.ordinance import ordinance_on
-from billing.pdf import consumption_history
-from billing.selectors import account_amounts_due, account_statement, bill_balances, bill_status, bill_summaries
+from billing.selectors import (
+    account_amounts_due,
+    account_statement,
+    bill_balances,
+    bill_status,
+    bill_summaries,
+    consumption_history,
+)
 
 
 def account_list_for_customer(user) -> list[Account]:
@@ -68,15 +76,15 @@ def account_overview(*, account: Account, as_of: date) -> dict:
 
 
 def bill_detail(*, bill: Bill, as_of: date) -> dict:
-    """What the bill page shows: the same figures as the paper bill."""
+    """What the bill page shows: the same figures, rows and formatters as the paper bill."""
     account_id = bill.account_id
     history = consumption_history(account_ids=[account_id], through=bill.bill_date).get(account_id, [])
     summary = bill_summaries(bills=[bill])[bill.pk]
     scheme = ordinance_on(bill.bill_date).penalties
     balance = bill_balances(account=bill.account, as_of=as_of).get(bill.pk)
     return {
-        "lines": list(bill.lines.all()),
-        "summary": summary,
+        "lines": line_views(bill.lines.all()),
+        "box": money_box(summary),
         "status": bill_status(balance),
         "unpaid": balance.unpaid_total if balance else 0,
         "late_words": scheme.words,

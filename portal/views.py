@@ -16,7 +16,7 @@ from django.views.decorators.http import require_POST
 
 from billing.charts import consumption_chart_svg
 from billing.ordinance import ordinance_on
-from billing.pdf import bill_pdf_bytes
+from billing.services.bill_pdfs import bill_pdf_bytes
 from core.errors import ApplicationError
 from core.net import client_ip
 from core.ratelimit import rate_limit_hit

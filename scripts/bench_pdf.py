@@ -65,15 +65,15 @@ def _worker_init(warm_id: int, baseline: bool) -> None:
 def _render_batch(args) -> tuple[int, float]:
     """Render a batch; returns the bytes written and the CPU seconds this process spent on it."""
     ids, baseline = args
-    from billing import pdf
     from billing.models import Bill
+    from billing.services.bill_pdfs import bills_pdf_files
 
     cpu = time.process_time()
     bills = list(Bill.objects.filter(pk__in=ids))
     if baseline:
         size = sum(len(_baseline_one(bill)) for bill in bills)
     else:
-        size = sum(len(data) for data in pdf.bills_pdf_files(bills=bills).values())
+        size = sum(len(data) for data in bills_pdf_files(bills=bills).values())
     return size, time.process_time() - cpu
 
 
@@ -82,10 +82,9 @@ def _baseline_one(bill) -> bytes:
     from django.template.loader import get_template, render_to_string
     from weasyprint import CSS, HTML
 
-    from billing import pdf
+    from billing.documents.bill import bill_views
 
-    view = pdf.bill_views(pdf._load([bill.pk]))
-    html = render_to_string("billing/bill.html", {"bills": view})
+    html = render_to_string("billing/bill.html", {"bills": bill_views(bill_ids=[bill.pk])})
     css = CSS(string=get_template("billing/bill.css").template.source)
     return HTML(string=html).write_pdf(stylesheets=[css])
 
@@ -114,7 +113,7 @@ def main() -> None:
           f"rendering {len(ids)} bills on {options.processes} processes"
           f"{' (baseline: one document per bill)' if options.baseline else ''}")
 
-    from billing.pdf import LAYOUT_BATCH
+    from billing.services.bill_pdfs import LAYOUT_BATCH
 
     batch = options.batch or LAYOUT_BATCH
     tasks = [(ids[i:i + batch], options.baseline) for i in range(0, len(ids), batch)]

@@ -40,7 +40,7 @@ def main() -> None:
 
     call_command("migrate", verbosity=0)
     if not Account.objects.exists():
-        from billing.demo import demo_payments_create
+        from demo.payments import demo_payments_create
 
         started = time.perf_counter()
         quiet = open(os.devnull, "w")  # noqa: SIM115

@@ -19,6 +19,26 @@ PROJECT_DIR = Path(__file__).resolve().parent.parent
 WORKER_START_TIMEOUT = 60  # seconds; a cold prefork worker on a slow CI machine takes a few
 
 
+def pytest_addoption(parser):
+    parser.addoption("--citation", metavar="SECTION", default=None,
+                     help='run only the tests marked @pytest.mark.citation naming SECTION (a substring: '
+                          '"§ 45.29" runs A to F; "policy" runs the office-policy tests)')
+
+
+def pytest_collection_modifyitems(config, items):
+    """``--citation "§ 45.29 E"``: citation → rule module → test in one hop."""
+    wanted = config.getoption("--citation")
+    if not wanted:
+        return
+    selected, deselected = [], []
+    for item in items:
+        sections = [mark.args[0] for mark in item.iter_markers("citation")]
+        (selected if any(wanted in section for section in sections) else deselected).append(item)
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+    items[:] = selected
+
+
 def pytest_configure(config):
     config.addinivalue_line(
         "markers",

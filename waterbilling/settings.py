@@ -49,6 +49,9 @@ INSTALLED_APPS = [
     "meters",
     "billing",
     "portal",
+    "demo",
+    # Last: the composition root; its admin module puts together pages from the apps' parts.
+    "waterbilling",
 ]
 
 MIDDLEWARE = [

@@ -4,10 +4,12 @@ idempotent."""
 import logging
 from datetime import date
 
+from core.money import fmt_amount
+
 from ..ordinance import sample_rates_refusal
-from ..pdf import bill_pdfs_render_pending
 from ..runs.candidates import billing_candidates
 from ..runs.lifecycle import billing_run_start, billing_runs_sweep
+from .bill_pdfs import bill_pdfs_render_pending
 from .penalties import penalties_assess_due
 
 logger = logging.getLogger(__name__)
@@ -31,7 +33,7 @@ def nightly_run(*, as_of: date) -> dict:
             run.refresh_from_db()
             report.update(bills=run.bills_created, billing_exceptions=run.exceptions_count, billing_run=run.pk)
     penalties = penalties_assess_due(as_of=as_of)
-    report.update(penalties=penalties.posted, penalty_total=f"{penalties.total:.2f}")
+    report.update(penalties=penalties.posted, penalty_total=fmt_amount(penalties.total))
     report["pdfs_queued"] = bill_pdfs_render_pending()
     return report
 

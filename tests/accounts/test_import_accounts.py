@@ -414,7 +414,7 @@ def test_unknown_user(tmp_path, db):
 
 
 def test_service_with_a_progress_bar(db, capsys):
-    from accounts.imports import accounts_import
+    from meters.account_imports import accounts_import
 
     result = accounts_import(file=csv_text(row()).encode(), as_of=date(2026, 6, 30), actor=None,
                              progress=True)

@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from accounts.models import Ownership, PortalLink
 from accounts.services import account_owner_change
-from billing import pdf
+from billing.documents.bill import bill_views
 from billing.models import Bill
 from core.errors import ApplicationError
 from portal.notify import bills_issued_notify
@@ -81,12 +81,12 @@ def test_bills_keep_the_name_and_address_they_were_issued_to(mineola, media):
     run("run_billing", "--date", "2026-08-01")
     august = Bill.objects.get(account=account, bill_date=date(2026, 8, 1))
     # Rendered for the first time after the sale, February's bill is still Ann's.
-    views = {v["pk"]: v for v in pdf.bill_views(pdf._load([february.pk, august.pk]))}
-    assert (views[february.pk]["owner_name"], views[february.pk]["owner_address"]) == (
+    views = {v.pk: v for v in bill_views(bill_ids=[february.pk, august.pk])}
+    assert (views[february.pk].owner_name, views[february.pk].owner_address) == (
         "Ann Seller", "1 Old Road\nMineola, NY 11501")
-    assert (views[august.pk]["owner_name"], views[august.pk]["owner_address"]) == (
+    assert (views[august.pk].owner_name, views[august.pk].owner_address) == (
         "Ben Buyer", "9 New Lane\nGarden City, NY 11530")
-    assert views[august.pk]["access_code"] == account.access_code
+    assert views[august.pk].access_code == account.access_code
 
 
 def test_a_sale_is_refused_for_the_same_owner_a_future_date_or_before_the_current_ownership(mineola):

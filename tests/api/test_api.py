@@ -137,6 +137,9 @@ def test_bills_list_and_detail(api, billed):
     assert api.get("/api/v1/bills/none/").status_code == 404
 
 
+@pytest.mark.citation("§ 45.28 A(3)")
+@pytest.mark.citation("§ 45.28 B")
+@pytest.mark.citation("§ 45.28 D")
 @pytest.mark.parametrize("query,amount", [("code=construction&basis=250000", "375.00"),
                                           ("code=construction&basis=1234567", "1851.85"),
                                           ("code=tank_wagon", "25.00"), ("code=connect", "50.00")])

@@ -18,7 +18,7 @@ from billing.models import Bill, LedgerEntry
 from billing.services.adjustments import bill_void
 from tests.billing.steps import account_with_meter, pay, read, run, statement
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.citation("§ 45.29 E")]
 
 
 def assess(on: date) -> str:

@@ -31,12 +31,14 @@ def scheme(preset):
     return PENALTY_SCHEMES.build(preset["penalty"]["scheme"], preset["penalty"])
 
 
+@pytest.mark.citation("conventions: a month after a date")
 def test_month_arithmetic_clamps_to_month_end():
     assert add_months(date(2026, 1, 31), 1) == date(2026, 2, 28)
     assert add_months(date(2028, 1, 31), 1) == date(2028, 2, 29)
     assert add_months(date(2026, 12, 15), 1) == date(2027, 1, 15)
 
 
+@pytest.mark.citation("§ 45.29 A")
 @pytest.mark.parametrize("book,months", [(1, (2, 8)), (2, (2, 8)), (3, (3, 9)), (4, (3, 9)), (5, (4, 10)),
                                          (6, (4, 10)), (7, (5, 11)), (8, (5, 11)), (9, (6, 12)), (10, (6, 12))])
 def test_book_billing_months(calendar, book, months):
@@ -46,6 +48,7 @@ def test_book_billing_months(calendar, book, months):
     assert calendar.billable_year_start(book=book, on=date(2026, months[1], 1)) == date(2026, months[0], 1)
 
 
+@pytest.mark.citation("§ 45.29 C")
 def test_monthly_meters_due_every_first(calendar):
     assert calendar.frequency_for("1 1/2") == "monthly"
     assert calendar.frequency_for("1") == "semiannual"
@@ -54,6 +57,7 @@ def test_monthly_meters_due_every_first(calendar):
     assert not calendar.is_due(book=1, frequency="monthly", on=date(2026, 3, 2))
 
 
+@pytest.mark.citation("§ 45.29 D")
 def test_reading_in_january_bills_february_due_march(calendar):
     cycle = calendar.cycle(book=1, frequency="semiannual", bill_date=date(2026, 2, 1))
     assert cycle.read_window == (date(2026, 1, 1), date(2026, 1, 31))
@@ -64,6 +68,7 @@ def test_reading_in_january_bills_february_due_march(calendar):
     assert december.billable_year_start == date(2025, 6, 1)
 
 
+@pytest.mark.citation("§ 45.29 E")
 def test_penalty_dates_mineola(scheme):
     dues = scheme.dates(bill_date=date(2026, 2, 1), due_date=date(2026, 3, 1), through=date(2026, 5, 10))
     assert [(d.on, d.percent) for d in dues] == [(date(2026, 3, 2), D(5)), (date(2026, 4, 2), D(1)),
@@ -71,6 +76,7 @@ def test_penalty_dates_mineola(scheme):
     assert scheme.dates(bill_date=date(2026, 2, 1), due_date=date(2026, 3, 1), through=date(2026, 3, 1)) == []
 
 
+@pytest.mark.citation("§ 45.29 E")
 def test_penalty_amounts_worked_example(scheme):
     dues = scheme.dates(bill_date=date(2026, 2, 1), due_date=date(2026, 3, 1), through=date(2026, 5, 10))
     principal = D("186.13")
@@ -91,6 +97,7 @@ TWO_BILLS_AND_A_PENALTY = [
     Entry(kind="penalty", posted_on=date(2026, 3, 2), amount=D("5.00"), bill_key=(date(2026, 2, 1), 1))]
 
 
+@pytest.mark.citation("policy: payment order")
 def test_payment_pays_principal_oldest_bill_first_then_penalties():
     # $60: principal first → 60 of the first bill's 100.00 water; its 5.00 penalty and the second bill wait.
     state = allocate([*TWO_BILLS_AND_A_PENALTY, pay("60.00", date(2026, 8, 5))])
@@ -103,6 +110,7 @@ def test_payment_pays_principal_oldest_bill_first_then_penalties():
     assert state.bills[(date(2026, 2, 1), 1)].unpaid_total == D(0) and state.credit == D("45.00")
 
 
+@pytest.mark.citation("policy: payment order")
 def test_penalties_first_pays_each_bills_penalty_before_its_charges():
     # $60: the first bill's 5.00 penalty, then 55.00 of its water; the second bill waits.
     state = allocate([*TWO_BILLS_AND_A_PENALTY, pay("60.00", date(2026, 8, 5))], order="penalties_first")
@@ -112,6 +120,7 @@ def test_penalties_first_pays_each_bills_penalty_before_its_charges():
     assert state.balance == D("95.00")
 
 
+@pytest.mark.citation("policy: payment order")
 def test_overpayment_is_a_credit_the_next_bill_uses():
     state = allocate([bill("100.00"), pay("130.00", date(2026, 2, 20))])
     assert state.credit == D("30.00") and state.balance == D("-30.00")
@@ -120,6 +129,7 @@ def test_overpayment_is_a_credit_the_next_bill_uses():
     assert state.balance == D("15.00")
 
 
+@pytest.mark.citation("policy: payment order")
 def test_credit_memo_reduces_its_bill():
     memo = Entry(kind="credit", posted_on=date(2026, 2, 10), amount=D("-20.00"), bill_key=(date(2026, 2, 1), 1))
     state = allocate([bill("100.00"), memo])
@@ -129,6 +139,7 @@ def test_credit_memo_reduces_its_bill():
 cents = st.decimals(min_value=D("0.01"), max_value=D("5000"), places=2)
 
 
+@pytest.mark.citation("conventions: exact decimal dollars")
 @given(charges=st.lists(cents, min_size=1, max_size=6), payments=st.lists(cents, max_size=6))
 def test_balance_is_the_sum_of_entries(charges, payments):
     entries = [bill(str(c), date(2026, 1 + i % 12, 1), i) for i, c in enumerate(charges)]
@@ -138,6 +149,8 @@ def test_balance_is_the_sum_of_entries(charges, payments):
     assert all(v >= 0 for b in state.bills.values() for v in b.unpaid.values())
 
 
+@pytest.mark.citation("§ 45.29 E")
+@pytest.mark.citation("policy: payment order")
 def test_a_later_penalty_never_takes_money_from_an_earlier_payment():
     # Penalties first: $186.13 unpaid; 9.31 on 3/2 and 1.86 on 4/2; $100 on 4/15 pays both penalties
     # (11.17) and 88.83 of water, leaving 97.30 principal for good: the 5/2 penalty (0.97) must not pull
@@ -157,6 +170,7 @@ def test_a_later_penalty_never_takes_money_from_an_earlier_payment():
     assert state.bills[key].unpaid["penalty"] == D("12.14")
 
 
+@pytest.mark.citation("policy: payment order")
 def test_credit_memo_on_a_paid_bill_becomes_account_credit():
     memo = Entry(kind="credit", posted_on=date(2026, 3, 10), amount=D("-20.00"), bill_key=(date(2026, 2, 1), 1))
     state = allocate([bill("100.00"), pay("100.00", date(2026, 2, 20)), memo])

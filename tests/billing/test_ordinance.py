@@ -50,7 +50,7 @@ def test_a_missing_parameter_is_named():
 
 
 def test_two_classes_under_one_name_are_refused():
-    registry = Registry("thing", home="billing.calendars", field="thing")
+    registry = Registry("thing", field="thing")
 
     @registry.register
     class First:

@@ -10,10 +10,11 @@ from decimal import Decimal
 import pytest
 from django.core.management import CommandError, call_command
 
-from billing import pdf
 from billing.charts import ChartPoint, chart_points, consumption_chart_svg, nice_ceiling
+from billing.documents.bill import bill_views
 from billing.models import Bill
 from billing.selectors import bill_summaries
+from billing.services import bill_pdfs as pdf
 from meters.models import Reading
 from tests.factories import AccountFactory, CustomerFactory, InstallationFactory, MeterFactory
 from tests.portal.conftest import pay
@@ -44,15 +45,16 @@ def text_of(data: bytes) -> str:
 def test_first_bill_figures(mineola):
     account, _ = worked_example_account(read_type="estimated")
     run("run_billing", "--date", "2026-02-01")
-    view, = pdf.bill_views(pdf._load([Bill.objects.get().pk]))
-    assert (view["total_due"], view["late_total"], view["current"]) == ("186.13", "195.44", "186.13")
-    assert view["summary_values"].split("\n") == ["0.00", "0.00", "0.00", "186.13"]
-    assert view["reading_values"].split("\n") == ["1,000,000 gal", "1,062,500 gal"]
-    assert view["reading_flags"].split("\n") == [" ", "E"] and view["has_estimate"]
-    assert view["access_code"] == account.access_code
-    assert view["bill_date"] == "Feb 1, 2026" and view["due_date"] == "Mar 1, 2026"
-    assert [(line["citation"], line["amount"]) for line in view["lines"]] == [
-        ("§ 45.28 A(1), A(2)(a)", "45.00"), ("§ 45.28 A(1)", "93.00"), ("§ 45.28 A(1)", "48.13")]
+    view, = bill_views(bill_ids=[Bill.objects.get().pk])
+    assert (view.total_due, view.late_total, view.current) == ("$186.13", "$195.44", "$186.13")
+    assert view.summary_values.split("\n") == ["$0.00", "$0.00", "$0.00", "$186.13"]
+    assert view.reading_values.split("\n") == ["1,000,000 gal", "1,062,500 gal"]
+    assert view.reading_flags.split("\n") == [" ", "E"] and view.has_estimate
+    assert view.access_code == account.access_code
+    assert view.bill_date == "Feb 1, 2026" and view.due_date == "Mar 1, 2026"
+    assert [(line.citation, line.quantity_rate, line.amount) for line in view.lines] == [
+        ("§ 45.28 A(1), A(2)(a)", "flat 45.00", "$45.00"), ("§ 45.28 A(1)", "30,000 gal × 3.10 per 1,000", "$93.00"),
+        ("§ 45.28 A(1)", "12,500 gal × 3.85 per 1,000", "$48.13")]
 
 
 def test_second_bill_adds_up_previous_balance_payments_penalties_and_charges(mineola):
@@ -69,11 +71,11 @@ def test_second_bill_adds_up_previous_balance_payments_penalties_and_charges(min
     Reading.objects.create(meter=meter, read_on=date(2026, 7, 15), value=1_082_500)
     run("run_billing", "--date", "2026-08-01")
     second = Bill.objects.get(bill_date=date(2026, 8, 1))
-    view, = pdf.bill_views(pdf._load([second.pk]))
-    assert view["summary_labels"].split("\n") == ["Previous balance (Feb 1, 2026)", "Payments received since",
+    view, = bill_views(bill_ids=[second.pk])
+    assert view.summary_labels.split("\n") == ["Previous balance (Feb 1, 2026)", "Payments received since",
                                                   "Penalties", "Current charges"]
-    assert view["summary_values"].split("\n") == ["186.13", "-100.00", "16.75", "45.00"]
-    assert (view["total_due"], view["past_due"], view["late_total"]) == ("147.88", "102.88", "151.85")
+    assert view.summary_values.split("\n") == ["$186.13", "−$100.00", "$16.75", "$45.00"]
+    assert (view.total_due, view.past_due, view.late_total) == ("$147.88", "$102.88", "$151.85")
     summary = bill_summaries(bills=[second])[second.pk]
     assert (summary.past_due, summary.late_on) == (Decimal("102.88"), date(2026, 9, 2))
     # A payment after the bill date does not change the bill.

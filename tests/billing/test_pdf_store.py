@@ -7,8 +7,8 @@ from datetime import date
 import pytest
 from django.db import connection, connections
 
-from billing import pdf
 from billing.models import Bill
+from billing.services import bill_pdfs as pdf
 from tests.billing.test_pdf import run, worked_example_account
 
 pytestmark = pytest.mark.django_db

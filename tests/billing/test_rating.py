@@ -23,6 +23,8 @@ def amounts(rated):
     return [(line.kind, line.amount) for line in rated.lines]
 
 
+@pytest.mark.citation("§ 45.28 A(1)")
+@pytest.mark.citation("§ 45.28 A(2)(a)")
 def test_semiannual_worked_example_62500_gallons(schedule):
     rated = rate_bill(schedule, RatingInput(frequency="semiannual", category="one_two_family", gallons=62500))
     assert amounts(rated) == [("minimum", Decimal("45.00")), ("consumption", Decimal("93.00")),
@@ -32,6 +34,7 @@ def test_semiannual_worked_example_62500_gallons(schedule):
     assert rated.lines[2].quantity == 12500 and rated.lines[2].rate == Decimal("3.85")
 
 
+@pytest.mark.citation("§ 45.28 A(1)")
 @pytest.mark.parametrize("gallons,total", [
     (0, "45.00"), (20000, "45.00"), (20001, "45.00"),  # 1 gal × 3.10/1000 = 0.0031 → 0.00
     (21000, "48.10"), (50000, "138.00"), (50001, "138.00"), (50130, "138.50"),
@@ -41,17 +44,21 @@ def test_semiannual_one_two_family_blocks(schedule, gallons, total):
     assert rated.total == Decimal(total)
 
 
+@pytest.mark.citation("§ 45.28 A(2)(b)")
 def test_semiannual_other_use(schedule):
     # $60.00 + 30,000 × 3.85/1000 = 115.50
     rated = rate_bill(schedule, RatingInput(frequency="semiannual", category="other", gallons=50000))
     assert rated.total == Decimal("175.50")
 
 
+@pytest.mark.citation("§ 45.28 A(2)(b)")
+@pytest.mark.citation("§ 45.28 E")
 def test_semiannual_nonprofit_pays_other_use_rates(schedule):
     rated = rate_bill(schedule, RatingInput(frequency="semiannual", category="nonprofit", gallons=50000))
     assert rated.total == Decimal("175.50")
 
 
+@pytest.mark.citation("§ 45.29 C")
 def test_monthly_worked_example_allowance_over_the_year(schedule):
     march = rate_bill(schedule, RatingInput(frequency="monthly", category="other", gallons=90000, meter_size="2"))
     assert amounts(march) == [("minimum", Decimal("480.00"))]
@@ -65,6 +72,7 @@ def test_monthly_worked_example_allowance_over_the_year(schedule):
     assert amounts(may) == [("consumption", Decimal("154.00"))]
 
 
+@pytest.mark.citation("§ 45.29 C")
 def test_monthly_bill_within_the_allowance_still_has_a_line(schedule):
     # 2": 125,000 gal a year; 90,000 already counted, 20,000 more → nothing over, 15,000 gal left.
     rated = rate_bill(schedule, RatingInput(frequency="monthly", category="other", gallons=20000, meter_size="2",
@@ -78,6 +86,7 @@ def test_monthly_bill_within_the_allowance_still_has_a_line(schedule):
     assert [line.description for line in used_up.lines] == ["0 gal, the year's 125,000 gal allowance is used up"]
 
 
+@pytest.mark.citation("§ 45.29 C")
 def test_a_semiannual_bill_earlier_in_the_year_does_not_count_for_a_monthly_bill(schedule):
     # § 45.29 C meter change: the February semiannual bill (62,500 gal, its own $60.00 minimum) is not the
     # annual minimum and uses none of the 2" allowance.
@@ -91,6 +100,7 @@ def test_a_semiannual_bill_earlier_in_the_year_does_not_count_for_a_monthly_bill
     assert amounts(first) == [("minimum", Decimal("480.00"))]
 
 
+@pytest.mark.citation("§ 45.29 C")
 def test_monthly_first_bill_over_allowance(schedule):
     # 1½": $300 with 80,000 gal; 100,000 gal → 20,000 × 3.85 = 77.00
     rated = rate_bill(schedule, RatingInput(frequency="monthly", category="one_two_family", gallons=100000,
@@ -98,6 +108,7 @@ def test_monthly_first_bill_over_allowance(schedule):
     assert rated.total == Decimal("377.00")
 
 
+@pytest.mark.citation("§ 45.28 E")
 def test_nonprofit_month_at_or_above_two_million(schedule):
     # 2,500,000 × 0.90/1000 = 2,250.00 instead of the regular schedule
     rated = rate_bill(schedule, RatingInput(frequency="monthly", category="nonprofit", gallons=2500000,
@@ -107,12 +118,14 @@ def test_nonprofit_month_at_or_above_two_million(schedule):
     assert rated.schedule_gallons == 0 and not rated.includes_annual_minimum
 
 
+@pytest.mark.citation("§ 45.28 E")
 def test_nonprofit_exactly_two_million(schedule):
     rated = rate_bill(schedule, RatingInput(frequency="monthly", category="nonprofit", gallons=2000000,
                                             meter_size="4", annual_minimum_charged=True))
     assert rated.total == Decimal("1800.00")
 
 
+@pytest.mark.citation("§ 45.28 E")
 def test_nonprofit_below_two_million_uses_regular_schedule(schedule):
     # 4": $1,500 with 400,000 gal; 1,999,999 gal → 1,599,999 × 3.85/1000 = 6,159.996 → 6,160.00
     rated = rate_bill(schedule, RatingInput(frequency="monthly", category="nonprofit", gallons=1999999,
@@ -120,12 +133,14 @@ def test_nonprofit_below_two_million_uses_regular_schedule(schedule):
     assert amounts(rated) == [("minimum", Decimal("1500.00")), ("consumption", Decimal("6160.00"))]
 
 
+@pytest.mark.citation("§ 45.28 E")
 def test_nonprofit_minimum_is_500(schedule):
     low = Schedule(**{**schedule.__dict__, "nonprofit_per_1000": Decimal("0.10")})
     rated = rate_bill(low, RatingInput(frequency="monthly", category="nonprofit", gallons=2000000, meter_size="4"))
     assert rated.total == Decimal("500.00")
 
 
+@pytest.mark.citation("§ 45.28 C(1)")
 def test_sprinkler_charge_on_first_bill_of_year(schedule):
     first = rate_bill(schedule, RatingInput(frequency="semiannual", category="other", gallons=0,
                                             sprinkler_supply_inches="4", first_bill_of_year=True))
@@ -135,17 +150,20 @@ def test_sprinkler_charge_on_first_bill_of_year(schedule):
     assert later.total == Decimal("60.00")
 
 
+@pytest.mark.citation("§ 45.28 C(1)")
 def test_sprinkler_size_not_in_code_is_refused(schedule):
     with pytest.raises(RatingError, match=r'§ 45.28 C\(1\) sets no sprinkler charge for a 10" supply'):
         rate_bill(schedule, RatingInput(frequency="semiannual", category="other", gallons=0,
                                         sprinkler_supply_inches="10", first_bill_of_year=True))
 
 
+@pytest.mark.citation("§ 45.29 C")
 def test_monthly_size_without_minimum_is_refused(schedule):
     with pytest.raises(RatingError, match="no annual minimum"):
         rate_bill(schedule, RatingInput(frequency="monthly", category="other", gallons=0, meter_size="5/8"))
 
 
+@pytest.mark.citation("conventions: each line rounded once, half-up")
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(gallons=st.integers(min_value=0, max_value=5_000_000),
        category=st.sampled_from(["one_two_family", "other", "nonprofit"]),
@@ -163,6 +181,7 @@ def test_total_is_the_sum_of_lines_each_rounded_to_the_cent(schedule, gallons, c
     assert all(line.citation.startswith("§") for line in rated.lines)
 
 
+@pytest.mark.citation("policy: a bill fits its columns")
 @pytest.mark.parametrize(("frequency", "category", "size"), [("semiannual", "one_two_family", ""),
                                                              ("monthly", "other", "2"), ("monthly", "nonprofit", "2")])
 def test_a_bill_larger_than_its_columns_hold_is_refused_not_overflowed(schedule, frequency, category, size):

@@ -89,6 +89,7 @@ def test_utf8_byte_order_mark_is_accepted(tmp_path, meters):
     assert "1 created" in out
 
 
+@pytest.mark.citation("policy: one reading per meter and date")
 def test_reimporting_the_same_file_changes_nothing(tmp_path, meters):
     content = HEADER + "M1,2026-04-01,1500,\nM2,2026-04-01,90,\n"
     run(tmp_path, content)
@@ -134,6 +135,8 @@ def test_several_bad_rows_are_all_listed_and_nothing_is_saved(tmp_path, meters):
     assert not Reading.objects.filter(source="import").exists()
 
 
+@pytest.mark.citation("policy: readings never go down")
+@pytest.mark.citation("policy: nothing in the future")
 @pytest.mark.parametrize(("row", "column", "rule"), [
     ("NOPE,2026-04-01,10,", "meter_serial", "no meter with serial 'NOPE' is on file"),
     (",2026-04-01,10,", "meter_serial", "is required"),
@@ -167,12 +170,14 @@ def test_each_rule_names_line_column_and_rule(tmp_path, meters, row, column, rul
     assert rule in listed
 
 
+@pytest.mark.citation("policy: one reading per meter and date")
 def test_duplicate_meter_and_date_in_the_file(tmp_path, meters):
     _, listed = rejected(tmp_path, HEADER + "M1,2026-04-01,1500,\nM2,2026-04-01,60,\nM1,2026-04-01,1500,\n")
     assert listed.strip() == ("line 4: read_date: meter M1 already has a reading dated 2026-04-01 on line 2 "
                               "of this file; one reading per meter per date")
 
 
+@pytest.mark.citation("policy: readings never go down")
 def test_reading_lower_than_an_earlier_row_of_the_same_file(tmp_path, meters):
     # Rows are compared in date order, not file order: the May row (line 2) comes after the April row.
     _, listed = rejected(tmp_path, HEADER + "M1,2026-05-01,1400,\nM1,2026-04-01,1500,\n")
@@ -181,6 +186,7 @@ def test_reading_lower_than_an_earlier_row_of_the_same_file(tmp_path, meters):
                               "new meter with its own serial)")
 
 
+@pytest.mark.citation("policy: readings never go down")
 def test_reading_inserted_between_must_not_exceed_the_later_recorded_reading(tmp_path, meters):
     ReadingFactory(meter=meters["M1"], read_on=date(2026, 5, 1), value=1600)
     _, listed = rejected(tmp_path, HEADER + "M1,2026-04-01,1700,\n")
@@ -190,6 +196,7 @@ def test_reading_inserted_between_must_not_exceed_the_later_recorded_reading(tmp
     assert "1 created" in out
 
 
+@pytest.mark.citation("policy: read while installed")
 def test_reading_after_the_meter_was_removed(tmp_path, meters):
     installation = meters["M2"].installations.get()
     installation.removed_on = date(2026, 3, 31)
@@ -201,12 +208,14 @@ def test_reading_after_the_meter_was_removed(tmp_path, meters):
     assert "1 created" in out
 
 
+@pytest.mark.citation("policy: read while installed")
 def test_meter_never_installed(tmp_path, db):
     Meter.objects.create(serial="STOCK1", size="5/8")
     _, listed = rejected(tmp_path, HEADER + "STOCK1,2026-04-01,0,\n")
     assert "line 2: read_date: meter STOCK1 has never been installed on an account" in listed
 
 
+@pytest.mark.citation("policy: readings never go down")
 def test_readings_on_a_meter_with_a_later_history_still_never_go_down(tmp_path, meters):
     ReadingFactory(meter=meters["M2"], read_on=date(2026, 3, 1), value=70)
     out, _ = run(tmp_path, HEADER + "M2,2026-02-01,60,\nM2,2026-04-01,80,\n")
@@ -247,6 +256,7 @@ def test_missing_file(tmp_path, db):
                      stderr=StringIO())
 
 
+@pytest.mark.citation("policy: nothing in the future")
 def test_future_date_is_refused(tmp_path, meters):
     with pytest.raises(CommandError, match="--date: 2999-01-01 is after today"):
         call_command("import_readings", str(tmp_path / "x.csv"), "--date", "2999-01-01", stdout=StringIO(),
@@ -331,6 +341,7 @@ def test_admin_import_needs_the_add_reading_permission(client, meters):
     assert client.get(reverse("admin:meters_reading_import")).status_code == 200
 
 
+@pytest.mark.citation("policy: read while installed")
 def test_reading_between_a_removal_and_a_reinstallation(tmp_path, meters):
     installation = meters["M2"].installations.get()
     installation.removed_on = date(2026, 2, 1)

@@ -60,6 +60,7 @@ def importer_says(meter, read_on, value, as_of=date(2026, 6, 30)) -> str:
 
 # --- a reading a bill in force used is final ------------------------------------------------------------
 
+@pytest.mark.citation("policy: a billed reading is final")
 def test_admin_shows_a_billed_reading_read_only_naming_the_bill_and_refuses_changes(clerk_client, billed):
     meter, bill = billed
     for reading in (bill.start_reading, bill.end_reading):
@@ -82,6 +83,7 @@ def test_admin_shows_a_billed_reading_read_only_naming_the_bill_and_refuses_chan
     assert list(Reading.objects.order_by("read_on").values_list("value", flat=True)) == [1_000_000, 1_062_500]
 
 
+@pytest.mark.citation("policy: a billed reading is final")
 def test_the_writer_refuses_to_change_or_delete_a_billed_reading(billed, clerk):
     meter, bill = billed
     with pytest.raises(ApplicationError) as refused:
@@ -95,6 +97,7 @@ def test_the_writer_refuses_to_change_or_delete_a_billed_reading(billed, clerk):
     assert Reading.objects.get(pk=bill.end_reading_id).value == 1_062_500
 
 
+@pytest.mark.citation("policy: a billed reading is final")
 def test_a_reading_under_a_void_bill_can_be_corrected_in_the_admin(clerk_client, billed, clerk):
     meter, bill = billed
     bill_void(bill=bill, reason="Misread meter", as_of=date(2026, 2, 10), actor=clerk)
@@ -107,6 +110,7 @@ def test_a_reading_under_a_void_bill_can_be_corrected_in_the_admin(clerk_client,
     assert reading.history.first().history_user == clerk
 
 
+@pytest.mark.citation("policy: a billed reading is final")
 @pytest.mark.postgres
 def test_the_database_refuses_to_change_or_delete_a_billed_reading(billed):
     if connection.vendor != "postgresql":
@@ -128,6 +132,7 @@ def test_the_database_refuses_to_change_or_delete_a_billed_reading(billed):
 
 # --- the admin's form, the importer and the API hold readings to the same rules ------------------------
 
+@pytest.mark.citation("policy: readings never go down")
 def test_admin_add_refuses_a_lower_reading_with_the_importers_message(clerk_client, billed):
     meter, _ = billed
     expected = importer_says(meter, "2026-03-01", 1_050_000)
@@ -138,6 +143,7 @@ def test_admin_add_refuses_a_lower_reading_with_the_importers_message(clerk_clie
     assert Reading.objects.count() == 2
 
 
+@pytest.mark.citation("policy: readings never go down")
 @pytest.mark.parametrize(("read_on", "value", "field"), [
     ("2025-07-01", 1_000_000, "read_on"),  # before the meter was installed
     ("2026-01-12", 1_062_600, "read_on"),  # the meter already has a reading that day
@@ -152,6 +158,7 @@ def test_admin_add_refuses_what_the_importer_refuses_in_its_words(clerk_client, 
     assert Reading.objects.count() == 2
 
 
+@pytest.mark.citation("policy: nothing in the future")
 def test_admin_add_refuses_a_future_date(clerk_client, billed):
     meter, _ = billed
     response = clerk_client.post(reverse("admin:meters_reading_add"), form(meter, "2999-01-01", 1_100_000))
@@ -160,6 +167,7 @@ def test_admin_add_refuses_a_future_date(clerk_client, billed):
     assert message.startswith("2999-01-01 is after today ") and "nothing is recorded in the future" in message
 
 
+@pytest.mark.citation("policy: readings never go down")
 def test_admin_change_of_an_unbilled_reading_is_checked_without_counting_itself(clerk_client, billed, clerk):
     meter, _ = billed
     march = read(meter, date(2026, 3, 2), 1_080_000)
@@ -206,6 +214,7 @@ def test_api_readings_go_through_the_writer(billed):
     assert Reading.objects.get(read_on=date(2026, 3, 1)).source == "api"
 
 
+@pytest.mark.citation("policy: a register holds its digits")
 def test_a_reading_beyond_the_register_is_refused_everywhere_in_the_same_words(clerk_client, billed):
     meter, _ = billed
     expected = importer_says(meter, "2026-03-01", 10_000_000_000)

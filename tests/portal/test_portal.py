@@ -79,7 +79,7 @@ def test_linked_account_shows_balance_bills_lines_citations_chart_and_payments(m
 
 
 def test_pdf_is_rendered_on_demand_then_served_from_storage(mineola, media):
-    from billing.pdf import bill_pdf_render, bill_pdfs_store
+    from billing.services.bill_pdfs import bill_pdf_render, bill_pdfs_store
 
     account = billed_account()
     user = customer("ivy@example.org")

@@ -12,7 +12,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from billing.pdf import bills_pdf_render, book_bills
+from billing.selectors import book_bills
+from billing.services.bill_pdfs import bills_pdf_render
 from core.commands import as_of_argument, parse_as_of
 
 

@@ -2,7 +2,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from billing.selectors import account_get, account_statement
+from accounts.selectors import account_get
+from billing.selectors import account_statement
 from core.commands import as_of_argument, parse_as_of
 from core.errors import ApplicationError
 

@@ -16,6 +16,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from accounts.models import Account
 from core.commands import today
+from demo.payments import demo_payments_create
 
 ADMIN_USERNAME = "admin"
 ADMIN_URL = "http://127.0.0.1:8000/admin/"
@@ -50,8 +51,6 @@ class Command(BaseCommand):
 
     def _bill(self, bill_dates: list[date], *, as_of: date) -> None:
         """Bill each date in order, post demo payments, then assess penalties."""
-        from billing.demo import demo_payments_create
-
         for bill_date in dict.fromkeys(bill_dates):  # today may be a back-filled 1st too
             self._call("run_billing", "--date", bill_date.isoformat())
         paid = demo_payments_create(as_of=as_of)

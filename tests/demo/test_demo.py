@@ -4,9 +4,9 @@ from datetime import date
 import pytest
 from django.db import transaction
 
-from accounts import demo
-from accounts.demo import demo_accounts_create
 from accounts.models import Account, Customer, Ownership
+from demo import village as demo_village
+from demo.village import demo_accounts_create
 from meters.models import Installation, Meter, Reading
 from meters.units import size_inches
 
@@ -156,7 +156,7 @@ def test_without_a_preset_the_mineola_calendar_is_used():
 
 
 def test_rows_are_written_in_bulk(mineola, monkeypatch, django_assert_max_num_queries):
-    monkeypatch.setattr(demo, "CHUNK_ACCOUNTS", 50)
+    monkeypatch.setattr(demo_village, "CHUNK_ACCOUNTS", 50)
     # Per chunk: a serial check, seven bulk inserts and six history inserts, however many accounts.
     with django_assert_max_num_queries(4 * 14 + 15):
         demo_accounts_create(count=200, as_of=AS_OF, seed=3)

@@ -8,8 +8,8 @@ from decimal import Decimal
 from django.db import transaction
 from djmoney.money import Money
 
-from .ledger.posting import Posting, ledger_post_many, payment_source
-from .models import Bill, LedgerEntry, Payment
+from billing.ledger.posting import Posting, ledger_post_many, payment_source
+from billing.models import Bill, LedgerEntry, Payment
 
 
 @transaction.atomic

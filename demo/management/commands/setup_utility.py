@@ -1,3 +1,10 @@
+"""``setup_utility PRESET [--demo N]``: install or update an ordinance preset, and with ``--demo`` build a
+demo village on it.
+
+Installing the preset, the staff roles and the nightly schedule are services of billing, accounts and
+core; the command lives with the demo builders because ``--demo`` is the one thing here that needs them.
+"""
+
 from django.core.management.base import BaseCommand, CommandError
 
 from accounts.roles import roles_install
@@ -6,6 +13,7 @@ from billing.presets import preset_install
 from billing.services.nightly import nightly_schedule_install
 from core.commands import as_of_argument, parse_as_of
 from core.errors import ApplicationError
+from demo.village import demo_accounts_create
 
 
 class Command(BaseCommand):
@@ -42,7 +50,5 @@ class Command(BaseCommand):
         if refusal:
             self.stdout.write(self.style.WARNING(f"Note: a billing run would be refused: {refusal}"))
         if demo:
-            from accounts.demo import demo_accounts_create
-
             created = demo_accounts_create(count=demo, as_of=as_of, seed=seed, progress=True)
             self.stdout.write(f"Demo: {created} accounts added with meters and two years of readings.")

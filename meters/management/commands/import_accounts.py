@@ -1,5 +1,5 @@
-from accounts.imports import ACCOUNTS_LAYOUT, accounts_import
 from core.csvimport import CsvImportCommand
+from meters.account_imports import ACCOUNTS_LAYOUT, accounts_import
 
 
 class Command(CsvImportCommand):

@@ -29,10 +29,9 @@ from django.conf import settings
 from django.db import connection, reset_queries, transaction
 from tqdm import tqdm
 
+from accounts.models import Account, Customer, Ownership, Premises
 from meters.models import Installation, Meter, Reading
 from meters.units import GALLONS_PER_CUBIC_FOOT
-
-from .models import Account, Customer, Ownership, Premises
 
 CHUNK_ACCOUNTS = 2_000
 BATCH_SIZE = 5_000

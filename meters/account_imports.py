@@ -1,5 +1,8 @@
 """Importing accounts from a CSV file (``manage.py import_accounts`` and the admin upload page).
 
+Each row brings an account with its meter and the meter's first reading, so the import stands on the
+meters floor, above accounts.
+
 One row per account::
 
     account_no,book,category,owner_name,owner_address,occupant_name,service_address,sbl,
@@ -47,6 +50,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import OuterRef, Subquery
 from simple_history.utils import bulk_create_with_history, bulk_update_with_history
 
+from accounts.models import Account, Customer, Ownership, Premises
 from core.csvimport import (
     CHUNK_SIZE,
     CsvLayout,
@@ -67,11 +71,10 @@ from core.csvimport import (
     whole_number,
 )
 from core.errors import Conflict
-from meters.models import Installation, Meter, Reading
-from meters.services import reading_value
-from meters.units import normalize_size
 
-from .models import Account, Customer, Ownership, Premises
+from .models import Installation, Meter, Reading
+from .services import reading_value
+from .units import normalize_size
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser

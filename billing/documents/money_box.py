@@ -1,0 +1,68 @@
+"""The money box of a bill: how the total due adds up, row by row, with no database.
+
+The figures are ``billing.selectors.bill_summaries``' (the account as it stood when the bill was issued);
+this module only decides which rows the customer sees, in which order and with which words, so the paper
+bill and the portal's bill page show the same box:
+
+    Previous balance (date of the previous bill)
+    Payments received since
+    Penalties
+    Fees, credits and adjustments        only when there are some
+    Current charges                      this bill's own charges
+    Total amount due                     the sum of the rows above
+    of which past due                    only when earlier bills are past due
+    If paid after the due date           the total due plus the penalties that fall by the day after
+
+Amounts stay Decimals: each page formats them with ``core.money``'s formatters.
+"""
+
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+from typing import Protocol
+
+from core.dates import fmt_day
+from core.money import ZERO
+
+
+class SummaryFigures(Protocol):
+    previous_date: date | None
+    previous_balance: Decimal
+    payments: Decimal
+    penalties: Decimal
+    other: Decimal
+    current: Decimal
+    past_due: Decimal
+    total_due: Decimal
+    late_on: date
+    late_total: Decimal
+
+
+@dataclass(frozen=True)
+class MoneyRow:
+    label: str
+    amount: Decimal
+
+
+@dataclass(frozen=True)
+class MoneyBox:
+    rows: tuple[MoneyRow, ...]  # they add up to ``total_due``
+    current: Decimal
+    total_due: Decimal
+    past_due: Decimal | None  # None when nothing earlier is past due
+    late_on: date
+    late_total: Decimal
+
+
+def money_box(figures: SummaryFigures) -> MoneyBox:
+    previous = f"Previous balance ({fmt_day(figures.previous_date)})" if figures.previous_date else "Previous balance"
+    rows = (
+        MoneyRow(previous, figures.previous_balance),
+        MoneyRow("Payments received since", figures.payments),
+        MoneyRow("Penalties", figures.penalties),
+        *((MoneyRow("Fees, credits and adjustments", figures.other),) if figures.other != ZERO else ()),
+        MoneyRow("Current charges", figures.current),
+    )
+    return MoneyBox(rows=rows, current=figures.current, total_due=figures.total_due,
+                    past_due=figures.past_due if figures.past_due > ZERO else None,
+                    late_on=figures.late_on, late_total=figures.late_total)
