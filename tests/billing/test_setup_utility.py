@@ -76,10 +76,10 @@ def test_new_effective_date_adds_a_version_and_used_ones_are_protected(mineola, 
 def test_nightly_job_is_scheduled_once_and_a_clerks_edit_survives(mineola):
     from django_celery_beat.models import PeriodicTask
 
-    task = PeriodicTask.objects.get(task="billing.tasks.nightly")
+    task = PeriodicTask.objects.get(task="waterbilling.tasks.nightly")
     assert (task.crontab.hour, task.crontab.minute, str(task.crontab.timezone)) == ("1", "30", "America/New_York")
     task.enabled = False
     task.save()
     setup("mineola")
-    assert PeriodicTask.objects.filter(task="billing.tasks.nightly").count() == 1
-    assert not PeriodicTask.objects.get(task="billing.tasks.nightly").enabled
+    assert PeriodicTask.objects.filter(task="waterbilling.tasks.nightly").count() == 1
+    assert not PeriodicTask.objects.get(task="waterbilling.tasks.nightly").enabled
