@@ -72,8 +72,9 @@ def transition(obj: models.Model, *, to: str, actor=None, note: str = "", guard:
         refusals: list[FieldError] = []
         if not workflow.allows(source, to):
             following = workflow.next_statuses(source)
+            now = _label(locked, source)
             refusals.append(FieldError(workflow.field, (
-                f"a {_label(locked, source)} {name} cannot become {_label(locked, to)}; "
+                f"{'an' if now[:1] in 'aeiou' else 'a'} {now} {name} cannot become {_label(locked, to)}; "
                 + (f"from {_label(locked, source)} it may become only "
                    f"{' or '.join(_label(locked, s) for s in following)}" if following
                    else f"{_label(locked, source)} is final"))))
@@ -85,7 +86,7 @@ def transition(obj: models.Model, *, to: str, actor=None, note: str = "", guard:
         for attname, value in (changes or {}).items():
             setattr(locked, attname, value)
         locked.save(update_fields=[workflow.field, *(changes or {})])
-        StatusChange.objects.create(content_type=ContentType.objects.get_for_model(model), object_id=locked.pk,
+        StatusChange.objects.create(content_type=_content_type(model), object_id=locked.pk,
                                     field=workflow.field, from_status=source, to_status=to,
                                     actor=actor if getattr(actor, "pk", None) else None, note=note)
     for f in model._meta.concrete_fields:
@@ -95,5 +96,12 @@ def transition(obj: models.Model, *, to: str, actor=None, note: str = "", guard:
 
 def status_history(obj: models.Model):
     """The object's status changes, oldest first."""
-    return (StatusChange.objects.filter(content_type=ContentType.objects.get_for_model(type(obj)), object_id=obj.pk)
+    return (StatusChange.objects.filter(content_type=_content_type(type(obj)), object_id=obj.pk)
             .select_related("actor").order_by("at", "id"))
+
+
+def _content_type(model: type[models.Model]) -> ContentType:
+    """Read from the table, not from the process's cache of content types: a long-lived worker's cache
+    outlives a database whose content types were created again (a restore, a test's flush)."""
+    opts = model._meta.concrete_model._meta
+    return ContentType.objects.get_or_create(app_label=opts.app_label, model=opts.model_name)[0]

@@ -83,3 +83,15 @@ def test_nightly_job_is_scheduled_once_and_a_clerks_edit_survives(mineola):
     setup("mineola")
     assert PeriodicTask.objects.filter(task="waterbilling.tasks.nightly").count() == 1
     assert not PeriodicTask.objects.get(task="waterbilling.tasks.nightly").enabled
+
+
+def test_a_schedule_naming_the_nightly_tasks_former_name_is_pointed_at_the_job(mineola):
+    from django_celery_beat.models import CrontabSchedule, PeriodicTask
+
+    task = PeriodicTask.objects.get(task="waterbilling.tasks.nightly")
+    # A site installed before the job moved, whose supervisor set it to 02:15.
+    task.task, task.crontab = "billing.tasks.nightly", CrontabSchedule.objects.create(minute="15", hour="2")
+    task.save()
+    setup("mineola")
+    task = PeriodicTask.objects.get()
+    assert (task.task, task.crontab.hour, task.crontab.minute) == ("waterbilling.tasks.nightly", "2", "15")

@@ -22,7 +22,7 @@ class Command(BaseCommand):
         self.stdout.write(f"Nightly {report['date']}: {report['bills']} bills, {report['billing_exceptions']} "
                           f"billing exceptions, {report['penalties']} penalties (${report['penalty_total']})")
         for position, step in enumerate(report["steps"], start=1):
-            counts = ", ".join(f"{name} {value}" for name, value in step["counts"].items())
+            counts = ", ".join(f"{name} {value}" for name, value in sorted(step["counts"].items()))
             self.stdout.write(f"  {position}. {step['name']}: {step['status']}" + (f" ({counts})" if counts else ""))
         if "billing_skipped" in report:
             self.stdout.write(self.style.WARNING(f"  billing skipped: {report['billing_skipped']}"))
