@@ -17,6 +17,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 from simple_history.admin import SimpleHistoryAdmin
 
+from core.admin import StatusChangeInline
 from core.admin_imports import CsvImportAdminMixin
 from core.clock import refuse_future
 from core.commands import today
@@ -38,7 +39,7 @@ from .models import (
 )
 from .ordinance import schedule_in_force
 from .runs.exceptions import billing_exception_release
-from .runs.lifecycle import billing_run_start
+from .runs.lifecycle import billing_run_retry, billing_run_start
 from .selectors import account_statement
 from .services.adjustments import adjustment_create, bill_void
 from .services.payments import PAYMENTS_LAYOUT, payment_amount, payments_rows_post
@@ -163,7 +164,7 @@ class BillingRunAdmin(ReadOnlyAdmin):
                        "exceptions_count", "total_billed", "accept_sample_rates", "started_by", "created_at",
                        "finished_at", "error")
     fields = readonly_fields
-    inlines = (ExceptionInline,)
+    inlines = (ExceptionInline, StatusChangeInline)
     change_form_template = "admin/billing/billingrun/change_form.html"
     change_list_template = "admin/billing/billingrun/change_list.html"
 
@@ -179,16 +180,35 @@ class BillingRunAdmin(ReadOnlyAdmin):
     def summary(self, obj):
         return format_html(
             '<div class="run-summary"><p>Status: <strong>{}</strong></p><p>Bills issued: <strong>{}</strong></p>'
-            "<p>Already billed: {} · Exceptions: {} · Total billed: {}</p>{}</div>",
+            "<p>Already billed: {} · Exceptions: {} · Total billed: {}</p>{}{}</div>",
             obj.get_status_display(), obj.bills_created, obj.already_billed, obj.exceptions_count,
             fmt_dollars(obj.total_billed),
             format_html("<p><strong>{}</strong> {}</p>", "Accepted sample rates:",
                         "billed on the preset's sample rate schedule at the clerk's choice.")
-            if obj.accept_sample_rates else "")
+            if obj.accept_sample_rates else "",
+            format_html('<p class="errornote">Failed: {}</p>', obj.error) if obj.error else "")
 
     def get_urls(self):
         return [path("start/", self.admin_site.admin_view(self.start_view), name="billing_billingrun_start"),
+                path("<int:run_id>/retry/", self.admin_site.admin_view(self.retry_view),
+                     name="billing_billingrun_retry"),
                 *super().get_urls()]
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        return super().change_view(request, object_id, form_url,
+                                   {**(extra_context or {}), "can_retry": self.has_add_permission(request)})
+
+    def retry_view(self, request, run_id):
+        """The "Retry" button of a failed run: bill its unfinished chunks again (POST only)."""
+        if not self.has_add_permission(request) or request.method != "POST":
+            raise PermissionDenied
+        try:
+            billing_run_retry(run_id=run_id, actor=request.user)
+        except ApplicationError as exc:
+            self.message_user(request, f"The run was not retried: {exc}", messages.ERROR)
+        else:
+            self.message_user(request, f"Billing run {run_id} retried.", messages.SUCCESS)
+        return HttpResponseRedirect(reverse("admin:billing_billingrun_change", args=[run_id]))
 
     def add_view(self, request, form_url="", extra_context=None):
         return HttpResponseRedirect(reverse("admin:billing_billingrun_start"))

@@ -25,6 +25,8 @@ from django.db.models.functions import Lower
 from djmoney.models.fields import MoneyField
 from simple_history.models import HistoricalRecords
 
+from core.workflow import Workflow
+
 
 def money_field(**kwargs):
     return MoneyField(max_digits=12, decimal_places=2, default_currency="USD", currency_choices=[("USD", "USD")],
@@ -123,6 +125,11 @@ class BillingRun(models.Model):
     exceptions_count = models.PositiveIntegerField(default=0)
     total_billed = money_field(default=0)
     error = models.TextField(blank=True)
+
+    # Every change of status goes through core.workflow.transition, which records it. A failed run is
+    # retried (billing_run_retry): its unfinished chunks are handed out again.
+    workflow = Workflow("status", {Status.PENDING: {Status.RUNNING}, Status.RUNNING: {Status.DONE, Status.FAILED},
+                                   Status.FAILED: {Status.RUNNING}})
 
     class Meta:
         ordering = ["-created_at"]

@@ -1,7 +1,5 @@
 """Thin Celery wrappers: they take ids and dates and call services."""
 
-from datetime import date
-
 from celery import shared_task
 from django.conf import settings
 
@@ -36,15 +34,6 @@ def billing_runs_sweep() -> list[int]:
     from .runs.lifecycle import billing_runs_sweep as sweep
 
     return [run.pk for run in sweep(send=chunk_send)]
-
-
-@shared_task
-def nightly(run_on: str | None = None) -> dict:
-    from django.utils import timezone
-
-    from .services.nightly import nightly_run
-
-    return nightly_run(as_of=date.fromisoformat(run_on) if run_on else timezone.localdate())
 
 
 @shared_task(acks_late=True)

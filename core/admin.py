@@ -1,8 +1,13 @@
-"""Import jobs, to look at: each links to its page on the importing model's upload page."""
+"""Import jobs and nightly jobs, to look at, and the status history any model with a workflow shows.
+
+An import job links to its page on the importing model's upload page.
+"""
 
 from django.contrib import admin
+from django.contrib.auth import get_permission_codename
+from django.contrib.contenttypes.admin import GenericTabularInline
 
-from .models import ImportJob
+from .models import ImportJob, NightlyRun, NightlyStep, StatusChange
 
 
 @admin.register(ImportJob)
@@ -15,6 +20,61 @@ class ImportJobAdmin(admin.ModelAdmin):
     readonly_fields = ("importer", "noun", "file_name", "file_size", "as_of", "created_by", "created_at", "status",
                        "stage", "rows_total", "rows_done", "started_at", "finished_at", "created", "updated",
                        "skipped", "errors_total", "error_lines", "failure")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+class StatusChangeInline(GenericTabularInline):
+    """The status history of the object on its admin page, oldest first, read-only. Seen by whoever may
+    see the object: ``inlines = (StatusChangeInline,)`` in any admin whose model has a workflow."""
+
+    model = StatusChange
+    ct_field, ct_fk_field = "content_type", "object_id"
+    fields = readonly_fields = ("at", "from_status", "to_status", "actor", "note")
+    extra = 0
+    can_delete = False
+    verbose_name, verbose_name_plural = "status change", "status history"
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def has_view_permission(self, request, obj=None):
+        opts = self.parent_model._meta
+        return request.user.has_perm(f"{opts.app_label}.{get_permission_codename('view', opts)}")
+
+
+class NightlyStepInline(admin.TabularInline):
+    model = NightlyStep
+    fields = readonly_fields = ("position", "name", "status", "started_at", "finished_at", "counts", "error")
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(NightlyRun)
+class NightlyRunAdmin(admin.ModelAdmin):
+    """Each night's job, to look at: how far it got, what each step counted, where it stopped and why."""
+
+    list_display = ("run_on", "status", "started_at", "finished_at")
+    list_filter = ("status",)
+    date_hierarchy = "run_on"
+    fields = readonly_fields = ("run_on", "status", "started_at", "finished_at")
+    inlines = (NightlyStepInline,)
 
     def has_add_permission(self, request):
         return False

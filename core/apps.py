@@ -3,7 +3,7 @@ from django.apps import AppConfig
 
 class CoreConfig(AppConfig):
     name = "core"
-    verbose_name = "Imports"
+    verbose_name = "Jobs"
 
     def ready(self):
         from .receivers import import_job_stored_enqueue

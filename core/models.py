@@ -1,6 +1,7 @@
-"""A CSV file imported by a worker instead of inside the web request that uploaded it.
+"""App-agnostic records: import jobs, status changes under a workflow, and the nightly job's log.
 
-An upload page stores a large file here with the importer to run (a dotted path chosen by the code, never
+An import job is a CSV file imported by a worker instead of inside the web request that uploaded it. An
+upload page stores a large file here with the importer to run (a dotted path chosen by the code, never
 by the request) and the import date; a Celery task runs the importer on it, counting the rows checked into
 ``rows_done`` as it goes, and records the result or the errors — the first ``IMPORT_ERRORS_LISTED``, with
 the count of all. The import itself is the same all-or-nothing importer the page and the command use. The
@@ -9,7 +10,9 @@ and are dropped once the job has finished.
 """
 
 from django.conf import settings
+from django.contrib.contenttypes.fields import GenericForeignKey
 from django.db import models
+from django.utils import timezone
 
 
 class ImportJob(models.Model):
@@ -59,3 +62,73 @@ class ImportJob(models.Model):
         if not self.pending:
             return 100
         return min(100, 100 * self.rows_done // self.rows_total) if self.rows_total else 0
+
+
+class StatusChange(models.Model):
+    """One change of a status under a workflow (``core.workflow.transition``): of which row, from what to
+    what, by whom (none: the system), when and why. Written in the transaction that changed the status."""
+
+    content_type = models.ForeignKey("contenttypes.ContentType", on_delete=models.CASCADE, related_name="+")
+    object_id = models.PositiveBigIntegerField()
+    changed = GenericForeignKey("content_type", "object_id")
+    field = models.CharField(max_length=40, default="status")
+    from_status = models.CharField(max_length=30)
+    to_status = models.CharField(max_length=30)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                              related_name="+")
+    note = models.TextField(blank=True)
+    at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["at", "id"]
+        indexes = [models.Index(fields=["content_type", "object_id", "at"], name="status_change_of_object")]
+
+    def __str__(self) -> str:
+        return f"{self.from_status} → {self.to_status}"
+
+
+class NightlyRun(models.Model):
+    """The nightly job for one date (``core.pipeline``): one row a date, however often it is run. Its
+    steps say how far it got; running the date again goes on from the first step not done."""
+
+    class Status(models.TextChoices):
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Stopped at a failed step"
+
+    run_on = models.DateField(unique=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.RUNNING)
+    started_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-run_on"]
+
+    def __str__(self) -> str:
+        return f"Nightly job for {self.run_on}"
+
+
+class NightlyStep(models.Model):
+    """One step of a night's job: what it counted, or the error it stopped on."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting for the steps before it"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    run = models.ForeignKey(NightlyRun, on_delete=models.CASCADE, related_name="steps")
+    name = models.CharField(max_length=60)
+    position = models.PositiveSmallIntegerField()
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    counts = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["run", "position"]
+        constraints = [models.UniqueConstraint(fields=["run", "name"], name="one_nightly_step_per_name")]
+
+    def __str__(self) -> str:
+        return f"{self.run}: {self.name} ({self.status})"

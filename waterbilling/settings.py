@@ -50,7 +50,8 @@ INSTALLED_APPS = [
     "billing",
     "portal",
     "demo",
-    # Last: the composition root; its admin module puts together pages from the apps' parts.
+    # Last: the composition root: its admin module puts together pages from the apps' parts; the nightly
+    # job's command and task.
     "waterbilling",
 ]
 
@@ -161,6 +162,8 @@ CELERY_BEAT_SCHEDULE = {"billing-runs-sweep": {"task": "billing.tasks.billing_ru
 # chunk not done by then is handed to another worker, at most this many attempts before the run fails.
 BILLING_CHUNK_LEASE_SECONDS = env.int("BILLING_CHUNK_LEASE_SECONDS", default=300)
 BILLING_CHUNK_ATTEMPTS = env.int("BILLING_CHUNK_ATTEMPTS", default=3)
+# The nightly job waits this long for the workers to bill the day's run before going on to penalties.
+NIGHTLY_RUN_WAIT_SECONDS = env.float("NIGHTLY_RUN_WAIT_SECONDS", default=1800)
 # The cache holds short-lived counters (the portal's download limit): in Redis when there is one, so every
 # web process counts together, apart from other deployments on that Redis by the queue's name; else in
 # each process's memory.

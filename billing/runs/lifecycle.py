@@ -12,9 +12,13 @@ the sweeper — Celery beat every minute, the nightly job, and a billing command
 the chunk out again. A transient database error releases the chunk for another attempt; any other error,
 or a chunk out of attempts (``BILLING_CHUNK_ATTEMPTS``), fails the run with the error. The broker may lose
 or redeliver messages; the run's state in the database decides what is done.
+
+A run's status moves pending → running → done or failed, and a failed run back to running when a clerk
+retries it once the cause is fixed; each change goes through ``core.workflow.transition`` and is recorded.
 """
 
 import logging
+import time
 from collections.abc import Callable
 from datetime import date, timedelta
 
@@ -25,8 +29,9 @@ from django.utils import timezone
 from djmoney.money import Money
 
 from core.clock import refuse_future
-from core.errors import ApplicationError
+from core.errors import ApplicationError, NotFound
 from core.money import ZERO
+from core.workflow import transition
 
 from ..models import Bill, BillingRun, BillingRunChunk
 from ..ordinance import sample_rates_refusal, schedule_in_force
@@ -49,14 +54,14 @@ def billing_run_create(*, run_on: date, actor=None, chunk_size: int = CHUNK_SIZE
     if refusal := sample_rates_refusal(on=run_on, accept_sample_rates=accept_sample_rates):
         raise ApplicationError(refusal, field="accept_sample_rates")
     ids = billing_candidates(run_on=run_on)
-    run = BillingRun.objects.create(run_on=run_on, started_by=actor, status=BillingRun.Status.RUNNING,
+    run = BillingRun.objects.create(run_on=run_on, started_by=actor, status=BillingRun.Status.PENDING,
                                     accounts_due=len(ids),
                                     accept_sample_rates=accept_sample_rates and schedule_row.is_sample)
     chunks = [BillingRunChunk(run=run, index=i, account_ids=ids[start:start + chunk_size])
               for i, start in enumerate(range(0, len(ids), chunk_size))]
     BillingRunChunk.objects.bulk_create(chunks)
-    BillingRun.objects.filter(pk=run.pk).update(chunks_total=len(chunks))
-    run.chunks_total = len(chunks)
+    transition(run, to=BillingRun.Status.RUNNING, actor=actor, note="started",
+               changes={"chunks_total": len(chunks)})
     if not chunks:
         billing_run_finish(run_id=run.pk)
         run.refresh_from_db()
@@ -248,31 +253,75 @@ def billing_runs_sweep(*, send: Callable[[int], object] = chunk_announce) -> lis
 
 
 def billing_run_fail(*, run_id: int, error: str) -> None:
-    """Mark a running run failed with the error. The bills its finished chunks issued stay issued: billing
-    the date again bills only what is still unbilled."""
+    """Mark a running run failed with the error. The bills its finished chunks issued stay issued: retrying
+    the run (``billing_run_retry``), or billing the date again, bills only what is still unbilled."""
     with transaction.atomic():
         run = BillingRun.objects.select_for_update().get(pk=run_id)
         if run.status != BillingRun.Status.RUNNING:
             return
         logger.error("billing run %s for %s failed: %s", run.pk, run.run_on, error)
-        totals = Bill.objects.filter(run=run).values_list("total", flat=True)
-        run.total_billed = Money(sum(totals, ZERO), "USD")
-        run.status = BillingRun.Status.FAILED
-        run.error = error
-        run.finished_at = timezone.now()
-        run.save(update_fields=["total_billed", "status", "error", "finished_at"])
+        transition(run, to=BillingRun.Status.FAILED, note=error,
+                   changes={"total_billed": _total_billed(run), "error": error, "finished_at": timezone.now()})
 
 
 def billing_run_finish(*, run_id: int) -> None:
+    """Mark a running run done once all its chunks are."""
     with transaction.atomic():
         run = BillingRun.objects.select_for_update().get(pk=run_id)
         if run.status != BillingRun.Status.RUNNING or run.chunks_done < run.chunks_total:
             return
-        totals = Bill.objects.filter(run=run).values_list("total", flat=True)
-        run.total_billed = Money(sum(totals, ZERO), "USD")
-        run.status = BillingRun.Status.DONE
-        run.finished_at = timezone.now()
-        run.save(update_fields=["total_billed", "status", "finished_at"])
+        transition(run, to=BillingRun.Status.DONE,
+                   changes={"total_billed": _total_billed(run), "error": "", "finished_at": timezone.now()})
+
+
+def _total_billed(run: BillingRun) -> Money:
+    return Money(sum(Bill.objects.filter(run=run).values_list("total", flat=True), ZERO), "USD")
+
+
+def _retry_refusals(run: BillingRun) -> list[str]:
+    """What stops a run from being billed again now, every reason (the run's own status is the workflow's)."""
+    refusals = []
+    try:
+        schedule_in_force(run.run_on)
+    except ApplicationError as exc:
+        refusals.extend(e.message for e in exc.errors)
+    else:
+        if refusal := sample_rates_refusal(on=run.run_on, accept_sample_rates=run.accept_sample_rates):
+            refusals.append(refusal)
+    return refusals
+
+
+def billing_run_retry(*, run_id: int, actor=None) -> BillingRun:
+    """Bill a failed run's unfinished chunks again, once its cause is fixed: the run is running again, its
+    chunks not done get fresh attempts, and they are handed out as a new run's are (on commit). Chunks
+    already done keep their bills. Refused, with every reason, for a run that has not failed or that
+    could not be billed now (no rates in force, sample rates the run did not accept)."""
+    run = BillingRun.objects.filter(pk=run_id).first()
+    if run is None:
+        raise NotFound(f"there is no billing run {run_id}", field="run_id")
+    with transaction.atomic():
+        run = transition(run, to=BillingRun.Status.RUNNING, actor=actor, note="retried",
+                         guard=_retry_refusals, changes={"error": "", "finished_at": None})
+        BillingRunChunk.objects.filter(run=run, done=False).update(attempts=0, leased_until=None, last_error="",
+                                                                   dispatched_at=None)
+        if run.chunks_done >= run.chunks_total:
+            billing_run_finish(run_id=run.pk)
+        transaction.on_commit(lambda: billing_run_started.send(sender=BillingRun, run_id=run.pk))
+    run.refresh_from_db()
+    return run
+
+
+def billing_run_wait(*, run_id: int, seconds: float, send: Callable[[int], object] = chunk_announce,
+                     poll: float = 0.5) -> BillingRun:
+    """Wait up to ``seconds`` for a run to finish or fail, handing out its chunks that are due meanwhile (as
+    the sweeper does). Returns the run as it is then: still running when the time ran out."""
+    deadline = time.monotonic() + seconds
+    while True:
+        run = BillingRun.objects.get(pk=run_id)
+        if run.status != BillingRun.Status.RUNNING or time.monotonic() >= deadline:
+            return run
+        billing_run_hand_out(run_id=run_id, send=send)
+        time.sleep(poll)
 
 
 def billing_run_preview(*, run_on: date, accept_sample_rates: bool = False) -> ChunkResult:

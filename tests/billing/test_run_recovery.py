@@ -17,9 +17,9 @@ from billing import tasks
 from billing.models import Bill, BillingRun, BillingRunChunk
 from billing.runs import lifecycle as runs
 from billing.runs.lifecycle import billing_run_chunk_execute, billing_run_create
-from billing.services.nightly import nightly_run
 from tests.billing.steps import account_with_meter, read
 from tests.factories import clerk_user
+from waterbilling.nightly import nightly_run
 
 pytestmark = pytest.mark.django_db
 

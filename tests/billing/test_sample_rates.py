@@ -10,9 +10,9 @@ from django.core.management import CommandError, call_command
 
 from billing.models import Bill, BillingRun, LedgerEntry, RateSchedule, Utility
 from billing.runs.lifecycle import billing_run_create, billing_run_preview
-from billing.services.nightly import nightly_run
 from core.errors import ApplicationError
 from tests.billing.test_runs import account_with_meter, read, run
+from waterbilling.nightly import nightly_run
 
 pytestmark = pytest.mark.django_db
 

@@ -76,10 +76,22 @@ def test_new_effective_date_adds_a_version_and_used_ones_are_protected(mineola, 
 def test_nightly_job_is_scheduled_once_and_a_clerks_edit_survives(mineola):
     from django_celery_beat.models import PeriodicTask
 
-    task = PeriodicTask.objects.get(task="billing.tasks.nightly")
+    task = PeriodicTask.objects.get(task="waterbilling.tasks.nightly")
     assert (task.crontab.hour, task.crontab.minute, str(task.crontab.timezone)) == ("1", "30", "America/New_York")
     task.enabled = False
     task.save()
     setup("mineola")
-    assert PeriodicTask.objects.filter(task="billing.tasks.nightly").count() == 1
-    assert not PeriodicTask.objects.get(task="billing.tasks.nightly").enabled
+    assert PeriodicTask.objects.filter(task="waterbilling.tasks.nightly").count() == 1
+    assert not PeriodicTask.objects.get(task="waterbilling.tasks.nightly").enabled
+
+
+def test_a_schedule_naming_the_nightly_tasks_former_name_is_pointed_at_the_job(mineola):
+    from django_celery_beat.models import CrontabSchedule, PeriodicTask
+
+    task = PeriodicTask.objects.get(task="waterbilling.tasks.nightly")
+    # A site installed before the job moved, whose supervisor set it to 02:15.
+    task.task, task.crontab = "billing.tasks.nightly", CrontabSchedule.objects.create(minute="15", hour="2")
+    task.save()
+    setup("mineola")
+    task = PeriodicTask.objects.get()
+    assert (task.task, task.crontab.hour, task.crontab.minute) == ("waterbilling.tasks.nightly", "2", "15")
