@@ -17,33 +17,13 @@ from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from simple_history.admin import SimpleHistoryAdmin
-from simple_history.template_utils import HistoricalRecordContextHelper
 
+from core.admin import HistoryAdmin
 from core.csvimport import identifier_validator
 from core.errors import ApplicationError
 
 from .models import Account, Customer, Ownership, PortalLink, Premises
 from .services import account_owner_change, portal_links_end
-
-
-class _ClerkWords(HistoricalRecordContextHelper):
-    """History deltas with choice labels instead of stored codes, and a dash for empty."""
-
-    def prepare_delta_change_value(self, change, value):
-        field = self.model._meta.get_field(change.field)
-        if field.choices and not isinstance(value, list):
-            value = dict(field.flatchoices).get(value, value)
-        if value is None or value == "":
-            return "—"
-        return super().prepare_delta_change_value(change, value)
-
-
-class HistoryAdmin(SimpleHistoryAdmin):
-    """The base of every clerk admin for a model with history."""
-
-    def get_historical_record_context_helper(self, request, historical_record):
-        return _ClerkWords(self.model, historical_record)
 
 
 class OwnershipInline(admin.TabularInline):

@@ -15,9 +15,8 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
-from simple_history.admin import SimpleHistoryAdmin
 
-from core.admin import StatusChangeInline
+from core.admin import HistoryAdmin, ReadOnlyAdmin, ReadOnlyInline, StatusChangeInline
 from core.admin_imports import CsvImportAdminMixin
 from core.clock import refuse_future
 from core.commands import today
@@ -43,29 +42,6 @@ from .runs.lifecycle import billing_run_retry, billing_run_start
 from .selectors import account_statement
 from .services.adjustments import adjustment_create, bill_void
 from .services.payments import PAYMENTS_LAYOUT, payment_amount, payments_rows_post
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
-class ReadOnlyInline(admin.TabularInline):
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
 
 # --- ordinance ------------------------------------------------------------------------------------
 
@@ -107,7 +83,7 @@ class UtilityAdmin(admin.ModelAdmin):
 
 
 @admin.register(RateSchedule)
-class RateScheduleAdmin(SimpleHistoryAdmin):
+class RateScheduleAdmin(HistoryAdmin):
     list_display = ("effective_on", "citation", "is_sample", "bills_using")
     readonly_fields = ("bills_using",)
 
@@ -123,7 +99,7 @@ class RateScheduleAdmin(SimpleHistoryAdmin):
 
 
 @admin.register(Fee)
-class FeeAdmin(SimpleHistoryAdmin):
+class FeeAdmin(HistoryAdmin):
     list_display = ("code", "description", "amount", "rate", "citation", "effective_on")
     list_filter = ("code",)
 
@@ -443,7 +419,7 @@ PaymentRowFormSet = forms.formset_factory(PaymentRowForm, extra=10)
 
 
 @admin.register(Payment)
-class PaymentAdmin(CsvImportAdminMixin, SimpleHistoryAdmin):
+class PaymentAdmin(CsvImportAdminMixin, HistoryAdmin):
     list_display = ("reference", "account", "amount", "paid_on", "source", "entered_by", "created_at")
     list_filter = ("source", "paid_on")
     search_fields = ("reference", "account__account_no", "account__owner__name")

@@ -1,4 +1,5 @@
-"""Import jobs and nightly jobs, to look at, and the status history any model with a workflow shows.
+"""The admin's bases for every app (history with clerk's words, read-only pages and inlines), import jobs and
+nightly jobs to look at, and the status history any model with a workflow shows.
 
 An import job links to its page on the importing model's upload page.
 """
@@ -6,8 +7,51 @@ An import job links to its page on the importing model's upload page.
 from django.contrib import admin
 from django.contrib.auth import get_permission_codename
 from django.contrib.contenttypes.admin import GenericTabularInline
+from simple_history.admin import SimpleHistoryAdmin
+from simple_history.template_utils import HistoricalRecordContextHelper
 
 from .models import ImportJob, NightlyRun, NightlyStep, StatusChange
+
+
+class _ClerkWords(HistoricalRecordContextHelper):
+    """History deltas with choice labels instead of stored codes, and a dash for empty."""
+
+    def prepare_delta_change_value(self, change, value):
+        field = self.model._meta.get_field(change.field)
+        if field.choices and not isinstance(value, list):
+            value = dict(field.flatchoices).get(value, value)
+        if value is None or value == "":
+            return "—"
+        return super().prepare_delta_change_value(change, value)
+
+
+class HistoryAdmin(SimpleHistoryAdmin):
+    """The base of every clerk admin for a model with history."""
+
+    def get_historical_record_context_helper(self, request, historical_record):
+        return _ClerkWords(self.model, historical_record)
+
+
+class ReadOnlyAdmin(admin.ModelAdmin):
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class ReadOnlyInline(admin.TabularInline):
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(ImportJob)

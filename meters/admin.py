@@ -14,7 +14,7 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from accounts.admin import HistoryAdmin
+from core.admin import HistoryAdmin
 from core.commands import today
 from core.csvimport import identifier_validator
 
