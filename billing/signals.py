@@ -10,3 +10,4 @@ bills_issued = Signal()  # kwargs: bill_ids: list[int] — new bills
 bill_pdfs_wanted = Signal()  # kwargs: bill_ids: list[int] — bills whose PDF is to be rendered and stored
 billing_run_started = Signal()  # kwargs: run_id: int — a new run whose chunks are to be handed out
 billing_chunk_due = Signal()  # kwargs: chunk_id: int — a chunk to hand to a worker (new, or its worker is gone)
+charge_posted = Signal()  # kwargs: charge_id: int — a fee or fine charged, waiting for the account's next bill

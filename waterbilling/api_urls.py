@@ -8,6 +8,7 @@ urlpatterns = [
     path("accounts/", billing_api.AccountList.as_view(), name="api-accounts"),
     path("accounts/<str:account_no>/", billing_api.AccountDetail.as_view(), name="api-account"),
     path("accounts/<str:account_no>/statement/", billing_api.StatementView.as_view(), name="api-statement"),
+    path("accounts/<str:account_no>/charges/", billing_api.AccountCharges.as_view(), name="api-account-charges"),
     path("readings/", billing_api.ReadingCreate.as_view(), name="api-readings"),
     path("readings/bulk/", billing_api.ReadingBulkCreate.as_view(), name="api-readings-bulk"),
     path("payments/", billing_api.PaymentListCreate.as_view(), name="api-payments"),

@@ -18,6 +18,7 @@ from core.money import ADJUSTMENT_MAX
 
 from ..ledger.posting import Posting, adjustment_source, bill_source, ledger_post
 from ..models import Adjustment, Bill, LedgerEntry
+from .charges import charges_reissue
 from .penalties import penalties_correct_posted
 
 
@@ -63,7 +64,9 @@ def bill_void(*, bill: Bill, reason: str, as_of: date, actor, description: str =
                                            void_reason=reason, void_description=description)
     ledger_post(Posting(account_id=bill.account_id, bill_id=bill.pk, kind=LedgerEntry.Kind.VOID, posted_on=as_of,
                         amount=-bill.total.amount, source=bill_source(bill.pk), description=description))
-    # The voided bill's penalties go with it (corrected on their own days); the next run bills it again.
+    # The voided bill's penalties go with it (corrected on their own days); the next run bills it again,
+    # with the fees and fines it carried charged again (the void reversed them with the rest of the bill).
     penalties_correct_posted(account_ids=[bill.account_id])
+    charges_reissue(bill=bill, actor=actor)
     bill.refresh_from_db()
     return bill
