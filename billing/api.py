@@ -551,7 +551,7 @@ def _fee_out(fee) -> dict:
             "effective_on": fee.effective_on, "rule": fee.rule, "terms": rule.terms(),
             "amount": fmt_amount(fee.amount) if fee.amount is not None else None,
             "rate": fmt_rate(fee.rate) if fee.rate is not None else None,
-            "sizes": [{"size": size, "amount": fmt_amount(amount)} for size, amount in getattr(rule, "sizes", list)()],
+            "sizes": [{"size": size, "amount": fmt_amount(amount)} for size, amount in rule.sizes()],
             "note": fee.note}
 
 

@@ -99,6 +99,14 @@ class _Rule:
         """The bill line's quantity and rate for a charge of ``amount``."""
         return Decimal(1), amount
 
+    def sizes(self) -> list[tuple[str, Decimal]]:
+        """The sizes a fee by size lists, with their amounts; none for other fees."""
+        return []
+
+    def size_of(self, size: str | None) -> str:
+        """The size as the fee's table writes it ('2 in' → '2'); blank for a fee not by size."""
+        return ""
+
     def terms(self) -> str:
         raise NotImplementedError
 
@@ -206,9 +214,8 @@ class BySizeFee(_Rule):
     def terms(self) -> str:
         return "by size: " + ", ".join(f'{size}" {fmt_dollars(amount)}' for size, amount in self.sizes())
 
-    def size_of(self, size: str) -> str:
-        """The size as the table writes it ('2 in' → '2')."""
-        return _size_text(inches(size))
+    def size_of(self, size: str | None) -> str:
+        return _size_text(inches(size)) if size else ""
 
     def quote(self, *, amount: Decimal | None = None, base: Decimal | None = None, size: str | None = None) -> Decimal:
         self._refuse_unused(amount=amount, base=base)

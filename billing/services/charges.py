@@ -92,9 +92,9 @@ def charge_create(*, account: Account, code: str, as_of: date, actor, amount: De
     if errors:
         raise ApplicationError(errors=errors)
 
-    size_text = rule.size_of(size) if size and hasattr(rule, "size_of") else ""
+    size_text = rule.size_of(size)
     quantity, rate = rule.line(amount=quoted, base=base)
-    description = fee.description + (f', {size_text}" supply' if size_text else "")
+    description = fee.description + (f', {size_text}"' if size_text else "")
     charge = PendingCharge.objects.create(
         account=account, code=fee.code, kind=kind, description=description[:200], citation=fee.citation,
         amount=Money(quoted, "USD"), quantity=quantity, rate=rate, base=base, size=size_text, note=note,

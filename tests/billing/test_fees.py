@@ -189,7 +189,7 @@ def test_a_fee_by_size_is_described_with_its_size(worked):
     charge(account.account_no, "sprinkler", "--size", '4"', "--date", "2026-01-20")
     pending = PendingCharge.objects.get()
     assert (pending.description, pending.size, pending.amount.amount) == (
-        'Automatic sprinkler system, annual service charge, 4" supply', "4", D("175.00"))
+        'Automatic sprinkler system, annual service charge, 4"', "4", D("175.00"))
 
 
 def test_an_unknown_code_is_refused_listing_the_presets_fees(worked):
