@@ -8,6 +8,7 @@ from decimal import Decimal
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404
@@ -16,6 +17,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
+from accounts.models import Account
 from core.admin import HistoryAdmin, ReadOnlyAdmin, ReadOnlyInline, StatusChangeInline
 from core.admin_imports import CsvImportAdminMixin
 from core.clock import refuse_future
@@ -24,6 +26,7 @@ from core.csvimport import CsvRow, dollars_at_most
 from core.errors import ApplicationError
 from core.money import ADJUSTMENT_MAX, fmt_dollars, fmt_gallons, fmt_rate
 
+from .fees import fee_rule, fees_in_force
 from .models import (
     Adjustment,
     Bill,
@@ -33,6 +36,7 @@ from .models import (
     Fee,
     LedgerEntry,
     Payment,
+    PendingCharge,
     RateSchedule,
     Utility,
 )
@@ -41,6 +45,7 @@ from .runs.exceptions import billing_exception_release
 from .runs.lifecycle import billing_run_retry, billing_run_start
 from .selectors import account_statement
 from .services.adjustments import adjustment_create, bill_void
+from .services.charges import charge_cancel, charge_create, charge_figures_parse
 from .services.payments import PAYMENTS_LAYOUT, payment_amount, payments_rows_post
 
 # --- ordinance ------------------------------------------------------------------------------------
@@ -100,8 +105,15 @@ class RateScheduleAdmin(HistoryAdmin):
 
 @admin.register(Fee)
 class FeeAdmin(HistoryAdmin):
-    list_display = ("code", "description", "amount", "rate", "citation", "effective_on")
+    list_display = ("code", "description", "terms", "citation", "effective_on")
     list_filter = ("code",)
+
+    @admin.display(description="charge")
+    def terms(self, obj):
+        try:
+            return fee_rule(obj).terms()
+        except ApplicationError as exc:
+            return str(exc)
 
 
 # --- billing runs -----------------------------------------------------------------------------------
@@ -492,7 +504,10 @@ RECENT_BILLS = 12
 
 
 class AccountBillingAdmin:
-    """The account page's balance, latest bills and payments, from the account's statement today."""
+    """The account page's balance, latest bills and payments, from the account's statement today, and its
+    "Charge a fee" button (a template that extends the account's own)."""
+
+    change_form_template = "admin/billing/account/change_form.html"
 
     def get_readonly_fields(self, request, obj=None):
         return (*super().get_readonly_fields(request, obj), "billing_summary")
@@ -522,3 +537,127 @@ class AccountBillingAdmin:
             "<th>total</th><th>unpaid</th></tr></thead><tbody>{}</tbody></table><p>Latest payments: {}</p>",
             fmt_dollars(statement["balance"]), fmt_dollars(penalties), reverse("admin:billing_ledgerentry_changelist"),
             obj.account_no, rows or mark_safe("<tr><td colspan=6>No bills yet.</td></tr>"), paid or "none")
+
+
+# --- fees and fines charged between bills -------------------------------------------------------------
+
+class ChargeForm(forms.Form):
+    code = forms.ChoiceField(label="Fee")
+    amount = forms.CharField(label="Amount ($)", required=False, max_length=40,
+                             help_text="Only for a fee whose amount the ordinance leaves open.")
+    base = forms.CharField(label="Base ($)", required=False, max_length=40,
+                           help_text="Only for a fee computed from a cost (e.g. construction cost).")
+    size = forms.CharField(label="Size (inches)", required=False, max_length=20,
+                           help_text="Only for a fee by supply or meter size.")
+    note = forms.CharField(label="Internal note", required=False, widget=forms.Textarea(attrs={"rows": 2}),
+                           help_text="Kept for staff; the customer reads the fee's description and citation.")
+    charged_on = forms.DateField(label="Charged on", widget=forms.DateInput(attrs={"type": "date"}),
+                                 help_text="It goes on the account's first bill dated on or after this day.")
+
+    def __init__(self, *args, fees, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["code"].choices = [("", "—")] + [
+            (fee.code, f"{fee.description} ({fee.citation}): {fee_rule(fee).terms()}") for fee in fees]
+
+
+class ChargeStatusFilter(admin.SimpleListFilter):
+    title = "status"
+    parameter_name = "status"
+
+    def lookups(self, request, model_admin):
+        return (("pending", "Pending: waiting for the next bill"), ("billed", "Billed"), ("cancelled", "Cancelled"))
+
+    def queryset(self, request, queryset):
+        return {"pending": queryset.filter(bill__isnull=True, cancelled_at__isnull=True),
+                "billed": queryset.filter(bill__isnull=False),
+                "cancelled": queryset.filter(cancelled_at__isnull=False)}.get(self.value(), queryset)
+
+
+class CancelChargesForm(forms.Form):
+    reason = forms.CharField(label="Why", widget=forms.Textarea(attrs={"rows": 2}),
+                             help_text="Kept with the charge for staff.")
+
+
+@admin.register(PendingCharge)
+class PendingChargeAdmin(ReadOnlyAdmin):
+    """Fees and fines waiting for the account's next bill, and those bills carried. A charge is made from
+    the account's page ("Charge a fee"), and cancelled here, with a reason, while it still waits."""
+
+    list_display = ("charged_on", "account", "description", "citation", "amount", "status_shown", "bill",
+                    "earliest_bill_on", "created_by")
+    list_filter = (ChargeStatusFilter, "kind", "code")
+    search_fields = ("account__account_no", "description", "bill__number")
+    list_select_related = ("account", "bill", "created_by")
+    date_hierarchy = "charged_on"
+    fields = ("account", "code", "kind", "description", "citation", "amount", "quantity", "rate", "base", "size",
+              "note", "charged_on", "earliest_bill_on", "status_shown", "bill", "reissue_of", "created_by",
+              "created_at", "cancelled_at", "cancelled_by", "cancel_reason")
+    readonly_fields = fields
+    actions = ("cancel",)
+
+    def has_view_permission(self, request, obj=None):
+        return request.user.has_perm("billing.view_pendingcharge")
+
+    def has_cancel_permission(self, request):
+        return request.user.has_perm("billing.change_pendingcharge")
+
+    @admin.display(description="status")
+    def status_shown(self, obj):
+        if obj.status == "billed":
+            return f"Billed on {obj.bill.number}" + (" (void: charged again)" if obj.bill.status == Bill.Status.VOID
+                                                    else "")
+        return {"pending": f"Pending: the first bill dated on or after {obj.earliest_bill_on}",
+                "cancelled": f"Cancelled: {obj.cancel_reason}"}[obj.status]
+
+    @admin.action(description="Cancel the selected pending charges", permissions=["cancel"])
+    def cancel(self, request, queryset):
+        form = CancelChargesForm(request.POST if "apply" in request.POST else None)
+        if not form.is_valid():
+            context = {**self.admin_site.each_context(request), "opts": self.model._meta, "form": form,
+                       "charges": queryset.select_related("account", "bill"), "title": "Cancel pending charges",
+                       "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME}
+            return TemplateResponse(request, "admin/billing/pendingcharge/cancel.html", context)
+        cancelled, refused = 0, []
+        for charge in queryset.select_related("account"):
+            try:
+                charge_cancel(charge=charge, reason=form.cleaned_data["reason"], actor=request.user)
+                cancelled += 1
+            except ApplicationError as exc:
+                refused.append(f"{charge.account}: {charge.description}: {exc}")
+        if cancelled:
+            self.message_user(request, f"Cancelled {cancelled} charge(s); no bill will carry them.", messages.SUCCESS)
+        for line in refused:
+            self.message_user(request, line, messages.WARNING)
+        return None
+
+    def get_urls(self):
+        return [path("charge/<int:account_pk>/", self.admin_site.admin_view(self.charge_view),
+                     name="billing_pendingcharge_charge"), *super().get_urls()]
+
+    def charge_view(self, request, account_pk):
+        if not request.user.has_perm("billing.add_pendingcharge"):
+            raise PermissionDenied
+        account = get_object_or_404(Account, pk=account_pk)
+        form = ChargeForm(request.POST or None, fees=fees_in_force(on=today()), initial={"charged_on": today()})
+        if request.method == "POST" and form.is_valid():
+            data = form.cleaned_data
+            try:
+                amount, base = charge_figures_parse(amount=data["amount"], base=data["base"])
+                charge = charge_create(account=account, code=data["code"], as_of=data["charged_on"],
+                                       actor=request.user, amount=amount, base=base, size=data["size"],
+                                       note=data["note"])
+            except ApplicationError as exc:
+                for error in exc.errors:
+                    field = error.field if error.field in form.fields else None
+                    form.add_error(field, error.message if field else str(error))
+            else:
+                self.message_user(request, (
+                    f"Charged {fmt_dollars(charge.amount.amount)} to account {account.account_no}: "
+                    f"{charge.description} ({charge.citation}). It goes on the account's next bill dated on or "
+                    f"after {charge.earliest_bill_on}."), messages.SUCCESS)
+                return HttpResponseRedirect(reverse("admin:accounts_account_change", args=[account.pk]))
+        waiting = account.pending_charges.filter(bill__isnull=True, cancelled_at__isnull=True).order_by("charged_on")
+        context = {**self.admin_site.each_context(request), "opts": self.model._meta, "form": form,
+                   "account": account, "waiting": waiting, "title": f"Charge a fee to account {account.account_no}"}
+        return TemplateResponse(request, "admin/billing/pendingcharge/charge.html", context)
+

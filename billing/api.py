@@ -1,4 +1,5 @@
-"""REST endpoints for statements, payments, bills, billing and penalty runs, and fees.
+"""REST endpoints for statements, payments, bills, billing and penalty runs, fees, and the fees and fines
+charged to an account for its next bill.
 
 Everything here shows or changes what accounts owe; accounts and readings are served by their own apps
 (``accounts/api.py``, ``meters/api.py``). Amounts are printed with ``core.money.fmt_amount`` and rates with
@@ -28,20 +29,19 @@ from rest_framework.views import APIView
 from accounts.selectors import account_get
 from core.api import DateText, DollarsText, page_of, query_as_of, query_date
 from core.clock import today
-from core.csvimport import CsvRow, dollars_at_most
+from core.csvimport import CsvRow, iso_date
 from core.errors import ApplicationError, FieldError, NotFound
-from core.money import MONEY_MAX, fmt_amount, fmt_rate
+from core.money import fmt_amount, fmt_rate
 from core.schema import CONFLICT, DATE_PARAMETER, OFFSET, errors_response, paged
 
-from .fees import fee_in_force, fee_quote, fees_in_force
-from .models import Bill, BillingRun, Payment
+from .fees import fee_in_force, fee_rule, fees_in_force
+from .models import Bill, BillingRun, Payment, PendingCharge
 from .runs.lifecycle import billing_run_start
 from .selectors import account_statement, bill_line_data
 from .services.bill_pdfs import bill_pdf_bytes
+from .services.charges import charge_create, charge_figures_parse
 from .services.payments import PAYMENTS_LAYOUT, payments_rows_post
 from .services.penalties import penalties_assess_due
-
-fee_basis = dollars_at_most(MONEY_MAX, what="a basis")
 
 VIEW_ACCOUNT = ("accounts.view_account",)
 VIEW_BILL = ("billing.view_bill", "billing.view_billline")
@@ -51,6 +51,8 @@ VIEW_STATEMENT = (*VIEW_ACCOUNT, *VIEW_BILL, "billing.view_ledgerentry", "billin
 # the books like a billing run, so it asks what starting a billing run asks (roles.py gives no one
 # the right to add ledger entries directly).
 START_RUN = ("billing.add_billingrun",)
+VIEW_CHARGES = (*VIEW_ACCOUNT, "billing.view_pendingcharge")
+CHARGE_STATUSES = ("pending", "billed", "cancelled", "all")
 
 
 # --- response shapes: what the views return, as the OpenAPI schema describes it ---------------------
@@ -157,13 +159,21 @@ class PenaltyRunOut(serializers.Serializer):
     total = serializers.CharField(read_only=True)
 
 
+class FeeSizeOut(serializers.Serializer):
+    size = serializers.CharField(read_only=True, help_text="Inches.")
+    amount = serializers.CharField(read_only=True)
+
+
 class FeeOut(serializers.Serializer):
     code = serializers.CharField(read_only=True)
     description = serializers.CharField(read_only=True)
     citation = serializers.CharField(read_only=True)
     effective_on = serializers.DateField(read_only=True)
+    rule = serializers.CharField(read_only=True, help_text="flat, pro_rata, by_size or clerk: how the fee is quoted.")
+    terms = serializers.CharField(read_only=True, help_text='The charge in words: "$50.00", "0.0015 × base".')
     amount = serializers.CharField(read_only=True, allow_null=True, help_text="A flat fee's dollars.")
     rate = serializers.CharField(read_only=True, allow_null=True, help_text="A pro-rata fee's rate on its basis.")
+    sizes = FeeSizeOut(many=True, read_only=True, help_text="A fee by size: its amount for each size listed.")
     note = serializers.CharField(read_only=True)
 
 
@@ -177,7 +187,27 @@ class FeeQuoteOut(serializers.Serializer):
     description = serializers.CharField(read_only=True)
     citation = serializers.CharField(read_only=True)
     basis = serializers.CharField(read_only=True, allow_null=True)
+    size = serializers.CharField(read_only=True, allow_null=True)
     amount = serializers.CharField(read_only=True)
+
+
+class ChargeOut(serializers.Serializer):
+    id = serializers.IntegerField(read_only=True)
+    account_no = serializers.CharField(read_only=True)
+    code = serializers.CharField(read_only=True)
+    kind = serializers.CharField(read_only=True, help_text="fee or fine")
+    description = serializers.CharField(read_only=True)
+    citation = serializers.CharField(read_only=True)
+    amount = serializers.CharField(read_only=True)
+    quantity = serializers.CharField(read_only=True, help_text="The bill line's quantity: 1, or the base.")
+    rate = serializers.CharField(read_only=True, help_text="The bill line's rate.")
+    base = serializers.CharField(read_only=True, allow_null=True)
+    size = serializers.CharField(read_only=True, help_text="Inches, for a fee by size; blank otherwise.")
+    note = serializers.CharField(read_only=True)
+    charged_on = serializers.DateField(read_only=True)
+    earliest_bill_on = serializers.DateField(read_only=True, help_text="The earliest bill date it may go on.")
+    status = serializers.CharField(read_only=True, help_text="pending, billed or cancelled")
+    bill = serializers.CharField(read_only=True, allow_null=True, help_text="The number of the bill carrying it.")
 
 
 # --- request shapes ----------------------------------------------------------------------------------
@@ -186,6 +216,19 @@ class PaymentIn(serializers.Serializer):
     amount = DollarsText(max_length=20)
     paid_on = DateText()
     reference = serializers.CharField(max_length=80)
+
+
+class ChargeIn(serializers.Serializer):
+    code = serializers.CharField(max_length=40, help_text="The fee's code in the preset's fee schedule.")
+    amount = DollarsText(max_length=20, required=False, allow_blank=True,
+                         help_text="Only for a fee whose amount the ordinance leaves open.")
+    base = DollarsText(max_length=20, required=False, allow_blank=True,
+                       help_text="Only for a fee computed from a cost (construction cost).")
+    size = serializers.CharField(max_length=20, required=False, allow_blank=True,
+                                 help_text="Only for a fee by size: inches.")
+    note = serializers.CharField(max_length=2000, required=False, allow_blank=True,
+                                 help_text="Internal note, never shown to the customer.")
+    charged_on = DateText(required=False, help_text="Default: today. Never after today.")
 
 
 class RunIn(serializers.Serializer):
@@ -331,31 +374,99 @@ class PenaltyRunCreate(APIView):
                         status=status.HTTP_201_CREATED)
 
 
+def _fee_out(fee) -> dict:
+    rule = fee_rule(fee)
+    return {"code": fee.code, "description": fee.description, "citation": fee.citation,
+            "effective_on": fee.effective_on, "rule": fee.rule, "terms": rule.terms(),
+            "amount": fmt_amount(fee.amount) if fee.amount is not None else None,
+            "rate": fmt_rate(fee.rate) if fee.rate is not None else None,
+            "sizes": [{"size": size, "amount": fmt_amount(amount)} for size, amount in rule.sizes()],
+            "note": fee.note}
+
+
 class FeeList(APIView):
     required_permissions = {"GET": ("billing.view_fee",)}
 
     @extend_schema(
         parameters=[OpenApiParameter("code", str, description="A fee's code: answer a quote for it."),
                     OpenApiParameter("basis", str, description="Dollars a pro-rata fee is computed from."),
+                    OpenApiParameter("size", str, description="Inches, for a fee by size."),
+                    OpenApiParameter("amount", str, description="Dollars, for a fee the ordinance leaves open."),
                     OpenApiParameter("as_of", DATE_PARAMETER, description="Default: today.")],
         responses={200: PolymorphicProxySerializer(component_name="FeeScheduleOrQuote",
                                                    serializers=[FeeScheduleOut, FeeQuoteOut],
                                                    resource_type_field_name=None, many=False),
                    **{404: errors_response("No fee by that code in force on the date.")}})
     def get(self, request):
-        """The fee schedule in force; with ``code`` (and ``basis`` for pro-rata fees) a quote."""
+        """The fee schedule in force; with ``code`` (and ``basis``, ``size`` or ``amount`` as the fee asks) a
+        quote, by the same rule a charge is made with."""
         as_of = query_as_of(request)
         if code := request.query_params.get("code"):
             fee = fee_in_force(code=code, on=as_of)
-            basis = request.query_params.get("basis")
+            basis, size = request.query_params.get("basis"), request.query_params.get("size")
             try:
-                basis_value = fee_basis(basis) if basis else None
-            except ValueError as exc:
-                raise ApplicationError(str(exc), field="basis") from None
+                amount, base = charge_figures_parse(amount=request.query_params.get("amount"), base=basis)
+                quoted = fee_rule(fee).quote(amount=amount, base=base, size=size)
+            except ApplicationError as exc:
+                # The query names the base "basis".
+                exc.errors = [FieldError(field="basis" if e.field == "base" else e.field, message=e.message)
+                              for e in exc.errors]
+                raise
             return Response({"code": fee.code, "description": fee.description, "citation": fee.citation,
-                             "basis": basis, "amount": fmt_amount(fee_quote(fee, basis=basis_value))})
-        fees = fees_in_force(on=as_of)
-        return Response({"as_of": as_of, "results": [
-            {"code": f.code, "description": f.description, "citation": f.citation, "effective_on": f.effective_on,
-             "amount": fmt_amount(f.amount) if f.amount is not None else None,
-             "rate": fmt_rate(f.rate) if f.rate is not None else None, "note": f.note} for f in fees]})
+                             "basis": basis, "size": size, "amount": fmt_amount(quoted)})
+        return Response({"as_of": as_of, "results": [_fee_out(f) for f in fees_in_force(on=as_of)]})
+
+
+def _charge_out(charge: PendingCharge, account_no: str) -> dict:
+    return {"id": charge.pk, "account_no": account_no, "code": charge.code, "kind": charge.kind,
+            "description": charge.description, "citation": charge.citation, "amount": fmt_amount(charge.amount),
+            "quantity": f"{charge.quantity.normalize():f}", "rate": fmt_rate(charge.rate),
+            "base": fmt_amount(charge.base) if charge.base is not None else None, "size": charge.size,
+            "note": charge.note, "charged_on": charge.charged_on, "earliest_bill_on": charge.earliest_bill_on,
+            "status": charge.status, "bill": charge.bill.number if charge.bill_id else None}
+
+
+class AccountCharges(APIView):
+    """Fees and fines charged to the account for its next bill (``charge_fee`` does the same)."""
+
+    required_permissions = {"GET": VIEW_CHARGES, "POST": ("billing.add_pendingcharge",)}
+
+    @extend_schema(operation_id="v1_accounts_charges_list",
+                   parameters=[OpenApiParameter("status", {"type": "string", "enum": list(CHARGE_STATUSES)},
+                                                description="Default: pending (waiting for the next bill)."),
+                               OFFSET],
+                   responses={200: paged(ChargeOut, "PaginatedChargeList")})
+    def get(self, request, account_no):
+        account = account_get(account_no=account_no)
+        status_ = request.query_params.get("status", "pending")
+        if status_ not in CHARGE_STATUSES:
+            raise ApplicationError(f"'{status_}' is not one of {', '.join(CHARGE_STATUSES)}", field="status")
+        rows = account.pending_charges.select_related("bill").order_by("charged_on", "id")
+        rows = {"pending": rows.filter(bill__isnull=True, cancelled_at__isnull=True),
+                "billed": rows.filter(bill__isnull=False),
+                "cancelled": rows.filter(cancelled_at__isnull=False)}.get(status_, rows)
+        page, meta = page_of(request, rows)
+        return Response({**meta, "results": [_charge_out(c, account.account_no) for c in page]})
+
+    @extend_schema(operation_id="v1_accounts_charges_create", request=ChargeIn, responses={201: ChargeOut})
+    def post(self, request, account_no):
+        account = account_get(account_no=account_no)
+        data = ChargeIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        errors = []
+        charged_on = today()
+        if values.get("charged_on"):
+            try:
+                charged_on = iso_date(values["charged_on"])
+            except ValueError as exc:
+                errors.append(FieldError(field="charged_on", message=str(exc)))
+        try:
+            amount, base = charge_figures_parse(amount=values.get("amount"), base=values.get("base"))
+        except ApplicationError as exc:
+            errors.extend(exc.errors)
+        if errors:
+            raise ApplicationError(errors=errors)
+        charge = charge_create(account=account, code=values["code"], as_of=charged_on, actor=request.user,
+                               amount=amount, base=base, size=values.get("size") or None, note=values.get("note", ""))
+        return Response(_charge_out(charge, account.account_no), status=status.HTTP_201_CREATED)

@@ -4,6 +4,7 @@ from . import api
 
 urlpatterns = [
     path("accounts/<str:account_no>/statement/", api.StatementView.as_view(), name="api-statement"),
+    path("accounts/<str:account_no>/charges/", api.AccountCharges.as_view(), name="api-account-charges"),
     path("payments/", api.PaymentListCreate.as_view(), name="api-payments"),
     path("bills/", api.BillList.as_view(), name="api-bills"),
     path("bills/<str:number>/", api.BillDetail.as_view(), name="api-bill"),

@@ -1,19 +1,260 @@
-"""Fee quotes from the fee schedule in force on a date (pure, apart from the lookup)."""
+"""Fees of the preset's fee schedule: how each is quoted, and which version is in force on a date.
 
+A fee is more than a number for some ordinances. Each ``[[fee]]`` of a preset file names (or implies) a
+**rule**, a small class registered by name in ``billing.registries.FEE_RULES``:
+
+* ``flat``: one amount (Mineola's connect and disconnect charges, § 45.28 A(3); the tank wagon, § 45.28 D);
+* ``pro_rata``: a rate times a base in dollars, half-up to the cent (water for building construction,
+  § 45.28 B: $1.50 per $1,000 of cost, so $250,000 → $375.00);
+* ``by_size``: a table by supply or meter size; a size the table does not list has no fee in the code and is
+  refused naming the section (the sprinkler service charge, § 45.28 C(1): 2" $100.00 … 8" $500.00, no 7");
+* ``clerk``: the amount is the clerk's, where the ordinance leaves it open.
+
+A rule is pure: it knows the fee's own numbers and the facts given (``amount``, ``base``, ``size``), and
+answers the amount or raises ``ApplicationError`` naming the field and the section. It refuses a fact it
+does not take (an amount for a flat fee), so a clerk is never surprised by what was charged. The quotes of
+the API, the ``charge_fee`` command and the admin all come from here.
+"""
+
+from collections.abc import Mapping
 from datetime import date
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
+from fractions import Fraction
+from typing import ClassVar
 
-from core.errors import ApplicationError, NotFound
-from core.money import MONEY_MAX, cents
+from core.errors import ApplicationError, FieldError, NotFound
+from core.money import MONEY_MAX, cents, fmt_dollars, fmt_rate
 
 from .models import Fee
+from .registries import FEE_RULES
+
+# A fee whose amount is set or typed is its bill line's rate (quantity 1), and the rate column is
+# numeric(12, 6): at most $999,999.99. A million dollars typed for one fee is extra digits, not a charge.
+CHARGE_MAX = Decimal("999999.99")
+# A pro-rata fee's line is base × rate: the base and the fee are each at most what an amount column holds.
+BASE_MAX = MONEY_MAX
+
+
+
+
+class _Rule:
+    """What every rule has: the fee's code, citation and description, and the refusals they share."""
+
+    name: ClassVar[str]
+    takes: ClassVar[frozenset[str]] = frozenset()
+
+    def __init__(self, params: Mapping):
+        self.code = params["code"]
+        self.citation = params["citation"]
+        self.description = params["description"]
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.code} ({self.citation})>"
+
+    def _refuse(self, message: str, *, field: str):
+        raise ApplicationError(f"{self.description} ({self.citation}) {message}", field=field)
+
+    def _refuse_unused(self, **given) -> None:
+        """A fact given that this fee does not take, refused naming the section (every one, not the first)."""
+        errors = [FieldError(field=name, message=f"{self.description} ({self.citation}) {self.without(name)}")
+                  for name, value in given.items() if name not in self.takes and value not in (None, "")]
+        if errors:
+            raise ApplicationError(errors=errors)
+
+    def without(self, name: str) -> str:
+        return {"amount": f"is {self.terms()}: it takes no amount",
+                "base": "is not computed from a base: it takes no base",
+                "size": "does not depend on a size: it takes no size"}[name]
+
+    def _at_most(self, amount: Decimal, *, field: str, maximum: Decimal = CHARGE_MAX) -> Decimal:
+        if amount <= 0:
+            self._refuse(f"comes to {fmt_dollars(amount)}; a charge is more than zero", field=field)
+        if amount > maximum:
+            self._refuse(f"comes to {fmt_dollars(amount)}, more than one charge may be (at most "
+                         f"{fmt_dollars(maximum)})", field=field)
+        return amount
+
+    def line(self, *, amount: Decimal, base: Decimal | None) -> tuple[Decimal, Decimal]:
+        """The bill line's quantity and rate for a charge of ``amount``."""
+        return Decimal(1), amount
+
+    def sizes(self) -> list[tuple[str, Decimal]]:
+        """The sizes a fee by size lists, with their amounts; none for other fees."""
+        return []
+
+    def size_of(self, size: str | None) -> str:
+        """The size as the fee's table writes it ('2 in' → '2'); blank for a fee not by size."""
+        return ""
+
+    def terms(self) -> str:
+        raise NotImplementedError
+
+
+@FEE_RULES.register
+class FlatFee(_Rule):
+    """One amount, set by the ordinance."""
+
+    name = "flat"
+
+    def __init__(self, params: Mapping):
+        super().__init__(params)
+        if params.get("amount") is None:
+            raise ApplicationError(f"fee '{self.code}' ({self.citation}) is flat and needs an amount", field="amount")
+        self.amount = Decimal(params["amount"])
+
+    def terms(self) -> str:
+        return fmt_dollars(self.amount)
+
+    def quote(self, *, amount: Decimal | None = None, base: Decimal | None = None, size: str | None = None) -> Decimal:
+        self._refuse_unused(amount=amount, base=base, size=size)
+        return self._at_most(cents(self.amount), field="code")
+
+
+@FEE_RULES.register
+class ProRataFee(_Rule):
+    """A rate per dollar of a base (construction cost), half-up to the cent once."""
+
+    name = "pro_rata"
+    takes = frozenset({"base"})
+
+    def __init__(self, params: Mapping):
+        super().__init__(params)
+        if params.get("rate") is None:
+            raise ApplicationError(f"fee '{self.code}' ({self.citation}) is pro rata and needs a rate", field="rate")
+        self.rate = Decimal(params["rate"])
+
+    def terms(self) -> str:
+        return f"{fmt_rate(self.rate)} × base"
+
+    def quote(self, *, amount: Decimal | None = None, base: Decimal | None = None, size: str | None = None) -> Decimal:
+        self._refuse_unused(amount=amount, size=size)
+        if base is None:
+            self._refuse("is computed from a cost: give the base in dollars", field="base")
+        if base <= 0:
+            self._refuse(f"is computed from a cost: the base {fmt_dollars(base)} must be more than zero", field="base")
+        if base > BASE_MAX:
+            self._refuse(f"is computed from a cost: the base {fmt_dollars(base)} is more than a base may be "
+                         f"(at most {fmt_dollars(BASE_MAX)})", field="base")
+        return self._at_most(cents(base * self.rate), field="base", maximum=MONEY_MAX)
+
+    def line(self, *, amount: Decimal, base: Decimal | None) -> tuple[Decimal, Decimal]:
+        return base, self.rate
+
+
+def inches(text: str) -> Fraction:
+    """'2', '2"', '2 in', '2 inches', '1 1/2', '1-1/2', '1.5' → the size in inches; ValueError when it is none."""
+    text = str(text)
+    refusal = ValueError(f"'{text if len(text) <= 20 else text[:20] + '…'}' is not a size in inches "
+                         "(like 2, 4 or 1 1/2)")
+    cleaned = text.strip().lower().replace('"', " ").replace("″", " ")
+    if len(cleaned) > 20 or cleaned.startswith("-") or not cleaned.isascii():
+        raise refusal
+    for word in ("inches", "inch", "in"):
+        if cleaned.endswith(word):
+            cleaned = cleaned[: -len(word)]
+    parts = cleaned.replace("-", " ").split()
+    if not parts or len(parts) > 2:
+        raise refusal
+    try:
+        value = sum((Fraction(part) for part in parts), Fraction(0))
+    except (ValueError, ZeroDivisionError):
+        raise refusal from None
+    if value <= 0 or value > 100:
+        raise refusal
+    return value
+
+
+def _size_text(size: Fraction) -> str:
+    whole, part = divmod(size, 1)
+    return " ".join(filter(None, (str(whole) if whole else "", str(part) if part else "")))
+
+
+@FEE_RULES.register
+class BySizeFee(_Rule):
+    """An amount by supply or meter size; a size the table does not list has no fee in the code."""
+
+    name = "by_size"
+    takes = frozenset({"size"})
+
+    def __init__(self, params: Mapping):
+        super().__init__(params)
+        table = params.get("by_size") or {}
+        if not table:
+            raise ApplicationError(f"fee '{self.code}' ({self.citation}) is by size and needs its table",
+                                   field="by_size")
+        try:
+            self.table = {inches(size): Decimal(str(amount)) for size, amount in table.items()}
+        except (ValueError, InvalidOperation) as exc:
+            raise ApplicationError(f"fee '{self.code}' ({self.citation}): {exc}", field="by_size") from None
+
+    def sizes(self) -> list[tuple[str, Decimal]]:
+        return [(_size_text(size), amount) for size, amount in sorted(self.table.items())]
+
+    def terms(self) -> str:
+        return "by size: " + ", ".join(f'{size}" {fmt_dollars(amount)}' for size, amount in self.sizes())
+
+    def size_of(self, size: str | None) -> str:
+        return _size_text(inches(size)) if size else ""
+
+    def quote(self, *, amount: Decimal | None = None, base: Decimal | None = None, size: str | None = None) -> Decimal:
+        self._refuse_unused(amount=amount, base=base)
+        listed = ", ".join(f'{s}"' for s, _ in self.sizes())
+        if size is None or not str(size).strip():
+            self._refuse(f"depends on the size: give the size in inches ({listed})", field="size")
+        try:
+            value = inches(size)
+        except ValueError as exc:
+            self._refuse(f"depends on the size: {exc}", field="size")
+        if value not in self.table:
+            self._refuse(f'has no charge for a {_size_text(value)}" size; the code lists {listed} only', field="size")
+        return self._at_most(cents(self.table[value]), field="size")
+
+
+@FEE_RULES.register
+class ClerkAmountFee(_Rule):
+    """The ordinance leaves the amount open: the clerk gives it."""
+
+    name = "clerk"
+    takes = frozenset({"amount"})
+
+    def terms(self) -> str:
+        return "the amount the clerk gives"
+
+    def quote(self, *, amount: Decimal | None = None, base: Decimal | None = None, size: str | None = None) -> Decimal:
+        self._refuse_unused(base=base, size=size)
+        if amount is None:
+            self._refuse("leaves the amount open: give the amount in dollars", field="amount")
+        return self._at_most(amount, field="amount")
+
+
+def rule_for(*, amount=None, rate=None, by_size=None, rule: str | None = None) -> str:
+    """The rule a ``[[fee]]`` names, or the one its numbers imply: a table by size, a rate, an amount, or
+    none of them (the clerk's amount)."""
+    if rule:
+        return rule
+    if by_size:
+        return BySizeFee.name
+    if rate is not None:
+        return ProRataFee.name
+    return FlatFee.name if amount is not None else ClerkAmountFee.name
+
+
+def fee_rule(fee: Fee):
+    """The rule of one stored fee version."""
+    return FEE_RULES.build(fee.rule, {
+        "code": fee.code, "citation": fee.citation, "description": fee.description,
+        "amount": fee.amount.amount if fee.amount is not None else None, "rate": fee.rate,
+        "by_size": fee.by_size})
+
+
+def fee_codes() -> list[str]:
+    return sorted(set(Fee.objects.values_list("code", flat=True)))
 
 
 def fee_in_force(*, code: str, on: date) -> Fee:
     fee = Fee.objects.filter(code=code, effective_on__lte=on).order_by("-effective_on").first()
     if fee is None:
-        codes = ", ".join(sorted(set(Fee.objects.values_list("code", flat=True))))
-        raise NotFound(f"no fee '{code}' in force on {on}; fees: {codes}", field="code")
+        raise NotFound(f"no fee '{code}' in force on {on}; fees: {', '.join(fee_codes())}", field="code")
     return fee
 
 
@@ -21,23 +262,11 @@ def fees_in_force(*, on: date) -> list[Fee]:
     """The fee schedule on a date: each code's version in force then, by code; a code not yet in force
     on the date is left out."""
     fees = (Fee.objects.filter(code=code, effective_on__lte=on).order_by("-effective_on").first()
-            for code in sorted(set(Fee.objects.values_list("code", flat=True))))
+            for code in fee_codes())
     return [fee for fee in fees if fee is not None]
 
 
-def fee_quote(fee: Fee, *, basis: Decimal | None = None) -> Decimal:
-    """A flat fee is its amount; a pro-rata fee (§ 45.28 B: $1.50 per $1,000 of construction cost) is
-    basis × rate, half-up to the cent. The basis and the fee are each at most what an amount column holds."""
-    if fee.rate is not None:
-        if basis is None or basis <= 0:
-            raise ApplicationError(f"{fee.description} ({fee.citation}) is computed from a cost; give a "
-                                   "positive 'basis' in dollars", field="basis")
-        if basis > MONEY_MAX:
-            raise ApplicationError(f"${basis:,.2f} is more than a basis may be (at most ${MONEY_MAX:,.2f})",
-                                   field="basis")
-        amount = basis * fee.rate
-        if amount > MONEY_MAX:
-            raise ApplicationError(f"the fee on ${basis:,.2f} would be ${amount:,.2f}, more than a charge may be "
-                                   f"(at most ${MONEY_MAX:,.2f})", field="basis")
-        return cents(amount)
-    return fee.amount.amount
+def fee_quote(fee: Fee, *, amount: Decimal | None = None, base: Decimal | None = None,
+              size: str | None = None) -> Decimal:
+    """The fee, by its rule, for the facts given."""
+    return fee_rule(fee).quote(amount=amount, base=base, size=size)

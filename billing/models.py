@@ -83,12 +83,19 @@ class RateSchedule(models.Model):
 
 
 class Fee(models.Model):
+    """One effective-dated version of a fee of the preset's fee schedule; ``rule`` names how it is quoted
+    (``billing.fees``), and the fields it needs are filled."""
+
     code = models.CharField(max_length=40)
     effective_on = models.DateField()
     description = models.CharField(max_length=200)
+    rule = models.CharField(max_length=20, default="flat",
+                            help_text="How the fee is quoted: flat, pro_rata, by_size or clerk (billing/fees.py).")
     amount = money_field(null=True, blank=True)
     rate = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True,
                                help_text="For fees computed pro rata (per dollar of construction cost).")
+    by_size = models.JSONField(default=dict, blank=True,
+                               help_text='For fees by supply or meter size: dollars by inches, {"2": "100.00"}.')
     citation = models.CharField(max_length=80)
     note = models.TextField(blank=True)
     history = HistoricalRecords()
@@ -264,6 +271,7 @@ class BillLine(models.Model):
         NONPROFIT = "nonprofit", "Nonprofit rate"
         SPRINKLER = "sprinkler", "Sprinkler service charge"
         FEE = "fee", "Fee"
+        FINE = "fine", "Fine"
 
     bill = models.ForeignKey(Bill, on_delete=models.PROTECT, related_name="lines")
     position = models.PositiveSmallIntegerField()
@@ -389,3 +397,71 @@ class LedgerEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.posted_on} {self.get_kind_display()} {self.amount}"
+
+
+class PendingCharge(models.Model):
+    """A fee or fine charged between bills. It waits here until the first bill dated on or after
+    ``earliest_bill_on`` carries it as a line (``billing.runs.issue``); ``bill`` is then set, once.
+
+    What the charge is — description, citation, amount, and the line's quantity and rate — is fixed when it
+    is charged, from the fee schedule in force that day, so a later schedule never changes it. Before it is
+    billed a clerk may cancel it with a reason; after, it is corrected like the rest of the bill. When the
+    bill that carried it is voided, the void reverses the whole bill, this charge included, and the charge is
+    charged again as a new pending charge (``reissue_of``) that the corrected bill carries.
+    """
+
+    class Kind(models.TextChoices):
+        FEE = "fee", "Fee"
+        FINE = "fine", "Fine"
+
+    account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="pending_charges")
+    code = models.CharField(max_length=40, help_text="The fee's code in the preset's fee schedule.")
+    kind = models.CharField(max_length=4, choices=Kind.choices, default=Kind.FEE)
+    description = models.CharField(max_length=200)
+    citation = models.CharField(max_length=80)
+    amount = money_field()
+    quantity = models.DecimalField(max_digits=14, decimal_places=2, default=1,
+                                   help_text="The bill line's quantity: 1, or the base of a pro-rata fee.")
+    rate = models.DecimalField(max_digits=12, decimal_places=6, help_text="The bill line's rate.")
+    base = models.DecimalField(max_digits=14, decimal_places=2, null=True, blank=True,
+                               help_text="Dollars a pro-rata fee was computed from.")
+    size = models.CharField(max_length=10, blank=True, help_text="Inches, for a fee by size.")
+    note = models.TextField(blank=True, help_text="Internal note; never shown to the customer.")
+    charged_on = models.DateField()
+    earliest_bill_on = models.DateField(help_text="The earliest bill date it may go on.")
+    bill = models.ForeignKey(Bill, null=True, blank=True, on_delete=models.PROTECT, related_name="charges",
+                             help_text="The bill that carried it; empty while it is pending.")
+    reissue_of = models.OneToOneField("self", null=True, blank=True, on_delete=models.PROTECT,
+                                      related_name="reissue",
+                                      help_text="The charge of a voided bill this one charges again.")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    cancelled_at = models.DateTimeField(null=True, blank=True)
+    cancelled_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+                                     related_name="+")
+    cancel_reason = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-charged_on", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gt=0), name="pending_charge_amount_positive"),
+            models.CheckConstraint(condition=Q(kind__in=["fee", "fine"]), name="pending_charge_kind_valid"),
+            models.CheckConstraint(condition=Q(earliest_bill_on__gte=models.F("charged_on")),
+                                   name="pending_charge_not_billed_before_charged"),
+            models.CheckConstraint(condition=Q(bill__isnull=True) | Q(cancelled_at__isnull=True),
+                                   name="pending_charge_billed_or_cancelled_not_both"),
+            models.CheckConstraint(condition=Q(cancelled_at__isnull=True) | ~Q(cancel_reason=""),
+                                   name="pending_charge_cancel_has_reason"),
+        ]
+        indexes = [models.Index(fields=["account", "earliest_bill_on"], condition=Q(bill__isnull=True),
+                                name="pending_charge_waiting")]
+
+    def __str__(self) -> str:
+        return f"{self.description} {self.amount} on {self.account}"
+
+    @property
+    def status(self) -> str:
+        if self.cancelled_at is not None:
+            return "cancelled"
+        return "pending" if self.bill_id is None else "billed"

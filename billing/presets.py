@@ -18,6 +18,7 @@ from djmoney.money import Money
 
 from core.errors import ApplicationError
 
+from .fees import FEE_RULES, rule_for
 from .models import Fee, PaymentOrder, RateSchedule, Utility
 from .ordinance import CALENDARS, PENALTY_SCHEMES, rate_structure_for
 
@@ -103,11 +104,18 @@ def preset_install(*, code: str, mark_demo_site: bool = False) -> InstallReport:
                         label=f"rate schedule {effective_on}", in_use=lambda obj: obj.bills.exists())
 
     for fee in data.get("fee", []):
+        by_size = {str(size): str(amount) for size, amount in fee.get("by_size", {}).items()}
         values = {
             "description": fee["description"], "citation": fee["citation"], "note": fee.get("note", ""),
             "amount": Money(Decimal(fee["amount"]), "USD") if "amount" in fee else None,
             "rate": Decimal(fee["rate"]) if "rate" in fee else None,
+            "by_size": by_size,
+            "rule": rule_for(amount=fee.get("amount"), rate=fee.get("rate"), by_size=by_size, rule=fee.get("rule")),
         }
+        # The rule is built once here, so a preset whose fee lacks what its rule needs is refused on install.
+        FEE_RULES.build(values["rule"], {"code": fee["code"], "citation": fee["citation"],
+                                         "description": fee["description"], "amount": fee.get("amount"),
+                                         "rate": fee.get("rate"), "by_size": by_size})
         _upsert_version(Fee, {"code": fee["code"], "effective_on": fee["effective_on"]}, values, report,
                         label=f"fee {fee['code']} {fee['effective_on']}", in_use=lambda obj: False)
     return report

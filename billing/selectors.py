@@ -65,6 +65,8 @@ def account_statement(*, account: Account, as_of: date) -> dict:
     for entry in (LedgerEntry.objects.filter(account=account, posted_on__lte=as_of)
                   .exclude(kind__in=[LedgerEntry.Kind.WATER, LedgerEntry.Kind.PAYMENT,
                                      LedgerEntry.Kind.PENALTY_CORRECTION])
+                  # A fee or fine a bill carries is one of the bill's lines, in its total: listed there, once.
+                  .exclude(kind__in=[LedgerEntry.Kind.FEE, LedgerEntry.Kind.FINE], bill__isnull=False)
                   .select_related("bill").order_by("posted_on", "id")):
         # A penalty is shown as it stands after its corrections; one corrected to nothing is not shown.
         amount = entry.amount.amount + corrected.get(entry.id, ZERO)
@@ -146,7 +148,7 @@ def _bill_summary(bill: Bill, entries: list[Entry], account_bills: list[tuple], 
     for e in at_issue:
         if e.posted_on <= cutoff:
             continue
-        if e.bill_key == own and e.kind in ("water", "fee"):
+        if e.bill_key == own and e.kind in ("water", "fee", "fine"):
             current += e.amount
         elif e.kind == "payment":
             payments += e.amount

@@ -20,10 +20,10 @@ from meters.units import size_inches
 
 from ..calendars import Cycle
 from ..consumption import Problem, Read, Span, usage_for_bill
-from ..ledger.posting import Posting, bill_source, ledger_post_many
-from ..models import Bill, BillingException, BillingRun, BillLine, LedgerEntry
+from ..ledger.posting import Posting, bill_source, charge_source, ledger_post_many
+from ..models import Bill, BillingException, BillingRun, BillLine, LedgerEntry, PendingCharge
 from ..ordinance import BillingCalendar, ordinance_on
-from ..rating import EarlierBill, RatingError, RatingInput
+from ..rating import EarlierBill, Line, RatingError, RatingInput
 
 HIGH_USAGE_FACTOR = 4
 
@@ -34,6 +34,7 @@ class ChunkResult:
     already_billed: int = 0
     exceptions: int = 0
     total: Decimal = ZERO
+    charges: int = 0  # pending fees and fines the new bills carry
     new_bills: list = field(default_factory=list)
     new_exceptions: list = field(default_factory=list)
     warning: str = ""
@@ -48,6 +49,24 @@ class AccountRow:
     sprinkler_supply_inches: str
     owner_name: str
     owner_address: str
+
+
+@dataclass(frozen=True, slots=True)
+class WaitingCharge:
+    """A pending charge a bill of this run may carry (``PendingCharge``), as plain data."""
+
+    id: int
+    account_id: int
+    kind: str
+    description: str
+    citation: str
+    quantity: Decimal
+    rate: Decimal
+    amount: Decimal
+
+    def line(self) -> Line:
+        return Line(kind=self.kind, description=self.description, citation=self.citation, quantity=self.quantity,
+                    rate=self.rate, amount=self.amount)
 
 
 @dataclass(slots=True)
@@ -124,6 +143,16 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
             "account_id", "posted_on"):
         voided[account_id] += 1
         voided_on[account_id] = max(void_posted_on, voided_on.get(account_id, run_on))
+    # Fees and fines charged for a bill dated on or before this one and not carried yet; locked with the
+    # accounts, so a charge cancelled meanwhile is not carried, and one carried here cannot be cancelled.
+    waiting_rows = PendingCharge.objects.filter(account_id__in=account_ids, bill__isnull=True,
+                                                cancelled_at__isnull=True, earliest_bill_on__lte=run_on)
+    if persist:
+        waiting_rows = waiting_rows.select_for_update()
+    waiting: dict[int, list[WaitingCharge]] = defaultdict(list)
+    for row in waiting_rows.order_by("earliest_bill_on", "id").values_list(
+            "id", "account_id", "kind", "description", "citation", "quantity", "rate", "amount"):
+        waiting[row[1]].append(WaitingCharge(*row))
     released = set(BillingException.objects.filter(
         account_id__in=account_ids, bill_date=run_on, status=BillingException.Status.RELEASED,
         kind=BillingException.Kind.HIGH_USAGE).values_list("account_id", flat=True))
@@ -157,6 +186,7 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
 
     new_bills: list[NewBill] = []
     rated_lines: list[tuple] = []
+    carried: list[list[WaitingCharge]] = []
     exceptions: list[BillingException] = []
     resolved: list[int] = []
     for account in accounts:
@@ -213,7 +243,8 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
                 detail=f"rating {usage.gallons:,} gal on a {frequency} bill gave no lines under the schedule "
                        f"effective {schedule_row.effective_on}; a bill with no lines is never issued"))
             continue
-        total = rated.total
+        charges = waiting.get(account.id, [])
+        total = rated.total + sum((c.amount for c in charges), ZERO)
         issued_on = voided_on.get(account.id, run_on)
         new_bills.append(NewBill(
             number=_bill_number(run_on, account.account_no, voided[account.id]), public_id=uuid.uuid4(),
@@ -225,9 +256,11 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
             includes_annual_minimum=rated.includes_annual_minimum, start_reading_id=usage.start.id,
             end_reading_id=usage.end.id, estimated=usage.estimated, rate_schedule_id=schedule_row.pk,
             total=total))
-        rated_lines.append(rated.lines)
+        rated_lines.append((*rated.lines, *(c.line() for c in charges)))
+        carried.append(charges)
         resolved.append(account.id)
         result.bills += 1
+        result.charges += len(charges)
         result.total += total
 
     result.exceptions = len(exceptions)
@@ -235,7 +268,7 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
     if not persist:
         return result
 
-    _bills_write(new_bills, rated_lines)
+    _bills_write(new_bills, rated_lines, carried)
     BillingException.objects.bulk_create(exceptions, ignore_conflicts=True)
     if resolved:
         BillingException.objects.filter(account_id__in=resolved, bill_date=run_on,
@@ -245,8 +278,12 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
     return result
 
 
-def _bills_write(bills: list["NewBill"], lines_per_bill: list[tuple]) -> None:
-    """Write the bills, their lines and their ledger entries: COPY on PostgreSQL, bulk_create elsewhere."""
+def _bills_write(bills: list["NewBill"], lines_per_bill: list[tuple],
+                 charges_per_bill: list[list[WaitingCharge]]) -> None:
+    """Write the bills, their lines and their ledger entries: COPY on PostgreSQL, bulk_create elsewhere.
+
+    A bill's ``water`` entry is its water lines; each charge it carries is its own ``fee`` or ``fine`` entry
+    (source ``charge:<id>``, once), and the charge is marked as carried by the bill."""
     now = timezone.now()
     if is_postgres():
         for bill, bill_id in zip(bills, reserve_ids(Bill, len(bills)), strict=True):
@@ -256,15 +293,19 @@ def _bills_write(bills: list["NewBill"], lines_per_bill: list[tuple]) -> None:
                                            batch_size=2000)
         for bill, row in zip(bills, created, strict=True):
             bill.pk = row.pk
-    lines, entries = [], []
-    for bill, bill_lines in zip(bills, lines_per_bill, strict=True):
+    lines, entries, billed_charges = [], [], []
+    for bill, bill_lines, charges in zip(bills, lines_per_bill, charges_per_bill, strict=True):
         for position, line in enumerate(bill_lines, start=1):
             lines.append((bill.pk, position, line.kind, line.description, line.citation, line.quantity, line.rate,
                           line.amount, "USD"))
         entries.append(Posting(account_id=bill.account_id, kind=LedgerEntry.Kind.WATER.value,
-                               posted_on=bill.issued_on, amount=bill.total, source=bill_source(bill.pk),
-                               bill_id=bill.pk, citation=bill_lines[0].citation if bill_lines else "",
-                               description=f"Bill {bill.number}"))
+                               posted_on=bill.issued_on, amount=bill.total - sum((c.amount for c in charges), ZERO),
+                               source=bill_source(bill.pk), bill_id=bill.pk, description=f"Bill {bill.number}",
+                               citation=bill_lines[0].citation if bill_lines else ""))
+        entries.extend(Posting(account_id=bill.account_id, kind=c.kind, posted_on=bill.issued_on, amount=c.amount,
+                               source=charge_source(c.id), bill_id=bill.pk, citation=c.citation,
+                               description=c.description) for c in charges)
+        billed_charges.extend(PendingCharge(pk=c.id, bill_id=bill.pk) for c in charges)
     line_columns = ("bill_id", "position", "kind", "description", "citation", "quantity", "rate", "amount",
                     "amount_currency")
     if is_postgres():
@@ -286,3 +327,4 @@ def _bills_write(bills: list["NewBill"], lines_per_bill: list[tuple]) -> None:
         BillLine.objects.bulk_create([BillLine(**dict(zip(line_columns, row, strict=True))) for row in lines],
                                      batch_size=5000)
     ledger_post_many(entries, fresh=True)
+    PendingCharge.objects.bulk_update(billed_charges, ["bill"], batch_size=2000)

@@ -337,5 +337,6 @@ def billing_run_preview(*, run_on: date, accept_sample_rates: bool = False) -> C
         overall.already_billed += part.already_billed
         overall.exceptions += part.exceptions
         overall.total += part.total
+        overall.charges += part.charges
         overall.new_exceptions.extend(part.new_exceptions)
     return overall

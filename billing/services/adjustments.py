@@ -19,6 +19,7 @@ from core.money import ADJUSTMENT_MAX
 from ..ledger.posting import Posting, adjustment_source, bill_source, ledger_post
 from ..models import Adjustment, Bill, LedgerEntry
 from ..signals import bill_voided
+from .charges import charges_reissue
 from .penalties import penalties_correct_posted
 
 
@@ -64,8 +65,10 @@ def bill_void(*, bill: Bill, reason: str, as_of: date, actor, description: str =
                                            void_reason=reason, void_description=description)
     ledger_post(Posting(account_id=bill.account_id, bill_id=bill.pk, kind=LedgerEntry.Kind.VOID, posted_on=as_of,
                         amount=-bill.total.amount, source=bill_source(bill.pk), description=description))
-    # The voided bill's penalties go with it (corrected on their own days); the next run bills it again.
+    # The voided bill's penalties go with it (corrected on their own days); the next run bills it again,
+    # with the fees and fines it carried charged again (the void reversed them with the rest of the bill).
     penalties_correct_posted(account_ids=[bill.account_id])
+    charges_reissue(bill=bill, actor=actor)
     transaction.on_commit(lambda: bill_voided.send(sender=Bill, bill_id=bill.pk, account_id=bill.account_id))
     bill.refresh_from_db()
     return bill

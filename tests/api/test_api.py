@@ -151,7 +151,7 @@ def test_fee_quote_errors(api):
     assert api.get("/api/v1/fees/?code=construction").json()["errors"][0]["field"] == "basis"
     assert api.get("/api/v1/fees/?code=construction&basis=abc").status_code == 400
     assert api.get("/api/v1/fees/?code=nope").status_code == 404
-    assert len(api.get("/api/v1/fees/").json()["results"]) == 4
+    assert len(api.get("/api/v1/fees/").json()["results"]) == 5
 
 
 def test_openapi_schema_renders(api):

@@ -25,6 +25,8 @@ TABLE = {
     "GET accounts/":                          (200,  200,   200,    200,    403,   200,   401,  403),
     "GET accounts/{account_no}/":             (200,  200,   200,    200,    403,   200,   401,  403),
     "GET accounts/{account_no}/statement/":   (200,  200,   200,    403,    403,   200,   401,  403),
+    "GET accounts/{account_no}/charges/":     (200,  200,   403,    403,    403,   200,   401,  403),
+    "POST accounts/{account_no}/charges/":    (201,  201,   403,    403,    403,   201,   401,  403),
     "POST readings/":                         (201,  201,   403,    403,    403,   201,   401,  403),
     "POST readings/bulk/":                    (201,  201,   403,    403,    403,   201,   401,  403),
     "GET payments/":                          (200,  200,   200,    403,    403,   200,   401,  403),
@@ -70,6 +72,7 @@ def call(client: APIClient, operation: str, books: dict):
                       "reference": "X-1"},
         "billing-runs/": {"run_on": "2026-02-01"},
         "penalty-runs/": {"as_of": "2026-05-10"},
+        "accounts/{account_no}/charges/": {"code": "tank_wagon"},
     }
     if method == "POST":
         return client.post(url, bodies[path], format="json")

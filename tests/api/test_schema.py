@@ -169,6 +169,15 @@ def test_every_response_is_what_the_schema_says(books):
         ("get", "/api/v1/fees/?code=tank_wagon", None, 200),
         ("get", "/api/v1/fees/?code=construction", None, 400),
         ("get", "/api/v1/fees/?code=nope", None, 404),
+        ("get", "/api/v1/fees/?code=sprinkler&size=4", None, 200),
+        ("get", "/api/v1/fees/?code=sprinkler&size=7", None, 400),
+        ("post", f"/api/v1/accounts/{no}/charges/", {"code": "construction", "base": "250000",
+                                                      "charged_on": "2026-05-01"}, 201),
+        ("post", f"/api/v1/accounts/{no}/charges/", {"code": "sprinkler", "size": "7"}, 400),
+        ("post", "/api/v1/accounts/nope/charges/", {"code": "connect"}, 404),
+        ("get", f"/api/v1/accounts/{no}/charges/", None, 200),
+        ("get", f"/api/v1/accounts/{no}/charges/?status=all&offset=0", None, 200),
+        ("get", f"/api/v1/accounts/{no}/charges/?status=old", None, 400),
     ]
     root = staff(superuser=True)
     schema = openapi(root)

@@ -24,7 +24,7 @@ from core.errors import ApplicationError
     (CALENDARS, {"book_semiannual_monthly_large", "quarterly_single_book"}),
     (PENALTY_SCHEMES, {"first_then_monthly", "none", "one_time"}),
     (RATE_STRUCTURES, {"mineola_blocks"}),
-    (FEE_RULES, set()),
+    (FEE_RULES, {"by_size", "clerk", "flat", "pro_rata"}),
 ])
 def test_an_unknown_name_is_refused_with_the_known_ones(registry, some_known):
     known = registry.names()

@@ -48,6 +48,8 @@ class Command(BaseCommand):
                 self.stdout.write(f"Preview for {run_on} (nothing written): {preview.bills} bills totalling "
                                   f"${preview.total:,.2f}; {preview.already_billed} already billed; "
                                   f"{preview.exceptions} exceptions")
+                if preview.charges:
+                    self.stdout.write(f"  including {preview.charges} pending fee(s) and fine(s) the bills carry")
                 if preview.warning:
                     self.stdout.write(f"Warning: a run would be refused: {preview.warning}")
                 self._exceptions(preview.new_exceptions)
