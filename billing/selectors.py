@@ -10,6 +10,7 @@ from django.db.models import Q
 from accounts.models import Account
 from core.money import ZERO, fmt_amount, fmt_rate
 
+from .documents.money_box import BillSummary
 from .ledger.allocation import PENALTY_KINDS, BillBalance, Entry, allocate
 from .ledger.selectors import account_balances, entries_for_accounts
 from .models import Bill, LedgerEntry, Payment
@@ -82,28 +83,6 @@ def account_statement(*, account: Account, as_of: date) -> dict:
 
 
 # --- What a bill tells the customer -----------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class BillSummary:
-    """The money box of a bill, as it stood when the bill was issued.
-
-    ``previous_balance`` + ``payments`` + ``penalties`` + ``other`` + ``current`` = ``total_due``; of that,
-    ``past_due`` is what earlier bills owed after their due dates. ``late_total`` is what the account will
-    owe on ``late_on`` (the day after the due date) if nothing more is paid: every penalty that falls by
-    then — this bill's first, and those earlier unpaid bills draw meanwhile — added to the total due.
-    """
-
-    previous_date: date | None
-    previous_balance: Decimal
-    payments: Decimal
-    penalties: Decimal
-    other: Decimal
-    current: Decimal
-    past_due: Decimal
-    total_due: Decimal
-    late_on: date
-    late_total: Decimal
-
 
 def bill_summaries(*, bills: list[Bill]) -> dict[int, BillSummary]:
     """Summaries of many bills in a fixed number of queries.

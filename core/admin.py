@@ -97,17 +97,9 @@ class StatusChangeInline(GenericTabularInline):
         return request.user.has_perm(f"{opts.app_label}.{get_permission_codename('view', opts)}")
 
 
-class NightlyStepInline(admin.TabularInline):
+class NightlyStepInline(ReadOnlyInline):
     model = NightlyStep
     fields = readonly_fields = ("position", "name", "status", "started_at", "finished_at", "counts", "error")
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(NightlyRun)

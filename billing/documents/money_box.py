@@ -1,6 +1,7 @@
 """The money box of a bill: how the total due adds up, row by row, with no database.
 
-The figures are ``billing.selectors.bill_summaries``' (the account as it stood when the bill was issued);
+The figures (``BillSummary``) are ``billing.selectors.bill_summaries``' (the account as it stood when the
+bill was issued);
 this module only decides which rows the customer sees, in which order and with which words, so the paper
 bill and the portal's bill page show the same box:
 
@@ -19,13 +20,21 @@ Amounts stay Decimals: each page formats them with ``core.money``'s formatters.
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
-from typing import Protocol
 
 from core.dates import fmt_day
 from core.money import ZERO
 
 
-class SummaryFigures(Protocol):
+@dataclass(frozen=True)
+class BillSummary:
+    """The money box of a bill, as it stood when the bill was issued.
+
+    ``previous_balance`` + ``payments`` + ``penalties`` + ``other`` + ``current`` = ``total_due``; of that,
+    ``past_due`` is what earlier bills owed after their due dates. ``late_total`` is what the account will
+    owe on ``late_on`` (the day after the due date) if nothing more is paid: every penalty that falls by
+    then — this bill's first, and those earlier unpaid bills draw meanwhile — added to the total due.
+    """
+
     previous_date: date | None
     previous_balance: Decimal
     payments: Decimal
@@ -54,7 +63,7 @@ class MoneyBox:
     late_total: Decimal
 
 
-def money_box(figures: SummaryFigures) -> MoneyBox:
+def money_box(figures: BillSummary) -> MoneyBox:
     previous = f"Previous balance ({fmt_day(figures.previous_date)})" if figures.previous_date else "Previous balance"
     rows = (
         MoneyRow(previous, figures.previous_balance),
