@@ -1,6 +1,7 @@
 """The one rounding rule: half-up to the cent, once per line; and the most one payment or memo may be."""
 
 from decimal import ROUND_HALF_UP, Decimal
+from functools import lru_cache
 
 from core.limits import MONEY_MAX
 
@@ -51,7 +52,11 @@ def fmt_dollars(value, *, signed: bool = True) -> str:
 def fmt_rate(value) -> str:
     """A rate: at least two decimals, more only when the rate has them (``3.10``, ``0.0015``), never ``3.1``
     or ``3.100000``."""
-    value = _amount(value)
+    return _fmt_rate(_amount(value))
+
+
+@lru_cache(maxsize=1024)  # a schedule has a handful of rates, printed on every bill of a run
+def _fmt_rate(value: Decimal) -> str:
     text = f"{value.normalize():f}"
     return f"{value:.2f}" if len(text.partition(".")[2]) <= 2 else text
 
