@@ -56,7 +56,7 @@ def correction_source(penalty_id: int, number: int) -> str:
     return f"penalty:{penalty_id}#{number}"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)  # not frozen: a run builds one per bill, and frozen init costs twice as much
 class Posting:
     """One ledger row to write: debits positive, credits negative (the kind's sign is checked by the database)."""
 

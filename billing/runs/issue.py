@@ -103,15 +103,38 @@ def _bill_number(run_on: date, account_no: str, voided: int) -> str:
     return f"{run_on:%Y%m}-{account_no}" + (f"-{voided + 1}" if voided else "")
 
 
-def _due_cycle(calendar: BillingCalendar, *, book: int, spans: list[Span], run_on: date
-               ) -> tuple[Cycle, list[Span]] | None:
-    """The account's cycle on ``run_on`` and the meters in place at the end of its read window, or None
-    when the calendar does not bill it that day. Its frequency is that of the largest meter in place at the
-    end of that frequency's own read window."""
+class _RunDayCalendar:
+    """The calendar's answers for one bill date, each worked out once per chunk: a thousand accounts share a
+    handful of books, meter sizes and frequencies."""
+
+    def __init__(self, calendar: BillingCalendar, run_on: date):
+        self.calendar, self.run_on = calendar, run_on
+        self._frequencies: dict[str, str] = {}
+        self._cycles: dict[tuple[int, str], Cycle | None] = {}
+
+    def frequency_for(self, size: str) -> str:
+        if (frequency := self._frequencies.get(size)) is None:
+            frequency = self._frequencies[size] = self.calendar.frequency_for(size)
+        return frequency
+
+    def cycle(self, *, book: int, frequency: str) -> Cycle | None:
+        """The cycle of a bill of this book and frequency on the day, or None when the day bills neither."""
+        key = (book, frequency)
+        if key not in self._cycles:
+            due = self.calendar.is_due(book=book, frequency=frequency, on=self.run_on)
+            self._cycles[key] = (self.calendar.cycle(book=book, frequency=frequency, bill_date=self.run_on)
+                                 if due else None)
+        return self._cycles[key]
+
+
+def _due_cycle(calendar: _RunDayCalendar, *, book: int, spans: list[Span]) -> tuple[Cycle, list[Span]] | None:
+    """The account's cycle on the day and the meters in place at the end of its read window, or None when
+    the calendar does not bill it that day. Its frequency is that of the largest meter in place at the end
+    of that frequency's own read window."""
     for frequency in sorted({calendar.frequency_for(s.size) for s in spans}):
-        if not calendar.is_due(book=book, frequency=frequency, on=run_on):
+        cycle = calendar.cycle(book=book, frequency=frequency)
+        if cycle is None:
             continue
-        cycle = calendar.cycle(book=book, frequency=frequency, bill_date=run_on)
         end = cycle.read_window[1]
         current = [s for s in spans if s.installed_on <= end and (s.removed_on is None or s.removed_on > end)]
         if current and calendar.frequency_for(max((s.size for s in current), key=size_inches)) == frequency:
@@ -171,8 +194,9 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
         earlier[row["account_id"]].append(row)
 
     # Each account's own cycle; the readings of the chunk are loaded once, up to the widest read window.
+    day = _RunDayCalendar(calendar, run_on)
     cycles = {account.id: found for account in accounts
-              if (found := _due_cycle(calendar, book=account.book, spans=spans.get(account.id, []), run_on=run_on))}
+              if (found := _due_cycle(day, book=account.book, spans=spans.get(account.id, [])))}
     widest_end = max((cycle.read_window[1] for cycle, _ in cycles.values()), default=None)
     meter_ids = {s.meter_id for account_id in cycles for s in spans[account_id]}
     readings: dict[int, list[Read]] = defaultdict(list)
@@ -294,18 +318,20 @@ def _bills_write(bills: list["NewBill"], lines_per_bill: list[tuple],
         for bill, row in zip(bills, created, strict=True):
             bill.pk = row.pk
     lines, entries, billed_charges = [], [], []
+    water = LedgerEntry.Kind.WATER.value
     for bill, bill_lines, charges in zip(bills, lines_per_bill, charges_per_bill, strict=True):
         for position, line in enumerate(bill_lines, start=1):
             lines.append((bill.pk, position, line.kind, line.description, line.citation, line.quantity, line.rate,
                           line.amount, "USD"))
-        entries.append(Posting(account_id=bill.account_id, kind=LedgerEntry.Kind.WATER.value,
-                               posted_on=bill.issued_on, amount=bill.total - sum((c.amount for c in charges), ZERO),
+        entries.append(Posting(account_id=bill.account_id, kind=water, posted_on=bill.issued_on,
+                               amount=bill.total - sum(c.amount for c in charges) if charges else bill.total,
                                source=bill_source(bill.pk), bill_id=bill.pk, description=f"Bill {bill.number}",
                                citation=bill_lines[0].citation if bill_lines else ""))
-        entries.extend(Posting(account_id=bill.account_id, kind=c.kind, posted_on=bill.issued_on, amount=c.amount,
-                               source=charge_source(c.id), bill_id=bill.pk, citation=c.citation,
-                               description=c.description) for c in charges)
-        billed_charges.extend(PendingCharge(pk=c.id, bill_id=bill.pk) for c in charges)
+        if charges:
+            entries.extend(Posting(account_id=bill.account_id, kind=c.kind, posted_on=bill.issued_on,
+                                   amount=c.amount, source=charge_source(c.id), bill_id=bill.pk, citation=c.citation,
+                                   description=c.description) for c in charges)
+            billed_charges.extend(PendingCharge(pk=c.id, bill_id=bill.pk) for c in charges)
     line_columns = ("bill_id", "position", "kind", "description", "citation", "quantity", "rate", "amount",
                     "amount_currency")
     if is_postgres():
@@ -327,4 +353,5 @@ def _bills_write(bills: list["NewBill"], lines_per_bill: list[tuple],
         BillLine.objects.bulk_create([BillLine(**dict(zip(line_columns, row, strict=True))) for row in lines],
                                      batch_size=5000)
     ledger_post_many(entries, fresh=True)
-    PendingCharge.objects.bulk_update(billed_charges, ["bill"], batch_size=2000)
+    if billed_charges:
+        PendingCharge.objects.bulk_update(billed_charges, ["bill"], batch_size=2000)
