@@ -34,7 +34,8 @@ def percent_of(amount: Decimal, percent: Decimal) -> Decimal:
 
 
 def _amount(value) -> Decimal:
-    return Decimal(str(getattr(value, "amount", value)))
+    value = getattr(value, "amount", value)
+    return value if isinstance(value, Decimal) else Decimal(str(value))
 
 
 def fmt_amount(value) -> str:

@@ -268,7 +268,7 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
                        f"effective {schedule_row.effective_on}; a bill with no lines is never issued"))
             continue
         charges = waiting.get(account.id, [])
-        total = rated.total + sum((c.amount for c in charges), ZERO)
+        total = rated.total + sum(c.amount for c in charges) if charges else rated.total
         issued_on = voided_on.get(account.id, run_on)
         new_bills.append(NewBill(
             number=_bill_number(run_on, account.account_no, voided[account.id]), public_id=uuid.uuid4(),
