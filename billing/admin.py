@@ -542,7 +542,7 @@ class AccountBillingAdmin:
 # --- fees and fines charged between bills -------------------------------------------------------------
 
 class ChargeForm(forms.Form):
-    code = forms.ChoiceField(label="Fee")
+    code = forms.ChoiceField(label="Fee", widget=forms.Select(attrs={"style": "max-width: 100%"}))
     amount = forms.CharField(label="Amount ($)", required=False, max_length=40,
                              help_text="Only for a fee whose amount the ordinance leaves open.")
     base = forms.CharField(label="Base ($)", required=False, max_length=40,
