@@ -20,6 +20,7 @@ from decimal import Decimal
 from itertools import groupby
 
 from core.dates import add_months
+from core.errors import ApplicationError
 from core.money import ZERO, percent_of
 
 from .ledger.allocation import PENALTY_KINDS, PRINCIPAL_FIRST, Entry, Ledger, replay_order
@@ -73,20 +74,29 @@ class FirstThenMonthly:
 
 @PENALTY_SCHEMES.register
 class OneTime:
-    """A single penalty of a percentage of the unpaid principal ``days_after_due`` days after the due date
-    (South Farmingdale § 4.2: 10% once when over 30 days delinquent; Lansing § 141-17: 15% once)."""
+    """A single penalty of a percentage of the unpaid principal, on one day counted either from the due date
+    (``days_after_due``, the default: the day after it) or from the bill date (``days_after_bill_date``).
+
+    Lansing § 141-17: 15% once, the day after the due date. South Farmingdale § 4.2: 10% once on an account
+    "delinquent in excess of thirty (30) days", counted from the bill date: on bill date + 31 days, whatever
+    due date the calendar gives."""
 
     name = "one_time"
 
     def __init__(self, params: dict):
         self.percent = Decimal(params["percent"])
-        self.days_after_due = int(params.get("days_after_due", 1))
+        if "days_after_due" in params and "days_after_bill_date" in params:
+            raise ApplicationError(f"{params['citation']}: the one_time penalty counts its day from the due date "
+                                   "(days_after_due) or from the bill date (days_after_bill_date), not both",
+                                   field="penalty")
+        self.from_bill_date = "days_after_bill_date" in params
+        self.days = int(params["days_after_bill_date"] if self.from_bill_date else params.get("days_after_due", 1))
         self.citation = params["citation"]
         self.description = params.get("description", "Late payment penalty")
         self.words = params.get("words", "")
 
     def dates(self, *, bill_date: date, due_date: date, through: date) -> list[PenaltyDue]:
-        day = due_date + timedelta(days=self.days_after_due)
+        day = (bill_date if self.from_bill_date else due_date) + timedelta(days=self.days)
         return [PenaltyDue(day, self.percent, f"{self.description}: {self.percent}%", self.citation)] \
             if day <= through else []
 

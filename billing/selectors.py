@@ -117,7 +117,7 @@ def _bill_summary(bill: Bill, entries: list[Entry], account_bills: list[tuple], 
     due_of = {(row[2], row[0]): row[4] for row in live}
     facts = [e for e in entries if e.kind not in PENALTY_KINDS and e.posted_on <= bill.issued_on
              and (e.recorded_at is None or e.recorded_at <= issued_at)]
-    late_on = bill.due_date + timedelta(days=1)
+    late_on = first_late_day(scheme, bill_date=bill.bill_date, due_date=bill.due_date)
     owed = penalties_owed(entries=facts, scheme=scheme, order=order, through=late_on,
                           bills=[BillTerms(key=key, bill_date=key[0], due_date=due) for key, due in due_of.items()])
     penalties = [Entry(kind="penalty", posted_on=p.due.on, amount=p.amount, bill_key=p.bill_key) for p in owed]
@@ -144,6 +144,14 @@ def _bill_summary(bill: Bill, entries: list[Entry], account_bills: list[tuple], 
         payments=payments, penalties=penalty_total, other=other, current=current, past_due=past_due,
         total_due=state.balance, late_on=late_on,
         late_total=allocate(facts + penalties, order=order).balance if state.balance > ZERO else state.balance)
+
+
+def first_late_day(scheme, *, bill_date: date, due_date: date) -> date:
+    """The first day a bill draws a late charge under the preset's scheme: the day after its due date for
+    most, later where the ordinance counts from the bill date (South Farmingdale § 4.2: bill date + 31
+    days); the day after the due date where the scheme charges none."""
+    dues = scheme.dates(bill_date=bill_date, due_date=due_date, through=due_date + timedelta(days=366))
+    return min((due.on for due in dues), default=due_date + timedelta(days=1))
 
 
 def bill_status(balance) -> str:

@@ -1,5 +1,7 @@
 """Demo payments, so a demo village looks like a real one: most customers pay on time, some late or in
-part, a few not at all (those show penalties and land on the delinquency list)."""
+part, a few not at all (those show penalties and land on the delinquency list). "On time" is by the
+installed preset: up to the last day before the bill's first late charge (its due date, or the end of a
+grace period where the bill is due when rendered)."""
 
 import random
 from datetime import date, timedelta
@@ -10,12 +12,15 @@ from djmoney.money import Money
 
 from billing.ledger.posting import Posting, ledger_post_many, payment_source
 from billing.models import Bill, LedgerEntry, Payment
+from billing.ordinance import ordinance_on
+from billing.selectors import first_late_day
 
 
 @transaction.atomic
 def demo_payments_create(*, as_of: date, seed: int = 45) -> int:
     rng = random.Random(seed)
     paid = set(Payment.objects.values_list("reference", flat=True))
+    scheme = ordinance_on(as_of).penalties if Bill.objects.exists() else None
     payments, entries = [], []
     for account_id, number, bill_date, due_date, total in Bill.objects.filter(
             status=Bill.Status.ISSUED).order_by("id").values_list(
@@ -24,10 +29,14 @@ def demo_payments_create(*, as_of: date, seed: int = 45) -> int:
         if reference in paid:
             continue
         roll = rng.random()
+        # The last day without a late charge: the due date, or later where the ordinance counts from the
+        # bill date (a bill due when rendered is paid on time within its grace period).
+        last_on_time = first_late_day(scheme, bill_date=bill_date, due_date=due_date) - timedelta(days=1)
+        on_time_days = (last_on_time - bill_date).days
         if roll < 0.80:  # on time, in full
-            paid_on, amount = bill_date + timedelta(days=rng.randint(5, (due_date - bill_date).days)), total
+            paid_on, amount = bill_date + timedelta(days=rng.randint(min(5, on_time_days), on_time_days)), total
         elif roll < 0.90:  # late, in full
-            paid_on, amount = due_date + timedelta(days=rng.randint(3, 40)), total
+            paid_on, amount = last_on_time + timedelta(days=rng.randint(3, 40)), total
         elif roll < 0.95:  # part
             paid_on, amount = bill_date + timedelta(days=rng.randint(5, 25)), (total / 2).quantize(Decimal("0.01"))
         else:

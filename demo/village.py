@@ -1,12 +1,19 @@
 """Demo accounts: a village of believable customers, meters and two years of readings.
 
-The data is Mineola-flavoured (Nassau County, Long Island): streets of the village, owners some of whom
-live elsewhere (mailing address differs from the service address), tenants on about 15% of accounts,
-tax-map SBLs like ``9-123-45``. Each street lies in one book, so all ten books fill evenly.
+The data is Long Island-flavoured: streets of a Nassau County village, owners some of whom live elsewhere
+(mailing address differs from the service address), tenants on about 15% of accounts, tax-map SBLs like
+``9-123-45``; the town line of local addresses is the last line of the installed utility's office address.
+Each street lies in one book, so all ten books fill evenly (a calendar with one book bills them all alike).
+
+What the village holds follows the installed preset, never its name: every meter size, category and
+sprinkler supply a demo account gets is one the rate schedule in force rates at the frequency the
+calendar bills that size (a size or sprinkler supply the schedule has no rate for is left out), so the
+demo bills without exceptions under any preset.
 
 Readings follow the installed billing calendar (``billing.calendars``): a meter is read once in the
 read window of every bill date it is due on — for Mineola the month before each of its book's two
-billing dates (§ 45.29 A–B), and every month for meters larger than 1" (§ 45.29 C) — on a weekday
+billing dates (§ 45.29 A–B), and every month for meters larger than 1" (§ 45.29 C); for a quarterly
+calendar the month before each quarterly bill date — on a weekday
 close to the meter's route day. Every meter has an install reading a little over two years before
 ``as_of``, so the first bills in the period have a starting read. Consumption is seasonal (more in
 summer); about 2% of reads are estimates, always at or below the true register so readings never go
@@ -86,9 +93,9 @@ BUSINESS_KINDS = ("Realty LLC", "Properties LLC", "Associates LLC", "Holdings In
 BUSINESS_USES = ("Deli", "Pizzeria", "Auto Repair", "Dry Cleaners", "Dental Associates",
                  "Law Offices", "Bagel Shop", "Nail Salon", "Hardware", "Pharmacy", "Diner",
                  "Physical Therapy", "Laundromat", "Bakery", "Insurance Agency", "Florist")
-NONPROFITS = ("{saint} Parish", "First {faith} Church of Mineola", "{street} Congregation",
-              "Mineola {group} Association", "{saint} School", "Nassau {group} Center",
-              "Mineola Fire Department Company {n}", "{street} Senior Center")
+NONPROFITS = ("{saint} Parish", "First {faith} Church of {town}", "{street} Congregation",
+              "{town} {group} Association", "{saint} School", "Nassau {group} Center",
+              "{town} Fire Department Company {n}", "{street} Senior Center")
 SAINTS = ("St. Aidan", "St. Anthony", "Our Lady of Fatima", "St. Mary", "Corpus Christi", "St. Paul",
           "St. Joseph", "Holy Trinity")
 FAITHS = ("Presbyterian", "Methodist", "Baptist", "Lutheran", "Reformed", "Congregational")
@@ -170,6 +177,57 @@ def _calendar():
     return CALENDARS.build(params["scheme"], params)
 
 
+def _town_line() -> str:
+    """The last line of the installed utility's office address (its town), or Mineola's."""
+    from billing.models import Utility
+
+    address = Utility.objects.values_list("office_address", flat=True).first() or ""
+    lines = [line.strip() for line in address.splitlines() if line.strip()]
+    return lines[-1] if lines else TOWN_LINE
+
+
+def _rates(as_of: date):
+    """The rate structure in force on ``as_of``, or None when no preset or schedule is installed yet."""
+    from billing.models import RateSchedule
+    from billing.ordinance import rate_structure_for
+
+    row = RateSchedule.objects.filter(effective_on__lte=as_of).order_by("-effective_on").first()
+    return rate_structure_for(row.rules) if row is not None else None
+
+
+class _Billable:
+    """Which meter sizes, categories and sprinkler supplies the preset's rates bill: each is tried once on
+    the rate structure in force, at the frequency the calendar bills the size."""
+
+    def __init__(self, calendar, rates):
+        self.calendar, self.rates = calendar, rates
+
+    def _rates_ok(self, **facts) -> bool:
+        from billing.rating import RatingError, RatingInput
+
+        if self.rates is None:
+            return True
+        facts.setdefault("category", Account.Category.OTHER)
+        facts.setdefault("meter_size", "5/8")
+        try:
+            self.rates.rate(RatingInput(frequency=self.calendar.frequency_for(facts["meter_size"]),
+                                        gallons=50_000, **facts))
+        except RatingError:
+            return False
+        return True
+
+    def sizes(self, table, category: str) -> tuple:
+        kept = tuple((size, weight) for size, weight in table if self._rates_ok(meter_size=size, category=category))
+        return kept or table
+
+    def category(self, category: str) -> bool:
+        return self._rates_ok(category=category)
+
+    def sprinkler_sizes(self) -> tuple[str, ...]:
+        return tuple(size for size in SPRINKLER_INCHES
+                     if self._rates_ok(sprinkler_supply_inches=size, first_bill_of_year=True))
+
+
 def _two_years_before(day: date) -> date:
     try:
         return day.replace(year=day.year - 2)
@@ -224,6 +282,15 @@ class _Village:
         self.as_of = as_of
         self.first_seq = first_seq
         self.calendar = _calendar()
+        self.town_line = _town_line()
+        self.town = self.town_line.split(",")[0]
+        billable = _Billable(self.calendar, _rates(as_of))
+        self.large_sizes = billable.sizes(LARGE_SIZES, Account.Category.OTHER)
+        self.small_sizes = {category: billable.sizes(table, category) for category, table in SMALL_SIZES.items()}
+        self.sprinkler_sizes = billable.sprinkler_sizes()
+        # A category the rates cannot bill is dealt as "other use" instead.
+        self.deck_cards = [(category if billable.category(category) else Account.Category.OTHER, large)
+                           for category, large in DECK]
         self.deck: list = []
         self.open_base = _two_years_before(as_of)
         self._windows: dict[tuple[int, str], list[tuple[date, date]]] = {}
@@ -239,7 +306,7 @@ class _Village:
     def _account(self, out: _Chunk, seq: int) -> None:
         rng = self.rng
         if not self.deck:
-            self.deck = list(DECK)
+            self.deck = list(self.deck_cards)
             rng.shuffle(self.deck)
         category, large = self.deck.pop()
         if large is None:
@@ -261,8 +328,9 @@ class _Village:
         account = Account(
             account_no=f"{book}-{seq:05d}", book=book, category=category, premises=premises, owner=owner,
             occupant=occupant, opened_on=opened_on, paperless=bool(owner.email) and rng.random() < 0.2,
-            sprinkler_supply_inches=(rng.choice(SPRINKLER_INCHES)
-                                     if category == Account.Category.OTHER and rng.random() < 0.05 else ""),
+            sprinkler_supply_inches=(rng.choice(self.sprinkler_sizes)
+                                     if self.sprinkler_sizes and category == Account.Category.OTHER
+                                     and rng.random() < 0.05 else ""),
         )
         out.premises.append(premises)
         out.customers.append(owner)
@@ -271,7 +339,7 @@ class _Village:
         out.accounts.append(account)
         self._ownerships(out, account, owner, opened_on)
 
-        size = self._weighted(LARGE_SIZES if large else SMALL_SIZES[category])
+        size = self._weighted(self.large_sizes if large else self.small_sizes[category])
         unit = Meter.Unit.CUBIC_FEET if rng.random() < 0.03 else Meter.Unit.GALLONS
         make, prefix = self._make()
         meter = Meter(serial=f"{prefix}{seq:08d}", make=make, size=size, unit=unit)
@@ -308,7 +376,7 @@ class _Village:
 
     def _owner(self, category: str, service_address: str) -> Customer:
         rng = self.rng
-        at_home = f"{service_address}\n{TOWN_LINE}"
+        at_home = f"{service_address}\n{self.town_line}"
         if category == Account.Category.ONE_TWO_FAMILY:
             name, first, last = self._person()
             mailing = self._elsewhere() if rng.random() < 0.08 else at_home
@@ -316,9 +384,10 @@ class _Village:
             template = rng.choice(NONPROFITS)
             name = template.format(saint=rng.choice(SAINTS), faith=rng.choice(FAITHS),
                                    group=rng.choice(GROUPS), street=service_address.split(" ", 1)[1],
+                                   town=self.town,
                                    n=rng.randint(1, 6))
             first, last = "office", "nonprofit"
-            mailing = at_home if rng.random() < 0.8 else f"PO Box {rng.randint(100, 999)}\n{TOWN_LINE}"
+            mailing = at_home if rng.random() < 0.8 else f"PO Box {rng.randint(100, 999)}\n{self.town_line}"
         else:
             last = rng.choice(LAST_NAMES)
             first = "info"
@@ -340,7 +409,7 @@ class _Village:
         else:
             name, first, last = self._person()
         email, phone = self._contact(first, last)
-        return Customer(name=name, mailing_address=f"{service_address}\n{TOWN_LINE}", email=email,
+        return Customer(name=name, mailing_address=f"{service_address}\n{self.town_line}", email=email,
                         phone=phone)
 
     def _elsewhere(self) -> str:

@@ -51,6 +51,7 @@ def bills_issued_notify(bill_ids) -> int:
                 context = {"bill": bill, "account": bill.account, "utility": utility,
                            "url": site + reverse("portal:bill", kwargs={"public_id": bill.public_id}),
                            "bill_date": _day(bill.bill_date), "due_date": _day(bill.due_date),
+                           "late_after": _day(summaries[bill.pk].late_after),
                            "summary": summaries[bill.pk], "previous_date": _day(summaries[bill.pk].previous_date)
                            if summaries[bill.pk].previous_date else ""}
                 message = EmailMessage(

@@ -97,6 +97,7 @@ class BillView:
     past_due: str  # blank when nothing is past due
     late_total: str
     late_on: str
+    late_after: str  # the last day without a late charge: the due date unless the ordinance counts otherwise
     late_words: str
     penalty_citation: str
     chart: SafeString
@@ -169,6 +170,7 @@ def bill_views(*, bill_ids) -> list[BillView]:
             current=fmt_dollars(box.current), total_due=fmt_dollars(box.total_due),
             past_due=fmt_dollars(box.past_due) if box.past_due is not None else "",
             late_total=fmt_dollars(box.late_total), late_on=fmt_day(box.late_on),
+            late_after=fmt_day(box.late_after),
             late_words=scheme.words or "", penalty_citation=getattr(scheme, "citation", ""),
             # The chart's SVG goes in as a data: image, so its nodes skip the HTML parser and the CSS
             # cascade (a few milliseconds a bill); it draws the same.

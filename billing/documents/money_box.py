@@ -12,13 +12,15 @@ bill and the portal's bill page show the same box:
     Current charges                      this bill's own charges
     Total amount due                     the sum of the rows above
     of which past due                    only when earlier bills are past due
-    If paid after the due date           the total due plus the penalties that fall by the day after
+    If paid after <the last day without  the total due plus the penalties that fall by the first late day
+    a late charge>                       (the day after the due date, or later where the ordinance counts
+                                         from the bill date)
 
 Amounts stay Decimals: each page formats them with ``core.money``'s formatters.
 """
 
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from decimal import Decimal
 
 from core.dates import fmt_day
@@ -31,7 +33,8 @@ class BillSummary:
 
     ``previous_balance`` + ``payments`` + ``penalties`` + ``other`` + ``current`` = ``total_due``; of that,
     ``past_due`` is what earlier bills owed after their due dates. ``late_total`` is what the account will
-    owe on ``late_on`` (the day after the due date) if nothing more is paid: every penalty that falls by
+    owe on ``late_on`` (the first day this bill draws a late charge: the day after the due date, or later
+    where the ordinance counts from the bill date) if nothing more is paid: every penalty that falls by
     then — this bill's first, and those earlier unpaid bills draw meanwhile — added to the total due.
     """
 
@@ -45,6 +48,11 @@ class BillSummary:
     total_due: Decimal
     late_on: date
     late_total: Decimal
+
+    @property
+    def late_after(self) -> date:
+        """The last day the bill may be paid without a late charge ("If paid after …")."""
+        return self.late_on - timedelta(days=1)
 
 
 @dataclass(frozen=True)
@@ -61,6 +69,10 @@ class MoneyBox:
     past_due: Decimal | None  # None when nothing earlier is past due
     late_on: date
     late_total: Decimal
+
+    @property
+    def late_after(self) -> date:
+        return self.late_on - timedelta(days=1)
 
 
 def money_box(figures: BillSummary) -> MoneyBox:
