@@ -217,7 +217,9 @@ class BillingRunAdmin(ReadOnlyAdmin):
                 self.message_user(request, f"Billing run for {run.run_on} started.", messages.SUCCESS)
                 return HttpResponseRedirect(reverse("admin:billing_billingrun_change", args=[run.pk]))
         context = {**self.admin_site.each_context(request), "opts": self.model._meta, "form": form,
-                   "title": "Start a billing run", **_sample_rates_today()}
+                   "title": "Start a billing run", **_sample_rates_today(),
+                   "calendar_citation": Utility.objects.values_list("calendar_params__citation", flat=True).first()
+                   or ""}
         return TemplateResponse(request, "admin/billing/billingrun/start.html", context)
 
 

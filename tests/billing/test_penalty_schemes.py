@@ -16,6 +16,9 @@ BILLED = D("84.25")
 # bill date + 31 days.
 SOUTH_FARMINGDALE = {"percent": "10", "days_after_due": 31, "citation": "§ 4.2",
                      "description": "Late payment penalty"}
+# The preset's form: counted from the bill date, whatever the due date.
+SOUTH_FARMINGDALE_BY_BILL_DATE = {"percent": "10", "days_after_bill_date": 31, "citation": "§ 4.2",
+                                  "description": "Penalty on delinquent account"}
 # Lansing § 141-17: 15% of the delinquent amount, once; sample due date bill date + 30 days, penalty the
 # day after.
 LANSING = {"percent": "15", "citation": "§ 141-17", "description": "Delinquent water rent penalty"}
@@ -96,3 +99,25 @@ def test_no_penalty_never_charges_anything():
     assert owed(scheme, terms, [charge], date(2030, 1, 1)) == []
     assert scheme.late_amount(BILLED) == BILLED
     assert scheme.words == "No late payment penalty." and scheme.citation == ""
+
+
+@pytest.mark.citation("§ 4.2")
+def test_a_one_time_penalty_counted_from_the_bill_date_ignores_the_due_date():
+    # South Farmingdale's preset counts "in excess of thirty (30) days" from the bill date: bill date + 31.
+    scheme = OneTime(SOUTH_FARMINGDALE_BY_BILL_DATE)
+    # Due when rendered: 2026-02-01 + 31 days = 2026-03-04.
+    [due] = scheme.dates(bill_date=date(2026, 2, 1), due_date=date(2026, 2, 1), through=date(2026, 12, 31))
+    assert due.on == date(2026, 3, 4)
+    # Had a clerk given the bills 10 days to pay, the penalty day would not move: still 2026-03-04,
+    # not 2026-02-11 + 31 days.
+    terms, charge = bill(date(2026, 2, 1), date(2026, 2, 11))
+    assert owed(scheme, terms, [charge], date(2026, 3, 3)) == []
+    # 10% of $84.25 = $8.425 → $8.43.
+    assert owed(scheme, terms, [charge], date(2026, 3, 4)) == [(date(2026, 3, 4), D("8.43"), "§ 4.2")]
+
+
+def test_a_one_time_penalty_counts_from_one_date_only():
+    from core.errors import ApplicationError
+
+    with pytest.raises(ApplicationError, match="not both"):
+        OneTime({**SOUTH_FARMINGDALE_BY_BILL_DATE, "days_after_due": 1})
