@@ -76,8 +76,8 @@ def penalties_assess_due(*, as_of: date, progress=None) -> PenaltyResult:
 
 def penalties_correct_posted(*, account_ids, after: dict[int, date] | None = None) -> PenaltyResult:
     """Payments or credits were recorded, or a bill voided: correct the penalties already posted on these
-    accounts that the facts no longer support (up to each account's latest posted penalty; later days are
-    the next assessment's). ``after`` (account id → the earliest date of what was recorded) skips an
+    accounts that the facts no longer support (up to each account's latest posted penalty or interest charge;
+    later days are the next assessment's). ``after`` (account id → the earliest date of what was recorded) skips an
     account with no penalty posted after that date: a penalty on day D reads only what was dated before D,
     so nothing it was computed from has changed — a payment file of today's payments costs no replay."""
     latest = dict(LedgerEntry.objects.filter(account_id__in=list(account_ids), kind__in=LATE_CHARGE_KINDS)

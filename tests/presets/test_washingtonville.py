@@ -16,6 +16,7 @@ from decimal import Decimal
 import pytest
 from django.core.management import call_command
 from django.db import transaction
+from django.db.models import F
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -323,3 +324,14 @@ def test_any_schedule_of_assessments_and_imports_gives_the_same_books(two_bills,
         assert replay(tmp_path, payments, assess_on=assess_on, lags=lags) == reference
 
     check()
+
+
+@pytest.mark.citation("§ 169-26")
+def test_setup_utility_builds_a_demo_village_that_bills_quarterly(db):
+    cmd("setup_utility", "washingtonville", "--demo", "12", "--date", "2026-03-31")
+    for day in ("2025-11-01", "2026-02-01"):
+        assert "12 bills issued" in cmd("run_billing", "--date", day, "--no-progress")
+    assess("2026-03-31")
+    kinds = set(LedgerEntry.objects.values_list("kind", flat=True))
+    assert {"water", "interest", "penalty"} <= kinds  # nobody in a demo village pays
+    assert not Bill.objects.exclude(due_date=F("bill_date") + timedelta(days=30)).exists()
