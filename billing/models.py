@@ -354,6 +354,7 @@ class LedgerEntry(models.Model):
         PENALTY_CORRECTION = "penalty_correction", "Penalty corrected"
         INTEREST = "interest", "Interest"
         FINE = "fine", "Fine"
+        INTEREST_CORRECTION = "interest_correction", "Interest corrected"
 
     account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="ledger")
     bill = models.ForeignKey(Bill, null=True, blank=True, on_delete=models.PROTECT, related_name="ledger")
@@ -368,8 +369,8 @@ class LedgerEntry(models.Model):
     adjustment = models.OneToOneField(Adjustment, null=True, blank=True, on_delete=models.PROTECT,
                                       related_name="entry")
     corrects = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="corrections",
-                                 help_text="The penalty this entry corrects, when a payment or charge dated earlier "
-                                           "was recorded after the penalty was assessed.")
+                                 help_text="The penalty or interest charge this entry corrects, when a payment or "
+                                           "charge dated earlier was recorded after it was assessed.")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -378,12 +379,14 @@ class LedgerEntry(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["bill", "posted_on"], condition=Q(kind="penalty"),
                                     name="one_penalty_per_bill_per_date"),
+            models.UniqueConstraint(fields=["bill", "posted_on"], condition=Q(kind="interest"),
+                                    name="one_interest_per_bill_per_date"),
             models.UniqueConstraint(fields=["source", "kind"], name="one_entry_per_source_and_kind"),
             models.CheckConstraint(condition=~Q(source=""), name="ledger_entry_has_source"),
             models.CheckConstraint(
                 condition=(Q(kind__in=["water", "fee", "fine", "penalty", "interest", "debit"], amount__gte=0)
                            | Q(kind__in=["payment", "credit", "void"], amount__lte=0)
-                           | Q(kind="penalty_correction")),
+                           | Q(kind__in=["penalty_correction", "interest_correction"])),
                 name="ledger_sign_matches_kind"),
             models.CheckConstraint(condition=~Q(kind="payment") | Q(payment__isnull=False),
                                    name="payment_entry_has_payment"),
@@ -392,6 +395,9 @@ class LedgerEntry(models.Model):
             models.CheckConstraint(condition=(~Q(kind="penalty_correction")
                                               | Q(bill__isnull=False, corrects__isnull=False)),
                                    name="penalty_correction_has_penalty"),
+            models.CheckConstraint(condition=(~Q(kind="interest_correction")
+                                              | Q(bill__isnull=False, corrects__isnull=False)),
+                                   name="interest_correction_has_interest"),
         ]
         indexes = [models.Index(fields=["account", "posted_on"], name="ledger_account_date")]
 

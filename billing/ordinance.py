@@ -93,10 +93,12 @@ class PenaltyScheme(Protocol):
     words: str  # the rule as printed on the bill
 
     def dates(self, *, bill_date: date, due_date: date, through: date) -> list["PenaltyDue"]:
-        """The days a charge is assessed on a bill, up to ``through``."""
+        """The days a charge is assessed on a bill, up to ``through``; each due names its ledger kind
+        (``penalty`` or ``interest``)."""
 
     def amount(self, due: "PenaltyDue", *, unpaid_principal: Decimal, unpaid_total: Decimal) -> Decimal:
-        """The charge on one of those days, given what the bill then owes."""
+        """The charge on one of those days, given what the bill then owes (and, for a due marked
+        ``with_interest``, its unpaid interest as ``unpaid_interest``)."""
 
     def late_amount(self, principal: Decimal) -> Decimal:
         """What the bill comes to the day after its due date (the bill's "if paid late" line)."""

@@ -4,7 +4,10 @@ A preset names its scheme (``[penalty]`` in the preset file), a class registered
 ``billing.ordinance.PENALTY_SCHEMES`` (the ``PenaltyScheme`` protocol). A scheme
 answers ``dates(bill)`` — the days a charge is assessed on a bill, up to a date — and ``amount(...)`` — the
 charge on one of those days given the bill's unpaid principal (and, for schemes that compound, its unpaid
-total).
+total). Each ``PenaltyDue`` names the ledger kind it is posted as: ``penalty`` (the default) or
+``interest``; a penalty and an interest charge may fall on one bill and day, as separate entries. A due
+with ``with_interest`` is charged on the bill's unpaid interest as well, which the replay then passes to
+``amount`` as ``unpaid_interest`` (schemes that never ask for it need not take it).
 
 ``penalties_owed`` turns the facts (charges, payments, credits) into the penalties they make owed: it
 replays the ledger day by day and, at the start of each penalty day, charges every bill that is then
@@ -34,6 +37,8 @@ class PenaltyDue:
     description: str
     citation: str
     on_total: bool = False  # charged on the unpaid total including earlier interest/penalties
+    kind: str = "penalty"  # the ledger kind it is posted as: "penalty" or "interest"
+    with_interest: bool = False  # charged on unpaid principal plus the bill's unpaid interest (not penalties)
 
 
 @PENALTY_SCHEMES.register
@@ -125,6 +130,67 @@ class NoPenalty:
         return principal
 
 
+@PENALTY_SCHEMES.register
+class MonthlyInterestFebruaryPenalty:
+    """Washingtonville § 169-26: interest of 2% a month on water rents unpaid after the 30 days, and a
+    penalty of 5% "of the total amount due, including accumulated interest", every February 1.
+
+    Interpretations (ORDINANCES.md, Washingtonville):
+
+    * Interest (kind ``interest``) falls on the day after the due date — bill date + 31 days, the due date
+      being bill date + 30 — and on each monthly anniversary of that day (clamped to month end), 2% of the
+      bill's unpaid principal ("per month or portion thereof"). It never compounds: interest is not charged
+      on interest or penalties.
+    * The February penalty (kind ``penalty``) falls on every February 1 after the bill's due date, 5% of
+      the bill's unpaid principal plus its accumulated interest still unpaid at the start of that day — not
+      of earlier February penalties, and not of an interest charge falling on that same February 1 (charges
+      of one day are computed from the account as it stood at the start of the day, independently).
+    * "Accumulated interest" unpaid on February 1 follows the payment order (office policy): a payment
+      pays every bill's principal first, oldest bill first, then each bill's interest before its penalties,
+      oldest bill first. So interest counts as unpaid on February 1 only if what was paid before that day
+      did not cover all principal and then the interest of this and older bills.
+    """
+
+    name = "monthly_interest_february_penalty"
+
+    def __init__(self, params: dict):
+        self.citation = params["citation"]
+        self.interest = Decimal(params["interest_percent"])
+        self.interest_citation = params.get("interest_citation", self.citation)
+        self.interest_description = params.get("interest_description", "Interest")
+        self.days_after_due = int(params.get("interest_days_after_due", 1))
+        self.penalty = Decimal(params["penalty_percent"])
+        self.penalty_month, self.penalty_day = int(params["penalty_month"]), int(params["penalty_day"])
+        self.penalty_citation = params.get("penalty_citation", self.citation)
+        self.penalty_description = params.get("penalty_description", "Penalty")
+        self.words = params.get("words", "")
+
+    def dates(self, *, bill_date: date, due_date: date, through: date) -> list[PenaltyDue]:
+        start = due_date + timedelta(days=self.days_after_due)
+        out = []
+        k = 0
+        while (day := add_months(start, k)) <= through:
+            out.append(PenaltyDue(day, self.interest, f"{self.interest_description}: {self.interest}% (month {k + 1})",
+                                  self.interest_citation, kind="interest"))
+            k += 1
+        for year in range(due_date.year, through.year + 1):
+            day = date(year, self.penalty_month, self.penalty_day)
+            if due_date < day <= through:
+                out.append(PenaltyDue(day, self.penalty,
+                                      f"{self.penalty_description}: {self.penalty}% of unpaid rents and interest",
+                                      self.penalty_citation, with_interest=True))
+        return sorted(out, key=lambda due: (due.on, due.kind))
+
+    def amount(self, due: PenaltyDue, *, unpaid_principal: Decimal, unpaid_total: Decimal,
+               unpaid_interest: Decimal = ZERO) -> Decimal:
+        base = unpaid_principal + unpaid_interest if due.with_interest else unpaid_principal
+        return percent_of(base, due.percent) if base > ZERO else ZERO
+
+    def late_amount(self, principal: Decimal) -> Decimal:
+        """The day after the due date the first interest charge falls."""
+        return principal + percent_of(principal, self.interest)
+
+
 @dataclass(frozen=True)
 class BillTerms:
     """What the penalty replay needs of a live bill."""
@@ -145,16 +211,16 @@ def penalties_owed(*, entries: Iterable[Entry], bills: Iterable[BillTerms], sche
                    order: str = PRINCIPAL_FIRST) -> list[OwedPenalty]:
     """Every penalty the facts make owed on or before ``through``.
 
-    ``entries`` are the account's ledger entries; penalties and penalty corrections among them are ignored
-    (the replay makes its own), so the answer is the same whatever was posted before. Penalties falling on
-    one day are computed from the account as it stood at the start of that day and are independent of
-    each other; they are charges of that day for everything after.
+    ``entries`` are the account's ledger entries; late charges (penalties, interest) and their corrections
+    among them are ignored (the replay makes its own), so the answer is the same whatever was posted
+    before. Late charges falling on one day are computed from the account as it stood at the start of that
+    day and are independent of each other; they are charges of that day for everything after.
     """
     facts = sorted((e for e in entries if e.kind not in PENALTY_KINDS and e.posted_on <= through),
                    key=replay_order)
     dues = sorted(((due, bill) for bill in bills
                    for due in scheme.dates(bill_date=bill.bill_date, due_date=bill.due_date, through=through)),
-                  key=lambda pair: (pair[0].on, pair[1].key))
+                  key=lambda pair: (pair[0].on, pair[1].key, pair[0].kind))
     ledger = Ledger(order)
     owed: list[OwedPenalty] = []
     position = 0
@@ -168,11 +234,12 @@ def penalties_owed(*, entries: Iterable[Entry], bills: Iterable[BillTerms], sche
             balance = state.bills.get(bill.key)
             if balance is None:
                 continue
+            extra = {"unpaid_interest": balance.unpaid_interest} if due.with_interest else {}
             amount = scheme.amount(due, unpaid_principal=balance.unpaid_principal,
-                                   unpaid_total=balance.unpaid_total)
+                                   unpaid_total=balance.unpaid_total, **extra)
             if amount > ZERO:
                 found.append(OwedPenalty(bill.key, due, amount))
         for penalty in found:
-            ledger.post(Entry(kind="penalty", posted_on=day, amount=penalty.amount, bill_key=penalty.bill_key))
+            ledger.post(Entry(kind=penalty.due.kind, posted_on=day, amount=penalty.amount, bill_key=penalty.bill_key))
         owed.extend(found)
     return owed

@@ -38,8 +38,9 @@ def bill_line_data(line) -> dict:
 def account_statement(*, account: Account, as_of: date) -> dict:
     """The account as of a date, in the statement JSON contract (PRODUCT.md).
 
-    A bill's ``balance`` is its own charges still unpaid (penalties are listed under ``charges``), and the
-    account's ``balance`` is everything unpaid less any unapplied credit.
+    A bill's ``balance`` is its own charges still unpaid (penalties and interest are listed under
+    ``charges``, each net of its corrections), and the account's ``balance`` is everything unpaid less any
+    unapplied credit.
     """
     state = account_balances([account.id], through=as_of)[account.id]
     bills = (Bill.objects.filter(account=account, bill_date__lte=as_of).exclude(status=Bill.Status.VOID)
@@ -58,20 +59,19 @@ def account_statement(*, account: Account, as_of: date) -> dict:
             "lines": [bill_line_data(line) for line in bill.lines.all()],
         })
     charges = []
-    corrected: dict[int, Decimal] = defaultdict(Decimal)  # a penalty's corrections, by the penalty's id
+    corrections = [LedgerEntry.Kind.PENALTY_CORRECTION, LedgerEntry.Kind.INTEREST_CORRECTION]
+    corrected: dict[int, Decimal] = defaultdict(Decimal)  # a late charge's corrections, by the charge's id
     for corrects_id, amount in LedgerEntry.objects.filter(
-            account=account, posted_on__lte=as_of, kind=LedgerEntry.Kind.PENALTY_CORRECTION).values_list(
-            "corrects_id", "amount"):
+            account=account, posted_on__lte=as_of, kind__in=corrections).values_list("corrects_id", "amount"):
         corrected[corrects_id] += amount
     for entry in (LedgerEntry.objects.filter(account=account, posted_on__lte=as_of)
-                  .exclude(kind__in=[LedgerEntry.Kind.WATER, LedgerEntry.Kind.PAYMENT,
-                                     LedgerEntry.Kind.PENALTY_CORRECTION])
+                  .exclude(kind__in=[LedgerEntry.Kind.WATER, LedgerEntry.Kind.PAYMENT, *corrections])
                   # A fee or fine a bill carries is one of the bill's lines, in its total: listed there, once.
                   .exclude(kind__in=[LedgerEntry.Kind.FEE, LedgerEntry.Kind.FINE], bill__isnull=False)
                   .select_related("bill").order_by("posted_on", "id")):
-        # A penalty is shown as it stands after its corrections; one corrected to nothing is not shown.
+        # A late charge is shown as it stands after its corrections; one corrected to nothing is not shown.
         amount = entry.amount.amount + corrected.get(entry.id, ZERO)
-        if entry.kind == LedgerEntry.Kind.PENALTY and not amount:
+        if entry.kind in (LedgerEntry.Kind.PENALTY, LedgerEntry.Kind.INTEREST) and not amount:
             continue
         charges.append({"kind": entry.kind, "date": entry.posted_on.isoformat(), "amount": fmt_amount(amount),
                         "citation": entry.citation, "description": entry.description,
@@ -120,7 +120,7 @@ def _bill_summary(bill: Bill, entries: list[Entry], account_bills: list[tuple], 
     late_on = first_late_day(scheme, bill_date=bill.bill_date, due_date=bill.due_date)
     owed = penalties_owed(entries=facts, scheme=scheme, order=order, through=late_on,
                           bills=[BillTerms(key=key, bill_date=key[0], due_date=due) for key, due in due_of.items()])
-    penalties = [Entry(kind="penalty", posted_on=p.due.on, amount=p.amount, bill_key=p.bill_key) for p in owed]
+    penalties = [Entry(kind=p.due.kind, posted_on=p.due.on, amount=p.amount, bill_key=p.bill_key) for p in owed]
     at_issue = facts + [p for p in penalties if p.posted_on <= bill.issued_on]
     cutoff = previous_date or (bill.issued_on - timedelta(days=1))
     payments = penalty_total = other = current = ZERO
@@ -131,7 +131,7 @@ def _bill_summary(bill: Bill, entries: list[Entry], account_bills: list[tuple], 
             current += e.amount
         elif e.kind == "payment":
             payments += e.amount
-        elif e.kind == "penalty":
+        elif e.kind in ("penalty", "interest"):
             penalty_total += e.amount
         else:
             other += e.amount

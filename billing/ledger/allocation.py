@@ -7,15 +7,19 @@ credit memos, voids; negative). Replaying them day by day gives every balance:
   does any credit left over (an overpayment) go to them, so the order in which same-day charges were
   recorded never changes who owes what. Each credit is then applied as it comes.
 * **What a payment pays** is the preset's policy (ORDINANCES.md, conventions). ``principal_first`` (the
-  default): unpaid principal — fees and water — of every bill, oldest bill first, and only then penalties,
-  oldest first; an unpaid penalty therefore never turns into principal that draws more penalties.
-  ``penalties_first``: each bill's penalties, then its fees, then its water, oldest bill first.
+  default): unpaid principal — fees and water — of every bill, oldest bill first, and only then late
+  charges, oldest bill first, each bill's interest before its penalties; an unpaid penalty therefore never
+  turns into principal that draws more penalties. Interest is kept apart from penalties because a rule may
+  charge a penalty on unpaid interest (Washingtonville § 169-26: 5% of the amount due "including
+  accumulated interest") but never on penalties; paying a bill's interest first pays first what can still
+  draw a charge. ``penalties_first``: each bill's penalties, then its interest, then its fees, then its
+  water, oldest bill first.
 * **A credit tied to a bill** (a credit memo or a void) reduces that bill's own charges — water, then
-  fees, then penalties; what the bill no longer owes because it was paid already becomes a credit for
-  the account.
-* **A penalty correction** (a payment dated before a penalty was recorded after it) sits on the
-  penalty's own day and bill, so the replay is the one the penalty would have had if the payment had
-  been known in time.
+  fees, then interest, then penalties; what the bill no longer owes because it was paid already becomes a
+  credit for the account.
+* **A correction of a late charge** (a payment dated before a penalty or interest charge was recorded
+  after it) sits on the charge's own day and bill, so the replay is the one the charge would have had if
+  the payment had been known in time.
 * A payment applies on its own day; a charge posted later never takes money from an earlier payment,
   except a credit left over, which the next charge uses.
 
@@ -34,19 +38,26 @@ PRINCIPAL_FIRST = "principal_first"
 PENALTIES_FIRST = "penalties_first"
 PAYMENT_ORDERS = (PRINCIPAL_FIRST, PENALTIES_FIRST)
 
+# A bill's balance by category; ``interest`` joins a bill's dicts with its first interest charge, so the
+# bills of a village that charges none show only these three.
 CATEGORIES = ("penalty", "fee", "water")
+# Order of a bill's charges for ``penalties_first``.
+PENALTIES_FIRST_ORDER = ("penalty", "interest", "fee", "water")
 # Order when a bill's own credit (memo, void) applies: the charges first.
-CREDIT_ORDER = ("water", "fee", "penalty")
-# Charges by the category they add to; a penalty correction adds (usually a negative amount) to penalties.
+CREDIT_ORDER = ("water", "fee", "interest", "penalty")
+# What a payment pays of each bill once every bill's principal is paid (``principal_first``).
+LATE_ORDER = ("interest", "penalty")
+# Charges by the category they add to; a correction adds (usually a negative amount) to what it corrects.
 CATEGORY = {"water": "water", "fee": "fee", "fine": "fee", "debit": "fee", "penalty": "penalty",
-            "interest": "penalty", "penalty_correction": "penalty"}
+            "interest": "interest", "penalty_correction": "penalty", "interest_correction": "interest"}
 # Late charges: owed because of when principal was paid, never principal themselves.
-PENALTY_KINDS = ("penalty", "interest", "penalty_correction")
+PENALTY_KINDS = ("penalty", "interest", "penalty_correction", "interest_correction")
 
 
 @dataclass(frozen=True)
 class Entry:
-    kind: str  # water, fee, fine, penalty, interest, penalty_correction, debit, payment, credit, void
+    kind: str  # water, fee, fine, penalty, interest, penalty_correction, interest_correction, debit, payment,
+    # credit, void
     posted_on: date
     amount: Decimal
     bill_key: tuple | None = None  # (bill_date, bill_id) orders bills oldest first; None = not on a bill
@@ -66,6 +77,10 @@ class BillBalance:
     @property
     def unpaid_principal(self) -> Decimal:
         return self.unpaid["fee"] + self.unpaid["water"]
+
+    @property
+    def unpaid_interest(self) -> Decimal:
+        return self.unpaid.get("interest", ZERO)
 
     @property
     def unpaid_total(self) -> Decimal:
@@ -112,9 +127,9 @@ class Ledger:
         # Charges not on a bill (a counter fee) stand as their own item, ordered by posting date.
         key = e.bill_key if e.bill_key is not None else (e.posted_on, -1, e.entry_id)
         if e.is_charge:
-            bill = self.bills[key]
-            bill.charged[CATEGORY[e.kind]] += e.amount
-            bill.unpaid[CATEGORY[e.kind]] += e.amount
+            bill, cat = self.bills[key], CATEGORY[e.kind]
+            bill.charged[cat] = bill.charged.get(cat, ZERO) + e.amount
+            bill.unpaid[cat] = bill.unpaid.get(cat, ZERO) + e.amount
             self._unsettled = True
             return
         if e.kind == "payment" or e.bill_key is None:
@@ -123,7 +138,7 @@ class Ledger:
             bill = self.bills[key]
             credit = -e.amount
             for cat in CREDIT_ORDER:
-                take = min(credit, bill.unpaid[cat])
+                take = min(credit, bill.unpaid.get(cat, ZERO))
                 if take > ZERO:
                     bill.unpaid[cat] -= take
                     bill.charged[cat] -= take
@@ -137,14 +152,14 @@ class Ledger:
             return
         keys = sorted(self.bills)
         if self.order == PRINCIPAL_FIRST:
-            passes = [(keys, ("fee", "water")), (keys, ("penalty",))]
+            passes = [(keys, ("fee", "water")), (keys, LATE_ORDER)]
         else:
-            passes = [(keys, CATEGORIES)]
+            passes = [(keys, PENALTIES_FIRST_ORDER)]
         for bill_keys, cats in passes:
             for key in bill_keys:
                 bill = self.bills[key]
                 for cat in cats:
-                    take = min(self.pool, bill.unpaid[cat])
+                    take = min(self.pool, bill.unpaid.get(cat, ZERO))
                     if take > ZERO:
                         bill.unpaid[cat] -= take
                         self.pool -= take

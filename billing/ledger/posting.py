@@ -8,8 +8,10 @@ database keeps ``UNIQUE(source, kind)``:
 * ``charge:<id>``: a pending charge carried on a bill (kind ``fee`` or ``fine``), so several fees and fines
   sit on one bill, each once;
 * ``payment:<id>`` and ``adjustment:<id>``: a payment, a credit or debit memo;
-* ``bill:<id>@<date>``: the late charge of a bill on a day (kind ``penalty`` or ``interest``);
-* ``penalty:<id>#<n>``: the n-th correction of a posted penalty.
+* ``bill:<id>@<date>``: the late charge of a bill on a day (kind ``penalty`` or ``interest``: a penalty and
+  an interest charge may fall on one bill and day, each once);
+* ``penalty:<id>#<n>`` and ``interest:<id>#<n>``: the n-th correction of a posted penalty (kind
+  ``penalty_correction``) or interest charge (kind ``interest_correction``).
 
 A retry that posts the same source again therefore never posts twice: ``ledger_post`` returns the row
 already there, ``ledger_post_many`` skips it (except with COPY, used only for rows of bills created in the
@@ -52,8 +54,9 @@ def late_charge_source(bill_id: int, day: date) -> str:
     return f"bill:{bill_id}@{day.isoformat()}"
 
 
-def correction_source(penalty_id: int, number: int) -> str:
-    return f"penalty:{penalty_id}#{number}"
+def correction_source(late_charge_id: int, number: int, *, kind: str = "penalty") -> str:
+    """The ``number``-th correction of a posted late charge of ``kind`` (``penalty`` or ``interest``)."""
+    return f"{kind}:{late_charge_id}#{number}"
 
 
 @dataclass(slots=True)  # not frozen: a run builds one per bill, and frozen init costs twice as much

@@ -9,8 +9,10 @@ all end with the same books (``tests/billing/test_any_order.py``).
 
 Every account with a live bill past its due date is looked at: a bill paid in full the day after its due
 date still owes the first penalty, although the account's balance is zero by the time anyone assesses.
-Chunks of accounts are locked in id order, so concurrent assessments and payment posts queue instead of
-posting twice; the database also forbids a second penalty for one bill and date.
+Late charges are posted as the scheme's due names them (kind ``penalty`` or ``interest``), each corrected
+by an entry of its own kind (``penalty_correction``, ``interest_correction``). Chunks of accounts are locked
+in id order, so concurrent assessments and payment posts queue instead of posting twice; the database also
+forbids a second penalty, or a second interest charge, for one bill and date.
 """
 
 from collections import defaultdict
@@ -32,6 +34,10 @@ from ..ordinance import ordinance_on
 from ..penalties import BillTerms, penalties_owed
 
 CHUNK = 500
+# The late charges a scheme posts, and the kind of entry that corrects each.
+LATE_CHARGE_KINDS = (LedgerEntry.Kind.PENALTY.value, LedgerEntry.Kind.INTEREST.value)
+CORRECTION_OF = {LedgerEntry.Kind.PENALTY.value: LedgerEntry.Kind.PENALTY_CORRECTION.value,
+                 LedgerEntry.Kind.INTEREST.value: LedgerEntry.Kind.INTEREST_CORRECTION.value}
 
 
 @dataclass
@@ -70,11 +76,11 @@ def penalties_assess_due(*, as_of: date, progress=None) -> PenaltyResult:
 
 def penalties_correct_posted(*, account_ids, after: dict[int, date] | None = None) -> PenaltyResult:
     """Payments or credits were recorded, or a bill voided: correct the penalties already posted on these
-    accounts that the facts no longer support (up to each account's latest posted penalty; later days are
-    the next assessment's). ``after`` (account id → the earliest date of what was recorded) skips an
+    accounts that the facts no longer support (up to each account's latest posted penalty or interest charge;
+    later days are the next assessment's). ``after`` (account id → the earliest date of what was recorded) skips an
     account with no penalty posted after that date: a penalty on day D reads only what was dated before D,
     so nothing it was computed from has changed — a payment file of today's payments costs no replay."""
-    latest = dict(LedgerEntry.objects.filter(account_id__in=list(account_ids), kind=LedgerEntry.Kind.PENALTY)
+    latest = dict(LedgerEntry.objects.filter(account_id__in=list(account_ids), kind__in=LATE_CHARGE_KINDS)
                   .values("account_id").annotate(last=Max("posted_on")).values_list("account_id", "last"))
     if after is not None:
         latest = {account_id: last for account_id, last in latest.items() if last > after[account_id]}
@@ -99,17 +105,17 @@ def penalties_reconcile(*, through: dict[int, date]) -> PenaltyResult:
         numbers[bill_id] = number
         if status != Bill.Status.VOID:
             bills[account_id].append(BillTerms(key=(bill_date, bill_id), bill_date=bill_date, due_date=due_date))
-    # What is posted: per bill and day, the penalty row and its net amount after corrections.
-    posted: dict[tuple[int, date], list] = {}
+    # What is posted: per bill, day and kind, the late charge's row and its net amount after corrections.
+    posted: dict[tuple[int, date, str], list] = {}
     by_id: dict[int, list] = {}
     corrections: list[tuple[int, Decimal]] = []
     corrected_times: dict[int, int] = defaultdict(int)
     for entry_id, account_id, bill_id, posted_on, kind, amount, corrects_id in LedgerEntry.objects.filter(
-            account_id__in=account_ids, kind__in=[LedgerEntry.Kind.PENALTY, LedgerEntry.Kind.PENALTY_CORRECTION],
+            account_id__in=account_ids, kind__in=[*LATE_CHARGE_KINDS, *CORRECTION_OF.values()],
             posted_on__lte=last_day).values_list("id", "account_id", "bill_id", "posted_on", "kind", "amount",
                                                  "corrects_id").order_by("id"):
-        if kind == LedgerEntry.Kind.PENALTY:
-            posted[(bill_id, posted_on)] = by_id[entry_id] = [entry_id, account_id, amount]
+        if kind in LATE_CHARGE_KINDS:
+            posted[(bill_id, posted_on, kind)] = by_id[entry_id] = [entry_id, account_id, amount, kind]
         else:
             corrections.append((corrects_id, amount))
     for corrects_id, amount in corrections:
@@ -122,35 +128,35 @@ def penalties_reconcile(*, through: dict[int, date]) -> PenaltyResult:
                               through=through[account_id], order=order)
         seen = set()
         for penalty in owed:
-            bill_id, day = penalty.bill_key[1], penalty.due.on
-            seen.add((bill_id, day))
-            row = posted.get((bill_id, day))
+            bill_id, day, kind = penalty.bill_key[1], penalty.due.on, penalty.due.kind
+            seen.add((bill_id, day, kind))
+            row = posted.get((bill_id, day, kind))
             if row is None:
-                new.append(Posting(account_id=account_id, bill_id=bill_id, kind=LedgerEntry.Kind.PENALTY,
+                new.append(Posting(account_id=account_id, bill_id=bill_id, kind=kind,
                                    posted_on=day, amount=penalty.amount, source=late_charge_source(bill_id, day),
                                    citation=penalty.due.citation,
                                    description=f"{penalty.due.description} on bill {numbers[bill_id]}"))
             elif row[2] != penalty.amount:
                 new.append(_correction(row, penalty.amount, bill_id=bill_id, day=day, number=numbers[bill_id],
                                        times=corrected_times[row[0]]))
-        for (bill_id, day), row in posted.items():
-            if row[1] == account_id and day <= through[account_id] and (bill_id, day) not in seen and row[2]:
+        for (bill_id, day, kind), row in posted.items():
+            if row[1] == account_id and day <= through[account_id] and (bill_id, day, kind) not in seen and row[2]:
                 new.append(_correction(row, ZERO, bill_id=bill_id, day=day, number=numbers[bill_id],
                                        times=corrected_times[row[0]]))
     ledger_post_many(new, fresh=True)  # compared with the books under the accounts' locks
     result = PenaltyResult(
-        posted=sum(1 for e in new if e.kind == LedgerEntry.Kind.PENALTY),
-        corrected=sum(1 for e in new if e.kind == LedgerEntry.Kind.PENALTY_CORRECTION),
+        posted=sum(1 for e in new if e.kind in LATE_CHARGE_KINDS),
+        corrected=sum(1 for e in new if e.kind not in LATE_CHARGE_KINDS),
         total=sum((e.amount for e in new), ZERO),
         accounts=len({e.account_id for e in new}))
     return result
 
 
 def _correction(row: list, owed: Decimal, *, bill_id: int, day: date, number: str, times: int) -> Posting:
-    """The correction that brings a posted penalty (corrected ``times`` times so far) to ``owed``."""
-    entry_id, account_id, net = row
-    return Posting(account_id=account_id, bill_id=bill_id, kind=LedgerEntry.Kind.PENALTY_CORRECTION,
+    """The correction that brings a posted late charge (corrected ``times`` times so far) to ``owed``."""
+    entry_id, account_id, net, kind = row
+    return Posting(account_id=account_id, bill_id=bill_id, kind=CORRECTION_OF[kind],
                    posted_on=day, amount=owed - net, corrects_id=entry_id,
-                   source=correction_source(entry_id, times + 1),
-                   description=f"Penalty of {day:%b} {day.day}, {day:%Y} on bill {number} corrected to "
-                               f"${owed:,.2f}")
+                   source=correction_source(entry_id, times + 1, kind=kind),
+                   description=f"{LedgerEntry.Kind(kind).label} of {day:%b} {day.day}, {day:%Y} on bill {number} "
+                               f"corrected to ${owed:,.2f}")

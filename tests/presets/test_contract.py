@@ -154,13 +154,15 @@ def test_one_account_billed_through_a_year(installed):
     penalties_assess_due(as_of=assessed_on)
     for account, _ in accounts.values():
         bills = list(Bill.objects.filter(account=account).order_by("bill_date"))
-        assert not LedgerEntry.objects.filter(bill=bills[0], kind=LedgerEntry.Kind.PENALTY).exists()
+        late = [LedgerEntry.Kind.PENALTY, LedgerEntry.Kind.INTEREST]
+        assert not LedgerEntry.objects.filter(bill=bills[0], kind__in=late).exists()
         for bill in bills[1:]:
             # A bill with nothing to pay (gallons within an allowance already charged) owes no penalty.
             dues = scheme.dates(bill_date=bill.bill_date, due_date=bill.due_date, through=assessed_on) \
                 if bill.total.amount else []
-            posted = list(LedgerEntry.objects.filter(bill=bill, kind=LedgerEntry.Kind.PENALTY).order_by("posted_on"))
-            assert [entry.posted_on for entry in posted] == [due.on for due in dues]
+            dues = sorted(dues, key=lambda due: (due.on, due.kind))
+            posted = list(LedgerEntry.objects.filter(bill=bill, kind__in=late).order_by("posted_on", "kind"))
+            assert [(entry.posted_on, entry.kind) for entry in posted] == [(due.on, due.kind) for due in dues]
             assert all(entry.citation == due.citation != "" and entry.amount.amount > 0
                        for entry, due in zip(posted, dues, strict=True))
 
