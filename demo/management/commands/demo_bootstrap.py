@@ -7,7 +7,7 @@ printed one always works. Refuses to run with DEBUG off: it is for the embedded 
 """
 
 import secrets
-from datetime import date
+from datetime import date, timedelta
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -50,10 +50,16 @@ class Command(BaseCommand):
             f"\nAdmin: {ADMIN_URL}\n  username: {ADMIN_USERNAME}\n  password: {password}\n"))
 
     def _bill(self, bill_dates: list[date], *, as_of: date) -> None:
-        """Bill each date in order, post demo payments, then assess penalties."""
-        for bill_date in dict.fromkeys(bill_dates):  # today may be a back-filled 1st too
+        """Bill each date in order, and post the payments made before the next one, as the office would have
+        and the late charges owed by each bill date before its bills (a bill shows the account as known when
+        it was issued: a payment recorded after the next bill would leave that bill's previous balance
+        unpaid); then assess penalties through today."""
+        dates = list(dict.fromkeys(bill_dates))  # today may be a back-filled 1st too
+        paid = 0
+        for bill_date, next_date in zip(dates, [*dates[1:], None], strict=True):
+            self._call("assess_penalties", "--date", bill_date.isoformat())  # known when the bill is issued
             self._call("run_billing", "--date", bill_date.isoformat())
-        paid = demo_payments_create(as_of=as_of)
+            paid += demo_payments_create(as_of=next_date - timedelta(days=1) if next_date else as_of)
         if paid:
             self.stdout.write(f"Demo: {paid} payments posted (most on time, some late or partial).")
         self._call("assess_penalties", "--date", as_of.isoformat())
