@@ -9,7 +9,8 @@ database keeps ``UNIQUE(source, kind)``:
   sit on one bill, each once;
 * ``payment:<id>`` and ``adjustment:<id>``: a payment, a credit or debit memo;
 * ``bill:<id>@<date>``: the late charge of a bill on a day (kind ``penalty`` or ``interest``);
-* ``penalty:<id>#<n>``: the n-th correction of a posted penalty.
+* ``penalty:<id>#<n>``: the n-th correction of a posted penalty;
+* ``deposit:<id>``: a refundable deposit received (kind ``deposit``) and its refund (kind ``deposit_refund``).
 
 A retry that posts the same source again therefore never posts twice: ``ledger_post`` returns the row
 already there, ``ledger_post_many`` skips it (except with COPY, used only for rows of bills created in the
@@ -45,6 +46,10 @@ def payment_source(payment_id: int) -> str:
 
 def adjustment_source(adjustment_id: int) -> str:
     return f"adjustment:{adjustment_id}"
+
+
+def deposit_source(deposit_id: int) -> str:
+    return f"deposit:{deposit_id}"
 
 
 def late_charge_source(bill_id: int, day: date) -> str:
