@@ -8,7 +8,18 @@ A fee is more than a number for some ordinances. Each ``[[fee]]`` of a preset fi
   § 45.28 B: $1.50 per $1,000 of cost, so $250,000 → $375.00);
 * ``by_size``: a table by supply or meter size; a size the table does not list has no fee in the code and is
   refused naming the section (the sprinkler service charge, § 45.28 C(1): 2" $100.00 … 8" $500.00, no 7");
-* ``clerk``: the amount is the clerk's, where the ordinance leaves it open.
+* ``clerk``: the amount is the clerk's, where the ordinance leaves it open;
+* ``base_plus_size``: a base amount plus an amount by size (Old Westbury's tap or service connection: $350
+  plus 1" $500 … 8" $4,500, so 1½" → $1,150.00); a size listed at 0 pays the base only (¾"), and a size the
+  table does not list is refused: the Board must set it;
+* ``deposit``: a refundable deposit (Washingtonville's hydrant connection, § 169-4: $250), held for the
+  customer and returned without interest, never charged (``billing.services.deposits``);
+* ``meter_test``: a meter test at the customer's request, charged or not by the test's result
+  (Washingtonville § 169-22: $20 unless the meter registers over 3% more than passes, then no charge and the
+  overbilled water credited; Old Westbury § 210-30 A: $25 only if accurate to the state's standard).
+
+Any fee may also carry **appointment rules** (``params.appointments``, ``billing.appointments``): when the
+work it pays for may be done. Such a fee is charged only with an appointment that keeps them.
 
 A rule is pure: it knows the fee's own numbers and the facts given (``amount``, ``base``, ``size``), and
 answers the amount or raises ``ApplicationError`` naming the field and the section. It refuses a fact it
@@ -17,14 +28,16 @@ the API, the ``charge_fee`` command and the admin all come from here.
 """
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import date
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from fractions import Fraction
 from typing import ClassVar
 
 from core.errors import ApplicationError, FieldError, NotFound
 from core.money import MONEY_MAX, cents, fmt_dollars, fmt_rate
 
+from .appointments import Appointment, AppointmentRules
 from .models import Fee
 from .registries import FEE_RULES
 
@@ -42,11 +55,33 @@ class _Rule:
 
     name: ClassVar[str]
     takes: ClassVar[frozenset[str]] = frozenset()
+    # A deposit is held for the customer, never charged (``billing.services.deposits``).
+    is_deposit: ClassVar[bool] = False
 
     def __init__(self, params: Mapping):
         self.code = params["code"]
         self.citation = params["citation"]
         self.description = params["description"]
+        self.params = dict(params.get("params") or {})
+        try:
+            self.appointments = (AppointmentRules.from_params(self.params["appointments"], citation=self.citation)
+                                 if self.params.get("appointments") else None)
+        except (ValueError, TypeError) as exc:
+            raise ApplicationError(f"fee '{self.code}' ({self.citation}): appointments: {exc}",
+                                   field="params") from None
+
+    def appointment_problems(self, appointment: Appointment | None) -> list[FieldError]:
+        """Why the fee may not be charged for this appointment; a fee with appointment rules needs one,
+        a fee without takes none."""
+        if self.appointments is None:
+            if appointment is None:
+                return []
+            return [FieldError(field="at", message=f"{self.description} ({self.citation}) takes no appointment")]
+        if appointment is None:
+            return [FieldError(field="at", message=f"{self.description} is charged with its appointment: give "
+                                                   f"when the work is done, when notice was given and the "
+                                                   f"permit's dates ({self.appointments.words()})")]
+        return self.appointments.problems(appointment, what=self.description)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.code} ({self.citation})>"
@@ -211,6 +246,117 @@ class BySizeFee(_Rule):
 
 
 @FEE_RULES.register
+class BasePlusSizeFee(BySizeFee):
+    """A base amount plus an amount by size; a size listed at 0 pays the base only, and a size the table
+    does not list is refused: the governing board must set it before it is charged."""
+
+    name = "base_plus_size"
+
+    def __init__(self, params: Mapping):
+        super().__init__(params)
+        if params.get("amount") is None:
+            raise ApplicationError(f"fee '{self.code}' ({self.citation}) is a base plus an amount by size and "
+                                   "needs its base amount", field="amount")
+        self.base = Decimal(params["amount"])
+
+    def terms(self) -> str:
+        return f"{fmt_dollars(self.base)} plus " + ", ".join(
+            f'{size}" {fmt_dollars(amount)}' for size, amount in self.sizes())
+
+    def quote(self, *, amount: Decimal | None = None, base: Decimal | None = None, size: str | None = None) -> Decimal:
+        self._refuse_unused(amount=amount, base=base)
+        listed = ", ".join(f'{s}"' for s, _ in self.sizes())
+        if size is None or not str(size).strip():
+            self._refuse(f"depends on the size: give the size in inches ({listed})", field="size")
+        try:
+            value = inches(size)
+        except ValueError as exc:
+            self._refuse(f"depends on the size: {exc}", field="size")
+        if value not in self.table:
+            self._refuse(f'has no charge for a {_size_text(value)}" size; the code lists {listed} only, and the '
+                         "Board must set it", field="size")
+        return self._at_most(cents(self.base + self.table[value]), field="size")
+
+
+@FEE_RULES.register
+class DepositFee(FlatFee):
+    """A refundable deposit: held for the customer and returned without interest, never charged."""
+
+    name = "deposit"
+    is_deposit = True
+
+    def terms(self) -> str:
+        return f"{fmt_dollars(self.amount)} deposit, refundable"
+
+
+@FEE_RULES.register
+class MeterTestFee(FlatFee):
+    """A meter test at the customer's request: the fee, or none, by what the test found.
+
+    ``params.charged_unless`` says when the test is free: ``"over_registers"`` — the meter registers more
+    than ``over_percent`` more water than actually passes (exactly that percent is charged); ``"inaccurate"``
+    — the meter is off by more than ``accurate_within_percent`` either way. ``credit_overbilled`` credits
+    the water a fast meter overbilled on the bills the test covers.
+    """
+
+    name = "meter_test"
+    WHEN = ("over_registers", "inaccurate")
+
+    def __init__(self, params: Mapping):
+        super().__init__(params)
+        self.charged_unless = self.params.get("charged_unless", "")
+        if self.charged_unless not in self.WHEN:
+            raise ApplicationError(f"fee '{self.code}' ({self.citation}) is a meter test fee and needs "
+                                   f"params.charged_unless: {' or '.join(self.WHEN)}", field="params")
+        key = "over_percent" if self.charged_unless == "over_registers" else "accurate_within_percent"
+        try:
+            self.percent = Decimal(str(self.params[key]))
+        except (KeyError, InvalidOperation):
+            raise ApplicationError(f"fee '{self.code}' ({self.citation}) needs params.{key}, a percent",
+                                   field="params") from None
+        self.credit_overbilled = bool(self.params.get("credit_overbilled", False))
+
+    def terms(self) -> str:
+        if self.charged_unless == "over_registers":
+            return f"{fmt_dollars(self.amount)} unless the meter registers over {self.percent}% more than passes"
+        return f"{fmt_dollars(self.amount)} if the meter is accurate within {self.percent}%"
+
+    def outcome(self, error_percent: Decimal) -> "MeterTestOutcome":
+        """What a test that found the meter registering ``error_percent`` more than passed (negative: less)
+        costs the customer, in words naming the section."""
+        error, limit = _percent(error_percent), _percent(self.percent)
+        if self.charged_unless == "over_registers":
+            free = error_percent > self.percent
+            found = (f"registers {error}% more than passes, over {limit}%" if free else
+                     f"registers {error}% more than passes, not over {limit}%")
+            return MeterTestOutcome(charged=not free, credit_overbilled=free and self.credit_overbilled,
+                               words=f"the meter {found} ({self.citation}): "
+                                     + ("no charge for the test" if free else f"the test is charged "
+                                                                              f"{fmt_dollars(self.amount)}"))
+        accurate = abs(error_percent) <= self.percent
+        return MeterTestOutcome(charged=accurate, credit_overbilled=False,
+                           words=f"the meter registers {error}% more than passes, "
+                                 + (f"accurate within {limit}% ({self.citation}): the test is charged "
+                                    f"{fmt_dollars(self.amount)}" if accurate else
+                                    f"inaccurate (off by more than {limit}%) ({self.citation}): no charge for "
+                                    "the test"))
+
+
+def _percent(value: Decimal) -> str:
+    """A percent as people read it: 3 → "3", 3.0049 → "3", 3.005 → "3.01" (shown to the hundredth; the
+    rule compares the exact figure)."""
+    shown = value.quantize(Decimal("0.01"), ROUND_HALF_UP).normalize()
+    return f"{shown:f}"
+
+
+@dataclass(frozen=True)
+class MeterTestOutcome:
+    charged: bool
+    credit_overbilled: bool
+    words: str
+
+
+@FEE_RULES.register
 class ClerkAmountFee(_Rule):
     """The ordinance leaves the amount open: the clerk gives it."""
 
@@ -244,7 +390,7 @@ def fee_rule(fee: Fee):
     return FEE_RULES.build(fee.rule, {
         "code": fee.code, "citation": fee.citation, "description": fee.description,
         "amount": fee.amount.amount if fee.amount is not None else None, "rate": fee.rate,
-        "by_size": fee.by_size})
+        "by_size": fee.by_size, "params": fee.params})
 
 
 def fee_codes() -> list[str]:
@@ -264,6 +410,17 @@ def fees_in_force(*, on: date) -> list[Fee]:
     fees = (Fee.objects.filter(code=code, effective_on__lte=on).order_by("-effective_on").first()
             for code in fee_codes())
     return [fee for fee in fees if fee is not None]
+
+
+def fee_with_rule(*, rule: str, on: date, field: str = "code") -> Fee:
+    """The fee of the schedule in force on a date whose rule is ``rule`` (the hydrant deposit, the meter test
+    fee): the preset says which of its fees it is; refused when it has none, or more than one."""
+    found = [fee for fee in fees_in_force(on=on) if fee.rule == rule]
+    if len(found) != 1:
+        codes = ", ".join(fee.code for fee in found)
+        raise ApplicationError(f"the fee schedule in force on {on} has {'no' if not found else 'more than one'} "
+                               f"'{rule}' fee{f' ({codes}); name the code' if found else ''}", field=field)
+    return found[0]
 
 
 def fee_quote(fee: Fee, *, amount: Decimal | None = None, base: Decimal | None = None,

@@ -96,6 +96,10 @@ class Fee(models.Model):
                                help_text="For fees computed pro rata (per dollar of construction cost).")
     by_size = models.JSONField(default=dict, blank=True,
                                help_text='For fees by supply or meter size: dollars by inches, {"2": "100.00"}.')
+    params = models.JSONField(
+        default=dict, blank=True,
+        help_text="The rule's own terms beyond an amount, a rate or a table: when a tap may be made, when a "
+                  "meter test is charged (billing/fees.py).")
     citation = models.CharField(max_length=80)
     note = models.TextField(blank=True)
     history = HistoricalRecords()
@@ -355,6 +359,8 @@ class LedgerEntry(models.Model):
         INTEREST = "interest", "Interest"
         FINE = "fine", "Fine"
         INTEREST_CORRECTION = "interest_correction", "Interest corrected"
+        DEPOSIT = "deposit", "Deposit held"
+        DEPOSIT_REFUND = "deposit_refund", "Deposit refunded"
 
     account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="ledger")
     bill = models.ForeignKey(Bill, null=True, blank=True, on_delete=models.PROTECT, related_name="ledger")
@@ -384,8 +390,9 @@ class LedgerEntry(models.Model):
             models.UniqueConstraint(fields=["source", "kind"], name="one_entry_per_source_and_kind"),
             models.CheckConstraint(condition=~Q(source=""), name="ledger_entry_has_source"),
             models.CheckConstraint(
-                condition=(Q(kind__in=["water", "fee", "fine", "penalty", "interest", "debit"], amount__gte=0)
-                           | Q(kind__in=["payment", "credit", "void"], amount__lte=0)
+                condition=(Q(kind__in=["water", "fee", "fine", "penalty", "interest", "debit", "deposit_refund"],
+                             amount__gte=0)
+                           | Q(kind__in=["payment", "credit", "void", "deposit"], amount__lte=0)
                            | Q(kind__in=["penalty_correction", "interest_correction"])),
                 name="ledger_sign_matches_kind"),
             models.CheckConstraint(condition=~Q(kind="payment") | Q(payment__isnull=False),
@@ -471,3 +478,45 @@ class PendingCharge(models.Model):
         if self.cancelled_at is not None:
             return "cancelled"
         return "pending" if self.bill_id is None else "billed"
+
+
+class Deposit(models.Model):
+    """A refundable deposit the customer leaves with the clerk (a hydrant connection's, Washingtonville
+    § 169-4): money held for the customer, a liability, never revenue.
+
+    It is not principal: no bill carries it, no payment pays it, no penalty or interest is computed on it,
+    and it is no part of the amount due. The ledger records it apart (kind ``deposit`` when received, a
+    credit held; ``deposit_refund`` when returned, without interest), and the balance leaves both out
+    (``billing.ledger.allocation.DEPOSIT_KINDS``); the statement and portal show what is held.
+    """
+
+    account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="deposits")
+    code = models.CharField(max_length=40, help_text="The deposit's code in the preset's fee schedule.")
+    description = models.CharField(max_length=200)
+    citation = models.CharField(max_length=80)
+    amount = money_field()
+    received_on = models.DateField()
+    reference = models.CharField(max_length=80, blank=True, help_text="The certified check or receipt number.")
+    received_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+                                    related_name="+")
+    refunded_on = models.DateField(null=True, blank=True)
+    refunded_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+                                    related_name="+")
+    refund_note = models.TextField(blank=True, help_text="Internal note: the satisfactory discontinuance.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-received_on", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(amount__gt=0), name="deposit_amount_positive"),
+            models.CheckConstraint(condition=Q(refunded_on__isnull=True) | Q(refunded_on__gte=models.F("received_on")),
+                                   name="deposit_refunded_after_received"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.description} {self.amount} on {self.account}"
+
+    @property
+    def status(self) -> str:
+        return "held" if self.refunded_on is None else "refunded"

@@ -17,6 +17,8 @@ from django.db import transaction
 from djmoney.money import Money
 
 from core.errors import ApplicationError
+from meters.models import MeterRules
+from meters.rules import MeterPolicy
 
 from .fees import FEE_RULES, rule_for
 from .models import Fee, PaymentOrder, RateSchedule, Utility
@@ -95,6 +97,22 @@ def preset_install(*, code: str, mark_demo_site: bool = False) -> InstallReport:
     if mark_demo_site and Utility.objects.filter(preset=code, is_demo_site=False).update(is_demo_site=True):
         report.updated.append(f"utility {code}: marked a demo/training site (sample rates may be billed)")
 
+    meter_params = _jsonable(data.get("meters", {}))
+    try:
+        MeterPolicy.from_params(meter_params)
+    except (TypeError, ValueError) as exc:
+        raise ApplicationError(f"[meters]: {exc}", field="meters") from exc
+    unknown_units = set(meter_params.get("units", [])) - {"gal", "cf"}
+    if unknown_units:
+        raise ApplicationError(f"[meters] units: {', '.join(sorted(unknown_units))} is not gal or cf", field="meters")
+    meter_rules = MeterRules.objects.first()
+    if meter_rules is None:
+        MeterRules.objects.create(params=meter_params)
+        report.created.append("meter rules")
+    elif meter_rules.params != meter_params:
+        MeterRules.objects.filter(pk=meter_rules.pk).update(params=meter_params)
+        report.updated.append("meter rules")
+
     for schedule in data.get("rate_schedule", []):
         effective_on = schedule["effective_on"]
         rules = _jsonable({k: v for k, v in schedule.items() if k not in ("effective_on", "citation", "sample")})
@@ -109,13 +127,14 @@ def preset_install(*, code: str, mark_demo_site: bool = False) -> InstallReport:
             "description": fee["description"], "citation": fee["citation"], "note": fee.get("note", ""),
             "amount": Money(Decimal(fee["amount"]), "USD") if "amount" in fee else None,
             "rate": Decimal(fee["rate"]) if "rate" in fee else None,
-            "by_size": by_size,
+            "by_size": by_size, "params": _jsonable(fee.get("params", {})),
             "rule": rule_for(amount=fee.get("amount"), rate=fee.get("rate"), by_size=by_size, rule=fee.get("rule")),
         }
         # The rule is built once here, so a preset whose fee lacks what its rule needs is refused on install.
         FEE_RULES.build(values["rule"], {"code": fee["code"], "citation": fee["citation"],
                                          "description": fee["description"], "amount": fee.get("amount"),
-                                         "rate": fee.get("rate"), "by_size": by_size})
+                                         "rate": fee.get("rate"), "by_size": by_size,
+                                         "params": values["params"]})
         _upsert_version(Fee, {"code": fee["code"], "effective_on": fee["effective_on"]}, values, report,
                         label=f"fee {fee['code']} {fee['effective_on']}", in_use=lambda obj: False)
     return report

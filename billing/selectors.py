@@ -13,7 +13,7 @@ from core.money import ZERO, fmt_amount, fmt_rate
 from .documents.money_box import BillSummary
 from .ledger.allocation import PENALTY_KINDS, BillBalance, Entry, allocate
 from .ledger.selectors import account_balances, entries_for_accounts
-from .models import Bill, LedgerEntry, Payment
+from .models import Bill, Deposit, LedgerEntry, Payment
 from .ordinance import ordinance_on
 from .penalties import BillTerms, penalties_owed
 
@@ -40,7 +40,9 @@ def account_statement(*, account: Account, as_of: date) -> dict:
 
     A bill's ``balance`` is its own charges still unpaid (penalties and interest are listed under
     ``charges``, each net of its corrections), and the account's ``balance`` is everything unpaid less any
-    unapplied credit.
+    unapplied credit. A refundable deposit is listed under ``charges`` as what it is (kind ``deposit``, the
+    money held, negative as on the ledger; kind ``deposit_refund`` when returned) and is no part of the
+    balance.
     """
     state = account_balances([account.id], through=as_of)[account.id]
     bills = (Bill.objects.filter(account=account, bill_date__lte=as_of).exclude(status=Bill.Status.VOID)
@@ -80,6 +82,19 @@ def account_statement(*, account: Account, as_of: date) -> dict:
                 for p in Payment.objects.filter(account=account, paid_on__lte=as_of).order_by("paid_on", "id")]
     return {"account_no": account.account_no, "as_of": as_of.isoformat(), "balance": fmt_amount(state.balance),
             "bills": out_bills, "charges": charges, "payments": payments}
+
+
+def account_deposits(*, account: Account, as_of: date) -> list[dict]:
+    """The deposits received for the account by a date, as the portal shows them: held, or refunded (and
+    when) as the account stood on that date."""
+    out = []
+    for deposit in Deposit.objects.filter(account=account, received_on__lte=as_of).order_by("received_on", "id"):
+        refunded = deposit.refunded_on is not None and deposit.refunded_on <= as_of
+        out.append({"description": deposit.description, "citation": deposit.citation,
+                    "received_on": deposit.received_on.isoformat(), "amount": fmt_amount(deposit.amount.amount),
+                    "status": "refunded" if refunded else "held",
+                    "refunded_on": deposit.refunded_on.isoformat() if refunded else None})
+    return out
 
 
 # --- What a bill tells the customer -----------------------------------------------------------------------

@@ -72,7 +72,9 @@ from core.csvimport import (
 )
 from core.errors import Conflict
 
+from . import rules
 from .models import Installation, Meter, Reading
+from .selectors import meter_policy
 from .services import reading_value
 from .units import normalize_size
 
@@ -184,6 +186,10 @@ def accounts_import(*, file: ImportSource, as_of: date, actor: AbstractBaseUser 
     csv_data = csv_rows(text=source.text, layout=ACCOUNTS_LAYOUT, errors=errors)
     checking = progress_bar(csv_data, enabled=progress, desc="checking accounts", total=len(csv_data))
     rows = [_row_parse(row, as_of=as_of, errors=errors) for row in checking]
+    policy = meter_policy()
+    for row in rows:
+        if row.meter_unit is not None and (problem := rules.unit_problem(policy, row.meter_unit)):
+            errors.add(line=row.line, field="meter_unit", message=problem)
     _duplicates_check(rows, "account_no", errors=errors)
     _duplicates_check(rows, "meter_serial", errors=errors)
     reason = change_reason(command="import_accounts", file=source)

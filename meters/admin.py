@@ -8,7 +8,7 @@ that a bill in force used is final: its page is read-only and names the bills.
 from django import forms
 from django.contrib import admin
 from django.contrib.admin.utils import unquote
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Q
 from django.urls import reverse
@@ -19,8 +19,9 @@ from core.commands import today
 from core.csvimport import identifier_validator
 
 from .admin_imports import AccountImportMixin, ReadingImportMixin
-from .models import Installation, Meter, Reading
-from .selectors import reading_held_by
+from .models import Installation, Meter, MeterTest, Reading
+from .rules import unit_problem
+from .selectors import meter_policy, reading_held_by
 from .services import reading_change, reading_delete, reading_final_problem, reading_problems, reading_record
 
 
@@ -120,6 +121,12 @@ class ReadingInline(admin.TabularInline):
         return super().get_queryset(request).select_related("entered_by")
 
 
+def _unit_allowed(unit: str) -> None:
+    """The preset's register units (``[meters] units``): a meter in another unit is refused."""
+    if problem := unit_problem(meter_policy(), unit):
+        raise ValidationError(problem)
+
+
 @admin.register(Meter)
 class MeterAdmin(HistoryAdmin):
     list_display = ("serial", "size", "unit", "make", "dials")
@@ -131,6 +138,8 @@ class MeterAdmin(HistoryAdmin):
         formfield = super().formfield_for_dbfield(db_field, request, **kwargs)
         if db_field.name == "serial":
             formfield.validators.append(identifier_validator)
+        if db_field.name == "unit":
+            formfield.validators.append(_unit_allowed)
         return formfield
 
 
@@ -231,3 +240,14 @@ class ReadingAdmin(ReadingImportMixin, HistoryAdmin):
         with transaction.atomic():
             for reading in queryset:
                 reading_delete(reading=reading, actor=request.user)
+
+
+@admin.register(MeterTest)
+class MeterTestAdmin(HistoryAdmin):
+    """Meter tests at the customer's request; what a test costs is settled by billing (``settle_meter_test``)."""
+
+    list_display = ("meter", "account", "requested_on", "tested_on", "settled_on")
+    list_select_related = ("meter", "account")
+    search_fields = ("meter__serial", "account__account_no")
+    readonly_fields = ("outcome", "settled_on")
+    date_hierarchy = "requested_on"

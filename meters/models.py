@@ -85,3 +85,63 @@ class Reading(models.Model):
 
     def __str__(self) -> str:
         return f"{self.meter.serial} {self.read_on}: {self.value}"
+
+
+class MeterRules(models.Model):
+    """The installed preset's rules for meters (one row, ``[meters]`` in the preset file, installed with the
+    preset): which register units a meter may have, how often a meter is inspected, how a meter that failed
+    to register is estimated. ``meters.rules.MeterPolicy`` reads them; no rule here names a village."""
+
+    params = models.JSONField(default=dict, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "meter rules"
+
+    def __str__(self) -> str:
+        return "Meter rules"
+
+
+class MeterTest(models.Model):
+    """A meter test at the customer's request, and what it found: the gallons that actually passed through
+    the meter on the test bench and the gallons its register showed. What it costs the customer is billing's
+    (``billing.services.meter_tests``), which records its words in ``outcome`` when it settles the test."""
+
+    meter = models.ForeignKey(Meter, on_delete=models.PROTECT, related_name="tests")
+    account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="meter_tests")
+    requested_on = models.DateField()
+    tested_on = models.DateField(null=True, blank=True)
+    actual_gallons = models.DecimalField(max_digits=12, decimal_places=3, null=True, blank=True,
+                                         help_text="What actually passed through the meter on the test.")
+    registered_gallons = models.DecimalField(max_digits=12, decimal_places=3, null=True, blank=True,
+                                             help_text="What the meter's register showed for it.")
+    note = models.TextField(blank=True)
+    outcome = models.TextField(blank=True, help_text="What the test cost the customer, and why (set when settled).")
+    settled_on = models.DateField(null=True, blank=True)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                     related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-requested_on", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(tested_on__isnull=True) | Q(tested_on__gte=models.F("requested_on")),
+                                   name="meter_test_after_request"),
+            models.CheckConstraint(condition=Q(actual_gallons__isnull=True) | Q(actual_gallons__gt=0),
+                                   name="meter_test_actual_positive"),
+            models.CheckConstraint(condition=Q(registered_gallons__isnull=True) | Q(registered_gallons__gte=0),
+                                   name="meter_test_registered_not_negative"),
+            models.CheckConstraint(condition=Q(settled_on__isnull=True) | Q(tested_on__isnull=False),
+                                   name="meter_test_settled_after_tested"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Test of meter {self.meter.serial} requested {self.requested_on}"
+
+    @property
+    def error_percent(self):
+        """How much more the meter registers than actually passes, in percent (negative: less); exact."""
+        if self.actual_gallons is None or self.registered_gallons is None:
+            return None
+        return (self.registered_gallons - self.actual_gallons) * 100 / self.actual_gallons

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date
+from decimal import ROUND_HALF_UP, Decimal
 from itertools import pairwise
 from typing import Protocol
 
@@ -111,3 +112,71 @@ def sequence_problems(meter: MeterHistory, new: Sequence[NewReading]) -> list[tu
             problems.append((before_new, f"{before} is higher than meter {meter.serial}'s later reading {after} "
                                          f"already recorded on {after_on}; a meter's readings never go down"))
     return problems
+
+
+# --- the preset's rules for meters (``[meters]``, ``meters.models.MeterRules``) ------------------------
+
+@dataclass(frozen=True)
+class MeterPolicy:
+    """What the installed preset says of meters. ``units``: the register units a meter may have (empty:
+    any); ``inspection_years``: a meter is inspected, rebuilt or replaced this many years after its
+    installation (none: no such rule); ``estimate_*``: how a meter that failed to register is estimated."""
+
+    units: tuple[str, ...] = ()
+    units_citation: str = ""
+    inspection_years: int | None = None
+    inspection_citation: str = ""
+    estimate_citation: str = ""
+    estimate_lookback_days: int = 365
+
+    @classmethod
+    def from_params(cls, params: dict) -> MeterPolicy:
+        years = params.get("inspection_years")
+        return cls(units=tuple(params.get("units", ())), units_citation=params.get("units_citation", ""),
+                   inspection_years=int(years) if years else None,
+                   inspection_citation=params.get("inspection_citation", ""),
+                   estimate_citation=params.get("estimate_citation", ""),
+                   estimate_lookback_days=int(params.get("estimate_lookback_days", 365)))
+
+
+UNIT_WORDS = {"gal": "gallons", "cf": "cubic feet"}
+
+
+def unit_problem(policy: MeterPolicy, unit: str) -> str | None:
+    """A meter registering in ``unit`` where the preset allows other units only."""
+    if not policy.units or unit in policy.units:
+        return None
+    allowed = " or ".join(UNIT_WORDS.get(u, u) for u in policy.units)
+    return (f"a meter registering in {UNIT_WORDS.get(unit, unit)} is refused: meters here register in {allowed}"
+            + (f" ({policy.units_citation})" if policy.units_citation else ""))
+
+
+def years_after(day: date, years: int) -> date:
+    """The same day ``years`` later; Feb 29 becomes Feb 28 in a year without one."""
+    try:
+        return day.replace(year=day.year + years)
+    except ValueError:
+        return day.replace(year=day.year + years, day=28)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    gallons: int
+    basis: str
+
+
+def estimate_from_history(*, intervals: Sequence[tuple[date, date, int]], since: date, until: date,
+                          citation: str) -> Estimate | None:
+    """An equitable estimate of the gallons used from ``since`` to ``until`` from earlier consumption:
+    ``intervals`` are (from, to, gallons) between actual readings. The account's average per day over them,
+    times the days, half-up to the gallon; None when there is no earlier consumption to go by."""
+    days = sum((end - start).days for start, end, _ in intervals)
+    if days <= 0 or until <= since:
+        return None
+    gallons = sum(g for _, _, g in intervals)
+    period = (until - since).days
+    estimated = (Decimal(gallons) * period / days).quantize(Decimal(1), ROUND_HALF_UP)
+    first, last = min(s for s, _, _ in intervals), max(e for _, e, _ in intervals)
+    basis = (f"Estimated{f' ({citation})' if citation else ''}: {period} days at the account's average of "
+             f"{Decimal(gallons) / days:,.1f} gal/day, {gallons:,} gal in {days} days from {first} to {last}")
+    return Estimate(gallons=int(estimated), basis=basis[:200])

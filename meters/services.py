@@ -30,13 +30,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
+from decimal import ROUND_HALF_UP, Decimal
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from django.db import IntegrityError, transaction
-from django.db.models import OuterRef, ProtectedError, Subquery
+from django.db.models import OuterRef, ProtectedError, Q, Subquery
 from simple_history.utils import bulk_create_with_history
 
+from core.clock import refuse_future
 from core.csvimport import (
     CHUNK_SIZE,
     CsvLayout,
@@ -53,8 +56,9 @@ from core.csvimport import (
 from core.errors import ApplicationError, Conflict, FieldError
 
 from . import rules
-from .models import Installation, Meter, Reading
-from .selectors import reading_held_by
+from .models import Installation, Meter, MeterTest, Reading
+from .selectors import meter_policy, reading_held_by
+from .units import GALLONS_PER_CUBIC_FOOT, to_gallons
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
@@ -355,3 +359,110 @@ def reading_delete(*, reading: Reading, actor: AbstractBaseUser | None) -> None:
         kept_by = ", ".join(sorted(str(obj) for obj in exc.protected_objects))
         raise ApplicationError(f"void bill {kept_by} still shows this reading (a void bill keeps the readings "
                                "it was made from); correct the reading instead of deleting it") from exc
+
+
+# --- meter tests at the customer's request -----------------------------------------------------------
+
+@transaction.atomic
+def meter_test_request(*, meter: Meter, requested_on: date, actor: AbstractBaseUser | None,
+                       note: str = "") -> MeterTest:
+    """Record a customer's written request to test the meter now serving their account."""
+    refuse_future(requested_on, field="requested_on", doing="requested")
+    installation = (Installation.objects.filter(meter=meter, installed_on__lte=requested_on)
+                    .filter(Q(removed_on__isnull=True) | Q(removed_on__gte=requested_on)).first())
+    if installation is None:
+        raise ApplicationError(f"meter {meter.serial} serves no account on {requested_on}; a test is requested "
+                               "for the meter supplying the customer's premises", field="meter")
+    return MeterTest.objects.create(meter=meter, account_id=installation.account_id, requested_on=requested_on,
+                                    note=(note or "").strip(), requested_by=actor)
+
+
+@transaction.atomic
+def meter_test_result_record(*, test: MeterTest, tested_on: date, actual_gallons: Decimal,
+                             registered_gallons: Decimal, actor: AbstractBaseUser | None) -> MeterTest:
+    """Record what the test found: the gallons that actually passed and what the register showed. Every
+    refusal is named, and nothing changes unless all pass."""
+    test = MeterTest.objects.select_for_update().get(pk=test.pk)
+    errors: list[FieldError] = []
+    if test.settled_on is not None:
+        errors.append(FieldError(field="tested_on", message=f"the test was settled on {test.settled_on}; its "
+                                                            "result is final"))
+    try:
+        refuse_future(tested_on, field="tested_on", doing="tested")
+    except ApplicationError as exc:
+        errors.extend(exc.errors)
+    if tested_on < test.requested_on:
+        errors.append(FieldError(field="tested_on", message=f"{tested_on} is before the request "
+                                                            f"({test.requested_on})"))
+    if actual_gallons <= 0:
+        errors.append(FieldError(field="actual_gallons", message="the gallons that passed must be more than zero"))
+    if registered_gallons < 0:
+        errors.append(FieldError(field="registered_gallons", message="cannot be negative"))
+    if errors:
+        raise ApplicationError(errors=errors)
+    test.tested_on, test.actual_gallons, test.registered_gallons = tested_on, actual_gallons, registered_gallons
+    test._history_user = actor
+    test.save(update_fields=["tested_on", "actual_gallons", "registered_gallons"])
+    return test
+
+
+# --- a meter that failed to register -------------------------------------------------------------------
+
+def account_consumption_intervals(*, account_id: int, since: date, until: date) -> list[tuple[date, date, int]]:
+    """(from, to, gallons) between consecutive actual readings of each meter installed on the account,
+    within ``since``–``until``; estimated readings are not a basis for another estimate."""
+    spans = Installation.objects.filter(account_id=account_id, installed_on__lte=until).select_related("meter")
+    intervals = []
+    for span in spans:
+        reads = list(Reading.objects.filter(meter=span.meter, read_on__gte=max(since, span.installed_on),
+                                            read_on__lte=min(until, span.removed_on or until))
+                     .exclude(read_type=Reading.ReadType.ESTIMATED).order_by("read_on")
+                     .values_list("read_on", "value"))
+        for (start_on, start), (end_on, end) in pairwise(reads):
+            if end >= start:
+                intervals.append((start_on, end_on, to_gallons(end - start, span.meter.unit)))
+    return intervals
+
+
+@transaction.atomic
+def reading_estimate_record(*, meter: Meter, read_on: date, as_of: date,
+                            actor: AbstractBaseUser | None) -> Reading:
+    """Record an estimated reading for a meter that failed to register: from its last reading, the account's
+    previous consumption per day (over the preset's look-back, § 169-22 "any previous consumption which may
+    appear … an equitable adjustment"), times the days since; the reading's note says the basis."""
+    policy = meter_policy()
+    installation = (Installation.objects.filter(meter=meter, installed_on__lte=read_on)
+                    .filter(Q(removed_on__isnull=True) | Q(removed_on__gte=read_on)).first())
+    if installation is None:
+        raise ApplicationError(f"meter {meter.serial} was not installed on {read_on}", field="read_on")
+    last = Reading.objects.filter(meter=meter, read_on__lt=read_on).order_by("-read_on").first()
+    if last is None:
+        raise ApplicationError(f"meter {meter.serial} has no reading before {read_on} to estimate from",
+                               field="read_on")
+    estimate = rules.estimate_from_history(
+        intervals=account_consumption_intervals(account_id=installation.account_id,
+                                                since=last.read_on - timedelta(days=policy.estimate_lookback_days),
+                                                until=last.read_on),
+        since=last.read_on, until=read_on, citation=policy.estimate_citation)
+    if estimate is None:
+        raise ApplicationError(f"account has no actual consumption in the {policy.estimate_lookback_days} days "
+                               f"before {last.read_on} to estimate from; enter the estimate by hand with its basis",
+                               field="read_on")
+    register = (estimate.gallons if meter.unit == Meter.Unit.GALLONS else
+                int((Decimal(estimate.gallons) / GALLONS_PER_CUBIC_FOOT).quantize(Decimal(1), ROUND_HALF_UP)))
+    return reading_record(meter=meter, read_on=read_on, value=last.value + register,
+                          read_type=Reading.ReadType.ESTIMATED, as_of=as_of, actor=actor, source="estimate",
+                          note=estimate.basis)
+
+
+@transaction.atomic
+def meter_test_settled(*, test: MeterTest, on: date, outcome: str) -> MeterTest:
+    """Mark a tested meter test settled with what it cost the customer (billing settles it); once only."""
+    test = MeterTest.objects.select_for_update().get(pk=test.pk)
+    if test.tested_on is None:
+        raise ApplicationError("the meter has not been tested yet; record the test's result first", field="tested_on")
+    if test.settled_on is not None:
+        raise ApplicationError(f"the test was settled on {test.settled_on}: {test.outcome}", field="settled_on")
+    test.settled_on, test.outcome = on, outcome
+    test.save(update_fields=["settled_on", "outcome"])
+    return test

@@ -2,6 +2,7 @@
 so another customer's identifiers answer 404 exactly as identifiers that do not exist."""
 
 from datetime import date
+from decimal import Decimal
 from uuid import UUID
 
 from django.http import Http404
@@ -10,10 +11,12 @@ from accounts.models import Account
 from billing.charts import chart_points
 from billing.documents.bill import line_views
 from billing.documents.money_box import money_box
+from billing.ledger.allocation import DEPOSIT_KINDS
 from billing.models import Bill, Payment
 from billing.ordinance import ordinance_on
 from billing.selectors import (
     account_amounts_due,
+    account_deposits,
     account_statement,
     bill_balances,
     bill_status,
@@ -60,6 +63,7 @@ def bill_get_for_customer(user, public_id: UUID | str) -> Bill:
 def account_overview(*, account: Account, as_of: date) -> dict:
     """Balance, bills (newest first), payments and the consumption chart points of one account."""
     statement = account_statement(account=account, as_of=as_of)
+    deposits = account_deposits(account=account, as_of=as_of)
     bills = list(Bill.objects.filter(account=account, issued_on__lte=as_of).exclude(status=Bill.Status.VOID)
                  .order_by("-bill_date", "-id"))
     balances = bill_balances(account=account, as_of=as_of)
@@ -70,7 +74,10 @@ def account_overview(*, account: Account, as_of: date) -> dict:
         "bills": [{"bill": b, "unpaid": balances[b.pk].unpaid_total if b.pk in balances else 0,
                    "status": bill_status(balances.get(b.pk))} for b in bills],
         "payments": list(Payment.objects.filter(account=account, paid_on__lte=as_of).order_by("-paid_on", "-id")),
-        "charges": statement["charges"],
+        # Deposits are the customer's money held: shown in their own section, not among the charges.
+        "charges": [c for c in statement["charges"] if c["kind"] not in DEPOSIT_KINDS],
+        "deposits": deposits,
+        "deposits_held": sum((Decimal(d["amount"]) for d in deposits if d["status"] == "held"), Decimal(0)),
         "points": chart_points(history, through=as_of),
     }
 

@@ -23,6 +23,10 @@ credit memos, voids; negative). Replaying them day by day gives every balance:
 * A payment applies on its own day; a charge posted later never takes money from an earlier payment,
   except a credit left over, which the next charge uses.
 
+* **A deposit is not owed.** A refundable deposit (``deposit`` when received, ``deposit_refund`` when
+  returned) is money held for the customer, not a payment and not a charge: it pays no bill, no penalty is
+  computed on it, and the balance leaves it out (``DEPOSIT_KINDS``). The statement shows it apart.
+
 Because allocation is a pure function of the entries up to a day, "the principal unpaid at the start of
 day D" is the state after the entries posted before D, and replaying twice gives the same answer.
 """
@@ -52,6 +56,8 @@ CATEGORY = {"water": "water", "fee": "fee", "fine": "fee", "debit": "fee", "pena
             "interest": "interest", "penalty_correction": "penalty", "interest_correction": "interest"}
 # Late charges: owed because of when principal was paid, never principal themselves.
 PENALTY_KINDS = ("penalty", "interest", "penalty_correction", "interest_correction")
+# Money held for the customer (a refundable deposit and its refund): never part of what is owed.
+DEPOSIT_KINDS = ("deposit", "deposit_refund")
 
 
 @dataclass(frozen=True)
@@ -121,6 +127,8 @@ class Ledger:
         self._day: date | None = None
 
     def post(self, e: Entry) -> None:
+        if e.kind in DEPOSIT_KINDS:
+            return
         if self._unsettled and (e.posted_on != self._day or not e.is_charge):
             self._settle()
         self._day = e.posted_on

@@ -11,7 +11,8 @@ database keeps ``UNIQUE(source, kind)``:
 * ``bill:<id>@<date>``: the late charge of a bill on a day (kind ``penalty`` or ``interest``: a penalty and
   an interest charge may fall on one bill and day, each once);
 * ``penalty:<id>#<n>`` and ``interest:<id>#<n>``: the n-th correction of a posted penalty (kind
-  ``penalty_correction``) or interest charge (kind ``interest_correction``).
+  ``penalty_correction``) or interest charge (kind ``interest_correction``);
+* ``deposit:<id>``: a refundable deposit received (kind ``deposit``) and its refund (kind ``deposit_refund``).
 
 A retry that posts the same source again therefore never posts twice: ``ledger_post`` returns the row
 already there, ``ledger_post_many`` skips it (except with COPY, used only for rows of bills created in the
@@ -47,6 +48,10 @@ def payment_source(payment_id: int) -> str:
 
 def adjustment_source(adjustment_id: int) -> str:
     return f"adjustment:{adjustment_id}"
+
+
+def deposit_source(deposit_id: int) -> str:
+    return f"deposit:{deposit_id}"
 
 
 def late_charge_source(bill_id: int, day: date) -> str:

@@ -5,11 +5,12 @@ from datetime import date
 
 from ..models import LedgerEntry
 from ..ordinance import payment_order
-from .allocation import AccountBalance, Entry, allocate
+from .allocation import DEPOSIT_KINDS, AccountBalance, Entry, allocate
 
 
 def entries_for_accounts(account_ids, *, through: date | None = None) -> dict[int, list[Entry]]:
-    rows = LedgerEntry.objects.filter(account_id__in=account_ids)
+    """Each account's entries of what is owed and paid; deposits held are not among them."""
+    rows = LedgerEntry.objects.filter(account_id__in=account_ids).exclude(kind__in=DEPOSIT_KINDS)
     if through is not None:
         rows = rows.filter(posted_on__lte=through)
     out: dict[int, list[Entry]] = defaultdict(list)

@@ -23,6 +23,7 @@ from core.clock import refuse_future
 from core.csvimport import dollars_at_most
 from core.errors import ApplicationError, FieldError, NotFound
 
+from ..appointments import Appointment
 from ..fees import BASE_MAX, CHARGE_MAX, fee_codes, fee_in_force, fee_rule
 from ..models import Bill, PendingCharge
 from ..signals import charge_posted
@@ -50,10 +51,24 @@ def charge_figures_parse(*, amount: str | None, base: str | None) -> tuple[Decim
 @transaction.atomic(durable=True)
 def charge_create(*, account: Account, code: str, as_of: date, actor, amount: Decimal | None = None,
                   base: Decimal | None = None, size: str | None = None, note: str = "",
-                  kind: str = PendingCharge.Kind.FEE, earliest_bill_on: date | None = None) -> PendingCharge:
+                  kind: str = PendingCharge.Kind.FEE, earliest_bill_on: date | None = None,
+                  appointment: Appointment | None = None) -> PendingCharge:
+    """``charge_add`` as an entry point of its own: one transaction, never inside another."""
+    return charge_add(account=account, code=code, as_of=as_of, actor=actor, amount=amount, base=base, size=size,
+                      note=note, kind=kind, earliest_bill_on=earliest_bill_on, appointment=appointment)
+
+
+@transaction.atomic
+def charge_add(*, account: Account, code: str, as_of: date, actor, amount: Decimal | None = None,
+               base: Decimal | None = None, size: str | None = None, note: str = "",
+               kind: str = PendingCharge.Kind.FEE, earliest_bill_on: date | None = None,
+               appointment: Appointment | None = None) -> PendingCharge:
     """Charge the fee ``code`` of the schedule in force on ``as_of`` to the account, for its next bill dated
     on or after ``earliest_bill_on`` (default: ``as_of``). Every refusal names its field and section, and
-    nothing is saved unless all pass."""
+    nothing is saved unless all pass.
+
+    A fee with appointment rules (a tap) is charged only with an ``appointment`` that keeps them, and the
+    appointment is kept in the charge's note; a deposit is never charged (``billing.services.deposits``)."""
     errors: list[FieldError] = []
 
     def refused(exc: ApplicationError) -> None:
@@ -85,16 +100,27 @@ def charge_create(*, account: Account, code: str, as_of: date, actor, amount: De
                                                        f"the preset's fees: {codes}"))
     else:
         rule = fee_rule(fee)
-        try:
-            quoted = rule.quote(amount=amount, base=base, size=size)
-        except ApplicationError as exc:
-            refused(exc)
+        if rule.is_deposit:
+            errors.append(FieldError(field="code", message=f"{fee.description} ({fee.citation}) is a refundable "
+                                                           "deposit held for the customer, not a charge; record it "
+                                                           "as a deposit received"))
+        else:
+            try:
+                quoted = rule.quote(amount=amount, base=base, size=size)
+            except ApplicationError as exc:
+                refused(exc)
+            errors.extend(rule.appointment_problems(appointment))
     if errors:
         raise ApplicationError(errors=errors)
 
     size_text = rule.size_of(size)
     quantity, rate = rule.line(amount=quoted, base=base)
     description = fee.description + (f', {size_text}"' if size_text else "")
+    if appointment is not None:
+        booked = (f"Appointment {appointment.at:%Y-%m-%d %H:%M}, notice given "
+                  f"{appointment.noticed_at:%Y-%m-%d %H:%M}, permit {appointment.permit_from} – "
+                  f"{appointment.permit_until}.")
+        note = f"{booked} {note}".strip()[:NOTE_MAX]
     charge = PendingCharge.objects.create(
         account=account, code=fee.code, kind=kind, description=description[:200], citation=fee.citation,
         amount=Money(quoted, "USD"), quantity=quantity, rate=rate, base=base, size=size_text, note=note,

@@ -110,7 +110,7 @@ def test_tank_wagon_is_twenty_five_dollars_words_over_figures(mineola):
 
 
 def test_the_rule_kinds_are_registered_and_a_clerk_amount_rule_takes_the_clerks_amount():
-    assert FEE_RULES.names() == ["by_size", "clerk", "flat", "pro_rata"]
+    assert FEE_RULES.names() == ["base_plus_size", "by_size", "clerk", "deposit", "flat", "meter_test", "pro_rata"]
     rule = FEE_RULES.build("clerk", {"code": "inspection", "citation": "§ 1", "description": "Inspection"})
     assert rule.quote(amount=D("75.00")) == D("75.00")
     with pytest.raises(ApplicationError, match="§ 1"):

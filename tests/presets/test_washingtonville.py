@@ -234,6 +234,8 @@ def test_fees_are_quoted_from_the_preset(washingtonville):
         "visitation": (Decimal("100.00"), "§ 169-21"),
         "vacancy_shut_off": (Decimal("25.00"), "§ 169-23"),
         "vacancy_turn_on": (Decimal("25.00"), "§ 169-23"),
+        "hydrant_deposit": (Decimal("250.00"), "§ 169-4"),  # held for the customer, never charged
+        "meter_test": (Decimal("20.00"), "§ 169-22"),  # unless the meter registers over 3% fast
     }
 
 
