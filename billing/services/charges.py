@@ -22,10 +22,12 @@ from accounts.models import Account
 from core.clock import refuse_future
 from core.csvimport import dollars_at_most
 from core.errors import ApplicationError, FieldError, NotFound
+from core.money import fmt_dollars
 
 from ..appointments import Appointment
 from ..fees import BASE_MAX, CHARGE_MAX, fee_codes, fee_in_force, fee_rule
 from ..models import Bill, PendingCharge
+from ..selectors import account_amounts_due
 from ..signals import charge_posted
 
 NOTE_MAX = 2000
@@ -110,6 +112,8 @@ def charge_add(*, account: Account, code: str, as_of: date, actor, amount: Decim
             except ApplicationError as exc:
                 refused(exc)
             errors.extend(rule.appointment_problems(appointment))
+            if citation := rule.params.get("refused_in_arrears"):
+                errors.extend(_arrears_problems(account=account, fee=fee, citation=citation, as_of=as_of))
     if errors:
         raise ApplicationError(errors=errors)
 
@@ -159,3 +163,19 @@ def charges_reissue(*, bill: Bill, actor) -> list[PendingCharge]:
                       reissue_of=c, created_by=actor)
         for c in PendingCharge.objects.filter(bill=bill, reissue__isnull=True).order_by("id")]
     return PendingCharge.objects.bulk_create(reissued)
+
+
+def _arrears_problems(*, account: Account, fee, citation: str, as_of: date) -> list[FieldError]:
+    """A fee for an application, permit or contract (``params.refused_in_arrears``: South Farmingdale § 2.4)
+    is refused while the person it is for owes anything past due, on any of the accounts they own."""
+    owned = list(Account.objects.filter(owner_id=account.owner_id).order_by("account_no")
+                 .values_list("id", "account_no"))
+    due = account_amounts_due(account_ids=[account_id for account_id, _ in owned], as_of=as_of)
+    owing = [(account_no, due[account_id].past_due) for account_id, account_no in owned
+             if account_id in due and due[account_id].past_due > 0]
+    if not owing:
+        return []
+    listed = ", ".join(f"{fmt_dollars(amount)} on account {account_no}" for account_no, amount in owing)
+    return [FieldError(field="code", message=(
+        f"{fee.description} ({fee.citation}) is refused while its owner owes arrears ({listed}, past due on "
+        f"{as_of}): no application, permit or contract until all arrearages are paid in full ({citation})"))]

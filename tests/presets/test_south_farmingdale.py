@@ -84,3 +84,20 @@ def test_a_miscellaneous_charge_is_carried_on_the_next_bill(village):
     assert lines(may) == [("minimum", "12000", "28.00", "28.00", "§ 3.1"),
                           ("fee", "1", "25.00", "25.00", "§ 3.7")]
     assert (may["bill_date"], may["due_date"], may["total"]) == ("2026-05-01", "2026-05-01", "53.00")
+
+
+@pytest.mark.citation("§ 2.4")
+def test_no_new_service_while_the_owner_owes_arrears(village):
+    from django.core.management.base import CommandError
+
+    from billing.models import PendingCharge
+
+    # Owner 1 owes $78.32 past due on 2026-05-10 (the bill and its penalty): the application is refused,
+    # naming the arrears and the section, and nothing is charged.
+    with pytest.raises(CommandError) as refused:
+        cmd("charge_fee", "1-0001", "new_service", "--date", "2026-05-10")
+    assert "$78.32 on account 1-0001" in str(refused.value) and "§ 2.4" in str(refused.value)
+    assert not PendingCharge.objects.filter(account__account_no="1-0001").exists()
+    # Owner 4 paid in full before the penalty day: the installation charge (sample $500.00, § 3.4) is taken.
+    cmd("charge_fee", "1-0004", "new_service", "--date", "2026-05-10")
+    assert PendingCharge.objects.get(account__account_no="1-0004").amount.amount == 500
