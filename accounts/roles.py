@@ -31,7 +31,8 @@ def _perms(actions: str, *models: str) -> list[str]:
 # What a clerk keeps up day to day: who is billed, for what premises, from which meter and reading.
 _CLERK_RECORDS = ("accounts.account", "accounts.customer", "accounts.premises", "accounts.ownership",
                   "meters.meter", "meters.installation", "meters.reading",
-                  "billing.payment", "billing.adjustment", "billing.pendingcharge")
+                  "billing.payment", "billing.adjustment", "billing.pendingcharge", "billing.deposit",
+                  "meters.metertest")
 # The audit trail of those records: a clerk reads it but never edits or deletes it.
 _CLERK_HISTORY = ("accounts.historicalaccount", "accounts.historicalcustomer", "accounts.historicalpremises",
                   "accounts.historicalownership", "meters.historicalmeter", "meters.historicalinstallation",

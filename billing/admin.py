@@ -33,6 +33,7 @@ from .models import (
     BillingException,
     BillingRun,
     BillLine,
+    Deposit,
     Fee,
     LedgerEntry,
     Payment,
@@ -46,6 +47,7 @@ from .runs.lifecycle import billing_run_retry, billing_run_start
 from .selectors import account_statement
 from .services.adjustments import adjustment_create, bill_void
 from .services.charges import charge_cancel, charge_create, charge_figures_parse
+from .services.deposits import deposit_receive, deposit_refund
 from .services.payments import PAYMENTS_LAYOUT, payment_amount, payments_rows_post
 
 # --- ordinance ------------------------------------------------------------------------------------
@@ -663,3 +665,94 @@ class PendingChargeAdmin(ReadOnlyAdmin):
                    "account": account, "waiting": waiting, "title": f"Charge a fee to account {account.account_no}"}
         return TemplateResponse(request, "admin/billing/pendingcharge/charge.html", context)
 
+
+
+# --- refundable deposits ---------------------------------------------------------------------------------
+
+class DepositReceiveForm(forms.Form):
+    account_no = forms.CharField(label="Account number", max_length=20)
+    received_on = forms.DateField(label="Received on", widget=forms.DateInput(attrs={"type": "date"}))
+    reference = forms.CharField(label="Check or receipt number", max_length=80, required=False)
+
+
+class DepositRefundForm(forms.Form):
+    refunded_on = forms.DateField(label="Refunded on", widget=forms.DateInput(attrs={"type": "date"}))
+    note = forms.CharField(label="Discontinuance", widget=forms.Textarea(attrs={"rows": 2}),
+                           help_text="How the service it secured was satisfactorily discontinued (kept for staff).")
+
+
+class DepositHeldFilter(admin.SimpleListFilter):
+    title = "status"
+    parameter_name = "held"
+
+    def lookups(self, request, model_admin):
+        return (("yes", "Held"), ("no", "Refunded"))
+
+    def queryset(self, request, queryset):
+        return {"yes": queryset.filter(refunded_on__isnull=True),
+                "no": queryset.filter(refunded_on__isnull=False)}.get(self.value(), queryset)
+
+
+@admin.register(Deposit)
+class DepositAdmin(ReadOnlyAdmin):
+    """Refundable deposits (Washingtonville's hydrant deposit, § 169-4): money held for the customer, never
+    revenue and never part of what an account owes. Received here ("Add"), refunded with the action."""
+
+    list_display = ("received_on", "account", "description", "citation", "amount", "reference", "refunded_on")
+    list_filter = (DepositHeldFilter,)
+    search_fields = ("account__account_no", "reference")
+    list_select_related = ("account",)
+    fields = ("account", "code", "description", "citation", "amount", "received_on", "reference", "received_by",
+              "refunded_on", "refunded_by", "refund_note")
+    readonly_fields = fields
+    actions = ("refund",)
+
+    def has_add_permission(self, request):
+        return request.user.has_perm("billing.add_deposit")
+
+    def has_refund_permission(self, request):
+        return request.user.has_perm("billing.change_deposit")
+
+    def add_view(self, request, form_url="", extra_context=None):
+        form = DepositReceiveForm(request.POST or None, initial={"received_on": today()})
+        if request.method == "POST" and form.is_valid():
+            data = form.cleaned_data
+            account = Account.objects.filter(account_no=data["account_no"].strip()).first()
+            if account is None:
+                form.add_error("account_no", f"unknown account '{data['account_no']}'")
+            else:
+                try:
+                    deposit = deposit_receive(account=account, received_on=data["received_on"], actor=request.user,
+                                              reference=data["reference"])
+                except ApplicationError as exc:
+                    for error in exc.errors:
+                        field = {"account_no": "account_no", "received_on": "received_on",
+                                 "reference": "reference"}.get(error.field)
+                        form.add_error(field, error.message)
+                else:
+                    self.message_user(request, f"Received {fmt_dollars(deposit.amount.amount)} from account "
+                                               f"{account.account_no}: {deposit.description} ({deposit.citation}), "
+                                               "held for the customer.", messages.SUCCESS)
+                    return HttpResponseRedirect(reverse("admin:billing_deposit_changelist"))
+        context = {**self.admin_site.each_context(request), "opts": self.model._meta, "form": form,
+                   "title": "Receive a refundable deposit"}
+        return TemplateResponse(request, "admin/billing/deposit/receive.html", context)
+
+    @admin.action(description="Refund the selected deposits", permissions=["refund"])
+    def refund(self, request, queryset):
+        form = DepositRefundForm(request.POST if "apply" in request.POST else None, initial={"refunded_on": today()})
+        if not form.is_valid():
+            context = {**self.admin_site.each_context(request), "opts": self.model._meta, "form": form,
+                       "deposits": queryset.select_related("account"), "title": "Refund deposits",
+                       "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME}
+            return TemplateResponse(request, "admin/billing/deposit/refund.html", context)
+        for deposit in queryset.select_related("account"):
+            try:
+                deposit_refund(deposit=deposit, refunded_on=form.cleaned_data["refunded_on"],
+                               note=form.cleaned_data["note"], actor=request.user)
+            except ApplicationError as exc:
+                self.message_user(request, f"{deposit.account}: not refunded: {exc}", messages.WARNING)
+            else:
+                self.message_user(request, f"{deposit.account}: {fmt_dollars(deposit.amount.amount)} refunded "
+                                           "without interest.", messages.SUCCESS)
+        return None

@@ -2,17 +2,22 @@
 
 An app never imports the floors above it, so the account page is put together here: accounts' own page,
 with meters' part (installations, latest readings, the account import) and billing's (balance, bills and
-payments). The site header names the installed utility.
+payments), and the meter test page with billing's settlement. The site header names the installed utility.
 """
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.utils.functional import lazy
 
 from accounts.admin import AccountAdmin as AccountsAccountAdmin
 from accounts.models import Account
 from billing.admin import AccountBillingAdmin
 from billing.models import Utility
+from billing.services.meter_tests import meter_test_settle
+from core.commands import today
+from core.errors import ApplicationError
 from meters.admin import AccountMetersAdmin
+from meters.admin import MeterTestAdmin as MetersMeterTestAdmin
+from meters.models import MeterTest
 
 
 def _utility_name() -> str:
@@ -31,3 +36,28 @@ class AccountAdmin(AccountMetersAdmin, AccountBillingAdmin, AccountsAccountAdmin
 
 admin.site.unregister(Account)
 admin.site.register(Account, AccountAdmin)
+
+
+class MeterTestAdmin(MetersMeterTestAdmin):
+    """Meter tests, with billing's settlement: the preset's meter test fee charged for the next bill, or no
+    fee and (where the preset says so) the overbilled water credited."""
+
+    actions = ("settle",)
+
+    def has_settle_permission(self, request):
+        return request.user.has_perm("meters.change_metertest") and request.user.has_perm("billing.add_pendingcharge")
+
+    @admin.action(description="Settle the selected tests: charge the fee, or credit the overbilled water",
+                  permissions=["settle"])
+    def settle(self, request, queryset):
+        for test in queryset.select_related("meter"):
+            try:
+                settlement = meter_test_settle(test=test, as_of=today(), actor=request.user)
+            except ApplicationError as exc:
+                self.message_user(request, f"{test.meter}: not settled: {exc}", messages.WARNING)
+            else:
+                self.message_user(request, f"{test.meter}: {settlement.words}", messages.SUCCESS)
+
+
+admin.site.unregister(MeterTest)
+admin.site.register(MeterTest, MeterTestAdmin)
