@@ -41,3 +41,34 @@ def test_a_demo_village_bills_a_year_without_exceptions(code):
     assert demo_payments_create(as_of=AS_OF) > 0
     run("assess_penalties", "--date", AS_OF.isoformat())
     assert LedgerEntry.objects.filter(kind="payment").exists()
+
+
+@pytest.mark.citation("demo")
+@pytest.mark.parametrize("code", PRESETS)
+def test_a_demo_customer_sees_their_bills_in_the_portal_and_the_clerk_in_the_admin(code, media):
+    from django.test import Client
+    from django.urls import reverse
+
+    from accounts.models import PortalLink
+    from tests.factories import clerk_user
+    from tests.portal.conftest import customer
+
+    call_command("setup_utility", code, "--demo", "20", "--date", AS_OF.isoformat(), stdout=open("/dev/null", "w"))
+    for day in [add_months(date(2025, 12, 1), n) for n in range(12)]:
+        run("run_billing", "--date", day.isoformat())
+    bill = Bill.objects.order_by("-bill_date", "id").first()
+    name = Utility.objects.get().name
+    user = customer(f"{code}@example.org")
+    PortalLink.objects.create(user=user, account=bill.account)
+    portal = Client()
+    portal.force_login(user)
+    account_page = portal.get(reverse("portal:account", args=[bill.account.public_id]))
+    bill_page = portal.get(reverse("portal:bill", args=[bill.public_id]))
+    assert account_page.status_code == bill_page.status_code == 200
+    assert reverse("portal:bill", args=[bill.public_id]) in account_page.content.decode()
+    assert name in bill_page.content.decode() and bill.number in bill_page.content.decode()
+    assert portal.get(reverse("portal:bill_pdf", args=[bill.public_id])).content.startswith(b"%PDF-")
+    office = Client()
+    office.force_login(clerk_user())
+    assert bill.number in office.get(reverse("admin:billing_bill_changelist")).content.decode()
+    assert office.get(reverse("admin:billing_bill_change", args=[bill.pk])).status_code == 200
