@@ -89,6 +89,7 @@ class PenaltyScheme(Protocol):
     """When a late charge falls due on a bill and how much it is (``[penalty]`` in a preset file)."""
 
     name: ClassVar[str]
+    late_charges_label: ClassVar[str]  # the bill's row: "Penalties", "Interest and penalties"
     citation: str
     words: str  # the rule as printed on the bill
 

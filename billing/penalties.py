@@ -47,6 +47,7 @@ class FirstThenMonthly:
     anniversary of that day ("each month or fraction of a month thereafter")."""
 
     name = "first_then_monthly"
+    late_charges_label = "Penalties"
 
     def __init__(self, params: dict):
         self.first = Decimal(params["first_percent"])
@@ -87,6 +88,7 @@ class OneTime:
     due date the calendar gives."""
 
     name = "one_time"
+    late_charges_label = "Penalties"
 
     def __init__(self, params: dict):
         self.percent = Decimal(params["percent"])
@@ -115,6 +117,7 @@ class OneTime:
 @PENALTY_SCHEMES.register
 class NoPenalty:
     name = "none"
+    late_charges_label = "Penalties"
 
     def __init__(self, params: dict):
         self.citation = params.get("citation", "")
@@ -152,6 +155,7 @@ class MonthlyInterestFebruaryPenalty:
     """
 
     name = "monthly_interest_february_penalty"
+    late_charges_label = "Interest and penalties"
 
     def __init__(self, params: dict):
         self.citation = params["citation"]

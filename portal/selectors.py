@@ -91,7 +91,7 @@ def bill_detail(*, bill: Bill, as_of: date) -> dict:
     balance = bill_balances(account=bill.account, as_of=as_of).get(bill.pk)
     return {
         "lines": line_views(bill.lines.all()),
-        "box": money_box(summary),
+        "box": money_box(summary, late_charges=scheme.late_charges_label),
         "status": bill_status(balance),
         "unpaid": balance.unpaid_total if balance else 0,
         "late_words": scheme.words,

@@ -138,7 +138,7 @@ def bill_views(*, bill_ids) -> list[BillView]:
     views = []
     for bill in bills:
         account = bill.account
-        box = money_box(summaries[bill.pk])
+        box = money_box(summaries[bill.pk], late_charges=scheme.late_charges_label)
         readings = [_reading_row(r, label) for r, label in ((bill.start_reading, "Previous"),
                                                              (bill.end_reading, "Current")) if r is not None]
         chart = consumption_chart_svg(chart_points(history.get(bill.account_id, []), through=bill.bill_date))

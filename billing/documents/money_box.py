@@ -75,12 +75,14 @@ class MoneyBox:
         return self.late_on - timedelta(days=1)
 
 
-def money_box(figures: BillSummary) -> MoneyBox:
+def money_box(figures: BillSummary, *, late_charges: str = "Penalties") -> MoneyBox:
+    """The box's rows; ``late_charges`` names the late-charge row as the ordinance does (the scheme's
+    ``late_charges_label``: "Penalties", or "Interest and penalties" where it charges interest)."""
     previous = f"Previous balance ({fmt_day(figures.previous_date)})" if figures.previous_date else "Previous balance"
     rows = (
         MoneyRow(previous, figures.previous_balance),
         MoneyRow("Payments received since", figures.payments),
-        MoneyRow("Penalties", figures.penalties),
+        MoneyRow(late_charges, figures.penalties),
         *((MoneyRow("Fees, credits and adjustments", figures.other),) if figures.other != ZERO else ()),
         MoneyRow("Current charges", figures.current),
     )

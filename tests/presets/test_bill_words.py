@@ -58,6 +58,9 @@ def test_the_bill_pdf_speaks_the_presets_words(code):
     assert data["utility"]["name"] in text
     assert data["utility"].get("chapter", "") in text
     assert _flat(data["penalty"]["words"]) in text
+    # The money box names the late charges as the ordinance does.
+    label = "Interest and penalties" if code == "washingtonville" else "Penalties"
+    assert label in text
     assert f"Late payment ({data['penalty']['citation']})" in text
     for other, name in OTHER_NAMES.items():
         if other != code and name not in data["utility"]["name"]:
