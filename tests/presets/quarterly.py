@@ -61,3 +61,15 @@ def charges(account_no: str, on: str) -> list[tuple]:
 
 def lines(bill: dict) -> list[tuple]:
     return [(line["kind"], line["quantity"], line["rate"], line["amount"], line["citation"]) for line in bill["lines"]]
+
+
+def billed_village(tmp_path, preset: str, *, accounts_rows: list[str], reading_rows: list[str],
+                   payment_rows: list[str], paid_by: str, assessed: list[str]) -> None:
+    """A quarterly village billed on 2026-02-01 with its payments imported, then penalties assessed on
+    ``assessed`` (every day of interest for a daily run, or only the last for a catch-up run)."""
+    install(preset)
+    accounts(tmp_path, accounts_rows, on="2025-10-31")
+    readings(tmp_path, reading_rows, on="2026-04-30")
+    bill("2026-02-01")
+    payments(tmp_path, payment_rows, on=paid_by)
+    assess(*assessed)

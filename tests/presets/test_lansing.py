@@ -11,7 +11,14 @@ dated 2026-02-01 → $30.00 + 21,000 gal × $5.10/1,000 = $107.10 → $137.10, d
 
 import pytest
 
-from tests.presets.quarterly import accounts, assess, bill, charges, cmd, install, lines, payments, readings, statement
+from tests.presets.quarterly import (
+    bill,
+    billed_village,
+    charges,
+    cmd,
+    lines,
+    statement,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -26,17 +33,14 @@ PAYMENTS = [
 ]
 
 
+ASSESSED = ["2026-03-02", "2026-03-03", "2026-03-04", "2026-03-05", "2026-04-04", "2026-05-10"]
+
+
 @pytest.fixture(params=["daily", "catch_up"])
 def village(request, db, tmp_path):
-    install("lansing")
-    accounts(tmp_path, ACCOUNTS, on="2025-10-31")
-    readings(tmp_path, READINGS, on="2026-04-30")
-    bill("2026-02-01")
-    payments(tmp_path, PAYMENTS, on="2026-03-04")
-    if request.param == "daily":
-        assess("2026-03-02", "2026-03-03", "2026-03-04", "2026-03-05", "2026-04-04", "2026-05-10")
-    else:
-        assess("2026-05-10")  # one catch-up run long after: the same ledger
+    # Assessed day by day, or in one catch-up run long after: the same ledger.
+    billed_village(tmp_path, "lansing", accounts_rows=ACCOUNTS, reading_rows=READINGS, payment_rows=PAYMENTS,
+                   paid_by="2026-03-04", assessed=ASSESSED if request.param == "daily" else ASSESSED[-1:])
     return tmp_path
 
 

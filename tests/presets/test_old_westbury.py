@@ -10,7 +10,14 @@ dated 2026-02-01 → $40.00 + 15,000 gal × $4.50/1,000 = $67.50 → $107.50, du
 
 import pytest
 
-from tests.presets.quarterly import accounts, assess, bill, charges, cmd, install, lines, payments, readings, statement
+from tests.presets.quarterly import (
+    bill,
+    billed_village,
+    charges,
+    cmd,
+    lines,
+    statement,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -21,17 +28,14 @@ READINGS = [f"OW00{n},2026-01-14,1030000,actual" for n in range(1, 4)] + ["OW003
 PAYMENTS = ["1-0002,50.00,2026-02-20,CHK-2"]
 
 
+ASSESSED = ["2026-03-03", "2026-03-04", "2026-04-04", "2026-11-30"]
+
+
 @pytest.fixture(params=["daily", "catch_up"])
 def village(request, db, tmp_path):
-    install("old_westbury")
-    accounts(tmp_path, ACCOUNTS, on="2025-10-31")
-    readings(tmp_path, READINGS, on="2026-04-30")
-    bill("2026-02-01")
-    payments(tmp_path, PAYMENTS, on="2026-02-20")
-    if request.param == "daily":
-        assess("2026-03-03", "2026-03-04", "2026-04-04", "2026-11-30")
-    else:
-        assess("2026-11-30")
+    # Assessed day by day, or in one catch-up run long after: the same ledger.
+    billed_village(tmp_path, "old_westbury", accounts_rows=ACCOUNTS, reading_rows=READINGS, payment_rows=PAYMENTS,
+                   paid_by="2026-02-20", assessed=ASSESSED if request.param == "daily" else ASSESSED[-1:])
     return tmp_path
 
 
