@@ -23,8 +23,8 @@ STEPS = (
     ("bill", "billing.services.nightly.nightly_bill"),
     ("penalties", "billing.services.nightly.nightly_penalties"),
     ("bill_pdfs", "billing.services.nightly.nightly_bill_pdfs"),
-    ("notices", "termination.services.nightly_notices"),
-    ("termination_deadlines", "termination.services.nightly_deadlines"),
+    ("notices", "termination.services.nightly.nightly_notices"),
+    ("termination_deadlines", "termination.services.nightly.nightly_deadlines"),
     ("backflow_tests_due", "backflow.services.nightly_tests_due"),
 )
 

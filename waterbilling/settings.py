@@ -48,6 +48,7 @@ INSTALLED_APPS = [
     "accounts",
     "meters",
     "billing",
+    "termination",
     "portal",
     "demo",
     # Last: the composition root: its admin module puts together pages from the apps' parts; the nightly

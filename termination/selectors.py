@@ -1,0 +1,232 @@
+"""What the termination pages, commands and API read: who is delinquent, a case's deadlines and stage, the
+board of cases by stage, and a case as the ``termination show --json`` contract has it."""
+
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from decimal import Decimal
+
+from django.db.models import Min
+
+from accounts.models import Account
+from billing.ledger.selectors import account_balances
+from billing.models import Bill, PendingCharge
+from core.errors import NotFound
+from core.money import ZERO
+
+from .models import ACTIVE, CaseBill, Notice, TerminationCase
+from .policy import RECEIVED_WHEN_SERVED, TerminationPolicy, termination_policy
+
+
+@dataclass(frozen=True)
+class DelinquentBill:
+    bill_id: int
+    number: str
+    bill_date: date
+    due_date: date
+    delinquent_from: date
+    amount: Decimal
+
+
+@dataclass(frozen=True)
+class Delinquency:
+    account_id: int
+    account_no: str
+    owner: str
+    service_address: str
+    amount: Decimal
+    bills: list[DelinquentBill] = field(default_factory=list)
+    case_number: str | None = None
+
+
+def _fines_charged_on(bill_ids) -> dict[int, date]:
+    return dict(PendingCharge.objects.filter(bill_id__in=bill_ids, kind=PendingCharge.Kind.FINE,
+                                             cancelled_at__isnull=True)
+                .values("bill_id").annotate(first=Min("charged_on")).values_list("bill_id", "first"))
+
+
+def delinquencies(*, as_of: date, account_ids=None, policy: TerminationPolicy | None = None) -> list[Delinquency]:
+    """Accounts delinquent on ``as_of`` under the preset's rule, with the unpaid amount of each delinquent
+    bill (its charges and late charges, as the ledger allocates payments). ``account_ids`` limits the look."""
+    policy = policy or termination_policy()
+    trigger = policy.trigger
+    bills = Bill.objects.exclude(status=Bill.Status.VOID).filter(issued_on__lte=as_of)
+    if account_ids is not None:
+        bills = bills.filter(account_id__in=list(account_ids))
+    # Only bills old enough to be delinquent can be: a cheap first cut before the ledger is replayed.
+    earliest_days = min(trigger.days, trigger.fine_days or trigger.days)
+    bills = bills.filter(bill_date__lte=as_of - timedelta(days=earliest_days))
+    rows = {b[0]: b for b in bills.values_list("id", "account_id", "number", "bill_date", "due_date")}
+    if not rows:
+        return []
+    fines = _fines_charged_on(rows) if trigger.fine_days is not None else {}
+    candidates = sorted({row[1] for row in rows.values()})
+    balances = account_balances(candidates, through=as_of)
+    open_cases = dict(TerminationCase.objects.filter(account_id__in=candidates, status__in=[*ACTIVE, "shut_off"])
+                      .values_list("account_id", "number"))
+    accounts = {a.id: a for a in Account.objects.filter(id__in=candidates).select_related("owner", "premises")}
+    out = []
+    for account_id in candidates:
+        found = []
+        for key, balance in balances[account_id].bills.items():
+            row = rows.get(key[1]) if len(key) == 2 else None
+            if row is None or balance.unpaid_total <= ZERO:
+                continue
+            start = trigger.delinquent_from(bill_date=row[3], due_date=row[4], fine_charged_on=fines.get(row[0]))
+            if start <= as_of:
+                found.append(DelinquentBill(bill_id=row[0], number=row[2], bill_date=row[3], due_date=row[4],
+                                            delinquent_from=start, amount=balance.unpaid_total))
+        if found:
+            account = accounts[account_id]
+            out.append(Delinquency(account_id=account_id, account_no=account.account_no, owner=account.owner.name,
+                                   service_address=account.premises.service_address,
+                                   amount=sum((b.amount for b in found), ZERO),
+                                   bills=sorted(found, key=lambda b: (b.bill_date, b.bill_id)),
+                                   case_number=open_cases.get(account_id)))
+    return sorted(out, key=lambda d: d.account_no)
+
+
+def case_unpaid(case: TerminationCase, *, as_of: date) -> Decimal:
+    """What is still unpaid on the case's bills on ``as_of`` (charges and late charges): zero is payment in
+    full."""
+    bill_ids = set(case.bills.values_list("bill_id", flat=True))
+    state = account_balances([case.account_id], through=as_of)[case.account_id]
+    return sum((b.unpaid_total for key, b in state.bills.items() if len(key) == 2 and key[1] in bill_ids), ZERO)
+
+
+def current_notices(case: TerminationCase) -> dict[str, Notice]:
+    """The latest notice served on each recipient role."""
+    latest: dict[str, Notice] = {}
+    for notice in sorted(case.notices.all(), key=lambda n: (n.served_on, n.pk)):
+        latest[notice.role] = notice
+    return {role: latest[role] for role in ("owner", "occupant") if role in latest}
+
+
+def required_roles(case: TerminationCase) -> list[str]:
+    """The owner always; the occupant too when the account has one who is not the owner (§ 45.32)."""
+    account = case.account
+    if account.occupant_id and account.occupant_id != account.owner_id:
+        return ["owner", "occupant"]
+    return ["owner"]
+
+
+@dataclass(frozen=True)
+class Deadlines:
+    hearing_earliest: date | None
+    request_by: date | None
+    appeal_by: date | None
+    appeal_hearing_earliest: date | None
+
+    def as_dict(self) -> dict:
+        return {"hearing_earliest": _iso(self.hearing_earliest), "request_by": _iso(self.request_by),
+                "appeal_by": _iso(self.appeal_by)}
+
+
+def _iso(day: date | None) -> str | None:
+    return day.isoformat() if day else None
+
+
+def case_deadlines(case: TerminationCase, *, policy: TerminationPolicy | None = None) -> Deadlines:
+    """The case's days under the preset: the earliest lawful hearing (from the latest service), the last day
+    for a written request (from the latest receipt), the last day to appeal (from the determination's
+    mailing), and the earliest appeal hearing (from the Commission's notice)."""
+    policy = policy or termination_policy()
+    notices = list(current_notices(case).values())
+    served = max((n.served_on for n in notices), default=None)
+    received = [n.received_on for n in notices]
+    request_by = (policy.request_by(max(received)) if received and all(received) else None)
+    return Deadlines(
+        hearing_earliest=policy.hearing_earliest(served) if served else None,
+        request_by=request_by,
+        appeal_by=policy.appeal_by(case.determination_mailed_on) if case.determination_mailed_on else None,
+        appeal_hearing_earliest=(policy.appeal_hearing_earliest(case.appeal_notice_mailed_on)
+                                 if case.appeal_notice_mailed_on else None))
+
+
+def received_on_for(method: str, *, served_on: date, received_on: date | None) -> date | None:
+    """Personal service (and delivery to a suitable person) is received the day it is served; mail when the
+    return receipt says."""
+    if received_on is None and method in RECEIVED_WHEN_SERVED:
+        return served_on
+    return received_on
+
+
+@dataclass(frozen=True)
+class NextStep:
+    what: str
+    on: date | None
+
+
+def case_next_step(case: TerminationCase, *, as_of: date, policy: TerminationPolicy | None = None) -> NextStep:
+    """The next thing the calendar or someone must do on the case, and by when."""
+    policy = policy or termination_policy()
+    d = case_deadlines(case, policy=policy)
+    status = case.status
+    if status == "open":
+        return NextStep("serve the notice on every recipient", None)
+    if status == "noticed":
+        missing = [r for r in required_roles(case) if r not in current_notices(case)]
+        if missing:
+            return NextStep(f"serve the notice on the {' and '.join(missing)}", None)
+        if d.request_by is None:
+            return NextStep("record the date the mailed notice was received", None)
+        return NextStep("request window closes", d.request_by)
+    if status == "requested":
+        return NextStep("hold the hearing and record the determination", case.hearing_on)
+    if status == "no_request":
+        return NextStep("default determination due", case.hearing_on)
+    if status == "determined":
+        return NextStep("appeal window closes", d.appeal_by)
+    if status == "appealed":
+        return NextStep("the Commission's decision", case.appeal_hearing_on)
+    if status == "final":
+        return NextStep("a shut-off order may be issued", as_of)
+    if status == "ordered":
+        return NextStep("field crew to carry out the shut-off order", None)
+    if status == "shut_off":
+        return NextStep("restore when the conditions hold", None)
+    return NextStep("closed", case.closed_on)
+
+
+def case_board(*, as_of: date) -> list[tuple[str, str, list[tuple[TerminationCase, NextStep]]]]:
+    """Active cases grouped by stage, in the workflow's order, each with its next step."""
+    policy = termination_policy()
+    cases = (TerminationCase.objects.filter(status__in=[*ACTIVE, "shut_off"])
+             .select_related("account", "account__owner", "account__occupant").prefetch_related("notices"))
+    by_status: dict[str, list] = {}
+    for case in cases:
+        by_status.setdefault(case.status, []).append((case, case_next_step(case, as_of=as_of, policy=policy)))
+    out = []
+    for status, label in TerminationCase.Status.choices:
+        if status in by_status:
+            rows = sorted(by_status[status], key=lambda r: (r[1].on or date.max, r[0].pk))
+            out.append((status, label, rows))
+    return out
+
+
+def case_show(case: TerminationCase) -> dict:
+    """The case as ``termination show --json`` prints it (contract in PRODUCT.md)."""
+    deadlines = case_deadlines(case)
+    recipients = [{"role": n.role, "method": n.method, "served_on": n.served_on.isoformat(),
+                   "received_on": _iso(n.received_on)} for n in current_notices(case).values()]
+    return {
+        "number": case.number,
+        "account_no": case.account.account_no,
+        "status": case.status,
+        "grounds": case.grounds,
+        "amount_delinquent": f"{case.amount_delinquent:.2f}",
+        "recipients": recipients,
+        "deadlines": deadlines.as_dict(),
+        "events": [{"on": e.on.isoformat(), "what": e.what, "by": e.by} for e in case.events.all()],
+    }
+
+
+def case_get(number: str) -> TerminationCase:
+    case = (TerminationCase.objects.select_related("account", "account__owner", "account__occupant")
+            .filter(number=number.strip()).first())
+    if case is None:
+        raise NotFound(f"no termination case numbered '{number}'", field="case")
+    return case
+
+
+def case_bills(case: TerminationCase):
+    return CaseBill.objects.filter(case=case).select_related("bill")

@@ -1,0 +1,629 @@
+"""Termination cases from opening to restoration, each step refused with every reason and its section.
+
+The steps follow the due process of Mineola Article II (§§ 45.31–45.35) with the installed preset's periods
+(``termination.policy``): open → serve the notice on every recipient → a written request (or none) → the
+hearing officer's determination and its mailed notice → the appeal window, or the appeal and the
+Commission's decision → the shut-off order, issued only when ``shutoff_refusals`` finds nothing → carried
+out (the account is shut off and the disconnect charge is charged) → restored (the connect charge). Payment
+in full before the shut-off closes the case (``cases_close_paid``, on every ``payment_posted``).
+
+Every step is a ``core.workflow.transition`` (locked, audited with the actor) and a ``CaseEvent`` dated the
+day it happened. Dates are checked against today (nothing is recorded in the future) and against the
+ordinance's windows; a late hearing request or appeal is accepted and flagged, never dropped.
+"""
+
+from datetime import date, time, timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.models import Account
+from billing.ledger.selectors import account_balances
+from billing.models import PendingCharge
+from billing.services.charges import charge_add
+from core.clock import refuse_future, today
+from core.dates import fmt_day
+from core.errors import ApplicationError, FieldError
+from core.money import ZERO, fmt_dollars
+from core.workflow import transition
+
+from ..documents import determination_pdf_store, notice_pdf_store
+from ..models import ACTIVE, CaseBill, CaseEvent, Interruption, Notice, TerminationCase, WorkOrder
+from ..policy import METHOD_WORDS, TerminationPolicy, termination_policy
+from ..selectors import case_deadlines, case_unpaid, current_notices, delinquencies, received_on_for, required_roles
+
+TEXT_MAX = 5000
+
+
+def _by(actor, by: str = "") -> str:
+    if by:
+        return by
+    if actor is not None and getattr(actor, "pk", None):
+        return actor.get_full_name() or actor.get_username()
+    return "clerk (command line)"
+
+
+def _event(case: TerminationCase, *, on: date, kind: str, what: str, actor=None, by: str = "",
+           flagged: bool = False) -> CaseEvent:
+    return CaseEvent.objects.create(case=case, on=on, kind=kind, what=what, by=_by(actor, by),
+                                    actor=actor if getattr(actor, "pk", None) else None, flagged=flagged)
+
+
+def _refuse(errors: list[FieldError]) -> None:
+    if errors:
+        raise ApplicationError(errors=errors)
+
+
+def _text(value: str, field: str, *, required: bool = False) -> str:
+    value = (value or "").strip()
+    if required and not value:
+        raise ApplicationError("is required", field=field)
+    if len(value) > TEXT_MAX or "\x00" in value:
+        raise ApplicationError(f"at most {TEXT_MAX} characters of text", field=field)
+    return value
+
+
+# --- Opening ------------------------------------------------------------------------------------------------
+
+@transaction.atomic
+def case_open(*, account: Account, grounds: str, as_of: date, actor, section: str = "", detail: str = "",
+              policy: TerminationPolicy | None = None) -> TerminationCase:
+    """Open a case for the account. Nonpayment needs an amount delinquent on ``as_of`` under the preset's rule
+    (the case keeps each delinquent bill and what it owed); a violation needs the section violated."""
+    refuse_future(as_of, doing="recorded")
+    policy = policy or termination_policy()
+    errors = []
+    if grounds not in TerminationCase.Grounds.values:
+        errors.append(FieldError("grounds", f"'{grounds}' is not a ground; use nonpayment or violation "
+                                            f"({policy.cite('grounds')})"))
+    if account.status == Account.Status.CLOSED:
+        errors.append(FieldError("account_no", f"account {account.account_no} is closed"))
+    section = _text(section, "section")
+    detail = _text(detail, "grounds_detail")
+    if grounds == "violation" and not section:
+        errors.append(FieldError("section", "a violation names the section violated "
+                                            f"({policy.cite('grounds')})"))
+    existing = TerminationCase.objects.filter(account=account, status__in=[*ACTIVE, "shut_off"]).first()
+    if existing:
+        errors.append(FieldError("account_no", f"account {account.account_no} already has case {existing.number} "
+                                               f"({existing.get_status_display().lower()})"))
+    found = None
+    if grounds == "nonpayment" and not errors:
+        found = next(iter(delinquencies(as_of=as_of, account_ids=[account.pk], policy=policy)), None)
+        if found is None:
+            errors.append(FieldError("grounds", (
+                f"account {account.account_no} has nothing delinquent on {as_of} under {policy.trigger.citation} "
+                f"({_trigger_words(policy)}); nonpayment needs an amount delinquent")))
+    _refuse(errors)
+    if grounds == "nonpayment":
+        section = section or policy.trigger.citation
+        detail = detail or ("Failure to pay " + "; ".join(
+            f"bill {b.number} dated {fmt_day(b.bill_date)}, due {fmt_day(b.due_date)}, {fmt_dollars(b.amount)} unpaid"
+            for b in found.bills))
+    case = TerminationCase.objects.create(
+        account=account, grounds=grounds, section=section, grounds_detail=detail,
+        amount_delinquent=found.amount if found else ZERO, opened_on=as_of,
+        opened_by=actor if getattr(actor, "pk", None) else None, hearing_place=policy.hearing_place)
+    case.number = f"T-{as_of.year}-{case.pk:05d}"
+    case.save(update_fields=["number"])
+    if found:
+        CaseBill.objects.bulk_create([CaseBill(case=case, bill_id=b.bill_id, amount=b.amount,
+                                               delinquent_from=b.delinquent_from) for b in found.bills])
+    what = (f"Case opened for nonpayment of {fmt_dollars(case.amount_delinquent)} ({section})" if found
+            else f"Case opened for a violation of {section}")
+    _event(case, on=as_of, kind="opened", what=what, actor=actor)
+    return case
+
+
+def _trigger_words(policy: TerminationPolicy) -> str:
+    t = policy.trigger
+    anchor = "its due date" if t.after == "due_date" else "its bill date"
+    words = ("a bill unpaid after its due date" if (t.after, t.days) == ("due_date", 1)
+             else f"a bill unpaid {t.days} days after {anchor}")
+    if t.fine_days is not None:
+        words += f", or a fine unpaid {t.fine_days - 1} days after it was imposed"
+    return words
+
+
+def cases_open_delinquent(*, as_of: date, actor, account_nos: list[str] | None = None) -> list[TerminationCase]:
+    """Open a nonpayment case for every account delinquent on ``as_of`` that has none (or those named)."""
+    refuse_future(as_of, doing="recorded")
+    policy = termination_policy()
+    ids = None
+    if account_nos is not None:
+        ids = list(Account.objects.filter(account_no__in=account_nos).values_list("id", flat=True))
+    opened = []
+    for d in delinquencies(as_of=as_of, account_ids=ids, policy=policy):
+        if d.case_number:
+            continue
+        opened.append(case_open(account=Account.objects.get(pk=d.account_id), grounds="nonpayment", as_of=as_of,
+                                actor=actor, policy=policy))
+    return opened
+
+
+# --- Notices ------------------------------------------------------------------------------------------------
+
+def _recipient(case: TerminationCase, role: str):
+    account = case.account
+    if role == "owner":
+        return account.owner
+    if role == "occupant":
+        return account.occupant if account.occupant_id else None
+    return None
+
+
+@transaction.atomic
+def notice_serve(*, case: TerminationCase, role: str, method: str, served_on: date, hearing_on: date, actor,
+                 received_on: date | None = None, article_number: str = "", hearing_time: time | None = None,
+                 hearing_place: str = "", as_of: date | None = None, render: bool = True) -> Notice:
+    """Record service of the notice on one recipient (owner or occupant) and render its PDF.
+
+    Refused, naming the section, when the method is not one the preset allows, when the hearing date is too
+    close to service (the earliest lawful date is named), when a mailed notice names no article number, or
+    when a date is in the future."""
+    policy = termination_policy()
+    as_of = as_of or today()
+    errors = []
+    for field, day in (("served_on", served_on), ("received_on", received_on)):
+        if day is not None and day > as_of:
+            errors.append(FieldError(field, f"{day} is after {as_of}; service is recorded when it has happened"))
+    if case.status not in ("open", "noticed", "no_request", "requested"):
+        errors.append(FieldError("case", f"case {case.number} is {case.get_status_display().lower()}; notices are "
+                                         "served before the determination"))
+    recipient = _recipient(case, role)
+    if role not in Notice.Role.values:
+        errors.append(FieldError("to", f"'{role}' is not a recipient; use owner or occupant"))
+    elif recipient is None:
+        errors.append(FieldError("to", f"account {case.account.account_no} has no occupant of record; the owner "
+                                       "is the recipient"))
+    if method not in policy.methods:
+        errors.append(FieldError("method", (
+            f"'{method}' is not a way of serving this notice under {policy.cite('notice')}; use "
+            + " or ".join(f"{m} ({METHOD_WORDS[m]})" for m in policy.methods))))
+    article_number = _text(article_number, "article_number")
+    earliest = policy.hearing_earliest(served_on)
+    if hearing_on < earliest:
+        errors.append(FieldError("hearing_on", (
+            f"{hearing_on} is {(hearing_on - served_on).days} days after service on {served_on}; "
+            f"{policy.cite('notice')} requires the notice to be served at least {policy.notice_min_days} days "
+            f"before the hearing: the earliest lawful hearing date is {earliest}")))
+    if received_on is not None and received_on < served_on:
+        errors.append(FieldError("received_on", f"{received_on} is before service on {served_on}"))
+    _refuse(errors)
+    received_on = received_on_for(method, served_on=served_on, received_on=received_on)
+    notice = Notice.objects.create(
+        case=case, role=role, recipient=recipient, name=recipient.name, address=recipient.mailing_address,
+        method=method, article_number=article_number, served_on=served_on, received_on=received_on,
+        hearing_on=hearing_on, amount=case.amount_delinquent, served_by=actor if getattr(actor, "pk", None) else None)
+    case.hearing_on = max(n.hearing_on for n in current_notices(case).values())
+    if hearing_time is not None:
+        case.hearing_time = hearing_time
+    if hearing_place:
+        case.hearing_place = _text(hearing_place, "hearing_place")
+    case.save(update_fields=["hearing_on", "hearing_time", "hearing_place"])
+    what = (f"Notice served on the {role} ({recipient.name}) by {METHOD_WORDS[method]}"
+            + (f", article {article_number}" if article_number else "")
+            + f"; hearing {fmt_day(hearing_on)}"
+            + (f"; received {fmt_day(received_on)}" if received_on else "; receipt not yet recorded"))
+    _event(case, on=served_on, kind="served", what=what, actor=actor)
+    if case.status == "open":
+        transition(case, to="noticed", actor=actor, note=what)
+    if render:
+        transaction.on_commit(lambda: notice_pdf_store(notice_id=notice.pk))
+    return notice
+
+
+@transaction.atomic
+def notice_received(*, notice: Notice, received_on: date, actor, as_of: date | None = None) -> Notice:
+    """Record the day a mailed notice was received (the return receipt)."""
+    as_of = as_of or today()
+    errors = []
+    if received_on > as_of:
+        errors.append(FieldError("received_on", f"{received_on} is after {as_of}"))
+    if received_on < notice.served_on:
+        errors.append(FieldError("received_on", f"{received_on} is before service on {notice.served_on}"))
+    _refuse(errors)
+    notice.received_on = received_on
+    notice.save(update_fields=["received_on"])
+    _event(notice.case, on=received_on, kind="received",
+           what=f"Notice to the {notice.role} ({notice.name}) received", actor=actor)
+    return notice
+
+
+# --- The hearing request ------------------------------------------------------------------------------------
+
+@transaction.atomic
+def hearing_request(*, case: TerminationCase, received_on: date, actor, via: str = "clerk", text: str = "",
+                    as_of: date | None = None, by: str = "") -> TerminationCase:
+    """Record a written request for the hearing. One received after the window closed is accepted and
+    flagged for the hearing officer, never dropped."""
+    policy = termination_policy()
+    as_of = as_of or today()
+    text = _text(text, "text")
+    errors = []
+    if received_on > as_of:
+        errors.append(FieldError("received_on", f"{received_on} is after {as_of}; a request is recorded once "
+                                                "it has arrived"))
+    if case.is_closed:
+        errors.append(FieldError("case", f"case {case.number} is {case.get_status_display().lower()}"))
+    if case.status == "open":
+        errors.append(FieldError("case", f"case {case.number} has no notice served yet"))
+    if case.request_received_on is not None:
+        errors.append(FieldError("case", f"a request was already recorded on {case.request_received_on}"))
+    _refuse(errors)
+    deadline = case_deadlines(case, policy=policy).request_by
+    late = deadline is not None and received_on > deadline
+    case.request_received_on, case.request_late, case.request_via = received_on, late, via
+    case.request_text, case.request_recorded_at = text, timezone.now()
+    case.save(update_fields=["request_received_on", "request_late", "request_via", "request_text",
+                             "request_recorded_at"])
+    what = ("Written request for the hearing received" + (" online" if via == "portal" else "")
+            + (f", after the window closed on {fmt_day(deadline)} ({policy.cite('request')}): accepted and "
+               "flagged for the hearing officer" if late else ""))
+    _event(case, on=received_on, kind="requested", what=what, actor=actor, by=by, flagged=late)
+    if case.status in ("noticed", "no_request"):
+        transition(case, to="requested", actor=actor, note=what)
+    return case
+
+
+# --- The hearing and the determination ----------------------------------------------------------------------
+
+@transaction.atomic
+def hearing_record(*, case: TerminationCase, attendance: str, evidence_notes: str, actor, held_on: date) -> TerminationCase:
+    """The hearing file: who appeared and the proof heard (§§ 45.33–45.34)."""
+    case.attendance = _text(attendance, "attendance")
+    case.evidence_notes = _text(evidence_notes, "evidence_notes")
+    case.save(update_fields=["attendance", "evidence_notes"])
+    _event(case, on=held_on, kind="hearing", what="Hearing held" + (f"; appeared: {case.attendance}"
+                                                                     if case.attendance else ""), actor=actor)
+    return case
+
+
+OUTCOME_STATUS = {"terminate": "determined", "arrangement": "resolved", "other": "resolved", "dismiss": "dismissed"}
+
+
+@transaction.atomic
+def determination_record(*, case: TerminationCase, outcome: str, mailed_on: date, actor, as_of: date,
+                         notes: str = "") -> TerminationCase:
+    """The hearing officer's determination and the day its notice was mailed. After a hearing it needs the
+    hearing date to have come; without a timely request it is made by default on or after the hearing date
+    named in the notice, once the request window has closed."""
+    refuse_future(as_of, doing="recorded")
+    policy = termination_policy()
+    notes = _text(notes, "notes")
+    deadlines = case_deadlines(case, policy=policy)
+    errors = []
+    if outcome not in OUTCOME_STATUS:
+        errors.append(FieldError("outcome", f"'{outcome}' is not an outcome; use "
+                                            + ", ".join(OUTCOME_STATUS)))
+    if case.status not in ("noticed", "no_request", "requested"):
+        errors.append(FieldError("case", f"case {case.number} is {case.get_status_display().lower()}; a "
+                                         "determination follows the notice and the hearing date"))
+    timely_request = case.request_received_on is not None and not case.request_late
+    by_default = not timely_request
+    if case.hearing_on is None:
+        errors.append(FieldError("case", "no notice naming a hearing date has been served"))
+    elif as_of < case.hearing_on:
+        errors.append(FieldError("date", (
+            f"the hearing is on {case.hearing_on}; {policy.cite('hearing')}: the hearing officer determines at "
+            f"the close of the hearing" + (", and by default only on or after the hearing date named in the "
+                                             f"notice ({policy.cite('request')})" if by_default else ""))))
+    if by_default and outcome == "terminate" and case.request_received_on is None:
+        if deadlines.request_by is None:
+            errors.append(FieldError("case", "the receipt of the notice is not recorded, so the request window "
+                                             f"cannot have closed ({policy.cite('request')})"))
+        elif as_of <= deadlines.request_by:
+            errors.append(FieldError("date", f"the request window is open until {deadlines.request_by} "
+                                             f"({policy.cite('request')})"))
+    if mailed_on > as_of:
+        errors.append(FieldError("mailed_on", f"{mailed_on} is after {as_of}; record the mailing once done"))
+    if case.hearing_on and mailed_on < case.hearing_on:
+        errors.append(FieldError("mailed_on", f"{mailed_on} is before the hearing on {case.hearing_on}"))
+    _refuse(errors)
+    to = OUTCOME_STATUS[outcome]
+    label = TerminationCase.Outcome(outcome).label.lower()
+    what = (f"Determination: {label}" + (" (by default: no timely written request)" if by_default else "")
+            + f"; notice of the determination mailed {fmt_day(mailed_on)}")
+    changes = {"outcome": outcome, "outcome_notes": notes, "by_default": by_default, "determined_on": as_of,
+               "determined_by": actor if getattr(actor, "pk", None) else None, "determination_mailed_on": mailed_on}
+    if to != "determined":
+        changes["closed_on"] = as_of
+    transition(case, to=to, actor=actor, note=what, changes=changes)
+    _event(case, on=as_of, kind="determined", what=what, actor=actor)
+    if to != "determined":
+        orders_cancel(case=case, reason=f"determination: {label}", actor=actor)
+    transaction.on_commit(lambda: determination_pdf_store(case_id=case.pk))
+    return case
+
+
+# --- The appeal ---------------------------------------------------------------------------------------------
+
+@transaction.atomic
+def appeal_file(*, case: TerminationCase, filed_on: date, grounds: str, actor, as_of: date | None = None,
+                by: str = "") -> TerminationCase:
+    """The appeal to the Commission, with its written statement of grounds. One filed after the window is
+    accepted and flagged (the Commission decides whether to hear it); the shut-off waits for the decision."""
+    policy = termination_policy()
+    as_of = as_of or today()
+    grounds = _text(grounds, "grounds", required=True)
+    errors = []
+    if filed_on > as_of:
+        errors.append(FieldError("filed_on", f"{filed_on} is after {as_of}"))
+    if case.outcome != "terminate" or case.status not in ("determined", "final", "ordered"):
+        errors.append(FieldError("case", f"case {case.number} is {case.get_status_display().lower()}; only a "
+                                         "determination to terminate is appealed"))
+    elif filed_on < case.determination_mailed_on:
+        errors.append(FieldError("filed_on", f"{filed_on} is before the determination was mailed "
+                                             f"({case.determination_mailed_on})"))
+    if case.appeal_filed_on:
+        errors.append(FieldError("case", f"an appeal was already filed on {case.appeal_filed_on}"))
+    _refuse(errors)
+    appeal_by = policy.appeal_by(case.determination_mailed_on)
+    late = filed_on > appeal_by
+    what = (f"Appeal filed with {policy.appeal_body}"
+            + (f", after the window closed on {fmt_day(appeal_by)} ({policy.cite('appeal')}): accepted and "
+               "flagged" if late else ""))
+    transition(case, to="appealed", actor=actor, note=what,
+               changes={"appeal_filed_on": filed_on, "appeal_grounds": grounds, "appeal_late": late})
+    _event(case, on=filed_on, kind="appealed", what=what, actor=actor, by=by, flagged=late)
+    orders_cancel(case=case, reason="appeal filed", actor=actor)
+    return case
+
+
+@transaction.atomic
+def appeal_decide(*, case: TerminationCase, outcome: str, hearing_on: date, notice_mailed_on: date, actor,
+                  as_of: date) -> TerminationCase:
+    """The Commission's final decision, heard on ``hearing_on`` after notice mailed at least the preset's days
+    before (§ 45.35)."""
+    refuse_future(as_of, doing="recorded")
+    policy = termination_policy()
+    errors = []
+    if outcome not in TerminationCase.Decision.values:
+        errors.append(FieldError("outcome", f"'{outcome}' is not a decision; use uphold or reverse"))
+    if case.status != "appealed":
+        errors.append(FieldError("case", f"case {case.number} is {case.get_status_display().lower()}; there is "
+                                         "no appeal to decide"))
+    earliest = policy.appeal_hearing_earliest(notice_mailed_on)
+    if hearing_on < earliest:
+        errors.append(FieldError("hearing_on", (
+            f"{hearing_on} is {(hearing_on - notice_mailed_on).days} days after the notice was mailed on "
+            f"{notice_mailed_on}; {policy.cite('appeal')} requires notice at least {policy.appeal_notice_min_days} "
+            f"days before the appeal hearing: the earliest lawful date is {earliest}")))
+    if as_of < hearing_on:
+        errors.append(FieldError("date", f"the appeal hearing is on {hearing_on}; the decision follows it"))
+    if case.appeal_filed_on and notice_mailed_on < case.appeal_filed_on:
+        errors.append(FieldError("notice_mailed_on", f"{notice_mailed_on} is before the appeal was filed "
+                                                     f"({case.appeal_filed_on})"))
+    _refuse(errors)
+    to = "final" if outcome == "uphold" else "dismissed"
+    what = (f"{policy.appeal_body[0].upper()}{policy.appeal_body[1:]} "
+            f"{'upheld' if outcome == 'uphold' else 'reversed'} the termination after its hearing on "
+            f"{fmt_day(hearing_on)} (notice mailed {fmt_day(notice_mailed_on)}); its decision is final")
+    changes = {"decision": outcome, "appeal_hearing_on": hearing_on, "appeal_notice_mailed_on": notice_mailed_on,
+               "decided_on": as_of}
+    if to == "dismissed":
+        changes["closed_on"] = as_of
+    transition(case, to=to, actor=actor, note=what, changes=changes)
+    _event(case, on=as_of, kind="decided", what=what, actor=actor)
+    transaction.on_commit(lambda: determination_pdf_store(case_id=case.pk))
+    return case
+
+
+# --- The guard and the shut-off -----------------------------------------------------------------------------
+
+def shutoff_refusals(case: TerminationCase, *, as_of: date, policy: TerminationPolicy | None = None) -> list[FieldError]:
+    """Every condition of the guard (ORDINANCES.md, Mineola Article II) the case does not meet on ``as_of``,
+    each with its citation; an empty list means a shut-off order may issue."""
+    policy = policy or termination_policy()
+    out: list[FieldError] = []
+    notices = current_notices(case)
+    # (1) Each required recipient served, with a receipt date.
+    for role in required_roles(case):
+        notice = notices.get(role)
+        if notice is None:
+            out.append(FieldError("recipients", f"(1) the {role} has not been served with the notice "
+                                                f"({policy.cite('notice')})"))
+        elif notice.received_on is None:
+            out.append(FieldError("recipients", f"(1) no receipt date is recorded for the notice to the {role} "
+                                                f"({notice.name}) ({policy.cite('notice')})"))
+    # (2) The hearing at least the preset's days after each service.
+    for role, notice in notices.items():
+        if (notice.hearing_on - notice.served_on).days < policy.notice_min_days:
+            out.append(FieldError("hearing_on", (
+                f"(2) the notice to the {role} was served on {notice.served_on}, {(notice.hearing_on - notice.served_on).days} "
+                f"days before the hearing on {notice.hearing_on}; at least {policy.notice_min_days} days are "
+                f"required ({policy.cite('notice')})")))
+    # (3) A determination to terminate: after the hearing, or by default once no timely request came.
+    deadlines = case_deadlines(case, policy=policy)
+    if case.outcome != "terminate" or case.determined_on is None:
+        out.append(FieldError("determination", "(3) the hearing officer has not recorded a determination to "
+                                               f"terminate ({policy.cite('hearing')})"))
+    else:
+        timely = case.request_received_on is not None and not case.request_late
+        if case.hearing_on is None or case.determined_on < case.hearing_on:
+            out.append(FieldError("determination", (
+                f"(3) the determination of {case.determined_on} came before the hearing date "
+                f"{case.hearing_on} named in the notice ({policy.cite('hearing')})")))
+        elif case.by_default and timely:
+            out.append(FieldError("determination", (
+                f"(3) a written request arrived in time on {case.request_received_on}: termination needs a "
+                f"determination after the hearing, not by default ({policy.cite('request')})")))
+        elif case.by_default and (deadlines.request_by is None or case.determined_on <= deadlines.request_by):
+            out.append(FieldError("determination", (
+                "(3) the determination by default was made before the request window closed"
+                + (f" on {deadlines.request_by}" if deadlines.request_by else "") + f" ({policy.cite('request')})")))
+    # (4) The determination mailed and the appeal window passed unappealed, or the appeal decided upholding it.
+    if case.determination_mailed_on is None:
+        out.append(FieldError("appeal", f"(4) notice of the determination has not been mailed ({policy.cite('appeal')})"))
+    elif case.appeal_filed_on is not None:
+        if case.decision != "uphold":
+            out.append(FieldError("appeal", (
+                f"(4) the appeal filed on {case.appeal_filed_on} awaits the decision of {policy.appeal_body} "
+                f"({policy.cite('appeal')})" if not case.decision else
+                f"(4) {policy.appeal_body} reversed the termination ({policy.cite('appeal')})")))
+    elif as_of <= deadlines.appeal_by:
+        out.append(FieldError("appeal", (
+            f"(4) the appeal window is open until {deadlines.appeal_by}: {policy.appeal_days} days after the "
+            f"determination was mailed on {case.determination_mailed_on} ({policy.cite('appeal')}); the earliest "
+            f"order is {deadlines.appeal_by + timedelta(days=1)}")))
+    # (5) For nonpayment, still unpaid on the day of the order.
+    if case.grounds == "nonpayment":
+        unpaid = case_unpaid(case, as_of=as_of)
+        if unpaid <= ZERO:
+            out.append(FieldError("amount_delinquent", (
+                f"(5) the delinquent amount of {fmt_dollars(case.amount_delinquent)} is paid on {as_of} "
+                f"({policy.cite('grounds')})")))
+    return out
+
+
+@transaction.atomic
+def shutoff_order(*, case: TerminationCase, as_of: date, actor) -> WorkOrder:
+    """Issue the shut-off order, or raise ``TransitionRefused`` naming every unmet condition with its citation.
+    A second call for an order already issued returns it."""
+    refuse_future(as_of, doing="ordered")
+    policy = termination_policy()
+    if case.status == "ordered":
+        return case.orders.get(kind=WorkOrder.Kind.SHUT_OFF, status=WorkOrder.Status.ISSUED)
+    what = "Shut-off order issued: every condition of the guard holds"
+    transition(case, to="ordered", actor=actor, note=what,
+               guard=lambda locked: shutoff_refusals(locked, as_of=as_of, policy=policy))
+    order = WorkOrder.objects.create(case=case, kind=WorkOrder.Kind.SHUT_OFF, issued_on=as_of,
+                                     issued_by=actor if getattr(actor, "pk", None) else None)
+    _event(case, on=as_of, kind="ordered", what=f"{what} (work order {order.pk})", actor=actor)
+    return order
+
+
+def orders_cancel(*, case: TerminationCase, reason: str, actor) -> int:
+    cancelled = 0
+    for order in case.orders.filter(status=WorkOrder.Status.ISSUED):
+        transition(order, to="cancelled", actor=actor, note=reason, changes={"cancel_reason": reason})
+        cancelled += 1
+    return cancelled
+
+
+@transaction.atomic
+def shutoff_carry_out(*, case: TerminationCase, done_on: date, actor) -> TerminationCase:
+    """The crew shut the service off: the account is shut off and the disconnect charge is charged (for the
+    next bill), when the preset has one."""
+    refuse_future(done_on, field="done_on", doing="recorded")
+    policy = termination_policy()
+    order = case.orders.filter(kind=WorkOrder.Kind.SHUT_OFF, status=WorkOrder.Status.ISSUED).first()
+    errors = []
+    if order is None:
+        errors.append(FieldError("case", f"case {case.number} has no shut-off order issued"))
+    elif done_on < order.issued_on:
+        errors.append(FieldError("done_on", f"{done_on} is before the order was issued on {order.issued_on}"))
+    if case.grounds == "nonpayment" and order is not None and case_unpaid(case, as_of=done_on) <= ZERO:
+        errors.append(FieldError("amount_delinquent", f"the delinquent amount is paid on {done_on}; the order "
+                                                      "is cancelled, not carried out"))
+    _refuse(errors)
+    transition(order, to="done", actor=actor, note="carried out", changes={"done_on": done_on})
+    transition(case, to="shut_off", actor=actor, note=f"service shut off on {done_on}")
+    Account.objects.filter(pk=case.account_id).update(status=Account.Status.SHUT_OFF)
+    case.account.status = Account.Status.SHUT_OFF
+    what = f"Service shut off (work order {order.pk})"
+    if policy.disconnect_fee:
+        charge = charge_add(account=case.account, code=policy.disconnect_fee, as_of=done_on, actor=actor,
+                            note=f"termination case {case.number}")
+        what += f"; {charge.description.lower()} {fmt_dollars(charge.amount.amount)} charged ({charge.citation})"
+    _event(case, on=done_on, kind="shut_off", what=what, actor=actor)
+    return case
+
+
+def restore_refusals(case: TerminationCase, *, as_of: date) -> list[FieldError]:
+    """What keeps service from being restored: for nonpayment, anything still owed on the day — the ledger's
+    balance and the charges waiting for the next bill (the disconnect charge among them)."""
+    policy = termination_policy()
+    out = []
+    if case.status != "shut_off":
+        return out
+    if case.grounds == "nonpayment":
+        balance = account_balances([case.account_id], through=as_of)[case.account_id].balance
+        waiting = sum((c.amount.amount for c in PendingCharge.objects.filter(
+            account_id=case.account_id, bill__isnull=True, cancelled_at__isnull=True)), ZERO)
+        owed = balance + waiting
+        if owed > ZERO:
+            out.append(FieldError("balance", f"{fmt_dollars(owed)} is still owed on {as_of}"
+                                             + (f" ({fmt_dollars(waiting)} of it charged for the next bill)"
+                                                if waiting else "")
+                                             + f"; {policy.restore_rule or 'everything owed is paid first'}"))
+    return out
+
+
+@transaction.atomic
+def service_restore(*, case: TerminationCase, as_of: date, actor, note: str = "") -> TerminationCase:
+    """Restore service once the preset's conditions hold: the account is active again and the connect (or
+    restoration) charge is charged for the next bill. The restoration work order is recorded as done."""
+    refuse_future(as_of, doing="recorded")
+    policy = termination_policy()
+    note = _text(note, "note")
+    transition(case, to="restored", actor=actor, note=note or "service restored",
+               guard=lambda locked: restore_refusals(locked, as_of=as_of), changes={"closed_on": as_of})
+    order = WorkOrder.objects.create(case=case, kind=WorkOrder.Kind.RESTORE, issued_on=as_of,
+                                     issued_by=actor if getattr(actor, "pk", None) else None)
+    transition(order, to="done", actor=actor, note="restored", changes={"done_on": as_of})
+    Account.objects.filter(pk=case.account_id).update(status=Account.Status.ACTIVE)
+    case.account.status = Account.Status.ACTIVE
+    what = f"Service restored (work order {order.pk})"
+    if policy.restore_fee:
+        charge = charge_add(account=case.account, code=policy.restore_fee, as_of=as_of, actor=actor,
+                            note=f"termination case {case.number}")
+        what += f"; {charge.description.lower()} {fmt_dollars(charge.amount.amount)} charged ({charge.citation})"
+    if note:
+        what += f". {note}"
+    _event(case, on=as_of, kind="restored", what=what, actor=actor)
+    return case
+
+
+# --- Payment in full, dismissal and emergencies -------------------------------------------------------------
+
+def cases_close_paid(*, account_ids, as_of: date | None = None) -> list[TerminationCase]:
+    """Close every nonpayment case of these accounts whose delinquent bills are paid in full, before the
+    shut-off: pending orders are cancelled. Called on every ``payment_posted``."""
+    as_of = as_of or today()
+    closed = []
+    for case in TerminationCase.objects.filter(account_id__in=list(account_ids), grounds="nonpayment",
+                                               status__in=ACTIVE).select_related("account"):
+        if case_unpaid(case, as_of=as_of) > ZERO:
+            continue
+        with transaction.atomic():
+            what = f"Paid in full on or before {fmt_day(as_of)}: case closed"
+            transition(case, to="paid", actor=None, note=what, changes={"closed_on": as_of})
+            cancelled = orders_cancel(case=case, reason="paid in full", actor=None)
+            if cancelled:
+                what += f"; {cancelled} shut-off order cancelled"
+            _event(case, on=as_of, kind="paid", what=what, by="payment posted")
+        closed.append(case)
+    return closed
+
+
+@transaction.atomic
+def case_dismiss(*, case: TerminationCase, reason: str, as_of: date, actor) -> TerminationCase:
+    """Withdraw a case before the shut-off (opened in error, the violation cured), with the reason."""
+    reason = _text(reason, "reason", required=True)
+    transition(case, to="dismissed", actor=actor, note=reason, changes={"closed_on": as_of})
+    orders_cancel(case=case, reason=f"case dismissed: {reason}", actor=actor)
+    _event(case, on=as_of, kind="dismissed", what=f"Case dismissed: {reason}", actor=actor)
+    return case
+
+
+@transaction.atomic
+def interruption_log(*, account: Account, kind: str, started_on: date, reason: str, actor,
+                     ended_on: date | None = None) -> Interruption:
+    """Log an interruption the ordinance allows without the hearing procedure (emergency, repairs,
+    shortage; a health hazard). It is never a shut-off order and never touches a case."""
+    policy = termination_policy()
+    reason = _text(reason, "reason", required=True)
+    errors = []
+    if kind not in policy.emergency_kinds:
+        errors.append(FieldError("kind", f"'{kind}' is not an interruption {policy.emergency_citation} allows "
+                                         f"without a hearing; use {', '.join(policy.emergency_kinds)}"))
+    for field, day in (("started_on", started_on), ("ended_on", ended_on)):
+        if day is not None and day > today():
+            errors.append(FieldError(field, f"{day} is after today"))
+    if ended_on is not None and ended_on < started_on:
+        errors.append(FieldError("ended_on", f"{ended_on} is before the start on {started_on}"))
+    _refuse(errors)
+    return Interruption.objects.create(account=account, kind=kind, citation=policy.emergency_citation,
+                                       started_on=started_on, ended_on=ended_on, reason=reason,
+                                       actor=actor if getattr(actor, "pk", None) else None)
