@@ -49,19 +49,21 @@ def notice_paper(notice: Notice) -> Paper:
     account = case.account
     deadlines = case_deadlines(case, policy=policy)
     hearing = fmt_day(notice.hearing_on) + (f" at {notice.case.hearing_time:%-I:%M %p}" if case.hearing_time else "")
-    grounds = (f"Nonpayment: {case.grounds_detail}. The amount delinquent is {fmt_dollars(case.amount_delinquent)}."
-               if case.grounds == "nonpayment" else f"A violation of {case.section}: {case.grounds_detail or case.section}.")
+    if case.grounds == "nonpayment":
+        grounds = f"Nonpayment: {case.grounds_detail}. The amount delinquent is {fmt_dollars(case.amount_delinquent)}."
+    else:
+        grounds = f"A violation of {case.section}: {case.grounds_detail or case.section}."
     request_by = (fmt_day(deadlines.request_by) if notice.received_on and deadlines.request_by
                   else f"{policy.request_days} days after you receive this notice")
     paragraphs = [
         f"TAKE NOTICE that the {policy.utility_name} intends to terminate water service to the premises named "
         f"above on the following grounds ({case.section}):",
         grounds,
-        f"A hearing will be held before {policy.hearing_officer} on {hearing} at {case.hearing_place or policy.hearing_place}, "
-        "where you may appear, be heard and present proof.",
+        (f"A hearing will be held before {policy.hearing_officer} on {hearing} at "
+         f"{case.hearing_place or policy.hearing_place}, where you may appear, be heard and present proof."),
         (f"To ask for the hearing, write to the {policy.issued_by} at the address above, or make the request "
-         f"online at {settings.SITE_URL.rstrip('/')}/portal/ with your account number. Your written request must be made by "
-         f"{request_by}."),
+         f"online at {settings.SITE_URL.rstrip('/')}/portal/ with your account number. Your written request "
+         f"must be made by {request_by}."),
         (f"If service is terminated after the hearing, you may appeal to {policy.appeal_body} within "
          f"{policy.appeal_days} days after notice of the determination is mailed, with a written statement of "
          f"your grounds ({policy.cite('appeal')}). Paying the amount delinquent in full before service is "
@@ -101,8 +103,8 @@ def determination_paper(case: TerminationCase) -> Paper:
     else:
         title = "NOTICE OF DETERMINATION"
         outcome = case.get_outcome_display()
-        body = [f"Determination of {policy.hearing_officer}"
-                + (" (made by default: no timely written request for a hearing was received)" if case.by_default else "")
+        default = " (made by default: no timely written request for a hearing was received)"
+        body = [f"Determination of {policy.hearing_officer}" + (default if case.by_default else "")
                 + f": {outcome}." + (f" {case.outcome_notes}" if case.outcome_notes else "")]
         if case.outcome == "terminate":
             body.append(f"You may appeal to {policy.appeal_body} within {policy.appeal_days} days after this "

@@ -151,6 +151,9 @@ class CaseBill(models.Model):
         constraints = [models.UniqueConstraint(fields=["case", "bill"], name="one_case_bill_per_bill"),
                        models.CheckConstraint(condition=Q(amount__gt=0), name="case_bill_amount_positive")]
 
+    def __str__(self) -> str:
+        return f"{self.bill} in {self.case}"
+
 
 class Notice(models.Model):
     """The notice of the grounds and the hearing, served on one recipient. A recipient may be served again
@@ -172,7 +175,8 @@ class Notice(models.Model):
     name = models.CharField(max_length=200)
     address = models.TextField()
     method = models.CharField(max_length=24, choices=Method.choices)
-    article_number = models.CharField(max_length=40, blank=True, help_text="Certified or registered mail article number.")
+    article_number = models.CharField(max_length=40, blank=True,
+                                      help_text="Certified or registered mail article number.")
     served_on = models.DateField()
     received_on = models.DateField(null=True, blank=True)
     hearing_on = models.DateField()

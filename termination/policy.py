@@ -36,13 +36,9 @@ class Trigger:
         anchor = due_date if self.after == "due_date" else bill_date
         start = anchor + timedelta(days=self.days)
         if fine_charged_on is not None and self.fine_days is not None:
-            start = min(start, fine_charged_on + timedelta(days=self.fine_days))
+            # A fine is imposed on the account when charged; it reaches the customer with the bill.
+            start = min(start, max(fine_charged_on, bill_date) + timedelta(days=self.fine_days))
         return start
-
-    def words(self) -> str:
-        anchor = "its due date" if self.after == "due_date" else "its bill date"
-        return f"a bill unpaid on the {self.days}th day after {anchor}" if self.days != 1 else \
-            "a bill unpaid after its due date"
 
 
 @dataclass(frozen=True)

@@ -269,7 +269,8 @@ def hearing_request(*, case: TerminationCase, received_on: date, actor, via: str
 # --- The hearing and the determination ----------------------------------------------------------------------
 
 @transaction.atomic
-def hearing_record(*, case: TerminationCase, attendance: str, evidence_notes: str, actor, held_on: date) -> TerminationCase:
+def hearing_record(*, case: TerminationCase, attendance: str, evidence_notes: str, actor,
+                   held_on: date) -> TerminationCase:
     """The hearing file: who appeared and the proof heard (§§ 45.33–45.34)."""
     case.attendance = _text(attendance, "attendance")
     case.evidence_notes = _text(evidence_notes, "evidence_notes")
@@ -411,7 +412,8 @@ def appeal_decide(*, case: TerminationCase, outcome: str, hearing_on: date, noti
 
 # --- The guard and the shut-off -----------------------------------------------------------------------------
 
-def shutoff_refusals(case: TerminationCase, *, as_of: date, policy: TerminationPolicy | None = None) -> list[FieldError]:
+def shutoff_refusals(case: TerminationCase, *, as_of: date,
+                     policy: TerminationPolicy | None = None) -> list[FieldError]:
     """Every condition of the guard (ORDINANCES.md, Mineola Article II) the case does not meet on ``as_of``,
     each with its citation; an empty list means a shut-off order may issue."""
     policy = policy or termination_policy()
@@ -428,9 +430,10 @@ def shutoff_refusals(case: TerminationCase, *, as_of: date, policy: TerminationP
                                                 f"({notice.name}) ({policy.cite('notice')})"))
     # (2) The hearing at least the preset's days after each service.
     for role, notice in notices.items():
-        if (notice.hearing_on - notice.served_on).days < policy.notice_min_days:
+        days = (notice.hearing_on - notice.served_on).days
+        if days < policy.notice_min_days:
             out.append(FieldError("hearing_on", (
-                f"(2) the notice to the {role} was served on {notice.served_on}, {(notice.hearing_on - notice.served_on).days} "
+                f"(2) the notice to the {role} was served on {notice.served_on}, {days} "
                 f"days before the hearing on {notice.hearing_on}; at least {policy.notice_min_days} days are "
                 f"required ({policy.cite('notice')})")))
     # (3) A determination to terminate: after the hearing, or by default once no timely request came.
@@ -454,7 +457,8 @@ def shutoff_refusals(case: TerminationCase, *, as_of: date, policy: TerminationP
                 + (f" on {deadlines.request_by}" if deadlines.request_by else "") + f" ({policy.cite('request')})")))
     # (4) The determination mailed and the appeal window passed unappealed, or the appeal decided upholding it.
     if case.determination_mailed_on is None:
-        out.append(FieldError("appeal", f"(4) notice of the determination has not been mailed ({policy.cite('appeal')})"))
+        out.append(FieldError("appeal", "(4) notice of the determination has not been mailed "
+                                        f"({policy.cite('appeal')})"))
     elif case.appeal_filed_on is not None:
         if case.decision != "uphold":
             out.append(FieldError("appeal", (

@@ -22,8 +22,10 @@ def nightly_notices(*, as_of: date) -> dict:
 
 def nightly_deadlines(*, as_of: date) -> dict:
     refuse_future(as_of, doing="advanced")
-    policy = termination_policy()
     request_closed = appeal_closed = 0
+    if not TerminationCase.objects.filter(status__in=("noticed", "determined")).exists():
+        return {"request_windows_closed": 0, "appeal_windows_closed": 0}
+    policy = termination_policy()
     for case in TerminationCase.objects.filter(status="noticed").prefetch_related("notices").select_related("account"):
         request_by = case_deadlines(case, policy=policy).request_by
         if request_by is None or request_by >= as_of or case.request_received_on is not None:

@@ -106,12 +106,11 @@ def test_hearing_officer_and_backflow_inspector_only_look():
 
 def test_permissions_of_apps_not_installed_yet_are_skipped(monkeypatch):
     table = dict(ROLE_PERMISSIONS)
-    table["Hearing officer"] = [*table["Hearing officer"], "termination.view_terminationcase",
-                                "termination.change_hearing"]
+    table["Hearing officer"] = [*table["Hearing officer"], "reports.view_report", "reports.change_report"]
     monkeypatch.setattr(roles, "ROLE_PERMISSIONS", table)
     roles_install()
     assert "accounts.view_account" in perms_of("Hearing officer")
-    assert not any(p.startswith("termination.") for p in perms_of("Hearing officer"))
+    assert not any(p.startswith("reports.") for p in perms_of("Hearing officer"))
 
 
 def test_clerk_opens_accounts_in_admin_but_cannot_touch_rate_schedules(client):

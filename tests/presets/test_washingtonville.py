@@ -236,6 +236,9 @@ def test_fees_are_quoted_from_the_preset(washingtonville):
         "vacancy_turn_on": (Decimal("25.00"), "§ 169-23"),
         "hydrant_deposit": (Decimal("250.00"), "§ 169-4"),  # held for the customer, never charged
         "meter_test": (Decimal("20.00"), "§ 169-22"),  # unless the meter registers over 3% fast
+        # § 169-26 "the cost of discontinuing and restoring": sample values, the § 169-23 amounts.
+        "discontinue": (Decimal("25.00"), "§ 169-26"),
+        "restore": (Decimal("25.00"), "§ 169-26"),
     }
 
 

@@ -46,14 +46,16 @@ class Command(BaseCommand):
         sub = parser.add_subparsers(dest="subcommand", required=True, parser_class=type(parser))
 
         def add(name, help_text):
-            p = sub.add_parser(name, help=help_text, called_from_command_line=getattr(parser, "called_from_command_line", False))
+            p = sub.add_parser(name, help=help_text,
+                               called_from_command_line=getattr(parser, "called_from_command_line", False))
             as_of_argument(p)
             return p
 
         p = add("open", "open a case (prints its number)")
         p.add_argument("account_no")
         p.add_argument("--grounds", required=True, choices=["nonpayment", "violation"])
-        p.add_argument("--section", default="", help="the section violated (violation); nonpayment cites the preset's rule")
+        p.add_argument("--section", default="",
+                       help="the section violated (violation); nonpayment cites the preset's rule")
         p.add_argument("--detail", default="", help="the specific grounds, as the notice states them")
         p.add_argument("--json", action="store_true")
 
@@ -183,7 +185,8 @@ class Command(BaseCommand):
 
     def do_serve(self, as_of, o):
         case = case_get(o["case"])
-        notice = svc.notice_serve(case=case, role=o["to"], method=o["method"], served_on=_day(o["served_on"], "served_on"),
+        notice = svc.notice_serve(case=case, role=o["to"], method=o["method"],
+                                  served_on=_day(o["served_on"], "served_on"),
                                   received_on=_day(o["received_on"], "received_on"),
                                   hearing_on=_day(o["hearing_on"], "hearing_on"), hearing_time=_time(o["hearing_time"]),
                                   hearing_place=o["hearing_place"], article_number=o["article_number"], actor=None,
@@ -202,7 +205,8 @@ class Command(BaseCommand):
     def do_request(self, as_of, o):
         case = svc.hearing_request(case=case_get(o["case"]), received_on=_day(o["received_on"], "received_on"),
                                    actor=None, text=o["text"], as_of=as_of)
-        self._say(f"Hearing request recorded for case {case.number}" + (" (late: flagged)" if case.request_late else ""))
+        late = " (late: flagged)" if case.request_late else ""
+        self._say(f"Hearing request recorded for case {case.number}{late}")
 
     def do_hearing(self, as_of, o):
         case = svc.hearing_record(case=case_get(o["case"]), attendance=o["attendance"], evidence_notes=o["evidence"],
@@ -268,7 +272,7 @@ class Command(BaseCommand):
             self._say(f"  {e['on']}  {e['what']}  ({e['by']})")
 
     def do_board(self, as_of, o):
-        for status, label, rows in case_board(as_of=as_of):
+        for _status, label, rows in case_board(as_of=as_of):
             self._say(f"{label} ({len(rows)})")
             for case, step in rows:
                 self._say(f"  {case.number}  {case.account.account_no:<10} {step.what}"
