@@ -130,12 +130,14 @@ def work_order_paper(order: WorkOrder) -> Paper:
         title=f"WORK ORDER: {action} WATER SERVICE",
         utility_name=policy.utility_name, utility_header=_header(policy),
         facts=[("Work order", str(order.pk)), ("Case", case.number), ("Account number", account.account_no),
-               ("Service address", account.premises.service_address), ("Meter", meters or "—"),
+               ("Service address", account.premises.service_address),
+               ("Occupant" if account.occupant_id else "Owner", (account.occupant or account.owner).name),
+               ("Meter", meters or "—"),
                ("Issued on", fmt_day(order.issued_on))],
         addressee=f"Field crew\n{account.premises.service_address}",
         paragraphs=[f"{action.capitalize()} water service at the curb stop of the premises above.",
                     (f"Before shutting off, call the office: a payment in full cancels this order. Do not shut off "
-                     f"if the occupant shows a receipt dated after {fmt_day(order.issued_on)}."
+                     f"if the occupant shows a receipt dated on or after {fmt_day(order.issued_on)}."
                      if order.kind == WorkOrder.Kind.SHUT_OFF else "Restore service and check the meter registers."),
                     "Done on: ____________   Time: ________   Curb stop position: ____________",
                     "Crew: ______________________________   Meter reading: ______________"],
