@@ -6,38 +6,17 @@ A notice and a determination notice are rendered once and stored (``notice_pdf_s
 ``determination_pdf_store``); a work order is printed on demand.
 """
 
-from dataclasses import dataclass
-from datetime import datetime
-
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
 
 from core.dates import fmt_day
-from core.documents import PdfInfo, pdf_one_file
 from core.money import fmt_dollars
+from core.papers import Paper, paper_pdf
 
 from .models import Notice, TerminationCase, WorkOrder
 from .policy import METHOD_WORDS, termination_policy
 from .selectors import case_bills, case_deadlines
-
-STYLESHEET = "termination/paper.css"
-
-
-@dataclass(frozen=True)
-class Paper:
-    """One printed page: the letterhead, the addressee in the envelope window, and paragraphs."""
-
-    title: str
-    utility_name: str
-    utility_header: str
-    facts: list[tuple[str, str]]
-    addressee: str
-    paragraphs: list[str]
-    table: list[tuple[str, str]]
-    warning: str
-    footer: str
-    created_at: datetime
 
 
 def _header(policy) -> str:
@@ -142,12 +121,6 @@ def work_order_paper(order: WorkOrder) -> Paper:
                     "Done on: ____________   Time: ________   Curb stop position: ____________",
                     "Crew: ______________________________   Meter reading: ______________"],
         table=[], warning="", footer=f"{policy.utility_name}, case {case.number}.", created_at=order.created_at)
-
-
-def paper_pdf(paper: Paper) -> bytes:
-    return pdf_one_file(template="termination/paper.html", stylesheet=STYLESHEET, context_name="papers",
-                        documents=[paper], info=PdfInfo(title=paper.title.title(), author=paper.utility_name,
-                                                        created=paper.created_at), batch=1)
 
 
 def notice_pdf(notice: Notice) -> bytes:

@@ -1,0 +1,33 @@
+"""A one-page paper with the bill's letterhead and look: notices, determinations, work orders. The apps build
+``Paper`` views (already formatted text); ``paper_pdf`` renders one with ``core.documents``."""
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from .documents import PdfInfo, pdf_one_file
+
+TEMPLATE = "core/paper.html"
+STYLESHEET = "core/paper.css"
+
+
+@dataclass(frozen=True)
+class Paper:
+    """The letterhead, the addressee in the envelope window, facts beside it, and paragraphs below; an
+    optional table of amounts and a boxed warning."""
+
+    title: str
+    utility_name: str
+    utility_header: str
+    facts: list[tuple[str, str]]
+    addressee: str
+    paragraphs: list[str]
+    table: list[tuple[str, str]]
+    warning: str
+    footer: str
+    created_at: datetime
+
+
+def paper_pdf(paper: Paper) -> bytes:
+    return pdf_one_file(template=TEMPLATE, stylesheet=STYLESHEET, context_name="papers", documents=[paper],
+                        info=PdfInfo(title=paper.title.title(), author=paper.utility_name, created=paper.created_at),
+                        batch=1)
