@@ -49,6 +49,12 @@ CLERK = [
     # See who is linked to an account online and end a link (a sale does it by itself).
     *_perms("view delete", "accounts.portallink"),
     "accounts.view_historicalportallink",
+    # Termination of service: open cases, serve and record notices and written requests, log an emergency
+    # interruption; the timeline and the work orders are read, never edited. Determinations, appeals and
+    # shut-off orders are others' to make.
+    *_perms("view add change", "termination.terminationcase", "termination.notice"),
+    *_perms("view", "termination.caseevent", "termination.workorder", "termination.interruption"),
+    "termination.add_interruption",
 ]
 
 SUPERVISOR = [

@@ -45,7 +45,7 @@ def test_every_permission_named_for_an_installed_model_exists():
     # A typo in the table would otherwise be skipped silently, as if its app were not installed yet.
     roles_install()
     for name, wanted in ROLE_PERMISSIONS.items():
-        installed = {p for p in wanted if p.split(".")[0] in ("accounts", "meters", "billing")}
+        installed = {p for p in wanted if p.split(".")[0] in ("accounts", "meters", "billing", "termination")}
         assert installed <= perms_of(name), (name, installed - perms_of(name))
 
 
@@ -68,6 +68,20 @@ def test_clerk_works_accounts_and_readings_but_not_rates_or_history():
                  "billing.delete_payment", "meters.delete_reading", "accounts.delete_account",
                  "meters.delete_historicalreading", "meters.change_historicalreading",
                  "accounts.delete_historicalaccount", "accounts.change_historicalaccount"):
+        assert perm not in clerk, perm
+
+
+def test_clerk_keeps_the_termination_file_but_neither_determines_nor_orders_a_shut_off():
+    roles_install()
+    clerk = perms_of("Clerk")
+    for perm in ("termination.view_terminationcase", "termination.add_terminationcase",
+                 "termination.change_terminationcase", "termination.view_notice", "termination.add_notice",
+                 "termination.change_notice", "termination.view_caseevent", "termination.view_workorder",
+                 "termination.view_interruption", "termination.add_interruption"):
+        assert perm in clerk, perm
+    for perm in ("termination.determine_terminationcase", "termination.order_terminationcase",
+                 "termination.delete_terminationcase", "termination.change_caseevent",
+                 "termination.delete_caseevent", "termination.add_workorder", "termination.change_workorder"):
         assert perm not in clerk, perm
 
 
