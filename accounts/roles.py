@@ -65,12 +65,16 @@ SUPERVISOR = [
     "billing.change_bill",              # void a bill (the void is recorded; the bill is never edited)
     "meters.delete_reading",
     "accounts.delete_account",
+    "termination.order_terminationcase",  # issue and carry out shut-off orders, restore service
 ]
 
 HEARING_OFFICER = [
     *_perms("view", "accounts.account", "accounts.customer", "accounts.premises", "accounts.ownership",
             "billing.bill", "billing.billline", "billing.ledgerentry", "billing.payment"),
-    # The termination app adds its case, notice, hearing and determination permissions here.
+    # Reads the case file; records the hearing, the determination and the Commission's decision.
+    *_perms("view", "termination.terminationcase", "termination.notice", "termination.caseevent",
+            "termination.workorder", "termination.casebill"),
+    "termination.determine_terminationcase",
 ]
 
 BACKFLOW_INSPECTOR = [

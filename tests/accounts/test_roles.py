@@ -90,7 +90,8 @@ def test_supervisor_adds_rates_voids_and_deletes_but_never_history():
     supervisor = perms_of("Supervisor")
     assert perms_of("Clerk") <= supervisor
     for perm in ("billing.change_rateschedule", "billing.change_fee", "billing.change_utility",
-                 "billing.change_bill", "meters.delete_reading", "accounts.delete_account"):
+                 "billing.change_bill", "meters.delete_reading", "accounts.delete_account",
+                 "termination.order_terminationcase"):
         assert perm in supervisor, perm
     for perm in ("meters.delete_historicalreading", "accounts.delete_historicalaccount",
                  "billing.delete_bill", "billing.delete_ledgerentry", "billing.delete_payment"):
@@ -107,15 +108,19 @@ def test_no_role_may_delete_history_bills_ledger_or_payments():
                                      "delete_payment"), (name, perm)
 
 
-def test_hearing_officer_and_backflow_inspector_only_look():
+def test_hearing_officer_and_backflow_inspector_only_look_but_the_officer_determines():
     roles_install()
     officer, inspector = perms_of("Hearing officer"), perms_of("Backflow inspector")
     assert {"accounts.view_account", "accounts.view_customer", "billing.view_bill",
-            "billing.view_ledgerentry"} <= officer
+            "billing.view_ledgerentry", "termination.view_terminationcase", "termination.view_notice",
+            "termination.view_caseevent", "termination.view_workorder", "termination.view_casebill"} <= officer
     assert {"accounts.view_account", "accounts.view_premises", "accounts.view_customer"} <= inspector
-    for perm in officer | inspector:
+    # The hearing officer's one write: the hearing file, the determination and the Commission's decision.
+    assert {p for p in officer if not p.split(".")[1].startswith("view_")} == {"termination.determine_terminationcase"}
+    for perm in inspector:
         assert perm.split(".")[1].startswith("view_"), perm
     assert "billing.view_bill" not in inspector
+    assert "termination.order_terminationcase" not in officer
 
 
 def test_permissions_of_apps_not_installed_yet_are_skipped(monkeypatch):
