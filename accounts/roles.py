@@ -2,7 +2,7 @@
 
 ``ROLE_PERMISSIONS`` is the whole policy, one row per group: permissions are written as
 ``app_label.codename`` so a reader sees exactly which model each one is about. A codename whose model
-is not installed yet (a later app such as ``termination``) is skipped, so the table can name the
+is not installed yet (a later app such as ``backflow``) is skipped, so the table can name the
 permissions a role will need before the app that defines them exists.
 
 Installing is idempotent and the table is authoritative: running it again sets each group's
@@ -53,7 +53,8 @@ CLERK = [
     # interruption; the timeline and the work orders are read, never edited. Determinations, appeals and
     # shut-off orders are others' to make.
     *_perms("view add change", "termination.terminationcase", "termination.notice"),
-    *_perms("view", "termination.caseevent", "termination.workorder", "termination.interruption"),
+    *_perms("view", "termination.caseevent", "termination.workorder", "termination.interruption",
+            "termination.casebill"),
     "termination.add_interruption",
 ]
 

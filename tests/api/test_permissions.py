@@ -42,11 +42,11 @@ TABLE = {
     "POST penalty-runs/":                     (201,  201,   403,    403,    403,   201,   401,  403),
     "GET fees/":                              (200,  200,   403,    403,    403,   200,   401,  403),
     "GET fees/?code=tank_wagon":              (200,  200,   403,    403,    403,   200,   401,  403),
-    "GET termination/cases/":                 (200,  200,   403,    403,    403,   200,   401,  403),
-    "GET termination/cases/{number}/":        (200,  200,   403,    403,    403,   200,   401,  403),
-    "GET termination/delinquent/":            (200,  200,   403,    403,    403,   200,   401,  403),
+    "GET termination/cases/":                 (200,  200,   200,    403,    403,   200,   401,  403),
+    "GET termination/cases/{number}/":        (200,  200,   200,    403,    403,   200,   401,  403),
+    "GET termination/delinquent/":            (200,  200,   200,    403,    403,   200,   401,  403),
     "POST termination/cases/{number}/request/": (201, 201,  403,    403,    403,   201,   401,  403),
-    "POST termination/cases/{number}/shutoff/": (403, 403,  403,    403,    403,   201,   401,  403),
+    "POST termination/cases/{number}/shutoff/": (403, 201,  403,    403,    403,   201,   401,  403),
 }
 
 
@@ -112,7 +112,7 @@ def test_each_caller_gets_what_its_role_allows(books_and_case, kind):
         assert (Reading.objects.count(), Payment.objects.count(), BillingRun.objects.count()) == (
             readings, payments, runs)
         assert case.request_received_on is None
-    assert case.orders.exists() == (kind == "superuser")
+    assert case.orders.exists() == (kind in ("Supervisor", "superuser"))
 
 
 def test_a_refusal_is_json_errors(books):
