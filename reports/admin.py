@@ -1,0 +1,109 @@
+"""The Reports page of the admin: a form per report (its dates and a format) that shows the report as a table
+on the page or downloads it as CSV or PDF — the same reports as ``manage.py report``.
+
+Reports have no model, so there is no ModelAdmin to hang the page on. Rather than invent one (an unmanaged
+model would bring a migration, a content type and permissions for a table that does not exist), this
+module adds one URL to the admin site the way ``admin.site.register`` adds a model's: ``register_urls``
+wraps the site's ``get_urls`` when the admin discovers this module, before the URLconf reads the site's
+URLs. The page sits under the admin's login (``admin_view``) at ``admin:reports``; staff who may view
+bills (``billing.view_bill``) may read it.
+"""
+
+from django import forms
+from django.contrib import admin
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import path
+
+from core.clock import today
+from core.errors import ApplicationError
+
+from .catalog import REPORTS, report_build
+from .render import as_csv, as_pdf, printed, report_view, subtitle
+
+PERMISSION = "billing.view_bill"
+DATE_WIDGET = forms.DateInput(format="%Y-%m-%d", attrs={"type": "date"})
+FORMATS = (("view", "View on this page"), ("csv", "Download CSV"), ("pdf", "Download PDF"))
+
+
+class ReportForm(forms.Form):
+    """One report's form: its dates and the format. Only the dates the report takes are shown."""
+
+    report = forms.ChoiceField(choices=[(name, kind.title) for name, kind in REPORTS.items()],
+                               widget=forms.HiddenInput)
+    date = forms.DateField(label="As of", widget=DATE_WIDGET, required=False,
+                           help_text="Default today.")
+    bill_date = forms.DateField(label="Bill date", widget=DATE_WIDGET, required=False,
+                                help_text="Default: the latest bill date on or before the “as of” date.")
+    levy_date = forms.DateField(label="Levy date", widget=DATE_WIDGET, required=False,
+                                help_text="Default: the “as of” date.")
+    start = forms.DateField(label="From", widget=DATE_WIDGET, required=False,
+                            help_text="Default: the “as of” date.")
+    end = forms.DateField(label="To", widget=DATE_WIDGET, required=False, help_text="Default: the “as of” date.")
+    format = forms.ChoiceField(choices=FORMATS, initial="view")
+
+    DATES = ("date", "bill_date", "levy_date", "start", "end")
+
+    def __init__(self, *args, name: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.kind = REPORTS[name]
+        self.fields["report"].initial = name
+        for field in self.DATES:
+            if field != "date" and field not in self.kind.params:
+                del self.fields[field]
+
+    def build(self):
+        """The report, or None with the refusal under the field it names."""
+        d = self.cleaned_data
+        try:
+            return report_build(name=self.kind.name, as_of=d.get("date") or today(),
+                                **{field: d.get(field) for field in self.kind.params})
+        except ApplicationError as exc:
+            for error in exc.errors:
+                self.add_error(error.field if error.field in self.fields else None, error.message)
+            return None
+
+
+def reports_view(request):
+    if not request.user.has_perm(PERMISSION):
+        raise PermissionDenied
+    chosen = request.GET.get("report")
+    forms_ = {name: ReportForm(request.GET if name == chosen else None, name=name, auto_id=f"id_{name}_%s")
+              for name in REPORTS}
+    shown = None
+    form = forms_.get(chosen)
+    if form is not None and form.is_valid():
+        report = form.build()
+        if report is not None:
+            view = report_view(report)
+            fmt = form.cleaned_data["format"]
+            if fmt == "csv":
+                return _download(as_csv(view).encode("utf-8"), "text/csv; charset=utf-8", view, "csv")
+            if fmt == "pdf":
+                return _download(as_pdf(view), "application/pdf", view, "pdf")
+            shown = {"view": view, "subtitle": subtitle(view), "tables": [printed(t) for t in view.tables]}
+    return TemplateResponse(request, "admin/reports/reports.html", {
+        **admin.site.each_context(request), "title": "Reports", "forms": list(forms_.values()), "chosen": chosen,
+        "shown": shown})
+
+
+def _download(data: bytes, content_type: str, view, extension: str) -> HttpResponse:
+    response = HttpResponse(data, content_type=content_type)
+    name = f"{view.name}-{view.as_of.isoformat()}.{extension}"
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+def register_urls(site: admin.AdminSite) -> None:
+    """Put the Reports page at ``reports/`` of the site, in its ``admin`` namespace: ``admin:reports``."""
+    site_urls = site.get_urls
+
+    def get_urls():
+        # First: the site's own URLs end with a catch-all.
+        return [path("reports/", site.admin_view(reports_view), name="reports"), *site_urls()]
+
+    site.get_urls = get_urls
+
+
+register_urls(admin.site)

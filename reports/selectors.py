@@ -1,0 +1,405 @@
+"""The clerk's reports as data: each a function of its date (or dates) returning rows and totals.
+
+Design overview:
+
+* **Money is added up here, with Decimal.** SQLite sums decimals in floating point, so no report asks
+  the database for a SUM of money: amounts are loaded and added in Python, and a total is the sum of its
+  rows to the cent on SQLite and PostgreSQL alike.
+* **Balances are the ledger's.** Aging and the relevy list replay each account's ledger entries with
+  ``billing.ledger`` (the preset's payment order), the same replay the statement and the portal show, so
+  the aging total is the sum of every account's balance and a bill's unpaid amount is what the
+  statement says it is.
+* **A fixed number of queries.** Accounts are read in chunks of ``CHUNK``, each chunk in the same few
+  queries (its ledger entries, its bills' due dates, its accounts' names), never one query per account.
+* **Ageing.** Every unpaid amount belongs to a bill, and ages from that bill's due date: its charges and
+  the penalties and interest charged on it alike. A charge on no bill (a debit memo not tied to one) is
+  due the day it is posted. An account's unapplied credit is shown as a negative current amount, so each
+  row adds up to the account's balance.
+"""
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+
+from django.db.models import Max
+
+from accounts.models import Account
+from billing.ledger.allocation import DEPOSIT_KINDS, PENALTY_KINDS, BillBalance, allocate
+from billing.ledger.selectors import account_balances, entries_for_accounts
+from billing.models import Bill, BillLine, LedgerEntry, Payment
+from billing.ordinance import ordinance_on
+from billing.penalties import BillTerms, penalties_owed
+from billing.presets import preset_load
+from core.csvimport import chunked
+from core.money import ZERO
+from termination.policy import termination_policy
+from termination.selectors import delinquencies
+
+# Accounts read at a time: a chunk's ids go into one IN (...) list per query.
+CHUNK = 2000
+
+
+@dataclass(frozen=True)
+class AccountFacts:
+    account_no: str
+    book: int
+    owner: str
+    owner_address: str
+    service_address: str
+    sbl: str
+
+
+def _account_facts(account_ids) -> dict[int, AccountFacts]:
+    rows = Account.objects.filter(id__in=list(account_ids)).values_list(
+        "id", "account_no", "book", "owner__name", "owner__mailing_address", "premises__service_address",
+        "premises__sbl")
+    return {row[0]: AccountFacts(account_no=row[1], book=row[2], owner=row[3], owner_address=_one_line(row[4]),
+                                 service_address=row[5], sbl=row[6]) for row in rows}
+
+
+def _one_line(address: str) -> str:
+    return ", ".join(line.strip() for line in address.splitlines() if line.strip())
+
+
+def _accounts_on_the_ledger(*, through: date) -> list[int]:
+    """Every account with an entry of what is owed or paid on or before ``through``, by id."""
+    return list(LedgerEntry.objects.filter(posted_on__lte=through).exclude(kind__in=DEPOSIT_KINDS)
+                .order_by("account_id").values_list("account_id", flat=True).distinct())
+
+
+def _due_on(key: tuple, due_dates: dict[int, date]) -> date:
+    """When an unpaid item of the allocation fell due: its bill's due date, or the posting day of a charge
+    on no bill (whose key is ``(posted_on, -1, entry_id)``)."""
+    return due_dates[key[1]] if len(key) == 2 else key[0]
+
+
+# --- register ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class RegisterBill:
+    book: int
+    account_no: str
+    owner: str
+    number: str
+    gallons: int
+    total: Decimal
+
+
+@dataclass(frozen=True)
+class BookTotal:
+    book: int
+    bills: int
+    gallons: int
+    total: Decimal
+
+
+@dataclass(frozen=True)
+class LineTotal:
+    kind: str
+    citation: str
+    count: int
+    amount: Decimal
+
+
+@dataclass(frozen=True)
+class Register:
+    bill_date: date
+    bills: list[RegisterBill]
+    books: list[BookTotal]
+    lines: list[LineTotal]
+    gallons: int
+    total: Decimal
+
+
+def latest_bill_date(*, on_or_before: date) -> date | None:
+    """The latest bill date of a live bill on or before a day."""
+    return (Bill.objects.exclude(status=Bill.Status.VOID).filter(bill_date__lte=on_or_before)
+            .aggregate(latest=Max("bill_date"))["latest"])
+
+
+def register(*, bill_date: date) -> Register:
+    """A bill date's live bills by book and account, the bills' lines by kind and citation, and totals."""
+    live = Bill.objects.filter(bill_date=bill_date).exclude(status=Bill.Status.VOID)
+    bills = [RegisterBill(book=book, account_no=account_no, owner=recipient or owner, number=number, gallons=gallons,
+                          total=total)
+             for book, account_no, recipient, owner, number, gallons, total in live.order_by(
+                 "account__book", "account__account_no", "number").values_list(
+                 "account__book", "account__account_no", "recipient_name", "account__owner__name", "number",
+                 "gallons", "total")]
+    books: dict[int, list[RegisterBill]] = defaultdict(list)
+    for bill in bills:
+        books[bill.book].append(bill)
+    lines: dict[tuple[str, str], list[Decimal]] = defaultdict(list)
+    for kind, citation, amount in BillLine.objects.filter(bill__in=live).values_list("kind", "citation", "amount"):
+        lines[(kind, citation)].append(amount)
+    kind_order = {kind: position for position, kind in enumerate(BillLine.Kind.values)}
+    return Register(
+        bill_date=bill_date, bills=bills,
+        books=[BookTotal(book=book, bills=len(rows), gallons=sum(b.gallons for b in rows),
+                         total=sum((b.total for b in rows), ZERO)) for book, rows in sorted(books.items())],
+        lines=[LineTotal(kind=kind, citation=citation, count=len(amounts), amount=sum(amounts, ZERO))
+               for (kind, citation), amounts in sorted(lines.items(),
+                                                       key=lambda item: (kind_order.get(item[0][0], 99), item[0]))],
+        gallons=sum(b.gallons for b in bills), total=sum((b.total for b in bills), ZERO))
+
+
+# --- aging ------------------------------------------------------------------------------------------------
+
+# (key, label): not yet past due, then days past the due date.
+AGING_BUCKETS = (("current", "Current"), ("days_1_30", "1-30 days"), ("days_31_60", "31-60 days"),
+                 ("days_61_90", "61-90 days"), ("days_91_120", "91-120 days"), ("over_120", "Over 120 days"))
+
+
+def aging_bucket(days_past_due: int) -> int:
+    """The bucket of an amount ``days_past_due`` days past its due date (0 or less: current)."""
+    for index, limit in enumerate((0, 30, 60, 90, 120)):
+        if days_past_due <= limit:
+            return index
+    return 5
+
+
+@dataclass(frozen=True)
+class AgingRow:
+    account_no: str
+    owner: str
+    service_address: str
+    book: int
+    buckets: tuple[Decimal, ...]
+
+    @property
+    def balance(self) -> Decimal:
+        return sum(self.buckets, ZERO)
+
+
+@dataclass(frozen=True)
+class Aging:
+    as_of: date
+    rows: list[AgingRow]
+    totals: tuple[Decimal, ...]
+
+    @property
+    def total(self) -> Decimal:
+        return sum(self.totals, ZERO)
+
+
+def aging(*, as_of: date) -> Aging:
+    """Every account whose balance on ``as_of`` is not zero, its balance split by how long past due."""
+    rows: list[AgingRow] = []
+    for chunk in chunked(_accounts_on_the_ledger(through=as_of), CHUNK):
+        balances = account_balances(chunk, through=as_of)
+        owing = {account_id: state for account_id, state in balances.items() if state.balance}
+        if not owing:
+            continue
+        due_dates = dict(Bill.objects.filter(account_id__in=list(owing)).values_list("id", "due_date"))
+        facts = _account_facts(owing)
+        for account_id, state in owing.items():
+            buckets = [ZERO] * len(AGING_BUCKETS)
+            for key, bill in state.bills.items():
+                if bill.unpaid_total:
+                    buckets[aging_bucket((as_of - _due_on(key, due_dates)).days)] += bill.unpaid_total
+            buckets[0] -= state.credit
+            f = facts[account_id]
+            rows.append(AgingRow(account_no=f.account_no, owner=f.owner, service_address=f.service_address,
+                                 book=f.book, buckets=tuple(buckets)))
+    rows.sort(key=lambda row: row.account_no)
+    totals = tuple(sum((row.buckets[i] for row in rows), ZERO) for i in range(len(AGING_BUCKETS)))
+    return Aging(as_of=as_of, rows=rows, totals=totals)
+
+
+# --- delinquency ------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class DelinquencyRow:
+    account_no: str
+    owner: str
+    service_address: str
+    bills: str
+    delinquent_from: date
+    amount: Decimal
+    case_number: str
+
+
+@dataclass(frozen=True)
+class DelinquencyList:
+    as_of: date
+    citation: str
+    rows: list[DelinquencyRow]
+    total: Decimal
+
+    @property
+    def with_case(self) -> int:
+        return sum(1 for row in self.rows if row.case_number)
+
+
+def delinquency(*, as_of: date) -> DelinquencyList:
+    """The accounts that qualify for termination for nonpayment on ``as_of`` under the preset's rule
+    (``termination.selectors.delinquencies``), with what each still owes and its open case, if any."""
+    policy = termination_policy()
+    rows = [DelinquencyRow(account_no=d.account_no, owner=d.owner, service_address=d.service_address,
+                           bills=", ".join(b.number for b in d.bills),
+                           delinquent_from=min(b.delinquent_from for b in d.bills), amount=d.amount,
+                           case_number=d.case_number or "")
+            for d in delinquencies(as_of=as_of, policy=policy)]
+    return DelinquencyList(as_of=as_of, citation=policy.trigger.citation, rows=rows,
+                           total=sum((row.amount for row in rows), ZERO))
+
+
+# --- relevy -----------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LienRule:
+    """The preset's lien and relevy rule (its ``[lien]`` table): the section, in words, and who the list
+    goes to. ``is_policy``: the local law has none, and the list is office policy."""
+
+    citation: str
+    words: str
+    list_for: str
+    is_policy: bool
+
+
+def lien_rule(utility) -> LienRule:
+    lien = preset_load(utility.preset).get("lien", {})
+    if not lien:
+        return LienRule(citation="policy", words="The preset names no lien or relevy rule: this list is office "
+                                                 "policy.", list_for="", is_policy=True)
+    return LienRule(citation=lien["citation"], words=lien.get("words", ""), list_for=lien.get("list_for", ""),
+                    is_policy=bool(lien.get("policy", False)))
+
+
+@dataclass(frozen=True)
+class RelevyRow:
+    sbl: str
+    owner: str
+    owner_address: str
+    service_address: str
+    account_no: str
+    charges: Decimal  # unpaid principal: water charges, fees and fines
+    late_charges: Decimal  # unpaid penalties and interest
+
+    @property
+    def total(self) -> Decimal:
+        return self.charges + self.late_charges
+
+
+@dataclass(frozen=True)
+class Relevy:
+    levy_on: date
+    lien: LienRule
+    rows: list[RelevyRow]
+    charges: Decimal
+    late_charges: Decimal
+    # Penalties and interest the facts make owed through the levy date less those posted: not zero when the
+    # assessment has not run through the levy date (the list then lacks them).
+    late_charges_not_posted: Decimal
+
+    @property
+    def total(self) -> Decimal:
+        return self.charges + self.late_charges
+
+    @property
+    def without_sbl(self) -> int:
+        return sum(1 for row in self.rows if not row.sbl)
+
+
+def sbl_order(sbl: str) -> tuple:
+    """Tax-map order: section, block and lot compared as numbers where they are numbers (9-2-10 after 9-2-9,
+    and 9-2-9A between them), an account without an SBL last."""
+    parts = re.findall(r"[0-9]+|[A-Za-z]+", sbl)
+    return (not parts, [(0, int(part), "") if part.isdigit() else (1, 0, part.upper()) for part in parts])
+
+
+def relevy(*, levy_on: date) -> Relevy:
+    """Each account with charges past due and unpaid on the levy date, as the tax roll wants them: by SBL,
+    with the owner and the owner's mailing address, the unpaid charges, and the penalties and interest
+    through the levy date apart."""
+    ordinance = ordinance_on(levy_on)
+    scheme, order = ordinance.penalties, ordinance.payment_order
+    rows: list[RelevyRow] = []
+    not_posted = ZERO
+    for chunk in chunked(_accounts_on_the_ledger(through=levy_on), CHUNK):
+        entries = entries_for_accounts(chunk, through=levy_on)
+        due_dates: dict[int, date] = {}
+        terms: dict[int, list[BillTerms]] = defaultdict(list)
+        for bill_id, account_id, bill_date, due_date, status in Bill.objects.filter(account_id__in=chunk).values_list(
+                "id", "account_id", "bill_date", "due_date", "status"):
+            due_dates[bill_id] = due_date
+            if status != Bill.Status.VOID and due_date < levy_on:
+                terms[account_id].append(BillTerms(key=(bill_date, bill_id), bill_date=bill_date, due_date=due_date))
+        found: dict[int, tuple[Decimal, Decimal]] = {}
+        for account_id in chunk:
+            account_entries = entries.get(account_id, [])
+            past_due = [bill for key, bill in allocate(account_entries, order=order).bills.items()
+                        if _due_on(key, due_dates) < levy_on]
+            charges = sum((bill.unpaid_principal for bill in past_due), ZERO)
+            late = sum((_unpaid_late(bill) for bill in past_due), ZERO)
+            if charges + late > ZERO:
+                found[account_id] = (charges, late)
+            owed = penalties_owed(entries=account_entries, bills=terms.get(account_id, []), scheme=scheme,
+                                  through=levy_on, order=order)
+            posted = sum((e.amount for e in account_entries if e.kind in PENALTY_KINDS), ZERO)
+            not_posted += sum((p.amount for p in owed), ZERO) - posted
+        facts = _account_facts(found)
+        for account_id, (charges, late) in found.items():
+            f = facts[account_id]
+            rows.append(RelevyRow(sbl=f.sbl, owner=f.owner, owner_address=f.owner_address,
+                                  service_address=f.service_address, account_no=f.account_no, charges=charges,
+                                  late_charges=late))
+    rows.sort(key=lambda row: (sbl_order(row.sbl), row.account_no))
+    return Relevy(levy_on=levy_on, lien=lien_rule(ordinance.utility), rows=rows,
+                  charges=sum((row.charges for row in rows), ZERO),
+                  late_charges=sum((row.late_charges for row in rows), ZERO), late_charges_not_posted=not_posted)
+
+
+def _unpaid_late(bill: BillBalance) -> Decimal:
+    return bill.unpaid_total - bill.unpaid_principal
+
+
+# --- receipts ---------------------------------------------------------------------------------------------
+
+# Where a payment came in (``Payment.source``), in the clerk's words.
+PAYMENT_SOURCES = {"counter": "Counter", "import": "File import", "api": "API", "portal": "Portal",
+                   "lockbox": "Lockbox", "demo": "Demo data"}
+
+
+@dataclass(frozen=True)
+class ReceiptTotal:
+    day: date | None
+    source: str
+    count: int
+    total: Decimal
+
+
+@dataclass(frozen=True)
+class Receipts:
+    start: date
+    end: date
+    lines: list[ReceiptTotal]  # one per day and source
+    days: list[ReceiptTotal]  # one per day (``source`` empty)
+    sources: list[ReceiptTotal]  # one per source (``day`` None)
+    count: int
+    total: Decimal
+
+
+def receipts(*, start: date, end: date) -> Receipts:
+    """Payments dated ``start`` to ``end`` (both included), by day and source, with counts and totals."""
+    lines: dict[tuple[date, str], list[Decimal]] = defaultdict(list)
+    for paid_on, source, amount in Payment.objects.filter(paid_on__gte=start, paid_on__lte=end).values_list(
+            "paid_on", "source", "amount"):
+        lines[(paid_on, source)].append(amount)
+    days: dict[date, list[Decimal]] = defaultdict(list)
+    sources: dict[str, list[Decimal]] = defaultdict(list)
+    for (day, source), amounts in lines.items():
+        days[day].extend(amounts)
+        sources[source].extend(amounts)
+    everything = [amount for amounts in lines.values() for amount in amounts]
+    return Receipts(
+        start=start, end=end,
+        lines=[ReceiptTotal(day=day, source=source, count=len(amounts), total=sum(amounts, ZERO))
+               for (day, source), amounts in sorted(lines.items())],
+        days=[ReceiptTotal(day=day, source="", count=len(amounts), total=sum(amounts, ZERO))
+              for day, amounts in sorted(days.items())],
+        sources=[ReceiptTotal(day=None, source=source, count=len(amounts), total=sum(amounts, ZERO))
+                 for source, amounts in sorted(sources.items())],
+        count=len(everything), total=sum(everything, ZERO))

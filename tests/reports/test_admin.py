@@ -1,0 +1,91 @@
+"""The admin's Reports page for a clerk: a form per report, the report shown as a table on the page or
+downloaded as CSV or PDF, a refusal under the field it names, and only staff who may view bills let in."""
+
+import csv
+import io
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+from django.urls import reverse
+
+from tests.factories import clerk_user
+
+from .steps import ON, billed_village
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def clerk(client, mineola):
+    billed_village()
+    client.force_login(clerk_user())
+    return client
+
+
+def page(client, **params):
+    return client.get(reverse("admin:reports"), params)
+
+
+def test_the_page_has_a_form_for_every_report(clerk):
+    response = page(clerk)
+    assert response.status_code == 200
+    html = response.content.decode()
+    for name, title in (("register", "Billing register"), ("aging", "Aging"), ("delinquency", "Delinquency list"),
+                        ("relevy", "Relevy list for the tax roll"), ("receipts", "Cash receipts")):
+        assert f'id="report-{name}"' in html and f"<h2>{title}</h2>" in html
+    # Only the dates a report takes: the register's bill date is not on the aging form.
+    assert 'id="id_register_bill_date"' in html and 'id="id_aging_bill_date"' not in html
+    assert 'id="id_receipts_start"' in html and 'id="id_relevy_levy_date"' in html
+
+
+def test_view_shows_the_report_as_a_table_on_the_page(clerk):
+    html = page(clerk, report="aging", date=ON, format="view").content.decode()
+    assert 'id="report-result"' in html and "Aging: As of May 10, 2026" in html
+    assert "$199.16" in html and "−$15.00" in html and "$325.40" in html
+    assert "Total: 4 accounts" in html
+    html = page(clerk, report="register", date=ON, bill_date="2026-02-01", format="view").content.decode()
+    assert "Lines by kind and citation" in html and "Minimum charge" in html and "$352.13" in html
+
+
+def test_csv_downloads_the_report(clerk):
+    response = page(clerk, report="receipts", date=ON, start="2026-02-01", end="2026-02-28", format="csv")
+    assert response["Content-Type"] == "text/csv; charset=utf-8"
+    assert response["Content-Disposition"] == 'attachment; filename="receipts-2026-02-28.csv"'
+    rows = list(csv.reader(io.StringIO(response.content.decode())))
+    assert rows[-1] == ["Total", "", "3", "155.00"]
+
+
+def test_pdf_downloads_the_report(clerk):
+    response = page(clerk, report="relevy", date=ON, format="pdf")
+    assert response["Content-Type"] == "application/pdf"
+    assert response["Content-Disposition"] == 'attachment; filename="relevy-2026-05-10.pdf"'
+    assert response.content.startswith(b"%PDF")
+
+
+def test_a_refusal_shows_under_the_field_it_names_and_nothing_is_downloaded(clerk):
+    response = page(clerk, report="register", date=ON, bill_date="2026-03-15", format="csv")
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/html")
+    html = response.content.decode()
+    assert "no bills are dated 2026-03-15; the latest bill date before it is 2026-03-01" in html
+    assert 'class="field-bill_date errors"' in html
+    html = page(clerk, report="aging", date="2027-01-01", format="view").content.decode()
+    assert "2027-01-01 is after today" in html and 'class="field-date errors"' in html
+    html = page(clerk, report="receipts", start="2026-02-31", format="view").content.decode()
+    assert "Enter a valid date." in html and 'id="report-result"' not in html
+
+
+def test_only_staff_who_may_view_bills_see_the_page(client, mineola):
+    inspector = get_user_model().objects.create_user("inspector", is_staff=True)
+    inspector.groups.add(Group.objects.get(name="Backflow inspector"))
+    client.force_login(inspector)
+    assert page(client).status_code == 403
+    assert "reports-pages" not in client.get(reverse("admin:index")).content.decode()
+    client.logout()
+    assert page(client).status_code == 302  # to the admin's login
+
+
+def test_the_admin_home_links_the_reports(clerk):
+    html = clerk.get(reverse("admin:index")).content.decode()
+    assert 'id="reports-pages"' in html
+    assert f'href="{reverse("admin:reports")}#report-relevy"' in html
