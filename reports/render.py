@@ -181,7 +181,8 @@ class PrintedReport:
 
 
 def subtitle(view: ReportView) -> str:
-    return "; ".join(f"{words} {fmt_day(day)}" for _, words, day in view.parameters)
+    """The report's dates in words: "As of May 10, 2026", "From Feb 1, 2026 to Feb 28, 2026"."""
+    return " ".join(f"{words} {fmt_day(day)}" for _, words, day in view.parameters)
 
 
 def as_pdf(view: ReportView) -> bytes:

@@ -46,6 +46,8 @@ def test_view_shows_the_report_as_a_table_on_the_page(clerk):
     assert "Total: 4 accounts" in html
     html = page(clerk, report="register", date=ON, bill_date="2026-02-01", format="view").content.decode()
     assert "Lines by kind and citation" in html and "Minimum charge" in html and "$352.13" in html
+    html = page(clerk, report="receipts", date=ON, start="2026-02-01", end="2026-02-28", format="view").content.decode()
+    assert "Cash receipts: From Feb 1, 2026 to Feb 28, 2026" in html and "File import" in html and "$155.00" in html
 
 
 def test_csv_downloads_the_report(clerk):
