@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "meters",
     "billing",
     "termination",
+    "backflow",
     "portal",
     "demo",
     # Last: the composition root: its admin module puts together pages from the apps' parts; the nightly
