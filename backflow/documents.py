@@ -37,9 +37,10 @@ def notice_paper(notice: ComplianceNotice) -> Paper:
         paragraphs.append(f"A fine of {fmt_dollars(notice.per_day)} is imposed for each day the violation continues "
                           f"after this notice ({notice.citation}).")
     if notice.largest_pipe_inches:
+        inches = f"{notice.largest_pipe_inches.normalize():f}"
         paragraphs.append(f"Failure to deliver the certification makes the owner subject to a fine of up to $25 per "
-                          f"day beyond the 180th day after this notice, multiplied by the {notice.largest_pipe_inches.normalize():f} "
-                          "inches of the largest pipe supplying the premises (§ 141-11 B).")
+                          f"day beyond the 180th day after this notice, multiplied by the {inches} inches of the "
+                          "largest pipe supplying the premises (§ 141-11 B).")
     if notice.shortened_to:
         paragraphs.append(f"The period is shortened to {fmt_day(notice.shortened_to)} by {notice.shortened_by}: "
                           f"{notice.shortened_reason}")

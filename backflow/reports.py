@@ -39,7 +39,8 @@ def annual_rows(*, year: int, as_of: date) -> list[dict]:
             "hazard_allowed": " ".join(assessment.allowed) if assessment and assessment.required else "",
             "citation": assessment.citation if assessment else "", "flagged": "yes" if device.flagged else "",
             "tests_in_year": len(tests), "last_test_on": last.tested_on.isoformat() if last else "",
-            "last_result": last.result if last else "", "tester_certification": last.tester.certification_no if last else "",
+            "last_result": last.result if last else "",
+            "tester_certification": last.tester.certification_no if last else "",
             "next_due": due.due_on.isoformat(), "overdue_at_year_end": "yes" if due.overdue else "",
         })
     return rows

@@ -19,9 +19,11 @@ from core.errors import ApplicationError, FieldError, NotFound
 from core.money import ZERO, cents, fmt_dollars
 
 from ..documents import notice_pdf_store
+from ..fines import lansing_fine
 from ..models import Assessment, ComplianceNotice, Device, DeviceTest, NoticeCharge, Tester
 from ..policy import BackflowPolicy, backflow_policy
-from ..rules import device_rule, lansing_fine, next_test_due
+from ..rules import device_rule
+from ..schedule import next_test_due
 from ..signals import noncompliance_found
 
 TEXT_MAX = 5000
@@ -51,7 +53,7 @@ def assessment_record(*, account: Account, codes: list[str], as_of: date, actor,
     try:
         answer = device_rule(_preset()).assess(set(codes), note=note, reason=reason)
     except ValueError as exc:
-        raise ApplicationError(str(exc), field="condition") from None
+        raise ApplicationError(str(exc), field=getattr(exc, "field", "condition")) from None
     assessment = Assessment.objects.create(
         account=account, conditions=sorted(codes), note=note.strip(), reason=reason.strip(),
         required=answer.required, allowed=list(answer.allowed), citation=answer.citation, trace=list(answer.trace),
@@ -161,7 +163,8 @@ def test_record(*, device: Device, tester: Tester, tested_on: date, result: str,
             f"{tester.certification_expires}, before the test on {tested_on}: a test counts only by a certified "
             "tester")))
     if tested_on < device.installed_on:
-        errors.append(FieldError("tested_on", f"{tested_on} is before the device was installed ({device.installed_on})"))
+        errors.append(FieldError("tested_on",
+                                 f"{tested_on} is before the device was installed ({device.installed_on})"))
     readings = {name: _psid(value, name, errors) for name, value in (
         ("check_valve_1_psid", check_valve_1), ("check_valve_2_psid", check_valve_2),
         ("relief_valve_opening_psid", relief_valve))}
@@ -363,8 +366,11 @@ def fine_lines(*, account: Account, as_of: date, uncharged_only: bool = False) -
     out = []
     for notice in account.backflow_notices.filter(kind__in=fine.on_kinds, served_on__lte=as_of).order_by("served_on"):
         end = min(as_of, notice.cured_on - timedelta(days=1)) if notice.cured_on else as_of
+        if end < notice.served_on:
+            continue
         if fine.scheme == "per_day_pipe":
-            computed = lansing_fine(notice.served_on, end, notice.largest_pipe_inches)
+            computed = lansing_fine(notice_on=notice.served_on, as_of=end,
+                                    largest_pipe_inches=notice.largest_pipe_inches)
             first = notice.served_on + timedelta(days=fine.after_days + 1)
             days, per_day, inches = computed.days_beyond, computed.per_day, computed.inches
         else:

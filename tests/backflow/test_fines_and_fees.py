@@ -6,9 +6,9 @@ from decimal import Decimal as D
 
 import pytest
 
-from billing.models import Bill, PendingCharge
 from backflow.models import NoticeCharge
 from backflow.services.compliance import nightly_tests_due
+from billing.models import Bill, PendingCharge
 
 from .steps import bf, bf_json, bill, refused, village
 
