@@ -2,7 +2,7 @@
 
 ``ROLE_PERMISSIONS`` is the whole policy, one row per group: permissions are written as
 ``app_label.codename`` so a reader sees exactly which model each one is about. A codename whose model
-is not installed yet (a later app such as ``termination``) is skipped, so the table can name the
+is not installed yet (a later app such as ``backflow``) is skipped, so the table can name the
 permissions a role will need before the app that defines them exists.
 
 Installing is idempotent and the table is authoritative: running it again sets each group's
@@ -49,6 +49,13 @@ CLERK = [
     # See who is linked to an account online and end a link (a sale does it by itself).
     *_perms("view delete", "accounts.portallink"),
     "accounts.view_historicalportallink",
+    # Termination of service: open cases, serve and record notices and written requests, log an emergency
+    # interruption; the timeline and the work orders are read, never edited. Determinations, appeals and
+    # shut-off orders are others' to make.
+    *_perms("view add change", "termination.terminationcase", "termination.notice"),
+    *_perms("view", "termination.caseevent", "termination.workorder", "termination.interruption",
+            "termination.casebill"),
+    "termination.add_interruption",
 ]
 
 SUPERVISOR = [
@@ -59,12 +66,16 @@ SUPERVISOR = [
     "billing.change_bill",              # void a bill (the void is recorded; the bill is never edited)
     "meters.delete_reading",
     "accounts.delete_account",
+    "termination.order_terminationcase",  # issue and carry out shut-off orders, restore service
 ]
 
 HEARING_OFFICER = [
     *_perms("view", "accounts.account", "accounts.customer", "accounts.premises", "accounts.ownership",
             "billing.bill", "billing.billline", "billing.ledgerentry", "billing.payment"),
-    # The termination app adds its case, notice, hearing and determination permissions here.
+    # Reads the case file; records the hearing, the determination and the Commission's decision.
+    *_perms("view", "termination.terminationcase", "termination.notice", "termination.caseevent",
+            "termination.workorder", "termination.casebill"),
+    "termination.determine_terminationcase",
 ]
 
 BACKFLOW_INSPECTOR = [

@@ -18,7 +18,6 @@ from billing.selectors import first_late_day
 
 @transaction.atomic
 def demo_payments_create(*, as_of: date, seed: int = 45) -> int:
-    rng = random.Random(seed)
     paid = set(Payment.objects.values_list("reference", flat=True))
     scheme = ordinance_on(as_of).penalties if Bill.objects.exists() else None
     payments, entries = [], []
@@ -28,6 +27,9 @@ def demo_payments_create(*, as_of: date, seed: int = 45) -> int:
         reference = f"DEMO-{number}"
         if reference in paid:
             continue
+        # Each bill decides by its own number, so a bill that is never paid stays unpaid however often (and
+        # on whichever days) this runs: a later call must not pay it after all.
+        rng = random.Random(f"{seed}:{number}")
         roll = rng.random()
         # The last day without a late charge: the due date, or later where the ordinance counts from the
         # bill date (a bill due when rendered is paid on time within its grace period).

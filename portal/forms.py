@@ -1,6 +1,8 @@
 from django import forms
 from django.contrib.auth.forms import AuthenticationForm, PasswordResetForm
 
+from termination.services.cases import TEXT_MAX
+
 
 class SignUpForm(forms.Form):
     email = forms.EmailField(label="Email", max_length=150,
@@ -48,3 +50,14 @@ class LinkAccountForm(forms.Form):
 
 class PaperlessForm(forms.Form):
     paperless = forms.BooleanField(label="Email me when a bill is ready instead of mailing paper", required=False)
+
+
+class HearingRequestForm(forms.Form):
+    """A written request for the hearing a termination notice names (the notice's § 45.32 warning)."""
+
+    text = forms.CharField(
+        label="Your written request", max_length=TEXT_MAX, strip=True,
+        help_text="Say that you ask for a hearing, and anything you want the hearing officer to know. At most "
+                  f"{TEXT_MAX:,} characters.",
+        error_messages={"required": "Write your request for a hearing before sending it."},
+        widget=forms.Textarea(attrs={"rows": 6}))

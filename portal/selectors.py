@@ -1,11 +1,12 @@
-"""Reads for the customer portal. Every account and bill is fetched through the requesting user's links,
-so another customer's identifiers answer 404 exactly as identifiers that do not exist."""
+"""Reads for the customer portal. Every account, bill and termination case is fetched through the requesting
+user's links, so another customer's identifiers answer 404 exactly as identifiers that do not exist."""
 
 from datetime import date
 from decimal import Decimal
 from uuid import UUID
 
 from django.http import Http404
+from django.utils import timezone
 
 from accounts.models import Account
 from billing.charts import chart_points
@@ -23,6 +24,10 @@ from billing.selectors import (
     bill_summaries,
     consumption_history,
 )
+from core.dates import fmt_day
+from termination.models import ACTIVE, CaseEvent, Notice, TerminationCase
+from termination.policy import METHOD_WORDS, termination_policy
+from termination.selectors import case_bills, case_deadlines, case_next_step, case_unpaid
 
 
 def account_list_for_customer(user) -> list[Account]:
@@ -101,3 +106,118 @@ def bill_detail(*, bill: Bill, as_of: date) -> dict:
         "points": chart_points(history, through=bill.bill_date),
     }
 
+
+
+# --- Termination cases ------------------------------------------------------------------------------------
+# A customer sees the cases of their linked accounts: the one still open in a box on the account page, the
+# closed ones in a short list, and each case on a page of its own (looked up by its number through the
+# user's links, like every other portal page).
+
+OPEN_CASE_STATUSES = (*ACTIVE, "shut_off")
+# A written request for the hearing may be made online while the notice's window is open or has just
+# closed without one (a late request is accepted and flagged), and only once.
+REQUEST_STATUSES = ("noticed", "no_request")
+
+# The stage of a case in the customer's words; the clerk's words are ``get_status_display()``.
+CUSTOMER_STAGE = {
+    "open": "A termination case is open: a notice with the hearing date will be served on you",
+    "noticed": "A termination notice has been served: you may ask for a hearing in writing",
+    "requested": "You asked for a hearing: the hearing officer will hear you on the hearing date",
+    "no_request": "No hearing was asked for in time: the hearing officer may decide without one",
+    "determined": "The hearing officer decided to terminate service: you may appeal",
+    "appealed": "Your appeal has been filed: the decision on it is pending",
+    "final": "Termination of service is final: the water may be shut off",
+    "ordered": "A shut-off order has been issued",
+    "shut_off": "Water service is shut off",
+    "restored": "Service was restored",
+    "paid": "Paid in full: the case is closed",
+    "resolved": "Closed: a payment arrangement or other action",
+    "dismissed": "The case was dismissed",
+}
+
+
+def case_get_for_customer(user, number: str) -> TerminationCase:
+    if not user.is_authenticated:
+        raise Http404("no such case")
+    case = (TerminationCase.objects.select_related("account__premises", "account__owner", "account__occupant")
+            .filter(number=number, account__portal_links__user=user).first())
+    if case is None:
+        raise Http404("no such case")
+    return case
+
+
+def notice_get_for_customer(user, number: str, notice_id: int) -> Notice:
+    case = case_get_for_customer(user, number)
+    notice = case.notices.filter(pk=notice_id).first()
+    if notice is None:
+        raise Http404("no such notice")
+    return notice
+
+
+def case_request_open(case: TerminationCase) -> bool:
+    """Whether the customer may still ask for the hearing online."""
+    return case.status in REQUEST_STATUSES and case.request_received_on is None
+
+
+def account_cases(*, account: Account, as_of: date) -> dict:
+    """The account page's termination part: the open case (or None) with its stage, the amount delinquent and
+    what is still unpaid on its bills today; and the closed cases, newest first."""
+    cases = list(TerminationCase.objects.filter(account=account).order_by("-opened_on", "-id"))
+    open_case = next((c for c in cases if c.status in OPEN_CASE_STATUSES), None)
+    box = None
+    if open_case is not None:
+        box = {"case": open_case, "stage": CUSTOMER_STAGE.get(open_case.status, open_case.get_status_display()),
+               "unpaid": case_unpaid(open_case, as_of=as_of) if open_case.grounds == "nonpayment" else None,
+               "can_request": case_request_open(open_case)}
+    return {"termination": box, "closed_cases": [c for c in cases if c.status not in OPEN_CASE_STATUSES]}
+
+
+def _event_by(event: CaseEvent, user) -> str:
+    """Who did a step, as the customer is told: never the name of the staff member who recorded it."""
+    if event.actor_id is not None and event.actor_id == user.pk:
+        return "You (online)"
+    if event.by == "customer online":
+        return "Online"
+    return "Village office"
+
+
+def case_detail(*, case: TerminationCase, user, as_of: date) -> dict:
+    """What the case page shows: the grounds, the bills, the hearing, the deadlines, the stage and next step,
+    the papers served and the timeline."""
+    policy = termination_policy()
+    deadlines = case_deadlines(case, policy=policy)
+    step = case_next_step(case, as_of=as_of, policy=policy)
+    notices = [{"notice": n, "method": METHOD_WORDS.get(n.method, n.get_method_display())}
+               for n in case.notices.order_by("served_on", "id")]
+    events = [{"on": e.on, "what": e.what, "by": _event_by(e, user)} for e in case.events.all()]
+    request = None
+    if case.request_received_on is not None:
+        request = {"received_on": case.request_received_on, "late": case.request_late,
+                   "online": case.request_via == TerminationCase.RequestVia.PORTAL,
+                   "recorded_at": case.request_recorded_at, "text": case.request_text}
+    return {
+        "case": case, "account": case.account, "policy": policy,
+        "stage": CUSTOMER_STAGE.get(case.status, case.get_status_display()),
+        "next_step": step, "deadlines": deadlines,
+        "bills": list(case_bills(case)),
+        "unpaid": case_unpaid(case, as_of=as_of) if case.grounds == "nonpayment" else None,
+        "hearing_place": case.hearing_place or policy.hearing_place,
+        "notices": notices, "events": events, "request": request,
+        "can_request": case_request_open(case),
+        "is_open": case.status in OPEN_CASE_STATUSES,
+    }
+
+
+def request_confirmation(case: TerminationCase) -> str:
+    """What the customer is told once their written request is recorded."""
+    at = timezone.localtime(case.request_recorded_at)
+    text = f"Your request was received on {fmt_day(case.request_received_on)} at {at:%-I:%M %p}."
+    if case.request_late:
+        deadline = case_deadlines(case).request_by
+        text += (f" It was received after the deadline{f' of {fmt_day(deadline)}' if deadline else ''} to ask for "
+                 f"a hearing: it has been accepted and will be put before {termination_policy().hearing_officer}, "
+                 "who decides whether you will be heard.")
+    else:
+        text += " It was received in time" + (f": come to the hearing on {fmt_day(case.hearing_on)}."
+                                              if case.hearing_on else ".")
+    return text

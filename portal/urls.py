@@ -21,4 +21,10 @@ urlpatterns = [
     path("accounts/<uuid:public_id>/paperless/", views.account_paperless, name="paperless"),
     path("bills/<uuid:public_id>/", views.bill_detail, name="bill"),
     path("bills/<uuid:public_id>/pdf/", views.bill_pdf, name="bill_pdf"),
+    path("cases/<str:number>/", views.termination_case, name="termination_case"),
+    path("cases/<str:number>/request/", views.termination_request, name="termination_request"),
+    path("cases/<str:number>/notices/<int:notice_id>/pdf/", views.termination_notice_pdf,
+         name="termination_notice_pdf"),
+    path("cases/<str:number>/determination/pdf/", views.termination_determination_pdf,
+         name="termination_determination_pdf"),
 ]

@@ -1,14 +1,15 @@
 """Customer portal pages: thin views over ``portal.selectors`` and ``portal.services``.
 
 Every page that shows an account or a bill looks it up by its public UUID through the signed-in
-customer's links, so another customer's identifiers answer 404.
+customer's links, so another customer's identifiers answer 404; a termination case is looked up by its
+number the same way.
 """
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model, login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.http import HttpResponse
+from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
 from django.utils import timezone
@@ -17,12 +18,24 @@ from django.views.decorators.http import require_POST
 from billing.charts import consumption_chart_svg
 from billing.ordinance import ordinance_on
 from billing.services.bill_pdfs import bill_pdf_bytes
+from core import clock
+from core.dates import fmt_day
 from core.errors import ApplicationError
 from core.net import client_ip
 from core.ratelimit import rate_limit_hit
+from termination.documents import determination_pdf_store, notice_pdf_store
+from termination.services.cases import hearing_request
 
 from . import selectors, services
-from .forms import ChoosePasswordForm, LinkAccountForm, PaperlessForm, PortalPasswordResetForm, SignInForm, SignUpForm
+from .forms import (
+    ChoosePasswordForm,
+    HearingRequestForm,
+    LinkAccountForm,
+    PaperlessForm,
+    PortalPasswordResetForm,
+    SignInForm,
+    SignUpForm,
+)
 
 
 def _add_errors(form, exc: ApplicationError) -> None:
@@ -166,7 +179,7 @@ def account_detail(request, public_id):
     account = selectors.account_get_for_customer(request.user, public_id)
     overview = selectors.account_overview(account=account, as_of=timezone.localdate())
     return _render(request, "portal/account.html", {
-        "account": account, **overview,
+        "account": account, **overview, **selectors.account_cases(account=account, as_of=timezone.localdate()),
         "chart": _chart(overview["points"], "chart-account"),
         "paperless_form": PaperlessForm(initial={"paperless": account.paperless}),
     })
@@ -200,18 +213,116 @@ PDF_DOWNLOADS = 30
 PDF_WINDOW_SECONDS = 600
 
 
+def _too_many_downloads(request, wait: int, kind: str):
+    response = _render(request, "portal/too_many_downloads.html", {
+        "kind": kind, "limit": PDF_DOWNLOADS, "window_minutes": PDF_WINDOW_SECONDS // 60,
+        "wait_minutes": (wait + 59) // 60,
+    }, status=429)
+    response["Retry-After"] = str(wait)
+    return response
+
+
 @login_required
 def bill_pdf(request, public_id):
     wait = rate_limit_hit(scope="bill-pdf", key=str(request.user.pk), limit=PDF_DOWNLOADS,
                           window_seconds=PDF_WINDOW_SECONDS)
     if wait is not None:
-        response = _render(request, "portal/too_many_downloads.html", {
-            "limit": PDF_DOWNLOADS, "window_minutes": PDF_WINDOW_SECONDS // 60, "wait_minutes": (wait + 59) // 60,
-        }, status=429)
-        response["Retry-After"] = str(wait)
-        return response
+        return _too_many_downloads(request, wait, "bill")
     bill = selectors.bill_get_for_customer(request.user, public_id)
     response = HttpResponse(bill_pdf_bytes(bill=bill), content_type="application/pdf")
     response["Content-Disposition"] = f'attachment; filename="water-bill-{bill.number}.pdf"'
     response["Cache-Control"] = "private, no-store"
     return response
+
+
+# --- Termination cases ----------------------------------------------------------------------------------
+
+# A customer asks for their hearing once; the limit keeps a script with their session from posting without end.
+HEARING_REQUEST_POSTS = 10
+HEARING_REQUEST_WINDOW_SECONDS = 600
+HEARING_REQUEST_THROTTLED = ("Too many tries to send a request in the last 10 minutes. Wait a few minutes and "
+                             "try again, or call the water office.")
+
+
+def _case_page(request, case, form=None, status: int = 200):
+    detail = selectors.case_detail(case=case, user=request.user, as_of=timezone.localdate())
+    if form is None and detail["can_request"]:
+        form = HearingRequestForm()
+    return _render(request, "portal/termination_case.html", {**detail, "form": form}, status=status)
+
+
+@login_required
+def termination_case(request, number):
+    return _case_page(request, selectors.case_get_for_customer(request.user, number))
+
+
+@login_required
+@require_POST
+def termination_request(request, number):
+    """The customer's written request for the hearing, received today; a late one is accepted and flagged."""
+    case = selectors.case_get_for_customer(request.user, number)
+    form = HearingRequestForm(request.POST)
+    wait = rate_limit_hit(scope="hearing-request", key=str(request.user.pk), limit=HEARING_REQUEST_POSTS,
+                          window_seconds=HEARING_REQUEST_WINDOW_SECONDS)
+    if wait is not None:
+        form.is_valid()
+        form.add_error(None, HEARING_REQUEST_THROTTLED)
+        response = _case_page(request, case, form, status=429)
+        response["Retry-After"] = str(wait)
+        return response
+    if not selectors.case_request_open(case):
+        form.is_valid()
+        form.add_error(None, (
+            f"A hearing can no longer be asked for online: case {case.number} is "
+            f"{case.get_status_display().lower()}." if case.request_received_on is None else
+            f"Your request for a hearing was already received on {fmt_day(case.request_received_on)}.")
+            + " Call or write to the water office.")
+    elif form.is_valid():
+        try:
+            case = hearing_request(case=case, received_on=clock.today(), actor=request.user, via="portal",
+                                   text=form.cleaned_data["text"], by="customer online")
+        except ApplicationError as exc:
+            _add_errors(form, exc)
+        else:
+            messages.success(request, selectors.request_confirmation(case))
+            return redirect("portal:termination_case", number=case.number)
+    return _case_page(request, case, form, status=400)
+
+
+def _case_pdf_refused(request):
+    """The download limit, shared by a case's papers (apart from the bills' own)."""
+    wait = rate_limit_hit(scope="case-pdf", key=str(request.user.pk), limit=PDF_DOWNLOADS,
+                          window_seconds=PDF_WINDOW_SECONDS)
+    return None if wait is None else _too_many_downloads(request, wait, "notice")
+
+
+def _stored_pdf(field, filename: str):
+    response = FileResponse(field.open("rb"), content_type="application/pdf", as_attachment=True, filename=filename)
+    response["Cache-Control"] = "private, no-store"
+    return response
+
+
+@login_required
+def termination_notice_pdf(request, number, notice_id):
+    """A notice served on the account: the stored paper, rendered and stored first if it is not yet."""
+    if refused := _case_pdf_refused(request):
+        return refused
+    notice = selectors.notice_get_for_customer(request.user, number, notice_id)
+    if not notice.pdf:
+        notice_pdf_store(notice_id=notice.pk)
+        notice.refresh_from_db(fields=["pdf"])
+    return _stored_pdf(notice.pdf, f"termination-notice-{notice.case.number}-{notice.role}.pdf")
+
+
+@login_required
+def termination_determination_pdf(request, number):
+    """The notice of the determination (or of the final decision on appeal), once there is one."""
+    if refused := _case_pdf_refused(request):
+        return refused
+    case = selectors.case_get_for_customer(request.user, number)
+    if not case.determination_mailed_on:
+        raise Http404("no determination yet")
+    if not case.determination_pdf:
+        determination_pdf_store(case_id=case.pk)
+        case.refresh_from_db(fields=["determination_pdf"])
+    return _stored_pdf(case.determination_pdf, f"termination-determination-{case.number}.pdf")

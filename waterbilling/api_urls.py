@@ -9,4 +9,5 @@ urlpatterns = [
     path("", include("accounts.api_urls")),
     path("", include("meters.api_urls")),
     path("", include("billing.api_urls")),
+    path("termination/", include("termination.api_urls")),
 ]

@@ -45,7 +45,7 @@ def test_every_permission_named_for_an_installed_model_exists():
     # A typo in the table would otherwise be skipped silently, as if its app were not installed yet.
     roles_install()
     for name, wanted in ROLE_PERMISSIONS.items():
-        installed = {p for p in wanted if p.split(".")[0] in ("accounts", "meters", "billing")}
+        installed = {p for p in wanted if p.split(".")[0] in ("accounts", "meters", "billing", "termination")}
         assert installed <= perms_of(name), (name, installed - perms_of(name))
 
 
@@ -71,12 +71,27 @@ def test_clerk_works_accounts_and_readings_but_not_rates_or_history():
         assert perm not in clerk, perm
 
 
+def test_clerk_keeps_the_termination_file_but_neither_determines_nor_orders_a_shut_off():
+    roles_install()
+    clerk = perms_of("Clerk")
+    for perm in ("termination.view_terminationcase", "termination.add_terminationcase",
+                 "termination.change_terminationcase", "termination.view_notice", "termination.add_notice",
+                 "termination.change_notice", "termination.view_caseevent", "termination.view_workorder",
+                 "termination.view_interruption", "termination.add_interruption"):
+        assert perm in clerk, perm
+    for perm in ("termination.determine_terminationcase", "termination.order_terminationcase",
+                 "termination.delete_terminationcase", "termination.change_caseevent",
+                 "termination.delete_caseevent", "termination.add_workorder", "termination.change_workorder"):
+        assert perm not in clerk, perm
+
+
 def test_supervisor_adds_rates_voids_and_deletes_but_never_history():
     roles_install()
     supervisor = perms_of("Supervisor")
     assert perms_of("Clerk") <= supervisor
     for perm in ("billing.change_rateschedule", "billing.change_fee", "billing.change_utility",
-                 "billing.change_bill", "meters.delete_reading", "accounts.delete_account"):
+                 "billing.change_bill", "meters.delete_reading", "accounts.delete_account",
+                 "termination.order_terminationcase"):
         assert perm in supervisor, perm
     for perm in ("meters.delete_historicalreading", "accounts.delete_historicalaccount",
                  "billing.delete_bill", "billing.delete_ledgerentry", "billing.delete_payment"):
@@ -93,15 +108,19 @@ def test_no_role_may_delete_history_bills_ledger_or_payments():
                                      "delete_payment"), (name, perm)
 
 
-def test_hearing_officer_and_backflow_inspector_only_look():
+def test_hearing_officer_and_backflow_inspector_only_look_but_the_officer_determines():
     roles_install()
     officer, inspector = perms_of("Hearing officer"), perms_of("Backflow inspector")
     assert {"accounts.view_account", "accounts.view_customer", "billing.view_bill",
-            "billing.view_ledgerentry"} <= officer
+            "billing.view_ledgerentry", "termination.view_terminationcase", "termination.view_notice",
+            "termination.view_caseevent", "termination.view_workorder", "termination.view_casebill"} <= officer
     assert {"accounts.view_account", "accounts.view_premises", "accounts.view_customer"} <= inspector
-    for perm in officer | inspector:
+    # The hearing officer's one write: the hearing file, the determination and the Commission's decision.
+    assert {p for p in officer if not p.split(".")[1].startswith("view_")} == {"termination.determine_terminationcase"}
+    for perm in inspector:
         assert perm.split(".")[1].startswith("view_"), perm
     assert "billing.view_bill" not in inspector
+    assert "termination.order_terminationcase" not in officer
 
 
 def test_permissions_of_apps_not_installed_yet_are_skipped(monkeypatch):

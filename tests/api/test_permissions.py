@@ -14,6 +14,8 @@ from rest_framework.test import APIClient
 
 from billing.models import BillingRun, Payment
 from meters.models import Reading
+from termination.models import TerminationCase
+from tests.termination.steps import term, terminated_case
 
 pytestmark = pytest.mark.django_db
 
@@ -40,6 +42,11 @@ TABLE = {
     "POST penalty-runs/":                     (201,  201,   403,    403,    403,   201,   401,  403),
     "GET fees/":                              (200,  200,   403,    403,    403,   200,   401,  403),
     "GET fees/?code=tank_wagon":              (200,  200,   403,    403,    403,   200,   401,  403),
+    "GET termination/cases/":                 (200,  200,   200,    403,    403,   200,   401,  403),
+    "GET termination/cases/{number}/":        (200,  200,   200,    403,    403,   200,   401,  403),
+    "GET termination/delinquent/":            (200,  200,   200,    403,    403,   200,   401,  403),
+    "POST termination/cases/{number}/request/": (201, 201,  403,    403,    403,   201,   401,  403),
+    "POST termination/cases/{number}/shutoff/": (403, 201,  403,    403,    403,   201,   401,  403),
 }
 
 
@@ -63,8 +70,8 @@ def caller(kind: str) -> APIClient:
 def call(client: APIClient, operation: str, books: dict):
     method, _, path = operation.partition(" ")
     account, meter = books["account"], books["meter"]
-    url = "/api/v1/" + path.format(account_no=account.account_no, number=books["bill"].number,
-                                   run=books["run"].pk)
+    number = books["case"] if path.startswith("termination/") else books["bill"].number
+    url = "/api/v1/" + path.format(account_no=account.account_no, number=number, run=books["run"].pk)
     bodies = {
         "readings/": {"meter_serial": meter.serial, "read_date": "2026-07-10", "reading": "1100000"},
         "readings/bulk/": [{"meter_serial": meter.serial, "read_date": "2026-08-10", "reading": "1110000"}],
@@ -73,23 +80,39 @@ def call(client: APIClient, operation: str, books: dict):
         "billing-runs/": {"run_on": "2026-02-01"},
         "penalty-runs/": {"as_of": "2026-05-10"},
         "accounts/{account_no}/charges/": {"code": "tank_wagon"},
+        # A letter that arrived long after the window closed: accepted and flagged.
+        "termination/cases/{number}/request/": {"received_on": "2026-11-29", "text": "Please hear me."},
+        "termination/cases/{number}/shutoff/": {"as_of": "2026-11-30"},
     }
     if method == "POST":
         return client.post(url, bodies[path], format="json")
     return client.get(url)
 
 
+@pytest.fixture
+def books_and_case(books):
+    """The books, and a termination case on their account whose determination to terminate is final: served
+    personally 2026-04-01, no request, determined by default and mailed 2026-04-20, no appeal by 2026-05-04."""
+    number = terminated_case(books["account"], occupant=False)
+    term("deadlines", date_="2026-05-05")
+    return {**books, "case": number}
+
+
 @pytest.mark.parametrize("kind", CALLERS)
-def test_each_caller_gets_what_its_role_allows(books, kind):
+def test_each_caller_gets_what_its_role_allows(books_and_case, kind):
+    books = books_and_case
     client = caller(kind)
     readings, payments, runs = Reading.objects.count(), Payment.objects.count(), BillingRun.objects.count()
     got = {operation: call(client, operation, books).status_code for operation in TABLE}
     expected = {operation: row[CALLERS.index(kind)] for operation, row in TABLE.items()}
     assert got == expected
+    case = TerminationCase.objects.get(number=books["case"])
     if kind not in ("Clerk", "Supervisor", "superuser"):
         # Refused writes wrote nothing.
         assert (Reading.objects.count(), Payment.objects.count(), BillingRun.objects.count()) == (
             readings, payments, runs)
+        assert case.request_received_on is None
+    assert case.orders.exists() == (kind in ("Supervisor", "superuser"))
 
 
 def test_a_refusal_is_json_errors(books):

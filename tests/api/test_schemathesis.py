@@ -10,6 +10,7 @@ documented patterns, e.g. ``1E+3`` dollars). A failure prints schemathesis's rep
 that reproduces each case.
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -17,6 +18,8 @@ import sys
 import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.authtoken.models import Token
+
+from tests.termination.steps import served_case
 
 pytestmark = [pytest.mark.fuzz, pytest.mark.django_db(transaction=True)]
 
@@ -33,14 +36,14 @@ EDGES = ["\\u0000", "a\\u0000b", "99999999999", "99999999999.99", "1e30", "99999
          "0001-01-01", "9999-12-31", "2026-02-30"]
 
 
-def _config(books: dict) -> str:
+def _config(books: dict, case_number: str) -> str:
     """Identifiers on file, offered half the time in place of generated ones, so cases reach past a 404;
-    and the edge values above."""
-    on_file = {"accounts": books["account"].account_no, "bills": books["bill"].number,
-               "meters": books["meter"].serial}
+    and the edge values above. A path's ``number`` is a bill's or a termination case's."""
+    on_file = {"accounts": [books["account"].account_no], "numbers": [books["bill"].number, case_number],
+               "meters": [books["meter"].serial]}
     bindings = {"accounts": ["path.account_no", "query.account_no", "body.account_no", "body.[*].account_no"],
-                "bills": ["path.number"], "meters": ["body.meter_serial", "body.[*].meter_serial"]}
-    lines = [f'[dictionaries.{name}]\nvalues = ["{value}"]' for name, value in on_file.items()]
+                "numbers": ["path.number"], "meters": ["body.meter_serial", "body.[*].meter_serial"]}
+    lines = [f"[dictionaries.{name}]\nvalues = {json.dumps(values)}" for name, values in on_file.items()]
     quoted = ", ".join(f'"{value}"' for value in EDGES)
     lines.append(f"[dictionaries.edges]\nvalues = [{quoted}]")
     lines.append("[dictionaries.edge_integers]\nvalues = [9223372036854775808, 99999999999999999999, -1, 0]")
@@ -56,7 +59,8 @@ def _config(books: dict) -> str:
 def test_no_operation_answers_a_server_error_or_off_schema(live_server, books, tmp_path):
     root = get_user_model().objects.create_superuser("root", "root@example.org", "x")
     token = Token.objects.create(user=root).key
-    (tmp_path / "schemathesis.toml").write_text(_config(books))
+    case_number = served_case(books["account"], occupant=False)
+    (tmp_path / "schemathesis.toml").write_text(_config(books, case_number))
     command = [
         sys.executable, "-m", "schemathesis.cli", "run", f"{live_server.url}/api/schema/",
         "--header", f"Authorization: Token {token}", "--checks", ",".join(CHECKS),

@@ -134,3 +134,48 @@ def test_clerk_starts_a_billing_run_in_the_admin_and_sees_it_finish(live_server,
     expect(page.locator("body")).to_contain_text(re.compile(r"Status:\s*Done"), timeout=30_000)
     expect(page.locator("body")).to_contain_text(re.compile(r"Bills issued:\s*1(?!\d)"))
     context.close()
+
+
+def test_customer_with_a_termination_notice_asks_for_the_hearing_online(live_server, mineola, browser, settings,
+                                                                        tmp_path):
+    from playwright.sync_api import expect
+
+    from accounts.models import PortalLink
+    from termination.models import TerminationCase
+    from tests.termination.steps import delinquent_account, served_case
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    account, _ = delinquent_account()
+    number = served_case(account)
+    user = get_user_model().objects.create_user("quinn@example.org", "quinn@example.org", PASSWORD)
+    PortalLink.objects.create(user=user, account=account)
+
+    context = browser.new_context(viewport=PHONE, accept_downloads=True)
+    page = context.new_page()
+    page.goto(live_server.url + "/portal/login/")
+    page.get_by_label("Email").fill("quinn@example.org")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in").click()
+    page.get_by_role("link", name=f"Account {account.account_no}").click()
+    box = page.locator(".notice-box")
+    expect(box).to_contain_text(f"case {number}")
+    expect(box).to_contain_text("$186.13")
+    _shot(page, "7-account-with-termination-notice")
+
+    box.get_by_role("link", name="See the case and ask for a hearing").click()
+    expect(page.get_by_role("heading", name=f"Termination of water service: case {number}")).to_be_visible()
+    _shot(page, "8-termination-case")
+    with page.expect_download() as download_info:
+        page.get_by_role("link", name=re.compile(r"^Notice to the occupant")).click()
+    assert Path(download_info.value.path()).read_bytes().startswith(b"%PDF")
+
+    page.get_by_role("button", name="Request a hearing").click()
+    expect(page.locator(".field-error")).to_contain_text("Write your request for a hearing")
+    page.get_by_label("Your written request").fill("I ask for a hearing: the bill was paid at the counter.")
+    page.get_by_role("button", name="Request a hearing").click()
+    expect(page.locator(".messages")).to_contain_text("Your request was received on")
+    expect(page.get_by_role("button", name="Request a hearing")).to_have_count(0)
+    _shot(page, "9-termination-request-received")
+    context.close()
+    case = TerminationCase.objects.get(number=number)
+    assert case.request_via == "portal" and case.request_text.endswith("paid at the counter.")

@@ -1,9 +1,10 @@
 """`make run`'s setup step: a demo village with bills, and an admin login that works.
 
 Idempotent: the preset and demo accounts are installed only into a database without accounts, and the
-back-filled billing only runs right after that; every later run bills and assesses what is due today
-(both commands skip what is already done). The admin password is reset and printed on every run, so the
-printed one always works. Refuses to run with DEBUG off: it is for the embedded demo, never production.
+back-filled billing and a few termination cases at different stages are made only right after that; every
+later run bills and assesses what is due today (both commands skip what is already done). The admin
+password is reset and printed on every run, so the printed one always works. Refuses to run with DEBUG
+off: it is for the embedded demo, never production.
 """
 
 import secrets
@@ -16,7 +17,9 @@ from django.core.management.base import BaseCommand, CommandError
 
 from accounts.models import Account
 from core.commands import today
+from core.errors import ApplicationError
 from demo.payments import demo_payments_create
+from demo.termination import demo_cases_create
 
 ADMIN_USERNAME = "admin"
 ADMIN_URL = "http://127.0.0.1:8000/admin/"
@@ -45,6 +48,8 @@ class Command(BaseCommand):
             call_command("setup_utility", preset, "--demo", demo, stdout=self.stdout, stderr=self.stderr)
             bill_dates = _first_days_of_months_before(as_of, BACKFILL_MONTHS) + [as_of]
         self._bill(bill_dates, as_of=as_of)
+        if len(bill_dates) > 1:
+            self._termination_cases(as_of=as_of)
         password = _admin_with_new_password()
         self.stdout.write(self.style.SUCCESS(
             f"\nAdmin: {ADMIN_URL}\n  username: {ADMIN_USERNAME}\n  password: {password}\n"))
@@ -63,6 +68,17 @@ class Command(BaseCommand):
         if paid:
             self.stdout.write(f"Demo: {paid} payments posted (most on time, some late or partial).")
         self._call("assess_penalties", "--date", as_of.isoformat())
+
+    def _termination_cases(self, *, as_of: date) -> None:
+        """A few delinquent accounts taken through due process to different stages (demo/termination.py)."""
+        try:
+            cases = demo_cases_create(as_of=as_of)
+        except ApplicationError as exc:
+            self.stderr.write(f"termination cases: {exc}")
+            return
+        if cases:
+            self.stdout.write(f"Demo: {len(cases)} termination cases: " + ", ".join(
+                f"{case.number} ({case.get_status_display().lower()})" for case in cases))
 
     def _call(self, name: str, *args: str) -> None:
         try:

@@ -1,0 +1,50 @@
+"""``demo_bootstrap`` leaves a few termination cases at different stages on delinquent demo accounts, under
+every preset, each step taken lawfully on past days through the services (demo/termination.py)."""
+
+import io
+
+import pytest
+from django.core.management import call_command
+
+from core.clock import today
+from termination.models import TerminationCase, WorkOrder
+from termination.policy import termination_policy
+from termination.selectors import case_unpaid
+from termination.services.cases import shutoff_refusals
+from tests.presets.test_contract import PRESETS
+
+pytestmark = pytest.mark.django_db
+
+STAGES = {"open", "noticed", "requested", "determined", "ordered", "shut_off"}
+
+
+def bootstrap(code: str) -> str:
+    out = io.StringIO()
+    call_command("demo_bootstrap", "--preset", code, "--demo", "100", stdout=out, stderr=out)
+    return out.getvalue()
+
+
+@pytest.mark.citation("demo")
+@pytest.mark.parametrize("code", PRESETS)
+def test_the_demo_has_a_case_at_every_stage(code, settings):
+    settings.DEBUG = True  # demo_bootstrap runs only in development mode
+    said = bootstrap(code)
+    cases = {case.status: case for case in TerminationCase.objects.select_related("account")}
+    assert set(cases) == STAGES, said
+    assert "Demo: 6 termination cases" in said
+    assert len({case.account_id for case in cases.values()}) == 6
+    policy, as_of = termination_policy(), today()
+    for case in cases.values():
+        assert case.grounds == "nonpayment" and case_unpaid(case, as_of=as_of) > 0, case
+        assert case.events.first().kind == "opened" and case.events.last().on <= as_of
+    # The request window of the served case and the appeal window of the determined case are still open.
+    assert policy.request_by(cases["noticed"].notices.first().received_on) >= as_of
+    assert not cases["requested"].request_late
+    assert cases["determined"].by_default and policy.appeal_by(cases["determined"].determination_mailed_on) >= as_of
+    # The order was lawful on the day it was issued, and the shut-off was carried out.
+    order = WorkOrder.objects.get(case=cases["ordered"])
+    assert shutoff_refusals(cases["ordered"], as_of=order.issued_on) == []
+    assert cases["shut_off"].account.status == "shut_off"
+    # Run again, the demo adds no cases.
+    bootstrap(code)
+    assert TerminationCase.objects.count() == 6
