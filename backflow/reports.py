@@ -76,7 +76,8 @@ def annual_summary_pdf(*, year: int, as_of: date) -> bytes:
         addressee="Department of Health\nBureau of Water Supply Protection",
         paragraphs=["Cross-connection control program: devices in service, tests and notices for the year. The "
                     "device-by-device list is the CSV of the same report."],
-        table=table, warning="", footer=f"{utility.name}.", created_at=timezone.now().replace(microsecond=0)))
+        table=table, warning="", footer=f"{utility.name}.", created_at=timezone.now().replace(microsecond=0),
+        table_total=False))
 
 
 def devices_by_hazard(*, as_of: date) -> dict[str, list[Device]]:
