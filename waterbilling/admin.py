@@ -1,23 +1,28 @@
 """The clerk's admin site as a whole: its header, and pages whose parts come from several apps.
 
 An app never imports the floors above it, so the account page is put together here: accounts' own page,
-with meters' part (installations, latest readings, the account import) and billing's (balance, bills and
-payments), and the meter test page with billing's settlement. The site header names the installed utility.
+with meters' part (installations, latest readings, the account import), billing's (balance, bills and
+payments) and termination's (the account's cases), and the meter test page with billing's settlement. The
+site header names the installed utility.
 """
 
 from django.contrib import admin, messages
+from django.urls import reverse
 from django.utils.functional import lazy
+from django.utils.html import format_html
 
 from accounts.admin import AccountAdmin as AccountsAccountAdmin
 from accounts.models import Account
 from billing.admin import AccountBillingAdmin
 from billing.models import Utility
 from billing.services.meter_tests import meter_test_settle
+from core.admin import ReadOnlyInline
 from core.commands import today
 from core.errors import ApplicationError
 from meters.admin import AccountMetersAdmin
 from meters.admin import MeterTestAdmin as MetersMeterTestAdmin
 from meters.models import MeterTest
+from termination.models import TerminationCase
 
 
 def _utility_name() -> str:
@@ -30,8 +35,26 @@ admin.site.site_title = lazy(_utility_name, str)()
 admin.site.index_title = lazy(lambda: f"{_utility_name()}: billing office", str)()
 
 
+class TerminationCaseInline(ReadOnlyInline):
+    """The account's termination cases, newest first, each linked to its case page."""
+
+    model = TerminationCase
+    fields = readonly_fields = ("case", "grounds", "section", "amount_delinquent", "status", "opened_on",
+                                "hearing_on", "closed_on")
+    ordering = ("-opened_on", "-id")
+    verbose_name_plural = "termination cases"
+
+    @admin.display(description="case")
+    def case(self, obj):
+        return format_html('<a href="{}">{}</a>', reverse("admin:termination_terminationcase_change", args=[obj.pk]),
+                           obj.number)
+
+
 class AccountAdmin(AccountMetersAdmin, AccountBillingAdmin, AccountsAccountAdmin):
-    """The account page: accounts' fields and actions, then billing's summary, then meters' readings."""
+    """The account page: accounts' fields and actions, then billing's summary, then meters' readings, and the
+    account's termination cases."""
+
+    inlines = (*AccountsAccountAdmin.inlines, TerminationCaseInline)
 
 
 admin.site.unregister(Account)

@@ -383,3 +383,13 @@ def test_an_interruption_is_logged_never_as_a_case(clerk):
     assert (entry.kind, entry.citation, entry.reason) == ("repairs", "§ 45.31", "main break")
     assert not TerminationCase.objects.exists() and not WorkOrder.objects.exists()
     assert account.account_no in clerk.get(reverse("admin:termination_interruption_changelist")).content.decode()
+
+
+def test_the_account_page_lists_its_termination_cases(mineola, admin_client):
+    account, _ = delinquent_account()
+    number = term("open", account.account_no, "--grounds", "nonpayment", date_="2026-03-20")
+    page = admin_client.get(reverse("admin:accounts_account_change", args=[account.pk]))
+    assert page.status_code == 200
+    case = TerminationCase.objects.get(number=number)
+    assert reverse("admin:termination_terminationcase_change", args=[case.pk]) in page.content.decode()
+    assert number in page.content.decode()
