@@ -56,6 +56,9 @@ CLERK = [
     *_perms("view", "termination.caseevent", "termination.workorder", "termination.interruption",
             "termination.casebill"),
     "termination.add_interruption",
+    *_perms("view add change", "backflow.assessment", "backflow.device", "backflow.devicetest",
+            "backflow.compliancenotice", "backflow.tester"),
+    *_perms("view", "backflow.noticecharge"),
 ]
 
 SUPERVISOR = [
@@ -80,7 +83,9 @@ HEARING_OFFICER = [
 
 BACKFLOW_INSPECTOR = [
     *_perms("view", "accounts.account", "accounts.premises", "accounts.customer"),
-    # The backflow app adds its device, assessment and test permissions here.
+    *_perms("view add change", "backflow.assessment", "backflow.device", "backflow.devicetest",
+            "backflow.compliancenotice", "backflow.tester"),
+    *_perms("view", "backflow.noticecharge"),
 ]
 
 ROLE_PERMISSIONS: dict[str, list[str]] = {

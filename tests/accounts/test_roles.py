@@ -108,7 +108,7 @@ def test_no_role_may_delete_history_bills_ledger_or_payments():
                                      "delete_payment"), (name, perm)
 
 
-def test_hearing_officer_and_backflow_inspector_only_look_but_the_officer_determines():
+def test_hearing_officer_looks_and_determines_and_the_inspector_keeps_the_backflow_registry():
     roles_install()
     officer, inspector = perms_of("Hearing officer"), perms_of("Backflow inspector")
     assert {"accounts.view_account", "accounts.view_customer", "billing.view_bill",
@@ -117,8 +117,13 @@ def test_hearing_officer_and_backflow_inspector_only_look_but_the_officer_determ
     assert {"accounts.view_account", "accounts.view_premises", "accounts.view_customer"} <= inspector
     # The hearing officer's one write: the hearing file, the determination and the Commission's decision.
     assert {p for p in officer if not p.split(".")[1].startswith("view_")} == {"termination.determine_terminationcase"}
+    # The inspector's writes are the backflow registry's: assessments, devices, testers, tests and notices.
     for perm in inspector:
-        assert perm.split(".")[1].startswith("view_"), perm
+        assert perm.split(".")[1].startswith("view_") or perm.startswith("backflow."), perm
+    assert {"backflow.add_assessment", "backflow.add_device", "backflow.add_devicetest",
+            "backflow.change_devicetest", "backflow.add_compliancenotice", "backflow.change_tester",
+            "backflow.view_noticecharge"} <= inspector
+    assert "backflow.add_noticecharge" not in inspector  # charges reach the bill through the services only
     assert "billing.view_bill" not in inspector
     assert "termination.order_terminationcase" not in officer
 
