@@ -185,6 +185,7 @@ class ComplianceNotice(models.Model):
 
     class Meta:
         ordering = ["-served_on", "-id"]
+        permissions = [("charge_compliancenotice", "Can charge a backflow fine to the next bill")]
         constraints = [
             # The nightly job sends each due and overdue notice once.
             models.UniqueConstraint(fields=["device", "kind", "due_for"], condition=Q(kind__in=["test_due", "overdue"]),

@@ -117,6 +117,41 @@ def tester_register(*, certification_no: str, name: str, certification_expires: 
     return tester
 
 
+@transaction.atomic
+def tester_save(*, tester: Tester | None, certification_no: str, name: str, certification_expires: date,
+                gauge_calibrated_on: date | None = None, company: str = "", email: str = "", phone: str = "",
+                user=None) -> Tester:
+    """Add a tester (``tester`` None) or change one, with the login the tester submits tests online with.
+    Unlike ``tester_register`` (the command's, keyed on the certification number), a certification number
+    may be corrected here; one that belongs to another tester, or a login linked to another tester, is
+    refused."""
+    certification_no, name = (certification_no or "").strip(), (name or "").strip()
+    errors = []
+    if not certification_no:
+        errors.append(FieldError("certification_no", "is required"))
+    else:
+        other = Tester.objects.filter(certification_no=certification_no).exclude(pk=getattr(tester, "pk", None))
+        if other.exists():
+            errors.append(FieldError("certification_no", f"NYS certification {certification_no} is already "
+                                                         f"registered to {other.first().name}"))
+    if not name:
+        errors.append(FieldError("name", "is required"))
+    if user is not None:
+        linked = Tester.objects.filter(user=user).exclude(pk=getattr(tester, "pk", None)).first()
+        if linked is not None:
+            errors.append(FieldError("user", f"the login {user.get_username()} is already linked to {linked}"))
+    if gauge_calibrated_on is not None and gauge_calibrated_on > today():
+        errors.append(FieldError("gauge_calibrated_on", f"{gauge_calibrated_on} is after today ({today()}); record "
+                                                        "the calibration once done"))
+    _refuse(errors)
+    tester = tester or Tester()
+    tester.certification_no, tester.name, tester.certification_expires = certification_no, name, certification_expires
+    tester.gauge_calibrated_on, tester.company = gauge_calibrated_on, (company or "").strip()
+    tester.email, tester.phone, tester.user = (email or "").strip(), (phone or "").strip(), user
+    tester.save()
+    return tester
+
+
 def tester_get(certification_no: str) -> Tester:
     tester = Tester.objects.filter(certification_no=(certification_no or "").strip()).first()
     if tester is None:

@@ -53,3 +53,25 @@ def test_the_night_sends_each_reminder_once(tmp_path):
     assert ComplianceNotice.objects.filter(kind__in=["test_due", "overdue"]).count() == 2
     due = bf_json("due", date_="2026-05-03")
     assert [(d["serial"], d["due_on"], d["overdue"]) for d in due] == [("RP-7", "2026-05-01", True)]
+
+
+def test_tester_save_corrects_a_certification_number_and_links_a_login_to_one_tester(tmp_path):
+    from django.contrib.auth import get_user_model
+
+    from backflow.models import Tester as BackflowTester
+    from backflow.services.compliance import tester_save
+    from core.errors import ApplicationError
+
+    village(tmp_path, "lansing")
+    login = get_user_model().objects.create_user("pat", password="x")
+    pat = tester_save(tester=None, certification_no="NY-1", name="Pat Tester",
+                      certification_expires=date(2027, 3, 31), user=login)
+    corrected = tester_save(tester=pat, certification_no="NY-11", name="Pat Tester",
+                            certification_expires=date(2027, 3, 31), user=login)
+    assert corrected.pk == pat.pk and BackflowTester.objects.get().certification_no == "NY-11"
+    with pytest.raises(ApplicationError) as refused:
+        tester_save(tester=None, certification_no="NY-2", name="Sam Other", certification_expires=date(2027, 3, 31),
+                    user=login)
+    assert [(e.field, e.message) for e in refused.value.errors] == [
+        ("user", "the login pat is already linked to Pat Tester (NY-11)")]
+    assert BackflowTester.objects.count() == 1
