@@ -39,6 +39,14 @@ _CLERK_HISTORY = ("accounts.historicalaccount", "accounts.historicalcustomer", "
                   "meters.historicalreading", "billing.historicalpayment",
                   "billing.historicalbillingexception")
 
+# The backflow registry: assess premises, register devices and testers, record tests and accept or reject
+# those submitted online, serve notices, shorten a window, record compliance; read what the notices charged.
+BACKFLOW_RECORDS = [
+    *_perms("view add change", "backflow.assessment", "backflow.device", "backflow.devicetest",
+            "backflow.compliancenotice", "backflow.tester"),
+    "backflow.view_noticecharge",
+]
+
 CLERK = [
     *_perms("view add change", *_CLERK_RECORDS),
     *_perms("view", *_CLERK_HISTORY),
@@ -56,6 +64,9 @@ CLERK = [
     *_perms("view", "termination.caseevent", "termination.workorder", "termination.interruption",
             "termination.casebill"),
     "termination.add_interruption",
+    # Backflow: what the inspector keeps, and the fines charged to the next bill.
+    *BACKFLOW_RECORDS,
+    "backflow.charge_compliancenotice",
 ]
 
 SUPERVISOR = [
@@ -80,7 +91,7 @@ HEARING_OFFICER = [
 
 BACKFLOW_INSPECTOR = [
     *_perms("view", "accounts.account", "accounts.premises", "accounts.customer"),
-    # The backflow app adds its device, assessment and test permissions here.
+    *BACKFLOW_RECORDS,
 ]
 
 ROLE_PERMISSIONS: dict[str, list[str]] = {

@@ -1,16 +1,71 @@
-"""The admin's bases for every app (history with clerk's words, read-only pages and inlines), import jobs and
-nightly jobs to look at, and the status history any model with a workflow shows.
+"""The admin's bases for every app (history with clerk's words, read-only pages and inlines, the small forms
+that call one service and show its refusals under their fields), import jobs and nightly jobs to look at, and
+the status history any model with a workflow shows.
 
 An import job links to its page on the importing model's upload page.
 """
 
+from django import forms
 from django.contrib import admin
 from django.contrib.auth import get_permission_codename
 from django.contrib.contenttypes.admin import GenericTabularInline
 from simple_history.admin import SimpleHistoryAdmin
 from simple_history.template_utils import HistoricalRecordContextHelper
 
+from .clock import refuse_future
+from .errors import ApplicationError, FieldError
 from .models import ImportJob, NightlyRun, NightlyStep, StatusChange
+
+DATE_WIDGET = forms.DateInput(format="%Y-%m-%d", attrs={"type": "date"})
+TEXT_WIDGET = forms.Textarea(attrs={"rows": 3, "cols": 60})
+LINE_WIDGET = forms.TextInput(attrs={"class": "vTextField"})
+
+
+class DayField(forms.DateField):
+    """The day something happened: never after today."""
+
+    def __init__(self, *, doing: str = "recorded", **kwargs):
+        self.doing = doing
+        kwargs.setdefault("widget", DATE_WIDGET)
+        super().__init__(**kwargs)
+
+    def validate(self, value):
+        super().validate(value)
+        if value:
+            try:
+                refuse_future(value, doing=self.doing)
+            except ApplicationError as exc:
+                raise forms.ValidationError(exc.errors[0].message) from None
+
+
+class ServiceForm(forms.Form):
+    """A form whose ``perform`` calls one service. ``aliases`` maps a service's field names to the form's
+    (the service's ``date``, the day it acts as of, is the form's date field); a refusal naming a field
+    the form has shows under that field, any other above the form (with its field's name, unless the
+    field is one of ``whole_fields``: the object the form is about as a whole)."""
+
+    aliases: dict[str, str] = {}
+    whole_fields: tuple[str, ...] = ("",)
+    submit = "Save"
+
+    def perform(self, *, actor) -> str:
+        raise NotImplementedError
+
+    def run(self, *, actor) -> str | None:
+        """The success message, or None with the refusals added to the form as errors."""
+        try:
+            return self.perform(actor=actor)
+        except ApplicationError as exc:
+            self.add_refusals(exc.errors)
+            return None
+
+    def add_refusals(self, errors: list[FieldError]) -> None:
+        for error in errors:
+            name = self.aliases.get(error.field, error.field)
+            if name in self.fields:
+                self.add_error(name, error.message)
+            else:
+                self.add_error(None, error.message if error.field in self.whole_fields else str(error))
 
 
 class _ClerkWords(HistoricalRecordContextHelper):

@@ -25,6 +25,7 @@ class Paper:
     warning: str
     footer: str
     created_at: datetime
+    table_total: bool = True  # the table's last row is its total (ruled and bold)
 
 
 def paper_pdf(paper: Paper) -> bytes:

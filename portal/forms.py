@@ -1,6 +1,9 @@
 from django import forms
 from django.contrib.auth.forms import AuthenticationForm, PasswordResetForm
 
+from backflow.models import DeviceTest
+from backflow.services.compliance import TEXT_MAX as REPAIRS_MAX
+from core.dates import iso_date
 from termination.services.cases import TEXT_MAX
 
 
@@ -61,3 +64,40 @@ class HearingRequestForm(forms.Form):
                   f"{TEXT_MAX:,} characters.",
         error_messages={"required": "Write your request for a hearing before sending it."},
         widget=forms.Textarea(attrs={"rows": 6}))
+
+
+class DeviceTestForm(forms.Form):
+    """A backflow test as a certified tester reports it online. Only the shape is checked here; the rules
+    (a known device, a certification in force on the test day, no test in the future, readings that are
+    numbers of psid) are the service's, whose refusals come back on the fields they name."""
+
+    serial = forms.CharField(label="Device serial number", max_length=60,
+                             help_text="As stamped on the assembly.",
+                             error_messages={"required": "Give the serial number of the device you tested."},
+                             widget=forms.TextInput(attrs={"autocomplete": "off", "autocapitalize": "characters"}))
+    tested_on = forms.CharField(label="Date tested", max_length=10,
+                                error_messages={"required": "Give the date you tested the device."},
+                                widget=forms.DateInput(attrs={"type": "date"}))
+    result = forms.ChoiceField(label="Result", choices=DeviceTest.Result.choices, widget=forms.RadioSelect,
+                               error_messages={"required": "Choose pass or fail."})
+    check_valve_1_psid = forms.CharField(label="Check valve 1 (psid)", max_length=20, required=False,
+                                         widget=forms.TextInput(attrs={"inputmode": "decimal"}))
+    check_valve_2_psid = forms.CharField(label="Check valve 2 (psid)", max_length=20, required=False,
+                                         widget=forms.TextInput(attrs={"inputmode": "decimal"}))
+    relief_valve_opening_psid = forms.CharField(label="Relief valve opened at (psid)", max_length=20,
+                                                required=False,
+                                                widget=forms.TextInput(attrs={"inputmode": "decimal"}))
+    repairs = forms.CharField(label="Repairs made", max_length=REPAIRS_MAX, required=False,
+                              help_text="Parts replaced or cleaned before the test passed; leave empty if none.",
+                              widget=forms.Textarea(attrs={"rows": 4}))
+
+    def __init__(self, *args, today=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if today is not None:
+            self.fields["tested_on"].widget.attrs["max"] = today.isoformat()
+
+    def clean_tested_on(self):
+        try:
+            return iso_date(self.cleaned_data["tested_on"].strip())
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)[:1].upper() + str(exc)[1:]) from None

@@ -9,6 +9,7 @@ from django.http import Http404
 from django.utils import timezone
 
 from accounts.models import Account
+from backflow.models import DeviceTest, Tester
 from billing.charts import chart_points
 from billing.documents.bill import line_views
 from billing.documents.money_box import money_box
@@ -221,3 +222,52 @@ def request_confirmation(case: TerminationCase) -> str:
         text += " It was received in time" + (f": come to the hearing on {fmt_day(case.hearing_on)}."
                                               if case.hearing_on else ".")
     return text
+
+
+# --- Backflow testers -------------------------------------------------------------------------------------
+
+# A tester is told ahead of time that their certification runs out: a test done after it is refused.
+CERTIFICATION_WARNING_DAYS = 30
+TESTS_LISTED = 100
+
+
+def tester_for_user(user) -> Tester | None:
+    """The certified tester this login belongs to (``Tester.user``), or None."""
+    if not user.is_authenticated:
+        return None
+    return Tester.objects.filter(user=user).first()
+
+
+def tester_certification(tester: Tester, *, as_of: date) -> dict:
+    """The certification as the tester page states it: lapsed, running out within 30 days, or in force."""
+    days_left = (tester.certification_expires - as_of).days
+    expires = fmt_day(tester.certification_expires)
+    if days_left < 0:
+        warning = (f"Your NYS certification {tester.certification_no} expired on {expires}. A test done after that "
+                   "date is refused: send the village office your renewed certificate.")
+    elif days_left <= CERTIFICATION_WARNING_DAYS:
+        when = "today" if days_left == 0 else f"in {days_left} day{'s' if days_left != 1 else ''}"
+        warning = (f"Your NYS certification {tester.certification_no} expires on {expires}, {when}. A test done "
+                   "after that date is refused until the village office has your renewed certificate.")
+    else:
+        warning = ""
+    return {"lapsed": days_left < 0, "expires_soon": 0 <= days_left <= CERTIFICATION_WARNING_DAYS,
+            "days_left": days_left, "warning": warning}
+
+
+def tester_overview(*, tester: Tester, as_of: date) -> dict:
+    """The tester page: the certification and gauge, and the tester's own tests, newest first."""
+    tests = (DeviceTest.objects.filter(tester=tester).select_related("device__account__premises")
+             .order_by("-tested_on", "-id"))
+    listed = list(tests[:TESTS_LISTED + 1])
+    return {"tester": tester, "certification": tester_certification(tester, as_of=as_of),
+            "tests": listed[:TESTS_LISTED], "more_tests": len(listed) > TESTS_LISTED, "tests_listed": TESTS_LISTED}
+
+
+def tester_test_get(tester: Tester, test_id: int) -> DeviceTest:
+    """One of the tester's own tests; another tester's, like one that does not exist, is 404."""
+    test = (DeviceTest.objects.select_related("device__account__premises").filter(pk=test_id, tester=tester)
+            .first())
+    if test is None:
+        raise Http404("no such test")
+    return test

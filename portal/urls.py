@@ -27,4 +27,7 @@ urlpatterns = [
          name="termination_notice_pdf"),
     path("cases/<str:number>/determination/pdf/", views.termination_determination_pdf,
          name="termination_determination_pdf"),
+    path("tester/", views.tester_home, name="tester_home"),
+    path("tester/submit/", views.tester_submit, name="tester_submit"),
+    path("tester/tests/<int:test_id>/", views.tester_test, name="tester_test"),
 ]

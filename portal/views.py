@@ -9,12 +9,14 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model, login
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.db import IntegrityError, transaction
 from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
 from django.utils import timezone
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 
+from backflow.services.compliance import device_get, test_record
 from billing.charts import consumption_chart_svg
 from billing.ordinance import ordinance_on
 from billing.services.bill_pdfs import bill_pdf_bytes
@@ -29,6 +31,7 @@ from termination.services.cases import hearing_request
 from . import selectors, services
 from .forms import (
     ChoosePasswordForm,
+    DeviceTestForm,
     HearingRequestForm,
     LinkAccountForm,
     PaperlessForm,
@@ -326,3 +329,80 @@ def termination_determination_pdf(request, number):
         determination_pdf_store(case_id=case.pk)
         case.refresh_from_db(fields=["determination_pdf"])
     return _stored_pdf(case.determination_pdf, f"termination-determination-{case.number}.pdf")
+
+
+# --- Backflow testers --------------------------------------------------------------------------------------
+
+# A tester may enter a day's tests in one sitting; the limit keeps a script with their session from posting
+# without end.
+TEST_SUBMIT_POSTS = 30
+TEST_SUBMIT_WINDOW_SECONDS = 600
+TEST_SUBMIT_THROTTLED = ("Too many tests sent in the last 10 minutes. Wait a few minutes and try again, or call "
+                         "the water office.")
+
+
+def _not_a_tester(request):
+    """A login that is no tester's: said plainly, with whom to call."""
+    return _render(request, "portal/not_a_tester.html", {}, status=403)
+
+
+@login_required
+def tester_home(request):
+    tester = selectors.tester_for_user(request.user)
+    if tester is None:
+        return _not_a_tester(request)
+    return _render(request, "portal/tester_home.html", selectors.tester_overview(tester=tester, as_of=clock.today()))
+
+
+def _submit_page(request, tester, form, status: int = 200):
+    return _render(request, "portal/tester_submit.html", {
+        "tester": tester, "form": form,
+        "certification": selectors.tester_certification(tester, as_of=clock.today())}, status=status)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def tester_submit(request):
+    """The form, and its POST: the test recorded online, where it waits for the clerk to accept it."""
+    tester = selectors.tester_for_user(request.user)
+    if tester is None:
+        return _not_a_tester(request)
+    if request.method != "POST":
+        return _submit_page(request, tester, DeviceTestForm(today=clock.today()))
+    today = clock.today()
+    form = DeviceTestForm(request.POST, today=today)
+    wait = rate_limit_hit(scope="tester-submit", key=str(request.user.pk), limit=TEST_SUBMIT_POSTS,
+                          window_seconds=TEST_SUBMIT_WINDOW_SECONDS)
+    if wait is not None:
+        form.is_valid()
+        form.add_error(None, TEST_SUBMIT_THROTTLED)
+        response = _submit_page(request, tester, form, status=429)
+        response["Retry-After"] = str(wait)
+        return response
+    if form.is_valid():
+        values = form.cleaned_data
+        try:
+            with transaction.atomic():
+                test = test_record(
+                    device=device_get(values["serial"]), tester=tester, tested_on=values["tested_on"],
+                    result=values["result"], actor=request.user, as_of=today, online=True,
+                    check_valve_1=values["check_valve_1_psid"], check_valve_2=values["check_valve_2_psid"],
+                    relief_valve=values["relief_valve_opening_psid"], repairs=values["repairs"])
+        except ApplicationError as exc:
+            _add_errors(form, exc)
+        except IntegrityError:
+            # The same test sent twice at the same moment (a double click): the first one was recorded.
+            form.add_error("tested_on", "This test of the device on that day is already recorded.")
+        else:
+            return redirect("portal:tester_test", test_id=test.pk)
+    return _submit_page(request, tester, form, status=400)
+
+
+@login_required
+def tester_test(request, test_id):
+    """One of the tester's tests: right after sending it, the confirmation that it was received."""
+    tester = selectors.tester_for_user(request.user)
+    if tester is None:
+        return _not_a_tester(request)
+    return _render(request, "portal/tester_test.html", {"tester": tester,
+                                                        "test": selectors.tester_test_get(tester, test_id)})

@@ -29,10 +29,10 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from accounts.models import Account
-from core.admin import ReadOnlyInline, StatusChangeInline
+from core.admin import DATE_WIDGET, LINE_WIDGET, TEXT_WIDGET, DayField, ReadOnlyInline, ServiceForm, StatusChangeInline
 from core.clock import refuse_future, today
 from core.dates import fmt_day, iso_date
-from core.errors import ApplicationError, FieldError
+from core.errors import ApplicationError
 from core.money import fmt_dollars
 from core.papers import paper_pdf
 
@@ -62,58 +62,10 @@ def _no_policy(request) -> HttpResponseRedirect:
 
 # --- forms: one per step, each calling one service ------------------------------------------------------
 
-DATE_WIDGET = forms.DateInput(format="%Y-%m-%d", attrs={"type": "date"})
-TEXT_WIDGET = forms.Textarea(attrs={"rows": 3, "cols": 60})
-LINE_WIDGET = forms.TextInput(attrs={"class": "vTextField"})
-
-
-class DayField(forms.DateField):
-    """The day something happened: never after today."""
-
-    def __init__(self, *, doing: str = "recorded", **kwargs):
-        self.doing = doing
-        kwargs.setdefault("widget", DATE_WIDGET)
-        super().__init__(**kwargs)
-
-    def validate(self, value):
-        super().validate(value)
-        if value:
-            try:
-                refuse_future(value, doing=self.doing)
-            except ApplicationError as exc:
-                raise forms.ValidationError(exc.errors[0].message) from None
-
-
-class ServiceForm(forms.Form):
-    """A form whose ``perform`` calls one service. ``aliases`` maps a service's field names to the form's
-    (the service's ``date``, the day it acts as of, is the form's date field); a refusal naming a field
-    the form has shows under that field, any other above the form."""
-
-    aliases: dict[str, str] = {}
-    submit = "Save"
-
-    def perform(self, *, actor) -> str:
-        raise NotImplementedError
-
-    def run(self, *, actor) -> str | None:
-        """The success message, or None with the refusals added to the form as errors."""
-        try:
-            return self.perform(actor=actor)
-        except ApplicationError as exc:
-            self.add_refusals(exc.errors)
-            return None
-
-    def add_refusals(self, errors: list[FieldError]) -> None:
-        for error in errors:
-            name = self.aliases.get(error.field, error.field)
-            if name in self.fields:
-                self.add_error(name, error.message)
-            else:
-                self.add_error(None, error.message if error.field in ("", "case") else str(error))
-
-
 class CaseForm(ServiceForm):
     """A step on one case."""
+
+    whole_fields = ("", "case")
 
     def __init__(self, *args, case: TerminationCase, policy: TerminationPolicy, **kwargs):
         self.case, self.policy = case, policy

@@ -40,6 +40,16 @@ class Trigger:
             start = min(start, max(fine_charged_on, bill_date) + timedelta(days=self.fine_days))
         return start
 
+    @property
+    def words(self) -> str:
+        """The trigger in words: "a bill unpaid 91 days after its bill date"."""
+        anchor = "its due date" if self.after == "due_date" else "its bill date"
+        words = ("a bill unpaid after its due date" if (self.after, self.days) == ("due_date", 1)
+                 else f"a bill unpaid {self.days} days after {anchor}")
+        if self.fine_days is not None:
+            words += f", or a fine unpaid {self.fine_days - 1} days after it was imposed"
+        return words
+
 
 @dataclass(frozen=True)
 class TerminationPolicy:

@@ -7,7 +7,8 @@ import pytest
 
 TESTS = Path(__file__).resolve().parent
 RULE_TESTS = ["billing/test_rating.py", "billing/test_calendar_penalties_ledger.py", "billing/test_corrections.py",
-              "billing/test_any_order.py", "billing/test_interest_scheme.py", "presets/test_washingtonville.py"]
+              "billing/test_any_order.py", "billing/test_interest_scheme.py", "presets/test_washingtonville.py",
+              "backflow/test_rules.py"]
 
 
 def _cites(node) -> bool:

@@ -10,4 +10,5 @@ urlpatterns = [
     path("", include("meters.api_urls")),
     path("", include("billing.api_urls")),
     path("termination/", include("termination.api_urls")),
+    path("backflow/", include("backflow.api_urls")),
 ]

@@ -25,7 +25,7 @@ STEPS = (
     ("bill_pdfs", "billing.services.nightly.nightly_bill_pdfs"),
     ("notices", "termination.services.nightly.nightly_notices"),
     ("termination_deadlines", "termination.services.nightly.nightly_deadlines"),
-    ("backflow_tests_due", "backflow.services.nightly_tests_due"),
+    ("backflow_tests_due", "backflow.services.compliance.nightly_tests_due"),
 )
 
 

@@ -49,6 +49,7 @@ INSTALLED_APPS = [
     "meters",
     "billing",
     "termination",
+    "backflow",
     "reports",
     "portal",
     "demo",
@@ -201,6 +202,13 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     # A text field that refuses blanks says so (minLength 1).
     "ENFORCE_NON_BLANK_FIELDS": True,
+    # Choice sets that more than one app's fields share a name ("status", "type"), named once each.
+    "ENUM_NAME_OVERRIDES": {
+        "BackflowDeviceTypeEnum": "backflow.models.Device.Type",
+        "BackflowDeviceStatusEnum": "backflow.models.Device.Status",
+        "BackflowTestResultEnum": "backflow.models.DeviceTest.Result",
+        "BackflowTestStatusEnum": "backflow.models.DeviceTest.Status",
+    },
 }
 
 EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")

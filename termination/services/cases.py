@@ -93,7 +93,7 @@ def case_open(*, account: Account, grounds: str, as_of: date, actor, section: st
         if found is None:
             errors.append(FieldError("grounds", (
                 f"account {account.account_no} has nothing delinquent on {as_of} under {policy.trigger.citation} "
-                f"({_trigger_words(policy)}); nonpayment needs an amount delinquent")))
+                f"({policy.trigger.words}); nonpayment needs an amount delinquent")))
     _refuse(errors)
     if grounds == "nonpayment":
         section = section or policy.trigger.citation
@@ -113,16 +113,6 @@ def case_open(*, account: Account, grounds: str, as_of: date, actor, section: st
             else f"Case opened for a violation of {section}")
     _event(case, on=as_of, kind="opened", what=what, actor=actor)
     return case
-
-
-def _trigger_words(policy: TerminationPolicy) -> str:
-    t = policy.trigger
-    anchor = "its due date" if t.after == "due_date" else "its bill date"
-    words = ("a bill unpaid after its due date" if (t.after, t.days) == ("due_date", 1)
-             else f"a bill unpaid {t.days} days after {anchor}")
-    if t.fine_days is not None:
-        words += f", or a fine unpaid {t.fine_days - 1} days after it was imposed"
-    return words
 
 
 def cases_open_delinquent(*, as_of: date, actor, account_nos: list[str] | None = None) -> list[TerminationCase]:

@@ -45,7 +45,8 @@ def test_every_permission_named_for_an_installed_model_exists():
     # A typo in the table would otherwise be skipped silently, as if its app were not installed yet.
     roles_install()
     for name, wanted in ROLE_PERMISSIONS.items():
-        installed = {p for p in wanted if p.split(".")[0] in ("accounts", "meters", "billing", "termination")}
+        installed = {p for p in wanted if p.split(".")[0] in ("accounts", "meters", "billing", "termination",
+                                                                "backflow")}
         assert installed <= perms_of(name), (name, installed - perms_of(name))
 
 
@@ -108,19 +109,41 @@ def test_no_role_may_delete_history_bills_ledger_or_payments():
                                      "delete_payment"), (name, perm)
 
 
-def test_hearing_officer_and_backflow_inspector_only_look_but_the_officer_determines():
+BACKFLOW_MODELS = ("assessment", "device", "devicetest", "compliancenotice", "tester")
+
+
+def test_hearing_officer_only_looks_but_determines():
     roles_install()
-    officer, inspector = perms_of("Hearing officer"), perms_of("Backflow inspector")
+    officer = perms_of("Hearing officer")
     assert {"accounts.view_account", "accounts.view_customer", "billing.view_bill",
             "billing.view_ledgerentry", "termination.view_terminationcase", "termination.view_notice",
             "termination.view_caseevent", "termination.view_workorder", "termination.view_casebill"} <= officer
-    assert {"accounts.view_account", "accounts.view_premises", "accounts.view_customer"} <= inspector
     # The hearing officer's one write: the hearing file, the determination and the Commission's decision.
     assert {p for p in officer if not p.split(".")[1].startswith("view_")} == {"termination.determine_terminationcase"}
-    for perm in inspector:
-        assert perm.split(".")[1].startswith("view_"), perm
-    assert "billing.view_bill" not in inspector
     assert "termination.order_terminationcase" not in officer
+    assert not any(p.startswith("backflow.") for p in officer)
+
+
+def test_backflow_inspector_keeps_the_backflow_registry_and_only_looks_at_accounts():
+    roles_install()
+    inspector = perms_of("Backflow inspector")
+    assert {"accounts.view_account", "accounts.view_premises", "accounts.view_customer",
+            "backflow.view_noticecharge"} <= inspector
+    # Exactly these writes: assess premises, register devices and testers, record, accept and reject tests,
+    # serve notices, shorten a window and record compliance. Never a fine to the bill, never a delete.
+    writes = {p for p in inspector if not p.split(".")[1].startswith("view_")}
+    assert writes == {f"backflow.{action}_{model}" for action in ("add", "change") for model in BACKFLOW_MODELS}
+    assert {f"backflow.view_{model}" for model in BACKFLOW_MODELS} <= inspector
+    assert not {p for p in inspector if p.startswith(("billing.", "meters.", "termination."))}
+    assert "backflow.charge_compliancenotice" not in inspector
+
+
+def test_clerk_keeps_the_backflow_registry_and_charges_its_fines():
+    roles_install()
+    clerk = perms_of("Clerk")
+    assert perms_of("Backflow inspector") <= clerk
+    assert "backflow.charge_compliancenotice" in clerk and "backflow.charge_compliancenotice" in perms_of("Supervisor")
+    assert not any(p.split(".")[1].startswith("delete_") for p in clerk if p.startswith("backflow."))
 
 
 def test_permissions_of_apps_not_installed_yet_are_skipped(monkeypatch):

@@ -5,6 +5,8 @@ status means the call did its work (201 posted, 202 started); 403 means refused 
 means not signed in.
 """
 
+from datetime import date
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
@@ -12,6 +14,8 @@ from django.urls import URLPattern, get_resolver
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from backflow.models import Assessment, DeviceTest
+from backflow.services import compliance as backflow_services
 from billing.models import BillingRun, Payment
 from meters.models import Reading
 from termination.models import TerminationCase
@@ -47,6 +51,12 @@ TABLE = {
     "GET termination/delinquent/":            (200,  200,   200,    403,    403,   200,   401,  403),
     "POST termination/cases/{number}/request/": (201, 201,  403,    403,    403,   201,   401,  403),
     "POST termination/cases/{number}/shutoff/": (403, 201,  403,    403,    403,   201,   401,  403),
+    "GET backflow/devices/":                  (200,  200,   403,    200,    403,   200,   401,  403),
+    "GET backflow/devices/{serial}/":         (200,  200,   403,    200,    403,   200,   401,  403),
+    "GET backflow/due/":                      (200,  200,   403,    200,    403,   200,   401,  403),
+    "POST backflow/tests/":                   (201,  201,   403,    201,    403,   201,   401,  403),
+    "GET backflow/accounts/{account_no}/fine/": (200, 200,  403,    200,    403,   200,   401,  403),
+    "POST backflow/accounts/{account_no}/require/": (201, 201, 403,  201,    403,   201,   401,  403),
 }
 
 
@@ -71,7 +81,8 @@ def call(client: APIClient, operation: str, books: dict):
     method, _, path = operation.partition(" ")
     account, meter = books["account"], books["meter"]
     number = books["case"] if path.startswith("termination/") else books["bill"].number
-    url = "/api/v1/" + path.format(account_no=account.account_no, number=number, run=books["run"].pk)
+    url = "/api/v1/" + path.format(account_no=account.account_no, number=number, run=books["run"].pk,
+                                   serial=books["device"].serial)
     bodies = {
         "readings/": {"meter_serial": meter.serial, "read_date": "2026-07-10", "reading": "1100000"},
         "readings/bulk/": [{"meter_serial": meter.serial, "read_date": "2026-08-10", "reading": "1110000"}],
@@ -83,6 +94,9 @@ def call(client: APIClient, operation: str, books: dict):
         # A letter that arrived long after the window closed: accepted and flagged.
         "termination/cases/{number}/request/": {"received_on": "2026-11-29", "text": "Please hear me."},
         "termination/cases/{number}/shutoff/": {"as_of": "2026-11-30"},
+        "backflow/tests/": {"serial": books["device"].serial, "tested_on": "2026-11-29",
+                            "tester": books["tester"].certification_no, "result": "pass"},
+        "backflow/accounts/{account_no}/require/": {"conditions": ["cross_connection", "hazardous"]},
     }
     if method == "POST":
         return client.post(url, bodies[path], format="json")
@@ -92,10 +106,15 @@ def call(client: APIClient, operation: str, books: dict):
 @pytest.fixture
 def books_and_case(books):
     """The books, and a termination case on their account whose determination to terminate is final: served
-    personally 2026-04-01, no request, determined by default and mailed 2026-04-20, no appeal by 2026-05-04."""
+    personally 2026-04-01, no request, determined by default and mailed 2026-04-20, no appeal by 2026-05-04;
+    and a backflow device at the account with a certified tester."""
     number = terminated_case(books["account"], occupant=False)
     term("deadlines", date_="2026-05-05")
-    return {**books, "case": number}
+    device = backflow_services.device_register(account=books["account"], type="RPZ", serial="RP-1", size="1",
+                                               installed_on=date(2025, 6, 1), actor=None)
+    tester = backflow_services.tester_register(certification_no="NY-1", name="Pat Tester",
+                                               certification_expires=date(2027, 12, 31))
+    return {**books, "case": number, "device": device, "tester": tester}
 
 
 @pytest.mark.parametrize("kind", CALLERS)
@@ -103,6 +122,7 @@ def test_each_caller_gets_what_its_role_allows(books_and_case, kind):
     books = books_and_case
     client = caller(kind)
     readings, payments, runs = Reading.objects.count(), Payment.objects.count(), BillingRun.objects.count()
+    backflow = DeviceTest.objects.count(), Assessment.objects.count()
     got = {operation: call(client, operation, books).status_code for operation in TABLE}
     expected = {operation: row[CALLERS.index(kind)] for operation, row in TABLE.items()}
     assert got == expected
@@ -112,6 +132,8 @@ def test_each_caller_gets_what_its_role_allows(books_and_case, kind):
         assert (Reading.objects.count(), Payment.objects.count(), BillingRun.objects.count()) == (
             readings, payments, runs)
         assert case.request_received_on is None
+    if kind not in ("Clerk", "Supervisor", "Backflow inspector", "superuser"):
+        assert (DeviceTest.objects.count(), Assessment.objects.count()) == backflow
     assert case.orders.exists() == (kind in ("Supervisor", "superuser"))
 
 

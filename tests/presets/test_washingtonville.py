@@ -227,7 +227,8 @@ def test_a_fee_goes_on_the_next_bill_and_draws_interest_as_rents(washingtonville
 def test_fees_are_quoted_from_the_preset(washingtonville):
     from billing.models import Fee
 
-    fees = {fee.code: (fee.amount.amount, fee.citation) for fee in Fee.objects.all()}
+    fees = {fee.code: (fee.amount.amount if fee.amount is not None else None, fee.citation)
+            for fee in Fee.objects.all()}
     assert fees == {
         "meter_install_standard": (Decimal("500.00"), "§ 169-21"),
         "meter_install_nonstandard": (Decimal("750.00"), "§ 169-21"),
@@ -239,6 +240,8 @@ def test_fees_are_quoted_from_the_preset(washingtonville):
         # § 169-26 "the cost of discontinuing and restoring": sample values, the § 169-23 amounts.
         "discontinue": (Decimal("25.00"), "§ 169-26"),
         "restore": (Decimal("25.00"), "§ 169-26"),
+        # § 169-37: up to $250 a day, the amount the clerk imposes on the notice (backflow fine --post).
+        "backflow_fine": (None, "§ 169-37"),
     }
 
 

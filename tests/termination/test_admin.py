@@ -393,3 +393,9 @@ def test_the_account_page_lists_its_termination_cases(mineola, admin_client):
     case = TerminationCase.objects.get(number=number)
     assert reverse("admin:termination_terminationcase_change", args=[case.pk]) in page.content.decode()
     assert number in page.content.decode()
+
+
+def test_the_delinquency_list_states_the_presets_rule(mineola, admin_client):
+    delinquent_account()
+    page = admin_client.get(reverse("admin:termination_terminationcase_delinquent") + "?as_of=2026-03-05")
+    assert "under § 45.31 (a bill unpaid after its due date)" in page.content.decode()

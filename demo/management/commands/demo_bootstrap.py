@@ -1,10 +1,10 @@
 """`make run`'s setup step: a demo village with bills, and an admin login that works.
 
 Idempotent: the preset and demo accounts are installed only into a database without accounts, and the
-back-filled billing and a few termination cases at different stages are made only right after that; every
-later run bills and assesses what is due today (both commands skip what is already done). The admin
-password is reset and printed on every run, so the printed one always works. Refuses to run with DEBUG
-off: it is for the embedded demo, never production.
+back-filled billing, a few termination cases at different stages and the backflow registry are made only
+right after that; every later run bills and assesses what is due today (both commands skip what is already
+done). The admin password is reset and printed on every run, so the printed one always works. Refuses to run
+with DEBUG off: it is for the embedded demo, never production.
 """
 
 import secrets
@@ -18,6 +18,7 @@ from django.core.management.base import BaseCommand, CommandError
 from accounts.models import Account
 from core.commands import today
 from core.errors import ApplicationError
+from demo.backflow import demo_backflow_create, demo_backflow_words
 from demo.payments import demo_payments_create
 from demo.termination import demo_cases_create
 
@@ -50,6 +51,7 @@ class Command(BaseCommand):
         self._bill(bill_dates, as_of=as_of)
         if len(bill_dates) > 1:
             self._termination_cases(as_of=as_of)
+            self._backflow(as_of=as_of)
         password = _admin_with_new_password()
         self.stdout.write(self.style.SUCCESS(
             f"\nAdmin: {ADMIN_URL}\n  username: {ADMIN_USERNAME}\n  password: {password}\n"))
@@ -79,6 +81,17 @@ class Command(BaseCommand):
         if cases:
             self.stdout.write(f"Demo: {len(cases)} termination cases: " + ", ".join(
                 f"{case.number} ({case.get_status_display().lower()})" for case in cases))
+
+    def _backflow(self, *, as_of: date) -> None:
+        """Assessed premises with devices compliant, due, overdue, flagged and awaiting the clerk, and the
+        notices the night would have sent (demo/backflow.py)."""
+        try:
+            made = demo_backflow_create(as_of=as_of)
+        except ApplicationError as exc:
+            self.stderr.write(f"backflow registry: {exc}")
+            return
+        if made:
+            self.stdout.write(demo_backflow_words(made))
 
     def _call(self, name: str, *args: str) -> None:
         try:

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class BackflowConfig(AppConfig):
+    name = "backflow"
+    verbose_name = "Backflow and cross-connections"

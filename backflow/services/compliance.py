@@ -1,0 +1,549 @@
+"""Backflow compliance: assessments, devices, testers and tests, notices, and what they put on the bill.
+
+Every refusal names its field and the section; nothing is recorded in the future. Fines and fees reach the
+bill as billing's pending charges (``billing.services.charges.charge_add``) with their computation and
+citation, and a ``NoticeCharge`` per charge so a day of a fine, or a fee, is charged once.
+"""
+
+from dataclasses import dataclass
+from datetime import date, timedelta
+from decimal import Decimal
+
+from django.db import transaction
+
+from accounts.models import Account
+from billing.services.charges import charge_add
+from core.clock import refuse_future, today
+from core.dates import fmt_day
+from core.errors import ApplicationError, FieldError, NotFound
+from core.money import ZERO, cents, fmt_dollars
+
+from ..documents import notice_pdf_store
+from ..fines import lansing_fine
+from ..models import Assessment, ComplianceNotice, Device, DeviceTest, NoticeCharge, Tester
+from ..policy import BackflowPolicy, backflow_policy
+from ..rules import device_rule
+from ..schedule import next_test_due
+from ..signals import noncompliance_found
+
+TEXT_MAX = 5000
+
+
+def _refuse(errors: list[FieldError]) -> None:
+    if errors:
+        raise ApplicationError(errors=errors)
+
+
+def _preset() -> str:
+    return backflow_policy().preset
+
+
+def _actor(actor):
+    return actor if getattr(actor, "pk", None) else None
+
+
+# --- Assessment and devices ---------------------------------------------------------------------------------
+
+@transaction.atomic
+def assessment_record(*, account: Account, codes: list[str], as_of: date, actor, note: str = "",
+                      reason: str = "") -> Assessment:
+    """Record the conditions found at the account's premises and the preset's answer; the account's devices
+    are flagged again against it."""
+    refuse_future(as_of, doing="recorded")
+    try:
+        answer = device_rule(_preset()).assess(set(codes), note=note, reason=reason)
+    except ValueError as exc:
+        raise ApplicationError(str(exc), field=getattr(exc, "field", "condition")) from None
+    assessment = Assessment.objects.create(
+        account=account, conditions=sorted(codes), note=note.strip(), reason=reason.strip(),
+        required=answer.required, allowed=list(answer.allowed), citation=answer.citation, trace=list(answer.trace),
+        assessed_on=as_of, assessed_by=_actor(actor))
+    for device in account.backflow_devices.exclude(status=Device.Status.REMOVED):
+        _flag(device, assessment)
+    return assessment
+
+
+def current_assessment(account: Account) -> Assessment | None:
+    return account.backflow_assessments.order_by("-assessed_on", "-id").first()
+
+
+def _flag(device: Device, assessment: Assessment | None) -> None:
+    if assessment is not None and assessment.required and device.type not in assessment.allowed:
+        device.flagged = True
+        device.flag_reason = (f"a {device.type} is not allowed at these premises: {', '.join(assessment.allowed)} "
+                              f"({assessment.citation})")
+    else:
+        device.flagged, device.flag_reason = False, ""
+    device.save(update_fields=["flagged", "flag_reason"])
+
+
+@transaction.atomic
+def device_register(*, account: Account, type: str, serial: str, size: str, installed_on: date, actor,
+                    make: str = "", model: str = "", location: str = "") -> Device:
+    refuse_future(installed_on, field="installed_on", doing="recorded")
+    errors = []
+    if type not in Device.Type.values:
+        errors.append(FieldError("type", f"'{type}' is not a device type; use {', '.join(Device.Type.values)}"))
+    serial = (serial or "").strip()
+    if not serial:
+        errors.append(FieldError("serial", "is required"))
+    elif Device.objects.filter(serial=serial).exists():
+        errors.append(FieldError("serial", f"a device with serial {serial} is already registered"))
+    if not (size or "").strip():
+        errors.append(FieldError("size", "is required (inches)"))
+    _refuse(errors)
+    device = Device.objects.create(account=account, type=type, serial=serial, size=size.strip(), make=make.strip(),
+                                   model=model.strip(), location=location.strip(), installed_on=installed_on)
+    _flag(device, current_assessment(account))
+    return device
+
+
+# --- Testers and tests --------------------------------------------------------------------------------------
+
+@transaction.atomic
+def tester_register(*, certification_no: str, name: str, certification_expires: date,
+                    gauge_calibrated_on: date | None = None, company: str = "", email: str = "") -> Tester:
+    certification_no = (certification_no or "").strip()
+    errors = []
+    if not certification_no:
+        errors.append(FieldError("certification_no", "is required"))
+    if not (name or "").strip():
+        errors.append(FieldError("name", "is required"))
+    _refuse(errors)
+    tester, _ = Tester.objects.update_or_create(
+        certification_no=certification_no,
+        defaults={"name": name.strip(), "certification_expires": certification_expires,
+                  "gauge_calibrated_on": gauge_calibrated_on, "company": company.strip(), "email": email.strip()})
+    return tester
+
+
+@transaction.atomic
+def tester_save(*, tester: Tester | None, certification_no: str, name: str, certification_expires: date,
+                gauge_calibrated_on: date | None = None, company: str = "", email: str = "", phone: str = "",
+                user=None) -> Tester:
+    """Add a tester (``tester`` None) or change one, with the login the tester submits tests online with.
+    Unlike ``tester_register`` (the command's, keyed on the certification number), a certification number
+    may be corrected here; one that belongs to another tester, or a login linked to another tester, is
+    refused."""
+    certification_no, name = (certification_no or "").strip(), (name or "").strip()
+    errors = []
+    if not certification_no:
+        errors.append(FieldError("certification_no", "is required"))
+    else:
+        other = Tester.objects.filter(certification_no=certification_no).exclude(pk=getattr(tester, "pk", None))
+        if other.exists():
+            errors.append(FieldError("certification_no", f"NYS certification {certification_no} is already "
+                                                         f"registered to {other.first().name}"))
+    if not name:
+        errors.append(FieldError("name", "is required"))
+    if user is not None:
+        linked = Tester.objects.filter(user=user).exclude(pk=getattr(tester, "pk", None)).first()
+        if linked is not None:
+            errors.append(FieldError("user", f"the login {user.get_username()} is already linked to {linked}"))
+    if gauge_calibrated_on is not None and gauge_calibrated_on > today():
+        errors.append(FieldError("gauge_calibrated_on", f"{gauge_calibrated_on} is after today ({today()}); record "
+                                                        "the calibration once done"))
+    _refuse(errors)
+    tester = tester or Tester()
+    tester.certification_no, tester.name, tester.certification_expires = certification_no, name, certification_expires
+    tester.gauge_calibrated_on, tester.company = gauge_calibrated_on, (company or "").strip()
+    tester.email, tester.phone, tester.user = (email or "").strip(), (phone or "").strip(), user
+    tester.save()
+    return tester
+
+
+def tester_get(certification_no: str) -> Tester:
+    tester = Tester.objects.filter(certification_no=(certification_no or "").strip()).first()
+    if tester is None:
+        raise NotFound(f"no tester with NYS certification number '{certification_no}'", field="tester")
+    return tester
+
+
+def device_get(serial: str) -> Device:
+    device = Device.objects.select_related("account").filter(serial=(serial or "").strip()).first()
+    if device is None:
+        raise NotFound(f"no device with serial '{serial}'", field="serial")
+    return device
+
+
+def _psid(value, field: str, errors: list) -> Decimal | None:
+    if value in (None, ""):
+        return None
+    try:
+        number = Decimal(str(value))
+    except ArithmeticError:
+        errors.append(FieldError(field, f"'{value}' is not a number of psid"))
+        return None
+    if not number.is_finite() or number < 0 or number > 200:
+        errors.append(FieldError(field, f"{value} psid is not a reading (0 to 200)"))
+        return None
+    return number
+
+
+@transaction.atomic
+def test_record(*, device: Device, tester: Tester, tested_on: date, result: str, actor, as_of: date | None = None,
+                check_valve_1=None, check_valve_2=None, relief_valve=None, repairs: str = "",
+                online: bool = False) -> DeviceTest:
+    """Record a test. A tester whose certification had lapsed on the test day is refused (NYS certification
+    is what makes a test count). Submitted online, the test waits for the clerk to accept it."""
+    as_of = as_of or today()
+    errors = []
+    if tested_on > as_of:
+        errors.append(FieldError("tested_on", f"{tested_on} is after {as_of}; a test is recorded once done"))
+    if result not in DeviceTest.Result.values:
+        errors.append(FieldError("result", f"'{result}' is not a result; use pass or fail"))
+    if tester.certification_expires < tested_on:
+        errors.append(FieldError("tester", (
+            f"the NYS certification {tester.certification_no} of {tester.name} expired on "
+            f"{tester.certification_expires}, before the test on {tested_on}: a test counts only by a certified "
+            "tester")))
+    if tested_on < device.installed_on:
+        errors.append(FieldError("tested_on",
+                                 f"{tested_on} is before the device was installed ({device.installed_on})"))
+    readings = {name: _psid(value, name, errors) for name, value in (
+        ("check_valve_1_psid", check_valve_1), ("check_valve_2_psid", check_valve_2),
+        ("relief_valve_opening_psid", relief_valve))}
+    if DeviceTest.objects.filter(device=device, tester=tester, tested_on=tested_on).exists():
+        errors.append(FieldError("tested_on", f"a test of {device.serial} by {tester.certification_no} on "
+                                              f"{tested_on} is already recorded"))
+    _refuse(errors)
+    return DeviceTest.objects.create(
+        device=device, tester=tester, tested_on=tested_on, result=result, repairs=(repairs or "").strip()[:TEXT_MAX],
+        status=DeviceTest.Status.SUBMITTED if online else DeviceTest.Status.ACCEPTED, submitted_online=online,
+        reviewed_by=None if online else _actor(actor), reviewed_on=None if online else as_of, **readings)
+
+
+@transaction.atomic
+def test_review(*, test: DeviceTest, accept: bool, actor, as_of: date, note: str = "") -> DeviceTest:
+    """The clerk accepts (or rejects, with a note) a test a tester submitted online."""
+    test = DeviceTest.objects.select_for_update().get(pk=test.pk)
+    if test.status != DeviceTest.Status.SUBMITTED:
+        raise ApplicationError(f"the test is already {test.get_status_display().lower()}", field="status")
+    if not accept and not (note or "").strip():
+        raise ApplicationError("a rejected test says why", field="note")
+    test.status = DeviceTest.Status.ACCEPTED if accept else DeviceTest.Status.REJECTED
+    test.reviewed_by, test.reviewed_on, test.review_note = _actor(actor), as_of, (note or "").strip()
+    test.save(update_fields=["status", "reviewed_by", "reviewed_on", "review_note"])
+    return test
+
+
+@dataclass(frozen=True)
+class Due:
+    device: Device
+    due_on: date
+    citation: str
+    last_test: DeviceTest | None
+    overdue: bool
+
+
+def device_due(device: Device, *, as_of: date) -> Due:
+    """When the device's next test is due: from its last accepted passing test (or its installation), by the
+    preset's frequency; a failed last test is due at once."""
+    tests = [t for t in device.tests.all() if t.status == DeviceTest.Status.ACCEPTED and t.tested_on <= as_of]
+    last = max(tests, key=lambda t: (t.tested_on, t.pk), default=None)
+    defective = _defective_certification_on(device.account_id, as_of=as_of)
+    if last is not None and last.result == DeviceTest.Result.FAIL:
+        due_on, citation = last.tested_on, "failed test: repair and retest"
+    else:
+        due_on, citation = next_test_due(_preset(), tested_on=last.tested_on if last else device.installed_on,
+                                         defective_certification_on=defective)
+    return Due(device=device, due_on=due_on, citation=citation, last_test=last, overdue=due_on < as_of)
+
+
+def _defective_certification_on(account_id: int, *, as_of: date) -> date | None:
+    notice = (ComplianceNotice.objects.filter(account_id=account_id, kind="deficiency", served_on__lte=as_of)
+              .order_by("-served_on").first())
+    return notice.served_on if notice else None
+
+
+def devices_due(*, as_of: date, within_days: int = 30) -> list[Due]:
+    """Devices in service whose test is overdue or due within ``within_days``, soonest first."""
+    out = []
+    for device in (Device.objects.filter(status=Device.Status.ACTIVE, installed_on__lte=as_of)
+                   .select_related("account", "account__owner", "account__premises").prefetch_related("tests")):
+        due = device_due(device, as_of=as_of)
+        if due.due_on <= as_of + timedelta(days=within_days):
+            out.append(due)
+    return sorted(out, key=lambda d: (d.due_on, d.device.serial))
+
+
+# --- Notices ------------------------------------------------------------------------------------------------
+
+def notice_deadline(notice: ComplianceNotice, *, policy: BackflowPolicy | None = None) -> date | None:
+    policy = policy or backflow_policy()
+    rule = policy.notices.get(notice.kind)
+    if rule is None:
+        return None
+    if notice.kind == "test_due" and notice.due_for:
+        return notice.due_for
+    start = notice.received_on if rule.counted_from == "received" else notice.served_on
+    if start is None:
+        return None
+    deadline = start + timedelta(days=rule.days)
+    return min(deadline, notice.shortened_to) if notice.shortened_to else deadline
+
+
+@transaction.atomic
+def notice_serve(*, account: Account, kind: str, served_on: date, actor, method: str = "", as_of: date | None = None,
+                 received_on: date | None = None, article_number: str = "", device: Device | None = None,
+                 largest_pipe: Decimal | None = None, per_day: Decimal | None = None, due_for: date | None = None,
+                 render: bool = True) -> ComplianceNotice:
+    """Serve a compliance notice of the preset; its deadline follows the preset (``backflow.policy``)."""
+    as_of = as_of or today()
+    policy = backflow_policy()
+    errors = []
+    rule = policy.notice(kind)
+    method = method or rule.methods[0]
+    if method not in rule.methods:
+        errors.append(FieldError("method", f"a {kind.replace('_', ' ')} notice is served by "
+                                           + " or ".join(m.replace("_", " ") for m in rule.methods)
+                                           + f" ({rule.citation})"))
+    for field, day in (("served_on", served_on), ("received_on", received_on)):
+        if day is not None and day > as_of:
+            errors.append(FieldError(field, f"{day} is after {as_of}; record the notice once served"))
+    if received_on is not None and received_on < served_on:
+        errors.append(FieldError("received_on", f"{received_on} is before service on {served_on}"))
+    fine = policy.fine
+    if fine and fine.scheme == "per_day_pipe" and kind in fine.on_kinds:
+        if largest_pipe is None or largest_pipe <= 0 or largest_pipe > 48:
+            errors.append(FieldError("largest_pipe", "the fine is counted by the inches of the largest pipe "
+                                                     f"supplying the premises: give --largest-pipe ({fine.citation})"))
+    if per_day is not None:
+        if not (fine and fine.scheme == "clerk_per_day" and kind in fine.on_kinds):
+            errors.append(FieldError("per_day", f"a {kind} notice carries no daily fine under {policy.citation}"))
+        elif per_day <= 0 or per_day > fine.per_day:
+            errors.append(FieldError("per_day", f"the daily fine is more than $0 and at most "
+                                                f"{fmt_dollars(fine.per_day)} ({fine.citation})"))
+    if device is not None and device.account_id != account.pk:
+        errors.append(FieldError("device", f"device {device.serial} is not at account {account.account_no}"))
+    _refuse(errors)
+    if method in ("personal", "suitable_age_and_mail") and received_on is None:
+        received_on = served_on
+    notice = ComplianceNotice(
+        account=account, device=device, kind=kind, citation=rule.citation, served_on=served_on, method=method,
+        article_number=(article_number or "").strip(), received_on=received_on, largest_pipe_inches=largest_pipe,
+        per_day=per_day, due_for=due_for, served_by=_actor(actor),
+        amount=policy.demand.amount if kind == "demand" and policy.demand else None)
+    notice.deadline = notice_deadline(notice, policy=policy)
+    notice.save()
+    if render:
+        transaction.on_commit(lambda: notice_pdf_store(notice_id=notice.pk))
+    return notice
+
+
+@transaction.atomic
+def notice_shorten(*, notice: ComplianceNotice, to: date, by: str, reason: str) -> ComplianceNotice:
+    """Old Westbury: the Board or the Superintendent may shorten the 7-day window for exigent circumstances;
+    who and why are recorded."""
+    policy = backflow_policy()
+    rule = policy.notice(notice.kind)
+    errors = []
+    if not rule.shortenable:
+        errors.append(FieldError("kind", f"a {notice.kind} notice's window cannot be shortened ({rule.citation})"))
+    if not (by or "").strip():
+        errors.append(FieldError("by", "who shortened it: the Board of Trustees or the Superintendent"))
+    if not (reason or "").strip():
+        errors.append(FieldError("reason", "the exigent circumstances, threatening health, safety or welfare"))
+    if notice.deadline and to >= notice.deadline:
+        errors.append(FieldError("to", f"{to} does not shorten the window ending {notice.deadline}"))
+    if to < notice.served_on:
+        errors.append(FieldError("to", f"{to} is before the notice was served ({notice.served_on})"))
+    _refuse(errors)
+    notice.shortened_to, notice.shortened_by, notice.shortened_reason = to, by.strip(), reason.strip()
+    notice.deadline = notice_deadline(notice, policy=policy)
+    notice.save(update_fields=["shortened_to", "shortened_by", "shortened_reason", "deadline"])
+    return notice
+
+
+@transaction.atomic
+def notice_cure(*, notice: ComplianceNotice, cured_on: date) -> ComplianceNotice:
+    """The owner complied (or paid the fee demanded): the fine stops and nothing more is charged."""
+    refuse_future(cured_on, field="cured_on", doing="recorded")
+    if cured_on < notice.served_on:
+        raise ApplicationError(f"{cured_on} is before the notice ({notice.served_on})", field="cured_on")
+    notice.cured_on = cured_on
+    notice.save(update_fields=["cured_on"])
+    return notice
+
+
+# --- Fines and fees to the bill -----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class FineLine:
+    notice: ComplianceNotice
+    first_day: date | None
+    last_day: date | None
+    days: int
+    per_day: Decimal
+    inches: Decimal | None
+    amount: Decimal
+    citation: str
+    computation: str
+
+    def as_dict(self) -> dict:
+        return {"notice": self.notice.pk, "days": self.days, "per_day": f"{self.per_day:.2f}",
+                "inches": f"{self.inches.normalize():f}" if self.inches is not None else None,
+                "amount": f"{self.amount:.2f}", "citation": self.citation}
+
+
+def _charged_through(notice: ComplianceNotice) -> date | None:
+    last = notice.charges.exclude(last_day__isnull=True).order_by("-last_day").first()
+    return last.last_day if last else None
+
+
+def fine_lines(*, account: Account, as_of: date, uncharged_only: bool = False) -> list[FineLine]:
+    """The fine accrued on ``as_of`` for each of the account's open notices that carry one. With
+    ``uncharged_only``, only the days not yet charged."""
+    policy = backflow_policy()
+    fine = policy.fine
+    if fine is None:
+        return []
+    out = []
+    for notice in account.backflow_notices.filter(kind__in=fine.on_kinds, served_on__lte=as_of).order_by("served_on"):
+        end = min(as_of, notice.cured_on - timedelta(days=1)) if notice.cured_on else as_of
+        if end < notice.served_on:
+            continue
+        if fine.scheme == "per_day_pipe":
+            computed = lansing_fine(notice_on=notice.served_on, as_of=end,
+                                    largest_pipe_inches=notice.largest_pipe_inches)
+            first = notice.served_on + timedelta(days=fine.after_days + 1)
+            days, per_day, inches = computed.days_beyond, computed.per_day, computed.inches
+        else:
+            if notice.per_day is None:
+                continue
+            first = notice.served_on + timedelta(days=1)
+            days, per_day, inches = max((end - notice.served_on).days, 0), notice.per_day, None
+        if uncharged_only:
+            through = _charged_through(notice)
+            if through is not None and through >= first:
+                first = through + timedelta(days=1)
+                days = max((end - through).days, 0)
+        if days <= 0:
+            continue
+        amount = cents(per_day * days * (inches if inches is not None else 1))
+        computation = (f"{days} days × {fmt_dollars(per_day)}" + (f" × {inches.normalize():f} in" if inches else "")
+                       + f" = {fmt_dollars(amount)} ({fmt_day(first)}–{fmt_day(first + timedelta(days=days - 1))})")
+        out.append(FineLine(notice=notice, first_day=first, last_day=first + timedelta(days=days - 1), days=days,
+                            per_day=per_day, inches=inches, amount=amount, citation=fine.citation,
+                            computation=computation))
+    return out
+
+
+def fine_quote(*, account: Account, as_of: date) -> dict:
+    """``backflow fine --json``: the fine accrued on the date for the account's open notices."""
+    lines = fine_lines(account=account, as_of=as_of)
+    return {"account_no": account.account_no, "as_of": as_of.isoformat(),
+            "amount": f"{sum((line.amount for line in lines), ZERO):.2f}", "lines": [line.as_dict() for line in lines]}
+
+
+@transaction.atomic
+def fine_post(*, account: Account, as_of: date, actor) -> list[NoticeCharge]:
+    """Charge the days of fine not yet charged as pending charges for the next bill, each with its computation
+    and citation; posting again the same day charges nothing more."""
+    refuse_future(as_of, doing="charged")
+    policy = backflow_policy()
+    posted = []
+    for line in fine_lines(account=account, as_of=as_of, uncharged_only=True):
+        charge = charge_add(account=account, code=policy.fine.fee_code, as_of=as_of, actor=actor, amount=line.amount,
+                            kind="fine", note=f"backflow notice {line.notice.pk}: {line.computation}")
+        charge.description = f"{charge.description}: {line.computation}"[:200]
+        charge.quantity, charge.rate = Decimal(line.days), line.per_day * (line.inches or 1)
+        charge.save(update_fields=["description", "quantity", "rate"])
+        posted.append(NoticeCharge.objects.create(notice=line.notice, charge=charge, first_day=line.first_day,
+                                                  last_day=line.last_day, computation=line.computation))
+    return posted
+
+
+def _next_bill_month(day: date, month: int) -> date:
+    candidate = date(day.year, month, 1)
+    return candidate if candidate >= day else date(day.year + 1, month, 1)
+
+
+@transaction.atomic
+def demand_fees_post(*, as_of: date, actor=None) -> list[NoticeCharge]:
+    """Old Westbury: a test fee unpaid 30 days after its demand goes on the account's next bill dated in
+    November (the "November water assessment"), once."""
+    policy = backflow_policy()
+    demand = policy.demand
+    if demand is None:
+        return []
+    posted = []
+    for notice in ComplianceNotice.objects.filter(kind="demand", cured_on__isnull=True,
+                                                  served_on__lte=as_of - timedelta(days=demand.days + 1),
+                                                  charges__isnull=True).select_related("account"):
+        unpaid_from = notice.served_on + timedelta(days=demand.days + 1)
+        november = _next_bill_month(unpaid_from, demand.bill_month)
+        computation = (f"test fee demanded {fmt_day(notice.served_on)}, unpaid 30 days after: added to the "
+                       f"November water assessment ({demand.citation})")
+        charge = charge_add(account=notice.account, code=demand.fee_code, as_of=unpaid_from, actor=actor,
+                            earliest_bill_on=november, note=f"backflow notice {notice.pk}: {computation}")
+        posted.append(NoticeCharge.objects.create(notice=notice, charge=charge, computation=computation))
+    return posted
+
+
+# --- Noncompliance ------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Noncompliance:
+    account: Account
+    reasons: list[str]
+    section: str
+
+
+def noncompliance(*, as_of: date) -> list[Noncompliance]:
+    """Premises that qualify for discontinuance: a required device missing, a test overdue past its notice's
+    deadline, a failed test not retested, or a notice's deadline passed uncured."""
+    policy = backflow_policy()
+    out = []
+    accounts = Account.objects.filter(backflow_assessments__isnull=False).distinct().select_related("premises")
+    for account in accounts:
+        reasons = []
+        assessment = current_assessment(account)
+        devices = [d for d in account.backflow_devices.exclude(status=Device.Status.REMOVED).prefetch_related("tests")]
+        if assessment and assessment.required and not any(d.type in assessment.allowed for d in devices):
+            reasons.append(f"no allowed device installed ({', '.join(assessment.allowed)}; {assessment.citation})")
+        for device in devices:
+            due = device_due(device, as_of=as_of)
+            if due.last_test is not None and due.last_test.result == "fail":
+                reasons.append(f"device {device.serial} failed its test on {due.last_test.tested_on}")
+        for notice in account.backflow_notices.filter(cured_on__isnull=True, deadline__lt=as_of).exclude(
+                kind__in=["test_due", "demand"]):
+            reasons.append(f"{notice.get_kind_display().lower()} notice of {notice.served_on} not complied with by "
+                           f"{notice.deadline} ({notice.citation})")
+        if reasons:
+            out.append(Noncompliance(account=account, reasons=reasons,
+                                     section=policy.termination_section or policy.citation))
+    return out
+
+
+def noncompliance_act(*, account: Account, as_of: date, actor) -> Noncompliance:
+    """Announce the account's noncompliance so the termination app opens a case on violation grounds (or, in
+    Old Westbury, logs the health hazard); refused when the premises comply."""
+    found = next((n for n in noncompliance(as_of=as_of) if n.account.pk == account.pk), None)
+    if found is None:
+        raise ApplicationError(f"account {account.account_no} is in compliance on {as_of}", field="account_no")
+    policy = backflow_policy()
+    noncompliance_found.send(sender=Device, account_id=account.pk, section=found.section,
+                             detail="; ".join(found.reasons), as_of=as_of, actor=actor,
+                             emergency_kind=policy.emergency_kind)
+    return found
+
+
+# --- The night ----------------------------------------------------------------------------------------------
+
+def nightly_tests_due(*, as_of: date) -> dict:
+    """Send each test-due (30 days ahead) and overdue notice once, and put unpaid demanded fees on the
+    November bill."""
+    refuse_future(as_of, doing="sent")
+    if not Device.objects.exists() and not ComplianceNotice.objects.exists():
+        return {"test_due_notices": 0, "overdue_notices": 0, "fees_charged": 0}
+    sent = {"test_due": 0, "overdue": 0}
+    for due in devices_due(as_of=as_of, within_days=30):
+        kind = "overdue" if due.overdue else "test_due"
+        if ComplianceNotice.objects.filter(device=due.device, kind=kind, due_for=due.due_on).exists():
+            continue
+        notice_serve(account=due.device.account, kind=kind, served_on=as_of, actor=None, as_of=as_of,
+                     device=due.device, due_for=due.due_on)
+        sent[kind] += 1
+    fees = demand_fees_post(as_of=as_of)
+    return {"test_due_notices": sent["test_due"], "overdue_notices": sent["overdue"], "fees_charged": len(fees)}
