@@ -59,7 +59,7 @@ def notice_pdf(notice: ComplianceNotice) -> bytes:
 
 def notice_pdf_store(*, notice_id: int) -> None:
     with transaction.atomic():
-        notice = (ComplianceNotice.objects.select_for_update()
+        notice = (ComplianceNotice.objects.select_for_update(of=("self",))
                   .select_related("account__premises", "account__owner", "device").get(pk=notice_id))
         if notice.pdf:
             return
