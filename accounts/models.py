@@ -85,6 +85,9 @@ class Account(models.Model):
         max_length=6, blank=True,
         help_text="Supply pipe of an automatic sprinkler system (§ 45.28 C), e.g. 2, 3, 4, 6, 8.")
     opened_on = models.DateField(null=True, blank=True)
+    closed_on = models.DateField(null=True, blank=True,
+                                 help_text="The day service under this account ended (a move-out or a sale). "
+                                           "Accounts are closed, never deleted.")
     history = HistoricalRecords()
 
     class Meta:
@@ -93,10 +96,29 @@ class Account(models.Model):
             models.CheckConstraint(condition=Q(book__gte=1) & Q(book__lte=10), name="account_book_1_to_10"),
             models.CheckConstraint(condition=Q(category__in=["one_two_family", "other", "nonprofit"]),
                                    name="account_category_valid"),
+            models.CheckConstraint(condition=Q(closed_on__isnull=True) | Q(status="closed"),
+                                   name="account_closed_on_only_when_closed"),
         ]
 
     def __str__(self) -> str:
         return self.account_no
+
+
+class AccountNote(models.Model):
+    """A clerk's note on an account ("called about the March bill; promised to pay by the 15th"): dated and
+    signed, never edited."""
+
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="notes")
+    text = models.TextField()
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [models.CheckConstraint(condition=~Q(text=""), name="account_note_has_text")]
+
+    def __str__(self) -> str:
+        return f"{self.account} {self.created_at:%Y-%m-%d}: {self.text[:40]}"
 
 
 class Ownership(models.Model):

@@ -251,6 +251,9 @@ class Bill(models.Model):
     void_description = models.CharField(max_length=200, blank=True,
                                         help_text="What the customer reads about the void.")
     pdf = models.FileField(upload_to="bills/%Y/%m/", blank=True)
+    final = models.BooleanField(
+        default=False, db_default=False,
+        help_text="An off-cycle final bill, issued on a move-out or a sale from the final reading.")
 
     class Meta:
         ordering = ["-bill_date", "account"]
@@ -295,11 +298,20 @@ class BillLine(models.Model):
 
 
 class Payment(models.Model):
+    class Tender(models.TextChoices):
+        CASH = "cash", "Cash"
+        CHECK = "check", "Check"
+        CARD = "card", "Card"
+        BANK_FILE = "bank_file", "Bank file"
+
     account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="payments")
     amount = money_field()
     paid_on = models.DateField()
     reference = models.CharField(max_length=80, unique=True)
     source = models.CharField(max_length=20, default="counter", help_text="import, counter, lockbox, api…")
+    tender = models.CharField(max_length=10, choices=Tender.choices, default=Tender.CHECK, db_default="check",
+                              help_text="How the customer paid: what the drawer holds at the end of the day.")
+    check_number = models.CharField(max_length=40, blank=True, help_text="For a check: its number.")
     entered_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -317,6 +329,43 @@ class Payment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.reference}: {self.amount} on {self.paid_on}"
+
+
+class PaymentReversal(models.Model):
+    """A payment taken back: a returned check, a payment posted to the wrong account, one entered in error.
+
+    The payment and its ledger entry stay as they were; the reversal is an entry of its own (kind
+    ``payment_reversal``, correcting the payment's entry), and from its date on the ledger replays the account
+    as if the payment had never been made, so the penalties a returned check leaves owed are owed on their own
+    days. A misposted payment is transferred: the reversal names the payment posted to the right account, with
+    the date the customer paid.
+    """
+
+    class Reason(models.TextChoices):
+        RETURNED = "returned", "Returned check (insufficient funds, stopped, closed account)"
+        MISPOSTED = "misposted", "Posted to the wrong account"
+        ERROR = "error", "Entered in error"
+
+    payment = models.OneToOneField(Payment, on_delete=models.PROTECT, related_name="reversal")
+    reversed_on = models.DateField()
+    reason = models.CharField(max_length=10, choices=Reason.choices)
+    note = models.TextField(help_text="Internal note: what happened (the bank's notice, who noticed).")
+    transferred_to = models.OneToOneField(Payment, null=True, blank=True, on_delete=models.PROTECT,
+                                          related_name="transferred_from",
+                                          help_text="The payment posted to the right account instead.")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-reversed_on", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=~Q(note=""), name="payment_reversal_has_note"),
+            models.CheckConstraint(condition=~Q(reason="misposted") | Q(transferred_to__isnull=False),
+                                   name="misposted_payment_is_transferred"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.payment.reference} reversed on {self.reversed_on}"
 
 
 class Adjustment(models.Model):
@@ -361,6 +410,7 @@ class LedgerEntry(models.Model):
         INTEREST_CORRECTION = "interest_correction", "Interest corrected"
         DEPOSIT = "deposit", "Deposit held"
         DEPOSIT_REFUND = "deposit_refund", "Deposit refunded"
+        PAYMENT_REVERSAL = "payment_reversal", "Payment reversed"
 
     account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="ledger")
     bill = models.ForeignKey(Bill, null=True, blank=True, on_delete=models.PROTECT, related_name="ledger")
@@ -390,7 +440,8 @@ class LedgerEntry(models.Model):
             models.UniqueConstraint(fields=["source", "kind"], name="one_entry_per_source_and_kind"),
             models.CheckConstraint(condition=~Q(source=""), name="ledger_entry_has_source"),
             models.CheckConstraint(
-                condition=(Q(kind__in=["water", "fee", "fine", "penalty", "interest", "debit", "deposit_refund"],
+                condition=(Q(kind__in=["water", "fee", "fine", "penalty", "interest", "debit", "deposit_refund",
+                                       "payment_reversal"],
                              amount__gte=0)
                            | Q(kind__in=["payment", "credit", "void", "deposit"], amount__lte=0)
                            | Q(kind__in=["penalty_correction", "interest_correction"])),
@@ -399,6 +450,8 @@ class LedgerEntry(models.Model):
                                    name="payment_entry_has_payment"),
             models.CheckConstraint(condition=~Q(kind__in=["penalty", "interest"]) | Q(bill__isnull=False),
                                    name="penalty_entry_has_bill"),
+            models.CheckConstraint(condition=~Q(kind="payment_reversal") | Q(corrects__isnull=False),
+                                   name="payment_reversal_corrects_payment"),
             models.CheckConstraint(condition=(~Q(kind="penalty_correction")
                                               | Q(bill__isnull=False, corrects__isnull=False)),
                                    name="penalty_correction_has_penalty"),
@@ -410,6 +463,49 @@ class LedgerEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.posted_on} {self.get_kind_display()} {self.amount}"
+
+
+class PenaltyWaiver(models.Model):
+    """A clerk's waiver of one posted penalty or interest charge, with the reason; above the preset's
+    amount (``[penalty] waiver_approval_above``) it waits for a supervisor's approval.
+
+    An approved waiver is a fact the assessment reads: the charge is owed as nothing from then on, so the
+    assessment corrects it to zero on its own day and bill and never posts it again.
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting for a supervisor"
+        APPROVED = "approved", "Waived"
+        REFUSED = "refused", "Refused"
+
+    entry = models.ForeignKey(LedgerEntry, on_delete=models.PROTECT, related_name="waivers",
+                              help_text="The penalty or interest charge waived.")
+    account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="penalty_waivers")
+    bill = models.ForeignKey(Bill, on_delete=models.PROTECT, related_name="penalty_waivers")
+    amount = money_field(help_text="The charge as it stood when the waiver was asked for.")
+    reason = models.TextField(help_text="Why the charge is waived (kept for the audit).")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+")
+    requested_at = models.DateTimeField(auto_now_add=True)
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+                                   related_name="+")
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decision_note = models.TextField(blank=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-requested_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(fields=["entry"], condition=Q(status__in=["pending", "approved"]),
+                                    name="one_live_waiver_per_charge"),
+            models.CheckConstraint(condition=~Q(reason=""), name="penalty_waiver_has_reason"),
+            models.CheckConstraint(condition=Q(status="pending") | Q(decided_at__isnull=False),
+                                   name="penalty_waiver_decision_dated"),
+            models.CheckConstraint(condition=Q(amount__gt=0), name="penalty_waiver_amount_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Waiver of {self.amount} on {self.bill}"
 
 
 class PendingCharge(models.Model):
