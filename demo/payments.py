@@ -16,6 +16,17 @@ from billing.ordinance import ordinance_on
 from billing.selectors import first_late_day
 
 
+def _tender(rng: random.Random) -> str:
+    """How a village's customers pay: most by check (at the counter or by mail), many through the bank's
+    lockbox file, some by card or in cash."""
+    roll = rng.random()
+    if roll < 0.45:
+        return Payment.Tender.CHECK
+    if roll < 0.80:
+        return Payment.Tender.BANK_FILE
+    return Payment.Tender.CARD if roll < 0.92 else Payment.Tender.CASH
+
+
 @transaction.atomic
 def demo_payments_create(*, as_of: date, seed: int = 45) -> int:
     paid = set(Payment.objects.values_list("reference", flat=True))
@@ -45,8 +56,10 @@ def demo_payments_create(*, as_of: date, seed: int = 45) -> int:
             continue
         if paid_on > as_of or amount <= 0:
             continue
+        tender = _tender(rng)
         payments.append(Payment(account_id=account_id, amount=Money(amount, "USD"), paid_on=paid_on,
-                                reference=reference, source="demo"))
+                                reference=reference, source="demo", tender=tender,
+                                check_number=str(rng.randint(1001, 9999)) if tender == Payment.Tender.CHECK else ""))
     Payment.objects.bulk_create(payments, batch_size=2000)
     for p in Payment.objects.filter(source="demo", entry__isnull=True):
         entries.append(Posting(account_id=p.account_id, kind=LedgerEntry.Kind.PAYMENT, posted_on=p.paid_on,
