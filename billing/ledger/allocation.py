@@ -29,12 +29,19 @@ credit memos, voids; negative). Replaying them day by day gives every balance:
 
 Because allocation is a pure function of the entries up to a day, "the principal unpaid at the start of
 day D" is the state after the entries posted before D, and replaying twice gives the same answer.
+
+**What each credit paid** (``Ledger(order, record=True)``): every amount the replay takes from a credit
+is kept as an ``Application`` — the credit's entry, the bill (or lone charge) and category it paid, how
+much, and the day. A credit left over waits in the pool with the entries it came from, first in, first
+out, so when a later charge uses it the part it takes is put down to the oldest credit still waiting.
+Only the account page and the statement ask for this; the default replay keeps nothing extra.
 """
 
-from collections import defaultdict
+from collections import defaultdict, deque
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
+from typing import NamedTuple
 
 from core.money import ZERO
 
@@ -58,6 +65,9 @@ CATEGORY = {"water": "water", "fee": "fee", "fine": "fee", "debit": "fee", "pena
 PENALTY_KINDS = ("penalty", "interest", "penalty_correction", "interest_correction")
 # Money held for the customer (a refundable deposit and its refund): never part of what is owed.
 DEPOSIT_KINDS = ("deposit", "deposit_refund")
+# A payment taken back: not a charge. From its date on the payment and its reversal are both left out of the
+# entries (``billing.ledger.selectors.entries_for_accounts``), as if the payment had never been made.
+REVERSAL_KIND = "payment_reversal"
 
 
 @dataclass(frozen=True)
@@ -107,6 +117,16 @@ class AccountBalance:
         return sum((b.unpaid_total for b in self.bills.values()), ZERO) - self.credit
 
 
+class Application(NamedTuple):
+    """An amount of a credit (payment, credit memo, void) that paid a charge."""
+
+    credit_id: int  # the credit's ``entry_id``
+    bill_key: tuple  # the bill's key, or a lone charge's ``(posted_on, -1, entry_id)``
+    category: str  # water, fee, interest or penalty
+    amount: Decimal
+    applied_on: date  # the day it paid: the credit's own, or a later charge's for a credit left over
+
+
 def replay_order(e: Entry) -> tuple:
     """Day by day; a day's charges before its credits; credits in the order they were recorded."""
     return (e.posted_on, not e.is_charge, e.entry_id)
@@ -117,7 +137,7 @@ class Ledger:
     account as it stood then. ``allocate`` replays a whole list; the penalty assessment replays day by day
     and adds the penalties it finds as it goes."""
 
-    def __init__(self, order: str = PRINCIPAL_FIRST):
+    def __init__(self, order: str = PRINCIPAL_FIRST, *, record: bool = False):
         if order not in PAYMENT_ORDERS:
             raise ValueError(f"unknown payment order '{order}'; known: {', '.join(PAYMENT_ORDERS)}")
         self.order = order
@@ -125,9 +145,16 @@ class Ledger:
         self.pool = ZERO
         self._unsettled = False  # charges added that a leftover credit has not yet been offered to
         self._day: date | None = None
+        # Recording only: what each credit paid, and the pool's money by the credit it came from (FIFO).
+        self.record = record
+        self.applications: list[Application] = []
+        self._sources: deque[list] = deque()  # [entry_id, amount still waiting]
+        self._shortfall = ZERO  # a negative pool (a positive non-charge entry) that later credits fill first
 
     def post(self, e: Entry) -> None:
-        if e.kind in DEPOSIT_KINDS:
+        if e.kind in DEPOSIT_KINDS or e.kind == REVERSAL_KIND:
+            # A reversal and the payment it takes back are left out together by the loader
+            # (``entries_for_accounts``); one reaching the replay alone is neither a charge nor a credit.
             return
         if self._unsettled and (e.posted_on != self._day or not e.is_charge):
             self._settle()
@@ -142,6 +169,8 @@ class Ledger:
             return
         if e.kind == "payment" or e.bill_key is None:
             self.pool += -e.amount
+            if self.record:
+                self._pool_add(e.entry_id, -e.amount)
         else:
             bill = self.bills[key]
             credit = -e.amount
@@ -151,7 +180,11 @@ class Ledger:
                     bill.unpaid[cat] -= take
                     bill.charged[cat] -= take
                     credit -= take
+                    if self.record:
+                        self.applications.append(Application(e.entry_id, key, cat, take, e.posted_on))
             self.pool += credit
+            if self.record:
+                self._pool_add(e.entry_id, credit)
         self._settle()
 
     def _settle(self) -> None:
@@ -171,8 +204,48 @@ class Ledger:
                     if take > ZERO:
                         bill.unpaid[cat] -= take
                         self.pool -= take
+                        if self.record:
+                            self._pool_apply(key, cat, take)
                         if self.pool <= ZERO:
                             return
+
+    def _pool_add(self, entry_id: int, amount: Decimal) -> None:
+        """Recording: ``amount`` joins the pool from this entry (a negative amount leaves it, the newest
+        money first, and what the pool lacks waits to be filled by the next credits)."""
+        if amount > ZERO:
+            filled = min(amount, self._shortfall)
+            self._shortfall -= filled
+            if amount > filled:
+                self._sources.append([entry_id, amount - filled])
+            return
+        owed = -amount
+        while owed > ZERO and self._sources:
+            source = self._sources[-1]
+            take = min(owed, source[1])
+            source[1] -= take
+            owed -= take
+            if source[1] <= ZERO:
+                self._sources.pop()
+        self._shortfall += owed
+
+    def _pool_apply(self, key: tuple, cat: str, amount: Decimal) -> None:
+        """Recording: the pool paid ``amount`` of a charge; put it down to the oldest credits waiting."""
+        while amount > ZERO and self._sources:
+            source = self._sources[0]
+            take = min(amount, source[1])
+            self.applications.append(Application(source[0], key, cat, take, self._day))
+            source[1] -= take
+            amount -= take
+            if source[1] <= ZERO:
+                self._sources.popleft()
+
+    def waiting(self) -> dict[int, Decimal]:
+        """Recording: the credit still unapplied, by the entry it came from (sums to the pool when the pool
+        is not negative)."""
+        out: dict[int, Decimal] = defaultdict(Decimal)
+        for entry_id, amount in self._sources:
+            out[entry_id] += amount
+        return dict(out)
 
     def state(self) -> AccountBalance:
         if self._unsettled:
