@@ -8,6 +8,7 @@ database keeps ``UNIQUE(source, kind)``:
 * ``charge:<id>``: a pending charge carried on a bill (kind ``fee`` or ``fine``), so several fees and fines
   sit on one bill, each once;
 * ``payment:<id>`` and ``adjustment:<id>``: a payment, a credit or debit memo;
+* ``reversal:<id>``: a payment taken back (kind ``payment_reversal``, correcting the payment's entry);
 * ``bill:<id>@<date>``: the late charge of a bill on a day (kind ``penalty`` or ``interest``: a penalty and
   an interest charge may fall on one bill and day, each once);
 * ``penalty:<id>#<n>`` and ``interest:<id>#<n>``: the n-th correction of a posted penalty (kind
@@ -44,6 +45,11 @@ def charge_source(charge_id: int) -> str:
 
 def payment_source(payment_id: int) -> str:
     return f"payment:{payment_id}"
+
+
+def reversal_source(reversal_id: int) -> str:
+    """A payment reversal: a returned check, a misposted payment, one entered in error."""
+    return f"reversal:{reversal_id}"
 
 
 def adjustment_source(adjustment_id: int) -> str:
