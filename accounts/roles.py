@@ -67,6 +67,8 @@ CLERK = [
     # Backflow: what the inspector keeps, and the fines charged to the next bill.
     *BACKFLOW_RECORDS,
     "backflow.charge_compliancenotice",
+    # Waive a penalty or interest charge with a reason (above the office's limit a supervisor approves).
+    *_perms("view add", "billing.penaltywaiver"),
 ]
 
 SUPERVISOR = [
@@ -75,6 +77,7 @@ SUPERVISOR = [
     *_perms("add change", "billing.rateschedule", "billing.fee"),
     "billing.change_utility",
     "billing.change_bill",              # void a bill (the void is recorded; the bill is never edited)
+    "billing.change_penaltywaiver",     # approve or refuse a penalty waiver above the office's limit
     "meters.delete_reading",
     "accounts.delete_account",
     "termination.order_terminationcase",  # issue and carry out shut-off orders, restore service

@@ -32,7 +32,7 @@ from .registries import CALENDARS, FEE_RULES, PENALTY_SCHEMES, RATE_STRUCTURES, 
 
 __all__ = ["CALENDARS", "FEE_RULES", "PENALTY_SCHEMES", "RATE_STRUCTURES", "BillingCalendar", "FeeRule", "Ordinance",
            "PenaltyScheme", "RateStructure", "Registry", "ordinance_on", "payment_order", "rate_structure_for",
-           "sample_rates_refusal", "schedule_in_force"]
+           "sample_rates_refusal", "schedule_in_force", "waiver_approval_above"]
 
 
 @runtime_checkable
@@ -141,6 +141,13 @@ class Ordinance:
     penalties: PenaltyScheme
     payment_order: str
 
+    @property
+    def waiver_approval_above(self) -> Decimal:
+        """A penalty or interest charge above this many dollars is waived only with a supervisor's approval;
+        at or below it a clerk's waiver takes effect at once (``[penalty] waiver_approval_above``, office
+        policy, not the ordinance's)."""
+        return waiver_approval_above(self.utility.penalty_params)
+
     @cached_property
     def rate_schedule(self) -> RateSchedule:
         """The rate schedule row in force on ``on``."""
@@ -150,6 +157,24 @@ class Ordinance:
     def rates(self) -> RateStructure:
         """The rate structure of the schedule in force, built from its rules."""
         return rate_structure_for(self.rate_schedule.rules)
+
+
+# What a preset installed before ``[penalty] waiver_approval_above`` existed waives at once (office policy).
+DEFAULT_WAIVER_APPROVAL_ABOVE = Decimal("25.00")
+
+
+def waiver_approval_above(penalty_params: dict) -> Decimal:
+    """The ``[penalty] waiver_approval_above`` of a preset's penalty table, in dollars; refused unless it is
+    an amount of at least zero."""
+    value = penalty_params.get("waiver_approval_above", DEFAULT_WAIVER_APPROVAL_ABOVE)
+    try:
+        amount = Decimal(str(value))
+    except ArithmeticError:
+        amount = None
+    if amount is None or not amount.is_finite() or amount < 0:
+        raise ApplicationError(f"[penalty] waiver_approval_above '{value}' is not an amount of dollars of at least "
+                               "0.00", field="waiver_approval_above")
+    return amount
 
 
 def ordinance_on(on: date) -> Ordinance:

@@ -16,7 +16,7 @@ or when a payment was recorded — and the assessment service only has to post t
 is owed and what is already on the books.
 """
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
@@ -212,13 +212,17 @@ class OwedPenalty:
 
 
 def penalties_owed(*, entries: Iterable[Entry], bills: Iterable[BillTerms], scheme, through: date,
-                   order: str = PRINCIPAL_FIRST) -> list[OwedPenalty]:
+                   order: str = PRINCIPAL_FIRST, waived: Collection[tuple] = ()) -> list[OwedPenalty]:
     """Every penalty the facts make owed on or before ``through``.
 
     ``entries`` are the account's ledger entries; late charges (penalties, interest) and their corrections
     among them are ignored (the replay makes its own), so the answer is the same whatever was posted
     before. Late charges falling on one day are computed from the account as it stood at the start of that
     day and are independent of each other; they are charges of that day for everything after.
+
+    ``waived`` holds the late charges waived with a supervisor's or the office's approval, as (bill id, day,
+    kind): each is owed as nothing — left out of the answer and out of the replay, so no payment pays it and
+    no later charge counts it; the principal it was computed on is unchanged, so later charges are too.
     """
     facts = sorted((e for e in entries if e.kind not in PENALTY_KINDS and e.posted_on <= through),
                    key=replay_order)
@@ -236,7 +240,7 @@ def penalties_owed(*, entries: Iterable[Entry], bills: Iterable[BillTerms], sche
         found = []
         for due, bill in group:
             balance = state.bills.get(bill.key)
-            if balance is None:
+            if balance is None or (bill.key[1], due.on, due.kind) in waived:
                 continue
             extra = {"unpaid_interest": balance.unpaid_interest} if due.with_interest else {}
             amount = scheme.amount(due, unpaid_principal=balance.unpaid_principal,

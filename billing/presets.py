@@ -22,7 +22,7 @@ from meters.rules import MeterPolicy
 
 from .fees import FEE_RULES, rule_for
 from .models import Fee, PaymentOrder, RateSchedule, Utility
-from .ordinance import CALENDARS, PENALTY_SCHEMES, rate_structure_for
+from .ordinance import CALENDARS, PENALTY_SCHEMES, rate_structure_for, waiver_approval_above
 
 PRESET_DIR = Path(settings.BASE_DIR) / "fixtures" / "presets"
 
@@ -84,6 +84,7 @@ def preset_install(*, code: str, mark_demo_site: bool = False) -> InstallReport:
     # A scheme the code does not know is refused here, naming the known ones, not at the first billing run.
     CALENDARS.build(calendar["scheme"], utility_values["calendar_params"])
     PENALTY_SCHEMES.build(penalty["scheme"], utility_values["penalty_params"])
+    waiver_approval_above(utility_values["penalty_params"])  # office policy: refused here when not an amount
     Utility.objects.exclude(preset=code).delete()
     current = Utility.objects.filter(preset=code).first()
     if current is None:

@@ -16,6 +16,7 @@ from .ledger.selectors import account_balances, entries_for_accounts
 from .models import Bill, Deposit, LedgerEntry, Payment
 from .ordinance import ordinance_on
 from .penalties import BillTerms, penalties_owed
+from .penalty_selectors import waived_charges
 
 
 def bills_using_reading(*, reading_id: int) -> list[Bill]:
@@ -118,11 +119,14 @@ def bill_summaries(*, bills: list[Bill]) -> dict[int, BillSummary]:
     for row in Bill.objects.filter(account_id__in=account_ids).values_list(
             "id", "account_id", "bill_date", "issued_on", "due_date", "status", "created_at", "voided_at"):
         others[row[1]].append(row)
+    waived = waived_charges(account_ids=account_ids)
     return {bill.pk: _bill_summary(bill, entries.get(bill.account_id, []), others[bill.account_id],
-                                   scheme=scheme, order=order) for bill in bills}
+                                   scheme=scheme, order=order, waived=waived.get(bill.account_id, {}))
+            for bill in bills}
 
 
-def _bill_summary(bill: Bill, entries: list[Entry], account_bills: list[tuple], *, scheme, order: str) -> BillSummary:
+def _bill_summary(bill: Bill, entries: list[Entry], account_bills: list[tuple], *, scheme, order: str,
+                  waived: dict) -> BillSummary:
     own = (bill.bill_date, bill.pk)
     # The moment of issue: the bill's row and its own charges are written together.
     issued_at = max([bill.created_at, *(e.recorded_at for e in entries if e.bill_key == own and e.recorded_at)])
@@ -133,8 +137,10 @@ def _bill_summary(bill: Bill, entries: list[Entry], account_bills: list[tuple], 
     facts = [e for e in entries if e.kind not in PENALTY_KINDS and e.posted_on <= bill.issued_on
              and (e.recorded_at is None or e.recorded_at <= issued_at)]
     late_on = first_late_day(scheme, bill_date=bill.bill_date, due_date=bill.due_date)
+    # A charge waived by the time of issue was not owed on the bill (a waiver approved later does not change it).
     owed = penalties_owed(entries=facts, scheme=scheme, order=order, through=late_on,
-                          bills=[BillTerms(key=key, bill_date=key[0], due_date=due) for key, due in due_of.items()])
+                          bills=[BillTerms(key=key, bill_date=key[0], due_date=due) for key, due in due_of.items()],
+                          waived={key for key, w in waived.items() if w.decided_at <= issued_at})
     penalties = [Entry(kind=p.due.kind, posted_on=p.due.on, amount=p.amount, bill_key=p.bill_key) for p in owed]
     at_issue = facts + [p for p in penalties if p.posted_on <= bill.issued_on]
     cutoff = previous_date or (bill.issued_on - timedelta(days=1))

@@ -13,9 +13,11 @@ Late charges are posted as the scheme's due names them (kind ``penalty`` or ``in
 by an entry of its own kind (``penalty_correction``, ``interest_correction``). Chunks of accounts are locked
 in id order, so concurrent assessments and payment posts queue instead of posting twice; the database also
 forbids a second penalty, or a second interest charge, for one bill and date.
+
+An approved penalty waiver is one of the facts: the charge it waives is owed as nothing, so it is corrected
+to zero on its own day ("… waived: <reason>") and never posted again (``billing.services.waivers``).
 """
 
-from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
@@ -27,17 +29,12 @@ from accounts.models import Account
 from core.clock import refuse_future
 from core.money import ZERO
 
-from ..ledger.posting import Posting, correction_source, late_charge_source, ledger_post_many
-from ..ledger.selectors import entries_for_accounts
-from ..models import Bill, LedgerEntry
-from ..ordinance import ordinance_on
-from ..penalties import BillTerms, penalties_owed
+from ..ledger.posting import ledger_post_many
+from ..models import LedgerEntry
+from ..penalty_selectors import CHUNK, CORRECTION_OF, LATE_CHARGE_KINDS, penalties_plan, penalty_candidates
 
-CHUNK = 500
-# The late charges a scheme posts, and the kind of entry that corrects each.
-LATE_CHARGE_KINDS = (LedgerEntry.Kind.PENALTY.value, LedgerEntry.Kind.INTEREST.value)
-CORRECTION_OF = {LedgerEntry.Kind.PENALTY.value: LedgerEntry.Kind.PENALTY_CORRECTION.value,
-                 LedgerEntry.Kind.INTEREST.value: LedgerEntry.Kind.INTEREST_CORRECTION.value}
+__all__ = ["CHUNK", "CORRECTION_OF", "LATE_CHARGE_KINDS", "PenaltyResult", "penalties_assess_due",
+           "penalties_correct_posted", "penalties_reconcile", "penalty_candidates"]
 
 
 @dataclass
@@ -52,13 +49,6 @@ class PenaltyResult:
         self.corrected += other.corrected
         self.total += other.total
         self.accounts += other.accounts
-
-
-def penalty_candidates(*, as_of: date) -> list[int]:
-    """Accounts with a bill (live or voided) past its due date: any of them may owe a penalty or hold one
-    the facts no longer support."""
-    return list(Bill.objects.filter(due_date__lt=as_of).order_by("account_id")
-                .values_list("account_id", flat=True).distinct())
 
 
 def penalties_assess_due(*, as_of: date, progress=None) -> PenaltyResult:
@@ -90,73 +80,14 @@ def penalties_correct_posted(*, account_ids, after: dict[int, date] | None = Non
 @transaction.atomic
 def penalties_reconcile(*, through: dict[int, date]) -> PenaltyResult:
     """Bring the posted penalties of these accounts (account id → the last day to look at) in line with
-    what the facts make owed."""
+    what the facts make owed: lock the accounts, plan (``billing.penalty_selectors.penalties_plan``, which
+    the preview runs alone) and post the plan."""
     account_ids = sorted(through)
     list(Account.objects.select_for_update().filter(id__in=account_ids).order_by("id").values_list("id"))
-    last_day = max(through.values())
-    ordinance = ordinance_on(last_day)
-    scheme, order = ordinance.penalties, ordinance.payment_order
-    entries = entries_for_accounts(account_ids, through=last_day)
-    bills: dict[int, list[BillTerms]] = defaultdict(list)
-    numbers: dict[int, str] = {}
-    for bill_id, account_id, bill_date, due_date, number, status in Bill.objects.filter(
-            account_id__in=account_ids, due_date__lt=last_day).values_list(
-            "id", "account_id", "bill_date", "due_date", "number", "status"):
-        numbers[bill_id] = number
-        if status != Bill.Status.VOID:
-            bills[account_id].append(BillTerms(key=(bill_date, bill_id), bill_date=bill_date, due_date=due_date))
-    # What is posted: per bill, day and kind, the late charge's row and its net amount after corrections.
-    posted: dict[tuple[int, date, str], list] = {}
-    by_id: dict[int, list] = {}
-    corrections: list[tuple[int, Decimal]] = []
-    corrected_times: dict[int, int] = defaultdict(int)
-    for entry_id, account_id, bill_id, posted_on, kind, amount, corrects_id in LedgerEntry.objects.filter(
-            account_id__in=account_ids, kind__in=[*LATE_CHARGE_KINDS, *CORRECTION_OF.values()],
-            posted_on__lte=last_day).values_list("id", "account_id", "bill_id", "posted_on", "kind", "amount",
-                                                 "corrects_id").order_by("id"):
-        if kind in LATE_CHARGE_KINDS:
-            posted[(bill_id, posted_on, kind)] = by_id[entry_id] = [entry_id, account_id, amount, kind]
-        else:
-            corrections.append((corrects_id, amount))
-    for corrects_id, amount in corrections:
-        by_id[corrects_id][2] += amount
-        corrected_times[corrects_id] += 1
-
-    new: list[Posting] = []
-    for account_id in account_ids:
-        owed = penalties_owed(entries=entries.get(account_id, []), bills=bills.get(account_id, []), scheme=scheme,
-                              through=through[account_id], order=order)
-        seen = set()
-        for penalty in owed:
-            bill_id, day, kind = penalty.bill_key[1], penalty.due.on, penalty.due.kind
-            seen.add((bill_id, day, kind))
-            row = posted.get((bill_id, day, kind))
-            if row is None:
-                new.append(Posting(account_id=account_id, bill_id=bill_id, kind=kind,
-                                   posted_on=day, amount=penalty.amount, source=late_charge_source(bill_id, day),
-                                   citation=penalty.due.citation,
-                                   description=f"{penalty.due.description} on bill {numbers[bill_id]}"))
-            elif row[2] != penalty.amount:
-                new.append(_correction(row, penalty.amount, bill_id=bill_id, day=day, number=numbers[bill_id],
-                                       times=corrected_times[row[0]]))
-        for (bill_id, day, kind), row in posted.items():
-            if row[1] == account_id and day <= through[account_id] and (bill_id, day, kind) not in seen and row[2]:
-                new.append(_correction(row, ZERO, bill_id=bill_id, day=day, number=numbers[bill_id],
-                                       times=corrected_times[row[0]]))
+    new = penalties_plan(through=through)
     ledger_post_many(new, fresh=True)  # compared with the books under the accounts' locks
-    result = PenaltyResult(
+    return PenaltyResult(
         posted=sum(1 for e in new if e.kind in LATE_CHARGE_KINDS),
         corrected=sum(1 for e in new if e.kind not in LATE_CHARGE_KINDS),
         total=sum((e.amount for e in new), ZERO),
         accounts=len({e.account_id for e in new}))
-    return result
-
-
-def _correction(row: list, owed: Decimal, *, bill_id: int, day: date, number: str, times: int) -> Posting:
-    """The correction that brings a posted late charge (corrected ``times`` times so far) to ``owed``."""
-    entry_id, account_id, net, kind = row
-    return Posting(account_id=account_id, bill_id=bill_id, kind=CORRECTION_OF[kind],
-                   posted_on=day, amount=owed - net, corrects_id=entry_id,
-                   source=correction_source(entry_id, times + 1, kind=kind),
-                   description=f"{LedgerEntry.Kind(kind).label} of {day:%b} {day.day}, {day:%Y} on bill {number} "
-                               f"corrected to ${owed:,.2f}")

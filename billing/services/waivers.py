@@ -1,0 +1,114 @@
+"""Waiving a penalty or interest charge: a clerk asks, with a reason; the office's limit says who decides.
+
+A charge of at most the preset's ``[penalty] waiver_approval_above`` (office policy, not the ordinance) is
+waived at once by the clerk who asks; a larger one waits for a supervisor (``billing.change_penaltywaiver``,
+the Supervisor group), who approves or refuses it with a note — never the clerk who asked.
+
+An approved waiver is a fact the assessment reads (``billing.penalty_selectors.penalties_plan``): the charge
+is owed as nothing, so it is corrected to zero on its own day and bill and never posted again. The account
+is reconciled in the same transaction as the approval, so the correction is on the books at once. A waiver
+waits or is refused without changing the books.
+"""
+
+from datetime import date
+from decimal import Decimal
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from djmoney.money import Money
+
+from accounts.models import Account
+from core.clock import refuse_future
+from core.errors import ApplicationError
+from core.money import ZERO, fmt_dollars
+
+from ..models import LedgerEntry, PenaltyWaiver
+from ..ordinance import ordinance_on
+from ..penalty_selectors import LATE_CHARGE_KINDS
+from .penalties import penalties_correct_posted
+
+SUPERVISOR_PERMISSION = "billing.change_penaltywaiver"
+LIVE = (PenaltyWaiver.Status.PENDING, PenaltyWaiver.Status.APPROVED)
+
+
+def late_charge_net(entry: LedgerEntry) -> Decimal:
+    """A posted penalty or interest charge as it stands after its corrections."""
+    corrections = LedgerEntry.objects.filter(corrects_id=entry.pk).values_list("amount", flat=True)
+    return entry.amount.amount + sum(corrections, ZERO)
+
+
+def waiver_limit_words(limit: Decimal) -> str:
+    return (f"the office's limit of {fmt_dollars(limit)} (office policy, [penalty] waiver_approval_above in the "
+            "preset)")
+
+
+@transaction.atomic
+def penalty_waiver_request(*, entry: LedgerEntry, reason: str, actor, as_of: date) -> PenaltyWaiver:
+    """Ask to waive a posted penalty or interest charge. At or below the office's limit it is waived at once
+    (decided by the clerk who asks) and corrected to zero on the books; above it, it waits for a supervisor."""
+    reason = (reason or "").strip()
+    if not reason:
+        raise ApplicationError("a waiver needs a reason (kept for the audit)", field="reason")
+    refuse_future(as_of, field="as_of", doing="waived")
+    list(Account.objects.select_for_update().filter(id=entry.account_id).values_list("id"))
+    entry = LedgerEntry.objects.select_related("bill").get(pk=entry.pk)
+    if entry.kind not in LATE_CHARGE_KINDS:
+        raise ApplicationError(f"the entry is a {entry.get_kind_display().lower()}, not a penalty or interest charge; "
+                               "only a late charge is waived (a bill's charges are corrected by a credit memo or "
+                               "a void)", field="entry")
+    if entry.posted_on > as_of:
+        raise ApplicationError(f"the charge is posted on {entry.posted_on}, after {as_of}", field="entry")
+    net = late_charge_net(entry)
+    if net <= ZERO:
+        raise ApplicationError(f"the {entry.get_kind_display().lower()} of {entry.posted_on} on bill "
+                               f"{entry.bill.number} is already corrected to {fmt_dollars(net)}; nothing is left "
+                               "to waive", field="entry")
+    if PenaltyWaiver.objects.filter(entry=entry, status__in=LIVE).exists():
+        raise ApplicationError(_live_refusal(entry), field="entry")
+    limit = ordinance_on(as_of).waiver_approval_above
+    at_once = net <= limit
+    now = timezone.now()
+    try:
+        with transaction.atomic():
+            waiver = PenaltyWaiver.objects.create(
+                entry=entry, account_id=entry.account_id, bill_id=entry.bill_id, amount=Money(net, "USD"),
+                reason=reason, requested_by=actor,
+                status=PenaltyWaiver.Status.APPROVED if at_once else PenaltyWaiver.Status.PENDING,
+                decided_by=actor if at_once else None, decided_at=now if at_once else None,
+                decision_note=f"Waived at once: {fmt_dollars(net)} is at or below {waiver_limit_words(limit)}."
+                if at_once else "")
+    except IntegrityError:  # another waiver of the charge was asked for at the same moment
+        raise ApplicationError(_live_refusal(entry), field="entry") from None
+    if at_once:
+        penalties_correct_posted(account_ids=[entry.account_id])
+    return waiver
+
+
+def _live_refusal(entry: LedgerEntry) -> str:
+    return (f"the {entry.get_kind_display().lower()} of {entry.posted_on} on bill {entry.bill.number} already has "
+            "a waiver waiting for a supervisor or granted")
+
+
+@transaction.atomic
+def penalty_waiver_decide(*, waiver: PenaltyWaiver, approve: bool, note: str, actor) -> PenaltyWaiver:
+    """A supervisor approves or refuses a waiting waiver, with a note (required to refuse). An approval
+    corrects the charge to zero on the books at once; a refusal changes nothing but the waiver."""
+    if actor is None or not actor.has_perm(SUPERVISOR_PERMISSION):
+        raise ApplicationError("only a supervisor decides a waiver above the office's limit", field="actor")
+    waiver = PenaltyWaiver.objects.select_for_update().get(pk=waiver.pk)
+    if waiver.status != PenaltyWaiver.Status.PENDING:
+        raise ApplicationError(f"the waiver is already decided: {waiver.get_status_display().lower()}",
+                               field="status")
+    if waiver.requested_by_id is not None and waiver.requested_by_id == actor.pk:
+        raise ApplicationError("the clerk who asked for a waiver does not decide it; another supervisor does",
+                               field="actor")
+    note = (note or "").strip()
+    if not approve and not note:
+        raise ApplicationError("a refusal needs a note saying why", field="note")
+    list(Account.objects.select_for_update().filter(id=waiver.account_id).values_list("id"))
+    waiver.status = PenaltyWaiver.Status.APPROVED if approve else PenaltyWaiver.Status.REFUSED
+    waiver.decided_by, waiver.decided_at, waiver.decision_note = actor, timezone.now(), note
+    waiver.save(update_fields=["status", "decided_by", "decided_at", "decision_note"])
+    if approve:
+        penalties_correct_posted(account_ids=[waiver.account_id])
+    return waiver
