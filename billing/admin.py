@@ -20,12 +20,12 @@ from django.utils.safestring import mark_safe
 from accounts.models import Account
 from core.admin import HistoryAdmin, ReadOnlyAdmin, ReadOnlyInline, StatusChangeInline
 from core.admin_imports import CsvImportAdminMixin
-from core.clock import refuse_future
 from core.commands import today
 from core.csvimport import CsvRow, dollars_at_most
 from core.errors import ApplicationError
 from core.money import ADJUSTMENT_MAX, fmt_dollars, fmt_gallons, fmt_rate
 
+from .admin_runs import BillingExceptionPagesMixin, BillingRunPagesMixin
 from .fees import fee_rule, fees_in_force
 from .models import (
     Adjustment,
@@ -41,9 +41,8 @@ from .models import (
     RateSchedule,
     Utility,
 )
-from .ordinance import schedule_in_force
 from .runs.exceptions import billing_exception_release
-from .runs.lifecycle import billing_run_retry, billing_run_start
+from .runs.lifecycle import billing_run_retry
 from .selectors import account_statement
 from .services.adjustments import adjustment_create, bill_void
 from .services.charges import charge_cancel, charge_create, charge_figures_parse
@@ -120,24 +119,6 @@ class FeeAdmin(HistoryAdmin):
 
 # --- billing runs -----------------------------------------------------------------------------------
 
-class StartRunForm(forms.Form):
-    run_on = forms.DateField(label="Bill date", widget=forms.DateInput(attrs={"type": "date"}),
-                             help_text="Bills the books whose billing date this is, and monthly meters on a 1st.")
-    accept_sample_rates = forms.BooleanField(
-        label="Accept sample rates", required=False,
-        help_text="Matters only while the rate schedule in force on the bill date is the preset's sample one "
-                  "and this is not a demo/training site: tick to bill real accounts on those values anyway. "
-                  "Your choice is recorded on the run.")
-
-    def clean_run_on(self):
-        run_on = self.cleaned_data["run_on"]
-        try:
-            refuse_future(run_on, doing="billed")
-        except ApplicationError as exc:
-            raise forms.ValidationError(str(exc)) from None
-        return run_on
-
-
 class ExceptionInline(ReadOnlyInline):
     model = BillingException
     fields = ("account", "kind", "detail", "status")
@@ -146,7 +127,7 @@ class ExceptionInline(ReadOnlyInline):
 
 
 @admin.register(BillingRun)
-class BillingRunAdmin(ReadOnlyAdmin):
+class BillingRunAdmin(BillingRunPagesMixin, ReadOnlyAdmin):
     list_display = ("id", "run_on", "status", "progress", "bills_created", "already_billed", "exceptions_count",
                     "total_billed", "started_by", "created_at")
     list_filter = ("status", "run_on")
@@ -179,14 +160,15 @@ class BillingRunAdmin(ReadOnlyAdmin):
             format_html('<p class="errornote">Failed: {}</p>', obj.error) if obj.error else "")
 
     def get_urls(self):
-        return [path("start/", self.admin_site.admin_view(self.start_view), name="billing_billingrun_start"),
+        return [*self.run_page_urls(),
                 path("<int:run_id>/retry/", self.admin_site.admin_view(self.retry_view),
                      name="billing_billingrun_retry"),
                 *super().get_urls()]
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         return super().change_view(request, object_id, form_url,
-                                   {**(extra_context or {}), "can_retry": self.has_add_permission(request)})
+                                   {**(extra_context or {}), "can_retry": self.has_add_permission(request),
+                                    **self.run_page_context(object_id)})
 
     def retry_view(self, request, run_id):
         """The "Retry" button of a failed run: bill its unfinished chunks again (POST only)."""
@@ -203,41 +185,9 @@ class BillingRunAdmin(ReadOnlyAdmin):
     def add_view(self, request, form_url="", extra_context=None):
         return HttpResponseRedirect(reverse("admin:billing_billingrun_start"))
 
-    def start_view(self, request):
-        if not self.has_add_permission(request):
-            raise PermissionDenied
-        form = StartRunForm(request.POST or None, initial={"run_on": today()})
-        if request.method == "POST" and form.is_valid():
-            try:
-                run = billing_run_start(run_on=form.cleaned_data["run_on"], actor=request.user,
-                                        accept_sample_rates=form.cleaned_data["accept_sample_rates"])
-            except ApplicationError as exc:
-                for error in exc.errors:
-                    form.add_error("accept_sample_rates" if error.field == "accept_sample_rates" else "run_on",
-                                   error.message)
-            else:
-                self.message_user(request, f"Billing run for {run.run_on} started.", messages.SUCCESS)
-                return HttpResponseRedirect(reverse("admin:billing_billingrun_change", args=[run.pk]))
-        context = {**self.admin_site.each_context(request), "opts": self.model._meta, "form": form,
-                   "title": "Start a billing run", **_sample_rates_today(),
-                   "calendar_citation": Utility.objects.values_list("calendar_params__citation", flat=True).first()
-                   or ""}
-        return TemplateResponse(request, "admin/billing/billingrun/start.html", context)
-
-
-def _sample_rates_today() -> dict:
-    """What the start page says about sample rates: the schedule in force today, when it is a sample one."""
-    utility = Utility.objects.first()
-    try:
-        schedule, _ = schedule_in_force(today())
-    except ApplicationError:
-        return {}
-    return {"demo_site": bool(utility and utility.is_demo_site), "preset": utility.preset if utility else "PRESET",
-            "sample_schedule": schedule if schedule.is_sample else None}
-
 
 @admin.register(BillingException)
-class BillingExceptionAdmin(admin.ModelAdmin):
+class BillingExceptionAdmin(BillingExceptionPagesMixin, admin.ModelAdmin):
     list_display = ("account", "bill_date", "kind", "status", "detail", "run")
     list_filter = ("status", "kind", "bill_date")
     search_fields = ("account__account_no",)

@@ -36,6 +36,8 @@ class ChunkResult:
     total: Decimal = ZERO
     charges: int = 0  # pending fees and fines the new bills carry
     new_bills: list = field(default_factory=list)
+    # The rated lines of each new bill (its water lines, then the charges it carries), parallel to new_bills.
+    new_lines: list = field(default_factory=list)
     new_exceptions: list = field(default_factory=list)
     warning: str = ""
 
@@ -289,6 +291,8 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
 
     result.exceptions = len(exceptions)
     result.new_exceptions = exceptions
+    result.new_bills = new_bills
+    result.new_lines = rated_lines
     if not persist:
         return result
 
@@ -298,7 +302,6 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
         BillingException.objects.filter(account_id__in=resolved, bill_date=run_on,
                                         status=BillingException.Status.OPEN).update(status=BillingException.Status.RESOLVED,
                                                             resolved_at=timezone.now())
-    result.new_bills = new_bills
     return result
 
 

@@ -1,0 +1,207 @@
+"""Billing runs in the admin: the start form with the proposed bill dates, the proof register before issuing,
+the run page's bills and exceptions, and a held bill's own page with its release.
+
+The pages are thin: each reads through ``billing.runs.preview`` or calls one service
+(``billing_run_start``, ``billing_exception_release``), and shows a refusal as the service words it.
+"""
+
+from django import forms
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.http import urlencode
+
+from core.clock import refuse_future
+from core.commands import today
+from core.errors import ApplicationError
+from meters.models import Reading
+
+from .models import Bill, BillingException, BillingRun, Utility
+from .ordinance import schedule_in_force
+from .runs.exceptions import billing_exception_release
+from .runs.lifecycle import billing_run_start
+from .runs.preview import (
+    PREVIEW_DAYS_AHEAD,
+    billing_date_proposals,
+    billing_run_proof,
+    billing_run_register,
+    refuse_beyond_preview,
+)
+
+# What a held bill's page shows of the account's history.
+HISTORY_ROWS = 6
+
+
+class StartRunForm(forms.Form):
+    run_on = forms.DateField(label="Bill date", widget=forms.DateInput(attrs={"type": "date"}),
+                             help_text="Bills the books whose billing date this is, and monthly meters on a 1st.")
+    accept_sample_rates = forms.BooleanField(
+        label="Accept sample rates", required=False,
+        help_text="Matters only while the rate schedule in force on the bill date is the preset's sample one "
+                  "and this is not a demo/training site: tick to bill real accounts on those values anyway. "
+                  "Your choice is recorded on the run.")
+
+    def __init__(self, *args, preview: bool = False, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.preview = preview
+
+    def clean_run_on(self):
+        """Issuing refuses a date after today; a preview looks up to ``PREVIEW_DAYS_AHEAD`` days ahead."""
+        run_on = self.cleaned_data["run_on"]
+        try:
+            if self.preview:
+                refuse_beyond_preview(run_on, today=today())
+            else:
+                refuse_future(run_on, doing="billed")
+        except ApplicationError as exc:
+            raise forms.ValidationError(str(exc)) from None
+        return run_on
+
+
+def _sample_rates_today() -> dict:
+    """What the start page says about sample rates: the schedule in force today, when it is a sample one."""
+    utility = Utility.objects.first()
+    try:
+        schedule, _ = schedule_in_force(today())
+    except ApplicationError:
+        return {}
+    return {"demo_site": bool(utility and utility.is_demo_site), "preset": utility.preset if utility else "PRESET",
+            "sample_schedule": schedule if schedule.is_sample else None}
+
+
+def _preview_url(run_on, accept_sample_rates: bool) -> str:
+    return reverse("admin:billing_billingrun_preview") + "?" + urlencode(
+        {"run_on": run_on.isoformat(), **({"accept_sample_rates": "1"} if accept_sample_rates else {})})
+
+
+def _field_of(error) -> str:
+    return "accept_sample_rates" if error.field == "accept_sample_rates" else "run_on"
+
+
+class BillingRunPagesMixin:
+    """Start, preview and run pages of ``BillingRunAdmin``."""
+
+    def run_page_urls(self):
+        return [path("start/", self.admin_site.admin_view(self.start_view), name="billing_billingrun_start"),
+                path("preview/", self.admin_site.admin_view(self.preview_view), name="billing_billingrun_preview")]
+
+    def start_view(self, request):
+        """The start form: GET proposes a date (``?run_on=`` fills one in); POST with "Preview" shows the
+        proof register, POST with "Start billing run" (or "Issue these bills" on the preview) starts a run."""
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        if request.method == "POST" and "_preview" in request.POST:
+            form = StartRunForm(request.POST, preview=True)
+            if form.is_valid():
+                return HttpResponseRedirect(_preview_url(form.cleaned_data["run_on"],
+                                                         form.cleaned_data["accept_sample_rates"]))
+            return self._start_page(request, form)
+        if request.method == "POST":
+            form = StartRunForm(request.POST)
+            if form.is_valid():
+                try:
+                    run = billing_run_start(run_on=form.cleaned_data["run_on"], actor=request.user,
+                                            accept_sample_rates=form.cleaned_data["accept_sample_rates"])
+                except ApplicationError as exc:
+                    for error in exc.errors:
+                        form.add_error(_field_of(error), error.message)
+                else:
+                    self.message_user(request, f"Billing run for {run.run_on} started.", messages.SUCCESS)
+                    return HttpResponseRedirect(reverse("admin:billing_billingrun_change", args=[run.pk]))
+            return self._start_page(request, form)
+        return self._start_page(request, None)
+
+    def _start_page(self, request, form: StartRunForm | None):
+        try:
+            proposals = billing_date_proposals(today=today())
+        except ApplicationError:
+            proposals = None  # no preset installed: the form still shows, and starting says why it cannot
+        if form is None:
+            chosen = forms.DateField().to_python(request.GET.get("run_on")) if request.GET.get("run_on") else None
+            form = StartRunForm(initial={
+                "run_on": chosen or (proposals.initial if proposals and proposals.initial else today()),
+                "accept_sample_rates": bool(request.GET.get("accept_sample_rates"))})
+        context = {**self.admin_site.each_context(request), "opts": self.model._meta, "form": form,
+                   "title": "Start a billing run", "proposals": proposals.dates if proposals else [],
+                   "proposed": proposals.initial if proposals else None, "today": today(),
+                   "preview_days": PREVIEW_DAYS_AHEAD, **_sample_rates_today(),
+                   "calendar_citation": Utility.objects.values_list("calendar_params__citation", flat=True).first()
+                   or ""}
+        return TemplateResponse(request, "admin/billing/billingrun/start.html", context)
+
+    def preview_view(self, request):
+        """The proof register of a run on ``?run_on=`` before issuing it (GET: writes nothing)."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        form = StartRunForm(request.GET, preview=True)
+        if not form.is_valid():
+            return self._start_page(request, form)
+        run_on, accept = form.cleaned_data["run_on"], form.cleaned_data["accept_sample_rates"]
+        try:
+            proof = billing_run_proof(run_on=run_on, today=today(), accept_sample_rates=accept)
+        except ApplicationError as exc:
+            for error in exc.errors:
+                form.add_error(_field_of(error), error.message)
+            return self._start_page(request, form)
+        back = reverse("admin:billing_billingrun_start") + "?" + urlencode(
+            {"run_on": run_on.isoformat(), **({"accept_sample_rates": "1"} if accept else {})})
+        context = {**self.admin_site.each_context(request), "opts": self.model._meta, "proof": proof,
+                   "title": f"Preview of the billing run for {run_on}", "accept_sample_rates": accept,
+                   "back": back, "can_issue": self.has_add_permission(request) and proof.issuable,
+                   "may_start": self.has_add_permission(request)}
+        return TemplateResponse(request, "admin/billing/billingrun/preview.html", context)
+
+    def run_page_context(self, object_id) -> dict:
+        """The run page's links to its bills and exceptions, and its bills by book."""
+        run = BillingRun.objects.filter(pk=object_id).first() if str(object_id).isdigit() else None
+        if run is None:
+            return {}
+        return {"run_bills": Bill.objects.filter(run=run).count(),
+                "run_voided": Bill.objects.filter(run=run, status=Bill.Status.VOID).count(),
+                "run_exceptions": BillingException.objects.filter(run=run).count(),
+                "run_register": billing_run_register(run=run)}
+
+
+class BillingExceptionPagesMixin:
+    """A held bill's own page: the account's recent readings and bills, and "Release: bill as read"."""
+
+    change_form_template = "admin/billing/billingexception/change_form.html"
+
+    def get_urls(self):
+        return [path("<int:pk>/release/", self.admin_site.admin_view(self.release_view),
+                     name="billing_billingexception_release"),
+                *super().get_urls()]
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        exception = (BillingException.objects.filter(pk=object_id).select_related("account").first()
+                     if str(object_id).isdigit() else None)
+        context = {}
+        if exception is not None:
+            context = {
+                "can_release": (exception.kind == BillingException.Kind.HIGH_USAGE
+                                and exception.status == BillingException.Status.OPEN
+                                and self.has_change_permission(request, exception)),
+                "recent_readings": list(Reading.objects.filter(meter__installations__account=exception.account)
+                                        .select_related("meter").order_by("-read_on", "-id")
+                                        .distinct()[:HISTORY_ROWS]),
+                "recent_bills": list(Bill.objects.filter(account=exception.account)
+                                     .order_by("-bill_date", "-id")[:HISTORY_ROWS]),
+            }
+        return super().change_view(request, object_id, form_url, {**(extra_context or {}), **context})
+
+    def release_view(self, request, pk):
+        """The "Release: bill as read" button of an open high-usage hold (POST only)."""
+        exception = get_object_or_404(BillingException, pk=pk)
+        if request.method != "POST" or not self.has_change_permission(request, exception):
+            raise PermissionDenied
+        try:
+            billing_exception_release(exception=exception, actor=request.user)
+        except ApplicationError as exc:
+            self.message_user(request, f"Not released: {exc}", messages.ERROR)
+        else:
+            self.message_user(request, f"Released: {exception.account} is billed as read on the next run for "
+                                       f"{exception.bill_date}.", messages.SUCCESS)
+        return HttpResponseRedirect(reverse("admin:billing_billingexception_change", args=[pk]))
