@@ -81,6 +81,7 @@ def preset_install(*, code: str, mark_demo_site: bool = False) -> InstallReport:
     if utility_values["payment_order"] not in PaymentOrder.values:
         raise ApplicationError(f"[policy] payment_order '{utility_values['payment_order']}' is not one of "
                                f"{', '.join(PaymentOrder.values)}", field="payment_order")
+    final_bill_rule_from(data.get("final_bill", {}))
     # A scheme the code does not know is refused here, naming the known ones, not at the first billing run.
     CALENDARS.build(calendar["scheme"], utility_values["calendar_params"])
     PENALTY_SCHEMES.build(penalty["scheme"], utility_values["penalty_params"])
@@ -139,6 +140,54 @@ def preset_install(*, code: str, mark_demo_site: bool = False) -> InstallReport:
         _upsert_version(Fee, {"code": fee["code"], "effective_on": fee["effective_on"]}, values, report,
                         label=f"fee {fee['code']} {fee['effective_on']}", in_use=lambda obj: False)
     return report
+
+
+FINAL_BILL_MINIMUMS = ("pro_rata", "full")
+
+
+@dataclass(frozen=True)
+class FinalBillRule:
+    """The preset's ``[final_bill]`` table: how an off-cycle final bill (a move-out, a sale) charges the per-bill
+    minimum (``pro_rata`` by the days of the billing period elapsed, or ``full``), its due days (None: the
+    calendar's rule from the issue date), and whether arrears follow the property to a new owner's account."""
+
+    minimum: str
+    citation: str
+    words: str
+    due_days: int | None
+    arrears_follow_property: bool
+    arrears_citation: str
+
+    @property
+    def is_policy(self) -> bool:
+        return self.citation.startswith("policy")
+
+
+def final_bill_rule_from(table: dict) -> FinalBillRule:
+    """``[final_bill]`` as a rule; refused naming the key when it is malformed. A preset without the table bills
+    the full minimum, as office policy, and keeps arrears on the old account."""
+    minimum = table.get("minimum", "full")
+    if minimum not in FINAL_BILL_MINIMUMS:
+        raise ApplicationError(f"[final_bill] minimum '{minimum}' is not one of {', '.join(FINAL_BILL_MINIMUMS)}",
+                               field="final_bill")
+    due_days = table.get("due_days")
+    if due_days is not None and (not isinstance(due_days, int) or isinstance(due_days, bool) or due_days < 0):
+        raise ApplicationError(f"[final_bill] due_days must be a whole number of days, 0 or more, not {due_days!r}",
+                               field="final_bill")
+    follow = table.get("arrears_follow_property", False)
+    if not isinstance(follow, bool):
+        raise ApplicationError("[final_bill] arrears_follow_property must be true or false", field="final_bill")
+    if follow and not table.get("arrears_citation"):
+        raise ApplicationError("[final_bill] arrears_follow_property needs the arrears_citation that says so",
+                               field="final_bill")
+    return FinalBillRule(minimum=minimum, citation=table.get("citation", "policy"), words=table.get("words", ""),
+                         due_days=due_days, arrears_follow_property=follow,
+                         arrears_citation=table.get("arrears_citation", ""))
+
+
+def final_bill_rule(utility: Utility) -> FinalBillRule:
+    """The installed preset's final-bill rule (read from its file, as the lien rule is)."""
+    return final_bill_rule_from(preset_load(utility.preset).get("final_bill", {}))
 
 
 def _upsert_version(model, key: dict, values: dict, report: InstallReport, *, label: str, in_use) -> None:

@@ -34,6 +34,12 @@ Interpretations (ORDINANCES.md, Mineola):
   month's consumption, so the rule is applied to monthly bills.
 * § 45.28 C(1): the sprinkler service charge on the first bill of the billable year; a supply size with no
   charge in the code is refused.
+* A final bill (a move-out or a sale, off the calendar) whose preset rates its minimum ``pro_rata``
+  (``[final_bill]``, office policy: no ordinance states a rule) is rated per bill with ``pro_rata``: the
+  minimum, its allowance and the block bounds are scaled by the days elapsed over the days of the billing
+  period (the minimum rounded once half-up to the cent, the gallons half-up to the whole gallon), and the
+  minimum line says so ("pro rata 100/181 days"). Monthly bills ignore it: their annual minimum is charged
+  once per billable year (§ 45.29 C), so a final monthly bill is rated as a regular one.
 * A bill whose lines would not fit their columns (a quantity of 10^12 gallons or more, an amount of
   $10,000,000,000 or more) is refused, not written: only a misread reading a clerk released gets there.
 """
@@ -127,6 +133,30 @@ class Schedule:
 
 
 @dataclass(frozen=True)
+class ProRata:
+    """Part of a billing period: ``days`` of its ``of_days`` (a final bill's minimum and allowance)."""
+
+    days: int
+    of_days: int
+    citation: str = ""  # the rule that pro-rates (a preset's final-bill policy), added to the minimum's citation
+
+    def __post_init__(self):
+        if not 0 < self.days <= self.of_days:
+            raise RatingError(f"a pro rata part must be 1 to {self.of_days} days of {self.of_days}, not {self.days}")
+
+    def gallons(self, gallons: int) -> int:
+        """Whole gallons, half-up."""
+        return (2 * gallons * self.days + self.of_days) // (2 * self.of_days)
+
+    def dollars(self, amount: Decimal) -> Decimal:
+        return cents(amount * self.days / self.of_days)
+
+    @property
+    def words(self) -> str:
+        return f"pro rata {self.days}/{self.of_days} days"
+
+
+@dataclass(frozen=True)
 class RatingInput:
     frequency: str  # the calendar's: "monthly", or a per-bill one ("semiannual", "quarterly")
     category: str  # "one_two_family" | "other" | "nonprofit"
@@ -139,6 +169,8 @@ class RatingInput:
     # The sprinkler charge is due on the first bill of the billable year.
     sprinkler_supply_inches: str = ""
     first_bill_of_year: bool = False
+    # A final bill's part of the billing period (per-bill rates only); None rates the whole period.
+    pro_rata: ProRata | None = None
 
 
 @dataclass(frozen=True)
@@ -216,11 +248,20 @@ def _rate_per_bill(schedule: Schedule, bill: RatingInput) -> Rated:
     if category not in schedule.per_bill:
         raise RatingError(f"the rate schedule has no rates for category '{bill.category}'")
     rate = schedule.per_bill[category]
-    lines = [Line("minimum", f"Minimum charge, includes {fmt_gallons(rate.allowance)} gal",
-                  rate.minimum_citation, Decimal(rate.allowance), rate.minimum, cents(rate.minimum))]
-    lower = rate.allowance
+    part = bill.pro_rata
+    if part is None:
+        lines = [Line("minimum", f"Minimum charge, includes {fmt_gallons(rate.allowance)} gal",
+                      rate.minimum_citation, Decimal(rate.allowance), rate.minimum, cents(rate.minimum))]
+        lower = rate.allowance
+    else:
+        minimum, lower = part.dollars(rate.minimum), part.gallons(rate.allowance)
+        lines = [Line("minimum", f"Minimum charge ${rate.minimum:,.2f}, {part.words}, includes "
+                      f"{fmt_gallons(lower)} gal", "; ".join(filter(None, (rate.minimum_citation, part.citation))),
+                      Decimal(lower), minimum, minimum)]
     for block in rate.blocks:
         upper = block.up_to_gallons
+        if part is not None and upper is not None:
+            upper = part.gallons(upper)
         in_block = max(0, (bill.gallons if upper is None else min(bill.gallons, upper)) - lower)
         if in_block:
             span = f"{fmt_gallons(lower + 1)}–{fmt_gallons(upper)} gal" if upper else f"over {fmt_gallons(lower)} gal"

@@ -23,7 +23,7 @@ from ..consumption import Problem, Read, Span, usage_for_bill
 from ..ledger.posting import Posting, bill_source, charge_source, ledger_post_many
 from ..models import Bill, BillingException, BillingRun, BillLine, LedgerEntry, PendingCharge
 from ..ordinance import BillingCalendar, ordinance_on
-from ..rating import EarlierBill, Line, RatingError, RatingInput
+from ..rating import EarlierBill, Line, ProRata, Rated, RatingError, RatingInput
 
 HIGH_USAGE_FACTOR = 4
 
@@ -96,6 +96,7 @@ class NewBill:
     rate_schedule_id: int
     total: Decimal
     pk: int | None = None
+    final: bool = False  # an off-cycle final bill (``billing.services.final_bills``)
 
     def fields(self) -> dict:
         return {name: getattr(self, name) for name in self.__slots__ if name not in ("total", "pk")}
@@ -144,6 +145,54 @@ def _due_cycle(calendar: _RunDayCalendar, *, book: int, spans: list[Span]) -> tu
     return None
 
 
+def waiting_charges(account_ids, *, on: date, lock: bool) -> dict[int, list[WaitingCharge]]:
+    """Fees and fines charged for a bill dated on or before ``on`` and not carried yet, oldest first; locked
+    (``lock``) with the accounts, so a charge cancelled meanwhile is not carried, and one carried by the bill
+    cannot be cancelled."""
+    rows = PendingCharge.objects.filter(account_id__in=account_ids, bill__isnull=True, cancelled_at__isnull=True,
+                                        earliest_bill_on__lte=on)
+    if lock:
+        rows = rows.select_for_update()
+    waiting: dict[int, list[WaitingCharge]] = defaultdict(list)
+    for row in rows.order_by("earliest_bill_on", "id").values_list(
+            "id", "account_id", "kind", "description", "citation", "quantity", "rate", "amount"):
+        waiting[row[1]].append(WaitingCharge(*row))
+    return waiting
+
+
+def installation_spans(account_ids) -> dict[int, list[Span]]:
+    """Each account's meter installations, oldest first, as ``usage_for_bill`` reads them."""
+    spans: dict[int, list[Span]] = defaultdict(list)
+    for account_id, meter_id, installed_on, removed_on, unit, size in Installation.objects.filter(
+            account_id__in=account_ids).values_list("account_id", "meter_id", "installed_on", "removed_on",
+                                                    "meter__unit", "meter__size").order_by("installed_on"):
+        spans[account_id].append(Span(meter_id, installed_on, removed_on, unit, size))
+    return spans
+
+
+def earlier_bills(account_ids, *, before: date) -> dict[int, list[dict]]:
+    """Each account's live bills dated before ``before``, oldest first (what rating and usage need of them)."""
+    earlier: dict[int, list[dict]] = defaultdict(list)
+    for row in Bill.objects.filter(account_id__in=account_ids, bill_date__lt=before).exclude(
+            status=Bill.Status.VOID).order_by("bill_date").values(
+            "account_id", "bill_date", "frequency", "period_start", "period_end", "gallons", "schedule_gallons",
+            "includes_annual_minimum", "end_reading_id"):
+        earlier[row["account_id"]].append(row)
+    return earlier
+
+
+def rate_usage(rates, *, frequency: str, account: AccountRow, gallons: int, meter_size: str, history: list[dict],
+               billable_year_start: date, pro_rata: ProRata | None = None) -> Rated:
+    """Rate one bill's gallons given the account's earlier bills (``earlier_bills``); raises ``RatingError``."""
+    in_year = [b for b in history if b["bill_date"] >= billable_year_start]
+    annual_minimum_charged, year_to_date_gallons = rates.year_so_far(
+        EarlierBill(b["frequency"], b["includes_annual_minimum"], b["schedule_gallons"]) for b in in_year)
+    return rates.rate(RatingInput(
+        frequency=frequency, category=account.category, gallons=gallons, meter_size=meter_size,
+        annual_minimum_charged=annual_minimum_charged, year_to_date_gallons=year_to_date_gallons,
+        sprinkler_supply_inches=account.sprinkler_supply_inches, first_bill_of_year=not in_year, pro_rata=pro_rata))
+
+
 def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | None, persist: bool) -> ChunkResult:
     """Rate and (when ``persist``) issue the bills due on ``run_on`` for these accounts."""
     ordinance = ordinance_on(run_on)
@@ -168,32 +217,13 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
             "account_id", "posted_on"):
         voided[account_id] += 1
         voided_on[account_id] = max(void_posted_on, voided_on.get(account_id, run_on))
-    # Fees and fines charged for a bill dated on or before this one and not carried yet; locked with the
-    # accounts, so a charge cancelled meanwhile is not carried, and one carried here cannot be cancelled.
-    waiting_rows = PendingCharge.objects.filter(account_id__in=account_ids, bill__isnull=True,
-                                                cancelled_at__isnull=True, earliest_bill_on__lte=run_on)
-    if persist:
-        waiting_rows = waiting_rows.select_for_update()
-    waiting: dict[int, list[WaitingCharge]] = defaultdict(list)
-    for row in waiting_rows.order_by("earliest_bill_on", "id").values_list(
-            "id", "account_id", "kind", "description", "citation", "quantity", "rate", "amount"):
-        waiting[row[1]].append(WaitingCharge(*row))
+    waiting = waiting_charges(account_ids, on=run_on, lock=persist)
     released = set(BillingException.objects.filter(
         account_id__in=account_ids, bill_date=run_on, status=BillingException.Status.RELEASED,
         kind=BillingException.Kind.HIGH_USAGE).values_list("account_id", flat=True))
 
-    spans: dict[int, list[Span]] = defaultdict(list)
-    for account_id, meter_id, installed_on, removed_on, unit, size in Installation.objects.filter(
-            account_id__in=account_ids).values_list("account_id", "meter_id", "installed_on", "removed_on",
-                                                    "meter__unit", "meter__size").order_by("installed_on"):
-        spans[account_id].append(Span(meter_id, installed_on, removed_on, unit, size))
-
-    earlier: dict[int, list[dict]] = defaultdict(list)
-    for row in Bill.objects.filter(account_id__in=account_ids, bill_date__lt=run_on).exclude(
-            status=Bill.Status.VOID).order_by("bill_date").values(
-            "account_id", "bill_date", "frequency", "period_start", "period_end", "gallons", "schedule_gallons",
-            "includes_annual_minimum", "end_reading_id"):
-        earlier[row["account_id"]].append(row)
+    spans = installation_spans(account_ids)
+    earlier = earlier_bills(account_ids, before=run_on)
 
     # Each account's own cycle; the readings of the chunk are loaded once, up to the widest read window.
     day = _RunDayCalendar(calendar, run_on)
@@ -248,15 +278,10 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
                            f"gal/day) is over {HIGH_USAGE_FACTOR}× the average of {average:,.0f} gal/day on "
                            f"earlier bills; held for review"))
                 continue
-        in_year = [b for b in history if b["bill_date"] >= cycle.billable_year_start]
-        annual_minimum_charged, year_to_date_gallons = rates.year_so_far(
-            EarlierBill(b["frequency"], b["includes_annual_minimum"], b["schedule_gallons"]) for b in in_year)
         try:
-            rated = rates.rate(RatingInput(
-                frequency=frequency, category=account.category, gallons=usage.gallons,
-                meter_size=max((s.size for s in current), key=size_inches),
-                annual_minimum_charged=annual_minimum_charged, year_to_date_gallons=year_to_date_gallons,
-                sprinkler_supply_inches=account.sprinkler_supply_inches, first_bill_of_year=not in_year))
+            rated = rate_usage(rates, frequency=frequency, account=account, gallons=usage.gallons,
+                               meter_size=max((s.size for s in current), key=size_inches), history=history,
+                               billable_year_start=cycle.billable_year_start)
         except RatingError as exc:
             exceptions.append(BillingException(account_id=account.id, bill_date=run_on,
                                                kind=BillingException.Kind.RATING, detail=str(exc), run=run))
@@ -343,13 +368,13 @@ def _bills_write(bills: list["NewBill"], lines_per_bill: list[tuple],
                         "period_end", "gallons", "schedule_gallons",
                         "includes_annual_minimum", "start_reading_id", "end_reading_id", "estimated",
                         "rate_schedule_id", "total", "total_currency", "created_at", "void_reason", "void_description",
-                        "pdf")
+                        "pdf", "final")
         copy_rows(Bill, bill_columns, [
             (b.pk, b.number, b.public_id, b.account_id, b.run_id, Bill.Status.ISSUED.value, b.frequency, b.bill_date,
              b.issued_on, b.recipient_name, b.recipient_address, b.due_date, b.period_start, b.period_end,
              b.gallons, b.schedule_gallons,
              b.includes_annual_minimum, b.start_reading_id, b.end_reading_id, b.estimated, b.rate_schedule_id,
-             b.total, "USD", now, "", "", "")
+             b.total, "USD", now, "", "", "", b.final)
             for b in bills])
         copy_rows(BillLine, line_columns, lines)
     else:
