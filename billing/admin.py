@@ -706,3 +706,6 @@ class DepositAdmin(ReadOnlyAdmin):
                 self.message_user(request, f"{deposit.account}: {fmt_dollars(deposit.amount.amount)} refunded "
                                            "without interest.", messages.SUCCESS)
         return None
+
+
+from . import admin_penalties  # noqa: E402,F401
