@@ -136,6 +136,14 @@ class BillingRunPagesMixin:
         """The proof register of a run on ``?run_on=`` before issuing it (GET: writes nothing)."""
         if not self.has_view_permission(request):
             raise PermissionDenied
+        if not request.GET.get("run_on"):
+            # Linked without a date (the dashboard): the date the start form proposes.
+            try:
+                proposed = billing_date_proposals(today=today()).initial
+            except ApplicationError:
+                proposed = None
+            if proposed is not None:
+                return HttpResponseRedirect(_preview_url(proposed, bool(request.GET.get("accept_sample_rates"))))
         form = StartRunForm(request.GET, preview=True)
         if not form.is_valid():
             return self._start_page(request, form)

@@ -197,6 +197,14 @@ def test_preview_page_then_issue_these_bills(clerk, monkeypatch, django_capture_
     assert Bill.objects.count() == 3 and run_.total_billed.amount == total
 
 
+def test_preview_linked_without_a_date_shows_the_proposed_one(clerk, monkeypatch):
+    _freeze(monkeypatch, date(2026, 2, 10))
+    _worked_accounts()
+    response = clerk.get(reverse("admin:billing_billingrun_preview"))
+    assert response.status_code == 302
+    assert response.url == reverse("admin:billing_billingrun_preview") + "?run_on=2026-02-01"
+
+
 def test_a_near_future_date_is_previewed_not_issued(clerk, monkeypatch):
     _freeze(monkeypatch, date(2026, 1, 20))
     _worked_accounts()
