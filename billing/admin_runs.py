@@ -120,7 +120,10 @@ class BillingRunPagesMixin:
         except ApplicationError:
             proposals = None  # no preset installed: the form still shows, and starting says why it cannot
         if form is None:
-            chosen = forms.DateField().to_python(request.GET.get("run_on")) if request.GET.get("run_on") else None
+            try:
+                chosen = forms.DateField().to_python(request.GET.get("run_on"))
+            except forms.ValidationError:
+                chosen = None  # a mistyped link: the proposed date instead
             form = StartRunForm(initial={
                 "run_on": chosen or (proposals.initial if proposals and proposals.initial else today()),
                 "accept_sample_rates": bool(request.GET.get("accept_sample_rates"))})

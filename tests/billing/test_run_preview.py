@@ -172,6 +172,8 @@ def test_start_page_proposes_the_date_and_lists_the_books_due(clerk, monkeypatch
     html = clerk.get(reverse("admin:billing_billingrun_start") + "?run_on=2026-03-01").content.decode()
     assert 'name="run_on" value="2026-03-01"' in html
     assert 'name="_preview"' in html and "Start billing run" in html
+    mistyped = clerk.get(reverse("admin:billing_billingrun_start") + "?run_on=2026-02-31")
+    assert mistyped.status_code == 200 and 'name="run_on" value="2026-02-01"' in mistyped.content.decode()
 
 
 def test_preview_page_then_issue_these_bills(clerk, monkeypatch, django_capture_on_commit_callbacks):
