@@ -25,6 +25,7 @@ from core.csvimport import CsvRow, dollars_at_most
 from core.errors import ApplicationError
 from core.money import ADJUSTMENT_MAX, fmt_dollars, fmt_gallons, fmt_rate
 
+from .admin_final import final_bill_urls
 from .admin_runs import BillingExceptionPagesMixin, BillingRunPagesMixin
 from .fees import fee_rule, fees_in_force
 from .models import (
@@ -292,6 +293,7 @@ class BillAdmin(ReadOnlyAdmin):
 
     def get_urls(self):
         return [path("<int:pk>/void/", self.admin_site.admin_view(self.void_view), name="billing_bill_void"),
+                *final_bill_urls(self),
                 *super().get_urls()]
 
     def void_view(self, request, pk):

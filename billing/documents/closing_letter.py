@@ -128,7 +128,8 @@ def closing_paper(figures: ClosingFigures) -> Paper:
              else "since the meter was installed")
     table = [(f"Balance on {fmt_day(figures.as_of)}, penalties posted included", fmt_dollars(figures.balance))]
     table += [(f"Charge waiting for the next bill: {d} ({c})", fmt_dollars(a)) for d, c, a in figures.charges]
-    table += [(f"ESTIMATE: {line.description} ({line.citation}; "
+    table += [(f"ESTIMATE: {line.description} ({line.citation})" if line.kind == "minimum" else
+               f"ESTIMATE: {line.description} ({line.citation}; "
                f"{line_quantity_rate(kind=line.kind, quantity=line.quantity, rate=line.rate)})",
                fmt_dollars(line.amount)) for line in figures.estimate_lines]
     table.append((f"Amount due through {fmt_day(figures.closing_on)} (includes an estimate)",
@@ -150,7 +151,7 @@ def closing_paper(figures: ClosingFigures) -> Paper:
         f"Questions, and the final reading: {figures.office}.",
     ]
     return Paper(
-        title="CLOSING LETTER: WATER CHARGES THROUGH THE CLOSING DATE",
+        title="CLOSING LETTER",
         utility_name=utility.name, utility_header="\n".join(filter(None, [utility.office_address, utility.phone])),
         facts=[("Account number", account.account_no), ("Service address", account.premises.service_address),
                ("Owner", account.owner.name), ("Closing date", fmt_day(figures.closing_on)),

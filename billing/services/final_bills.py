@@ -331,6 +331,27 @@ def account_move(*, account: Account, on: date, new_owner: Customer, new_account
     return Move(final_bill=bill, old_account=old, new_account=new, transferred=transferred)
 
 
+@transaction.atomic
+def account_move_to_new_customer(*, account: Account, on: date, owner_name: str, owner_address: str,
+                                 new_account_no: str, actor, final_reading: int, as_of: date, owner_email: str = "",
+                                 occupant_name: str = "", accept_sample_rates: bool = False) -> Move:
+    """``account_move`` for a new owner (and occupant) not yet on file, typed at the counter: the customers are
+    recorded with the move, or nothing is."""
+    errors = []
+    if not owner_name.strip():
+        errors.append(FieldError(field="owner_name", message="the new owner needs a name"))
+    if not owner_address.strip():
+        errors.append(FieldError(field="owner_address", message="the new owner needs a mailing address for bills"))
+    if errors:
+        raise ApplicationError(errors=errors)
+    owner = Customer.objects.create(name=owner_name.strip(), mailing_address=owner_address.strip(),
+                                    email=owner_email.strip())
+    occupant = (Customer.objects.create(name=occupant_name.strip(), mailing_address=account.premises.service_address)
+                if occupant_name.strip() else None)
+    return account_move(account=account, on=on, new_owner=owner, new_occupant=occupant, new_account_no=new_account_no,
+                        actor=actor, final_reading=final_reading, as_of=as_of, accept_sample_rates=accept_sample_rates)
+
+
 def _arrears_transfer(*, old: Account, new: Account, on: date, rule: FinalBillRule, actor) -> Decimal:
     """Move the old account's unpaid balance (after its final bill) to the new one: a credit memo on the old
     account and a debit memo on the new, neither on a bill, each citing the rule."""
