@@ -26,6 +26,7 @@ from core.errors import ApplicationError
 from core.money import ADJUSTMENT_MAX, fmt_dollars, fmt_gallons, fmt_rate
 
 from .admin_final import final_bill_urls
+from .admin_payments import COUNTER_TENDERS, PaymentOfficeMixin
 from .admin_runs import BillingExceptionPagesMixin, BillingRunPagesMixin
 from .fees import fee_rule, fees_in_force
 from .models import (
@@ -48,7 +49,7 @@ from .selectors import account_statement
 from .services.adjustments import adjustment_create, bill_void
 from .services.charges import charge_cancel, charge_create, charge_figures_parse
 from .services.deposits import deposit_receive, deposit_refund
-from .services.payments import PAYMENTS_LAYOUT, payment_amount, payments_rows_post
+from .services.payments import PAYMENT_FIELDS, PAYMENTS_LAYOUT, payments_rows_post
 
 # --- ordinance ------------------------------------------------------------------------------------
 
@@ -378,6 +379,8 @@ class PaymentRowForm(forms.Form):
     amount = forms.CharField(required=False, max_length=20)
     paid_on = forms.CharField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
     reference = forms.CharField(required=False, max_length=80)
+    tender = forms.ChoiceField(required=False, choices=COUNTER_TENDERS, initial=Payment.Tender.CHECK)
+    check_number = forms.CharField(required=False, max_length=40, widget=forms.TextInput(attrs={"size": 8}))
 
     def is_blank(self):
         return not any((self.cleaned_data or {}).get(k) for k in ("account_no", "amount", "reference"))
@@ -387,13 +390,16 @@ PaymentRowFormSet = forms.formset_factory(PaymentRowForm, extra=10)
 
 
 @admin.register(Payment)
-class PaymentAdmin(CsvImportAdminMixin, HistoryAdmin):
-    list_display = ("reference", "account", "amount", "paid_on", "source", "entered_by", "created_at")
-    list_filter = ("source", "paid_on")
-    search_fields = ("reference", "account__account_no", "account__owner__name")
+class PaymentAdmin(PaymentOfficeMixin, CsvImportAdminMixin, HistoryAdmin):
+    list_display = ("reference", "account", "amount", "tender", "check_number", "paid_on", "source", "entered_by",
+                    "reversed")
+    list_filter = ("source", "tender", "paid_on")
+    search_fields = ("reference", "check_number", "account__account_no", "account__owner__name")
     date_hierarchy = "paid_on"
-    readonly_fields = ("account", "amount", "paid_on", "reference", "source", "entered_by", "created_at")
+    readonly_fields = ("account", "amount", "paid_on", "reference", "tender", "check_number", "source", "entered_by",
+                       "created_at")
     change_list_template = "admin/billing/payment/change_list.html"
+    change_form_template = "admin/billing/payment/change_form.html"
     importer = "billing.services.payments.payments_import"
     import_permission = "billing.add_payment"
     import_layout = PAYMENTS_LAYOUT
@@ -407,6 +413,14 @@ class PaymentAdmin(CsvImportAdminMixin, HistoryAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("account", "entered_by", "reversal")
+
+    @admin.display(description="reversed")
+    def reversed(self, obj):
+        reversal = getattr(obj, "reversal", None)
+        return f"{reversal.reversed_on.isoformat()} ({reversal.reason})" if reversal else ""
 
     def add_view(self, request, form_url="", extra_context=None):
         return HttpResponseRedirect(reverse("admin:billing_payment_batch"))
@@ -422,16 +436,17 @@ class PaymentAdmin(CsvImportAdminMixin, HistoryAdmin):
         initial = [{"paid_on": today().isoformat()}] * 10
         formset = PaymentRowFormSet(request.POST or None, initial=None if request.POST else initial)
         if request.method == "POST" and formset.is_valid():
-            rows = [CsvRow(line=i + 1, values={k: (f.cleaned_data.get(k) or "").strip()
-                                               for k in PAYMENTS_LAYOUT.columns})
+            rows = [CsvRow(line=i + 1, values={k: (f.cleaned_data.get(k) or "").strip() for k in PAYMENT_FIELDS})
                     for i, f in enumerate(formset.forms) if f.has_changed() and not f.is_blank()]
             try:
                 result = payments_rows_post(rows=rows, as_of=today(), actor=request.user, source="counter")
             except ApplicationError as exc:
                 errors = exc.errors
             else:
-                total = sum((payment_amount(r["amount"]) for r in rows), Decimal(0))
-                self.message_user(request, f"Posted {result.created} payments totalling {fmt_dollars(total)}"
+                by_tender = "; ".join(f"{Payment.Tender(t).label.lower()}: {count} for {fmt_dollars(total)}"
+                                      for t, count, total in result.by_tender) if len(result.by_tender) > 1 else ""
+                self.message_user(request, f"Posted {result.created} payments totalling {fmt_dollars(result.total)}"
+                                           + (f" ({by_tender})" if by_tender else "")
                                            + (f"; {result.skipped} already posted, skipped" if result.skipped else ""),
                                   messages.SUCCESS)
                 return HttpResponseRedirect(reverse("admin:billing_payment_changelist"))

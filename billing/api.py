@@ -40,7 +40,7 @@ from .runs.lifecycle import billing_run_start
 from .selectors import account_statement, bill_line_data
 from .services.bill_pdfs import bill_pdf_bytes
 from .services.charges import charge_create, charge_figures_parse
-from .services.payments import PAYMENTS_LAYOUT, payments_rows_post
+from .services.payments import PAYMENT_FIELDS, payments_rows_post
 from .services.penalties import penalties_assess_due
 
 VIEW_ACCOUNT = ("accounts.view_account",)
@@ -145,6 +145,10 @@ class PaymentOut(serializers.Serializer):
     paid_on = serializers.DateField(read_only=True)
     reference = serializers.CharField(read_only=True)
     source = serializers.CharField(read_only=True)
+    tender = serializers.ChoiceField(choices=Payment.Tender.values, read_only=True)
+    check_number = serializers.CharField(read_only=True)
+    reversed_on = serializers.DateField(read_only=True, allow_null=True,
+                                        help_text="When the payment was reversed (a returned check…); null if not.")
 
 
 class PaymentsPostedOut(serializers.Serializer):
@@ -216,6 +220,10 @@ class PaymentIn(serializers.Serializer):
     amount = DollarsText(max_length=20)
     paid_on = DateText()
     reference = serializers.CharField(max_length=80)
+    tender = serializers.ChoiceField(choices=Payment.Tender.values, required=False,
+                                     help_text="How it was paid: cash, check, card or bank_file. Default: check.")
+    check_number = serializers.CharField(max_length=40, required=False, allow_blank=True,
+                                         help_text="For a check: its number (optional). Only a check has one.")
 
 
 class ChargeIn(serializers.Serializer):
@@ -260,13 +268,14 @@ class PaymentListCreate(APIView):
     @extend_schema(operation_id="v1_payments_list", parameters=[OpenApiParameter("account_no", str), OFFSET],
                    responses={200: paged(PaymentOut, "PaginatedPaymentList")})
     def get(self, request):
-        rows = Payment.objects.select_related("account").order_by("-paid_on", "-id")
+        rows = Payment.objects.select_related("account", "reversal").order_by("-paid_on", "-id")
         if account_no := request.query_params.get("account_no"):
             rows = rows.filter(account__account_no=account_no)
         page, meta = page_of(request, rows)
         return Response({**meta, "results": [
             {"account_no": p.account.account_no, "amount": fmt_amount(p.amount), "paid_on": p.paid_on,
-             "reference": p.reference, "source": p.source} for p in page]})
+             "reference": p.reference, "source": p.source, "tender": p.tender, "check_number": p.check_number,
+             "reversed_on": p.reversal.reversed_on if hasattr(p, "reversal") else None} for p in page]})
 
     @extend_schema(request=PolymorphicProxySerializer(component_name="PaymentOrPayments",
                                                       serializers=[PaymentIn, PaymentIn(many=True)],
@@ -277,7 +286,7 @@ class PaymentListCreate(APIView):
         data = PaymentIn(data=request.data, many=many)
         data.is_valid(raise_exception=True)
         items = data.validated_data if many else [data.validated_data]
-        rows = [CsvRow(line=i, values={k: str(item[k]) for k in PAYMENTS_LAYOUT.columns})
+        rows = [CsvRow(line=i, values={k: str(item[k]) for k in PAYMENT_FIELDS if k in item})
                 for i, item in enumerate(items)]
         try:
             result = payments_rows_post(rows=rows, as_of=today(), actor=request.user, source="api")

@@ -1,0 +1,205 @@
+"""The clerk's payment pages beside the Payment list: the counter, the receipt, the day's cash report and the
+reversal of a payment. Each view checks its permission and calls one service or selector.
+
+* ``counter/`` (``billing_payment_counter``, ``?account=ACCOUNT_NO``): look an account up (owner, service
+  address, what is due now and what of it is past due), then take its payment (``payment_counter_post``);
+  ``counter/lookup/?account=`` answers the same as JSON while the clerk types.
+* ``<pk>/receipt.pdf`` (``billing_payment_receipt``): the receipt (``billing.documents.receipt``).
+* ``cash/?on=YYYY-MM-DD`` (``billing_payment_cash``; ``&format=csv`` downloads it): ``billing.cash``.
+* ``<pk>/reverse/`` (``billing_payment_reverse``): ``payment_reverse``.
+"""
+
+import csv
+import io
+from datetime import date
+
+from django import forms
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponse, HttpResponseRedirect, JsonResponse
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from core.admin import TEXT_WIDGET, DayField, ServiceForm
+from core.commands import today
+from core.money import fmt_amount, fmt_dollars
+
+from .cash import cash_day, cash_day_rows, counter_account
+from .documents.receipt import receipt_pdf
+from .models import Payment, PaymentReversal
+from .services.payments import counter_reference_propose, payment_counter_post
+from .services.reversals import payment_reverse
+
+COUNTER_TENDERS = [(t.value, t.label) for t in (Payment.Tender.CASH, Payment.Tender.CHECK, Payment.Tender.CARD)]
+
+
+class CounterForm(ServiceForm):
+    account_no = forms.CharField(label="Account number", max_length=20,
+                                 widget=forms.TextInput(attrs={"autofocus": True, "autocomplete": "off"}))
+    amount = forms.CharField(label="Amount ($)", max_length=20)
+    paid_on = DayField(label="Paid on", doing="paid")
+    tender = forms.ChoiceField(choices=COUNTER_TENDERS, initial=Payment.Tender.CASH)
+    check_number = forms.CharField(label="Check number", max_length=40, required=False,
+                                   help_text="Required for a check.")
+    reference = forms.CharField(label="Reference (receipt number)", max_length=80, required=False)
+    submit = "Post payment"
+
+    def __init__(self, *args, as_of: date, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.as_of = as_of
+        self.payment = None
+        self.fields["reference"].help_text = (f"Leave blank for the next counter number "
+                                              f"({counter_reference_propose(on=as_of)}).")
+
+    def perform(self, *, actor) -> str:
+        d = self.cleaned_data
+        self.payment = payment_counter_post(
+            account_no=d["account_no"], amount=d["amount"], paid_on=d["paid_on"].isoformat(), tender=d["tender"],
+            check_number=d.get("check_number") or "", reference=d.get("reference") or "", as_of=self.as_of,
+            actor=actor)
+        return (f"Posted {fmt_dollars(self.payment.amount.amount)} to account {self.payment.account.account_no}, "
+                f"receipt {self.payment.reference}")
+
+
+class ReverseForm(ServiceForm):
+    reason = forms.ChoiceField(choices=PaymentReversal.Reason.choices)
+    reversed_on = DayField(label="Reversed on", doing="reversed")
+    note = forms.CharField(widget=TEXT_WIDGET, help_text="Internal: what happened (the bank's notice, who noticed).")
+    transfer_to_account_no = forms.CharField(
+        label="Transfer to account", max_length=20, required=False,
+        help_text="For a payment posted to the wrong account: the account it belongs to. The payment is posted "
+                  "there with the day it was paid.")
+    whole_fields = ("payment",)
+    submit = "Reverse the payment"
+
+    def __init__(self, *args, payment: Payment, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.payment = payment
+
+    def perform(self, *, actor) -> str:
+        d = self.cleaned_data
+        reversal = payment_reverse(payment=self.payment, reversed_on=d["reversed_on"], reason=d["reason"],
+                                   note=d["note"], actor=actor,
+                                   transfer_to_account_no=d.get("transfer_to_account_no") or None)
+        said = f"Payment {self.payment.reference} reversed on {reversal.reversed_on.isoformat()}"
+        if reversal.transferred_to_id:
+            moved = reversal.transferred_to
+            said += f"; posted to account {moved.account.account_no} as {moved.reference}"
+        return said
+
+
+class CashForm(forms.Form):
+    on = DayField(label="Day", doing="reported")
+
+
+class PaymentOfficeMixin:
+    """The counter, receipt, cash report and reversal pages of ``PaymentAdmin``."""
+
+    def get_urls(self):
+        view = self.admin_site.admin_view
+        return [
+            path("counter/", view(self.counter_view), name="billing_payment_counter"),
+            path("counter/lookup/", view(self.counter_lookup_view), name="billing_payment_counter_lookup"),
+            path("cash/", view(self.cash_view), name="billing_payment_cash"),
+            path("<int:pk>/receipt.pdf", view(self.receipt_view), name="billing_payment_receipt"),
+            path("<int:pk>/reverse/", view(self.reverse_view), name="billing_payment_reverse"),
+            *super().get_urls(),
+        ]
+
+    def _context(self, request, **extra) -> dict:
+        return {**self.admin_site.each_context(request), "opts": self.model._meta, **extra}
+
+    # --- the counter ---
+
+    def counter_view(self, request):
+        if not request.user.has_perm("billing.add_payment"):
+            raise PermissionDenied
+        as_of = today()
+        if request.method == "POST":
+            form = CounterForm(request.POST, as_of=as_of)
+            if form.is_valid() and (said := form.run(actor=request.user)):
+                receipt = reverse("admin:billing_payment_receipt", args=[form.payment.pk])
+                self.message_user(request, format_html('{}. <a href="{}" target="_blank">Print receipt</a>',
+                                                       said, receipt), messages.SUCCESS)
+                return HttpResponseRedirect(f'{reverse("admin:billing_payment_counter")}?posted={form.payment.pk}')
+            account_no = request.POST.get("account_no", "")
+        else:
+            account_no = request.GET.get("account", "")
+            form = CounterForm(initial={"account_no": account_no, "paid_on": as_of}, as_of=as_of)
+        looked_up = counter_account(account_no=account_no, as_of=as_of) if account_no.strip() else None
+        posted = None
+        if request.method == "GET" and (posted_id := request.GET.get("posted", "")).isdigit():
+            posted = Payment.objects.filter(pk=int(posted_id)).select_related("account").first()
+        return TemplateResponse(request, "admin/billing/payment/counter.html", self._context(
+            request, title="Payment counter", form=form, account=looked_up, account_no=account_no.strip(),
+            posted=posted, as_of=as_of))
+
+    def counter_lookup_view(self, request):
+        if not request.user.has_perm("billing.add_payment"):
+            raise PermissionDenied
+        found = counter_account(account_no=request.GET.get("account", ""), as_of=today())
+        if found is None:
+            return JsonResponse({"found": False}, status=404)
+        return JsonResponse({"found": True, "account_no": found.account_no, "name": found.name,
+                             "service_address": found.service_address, "amount_due": fmt_amount(found.amount_due),
+                             "past_due": fmt_amount(found.past_due),
+                             "due_date": found.due_date.isoformat() if found.due_date else None})
+
+    # --- receipt ---
+
+    def receipt_view(self, request, pk: int):
+        if not request.user.has_perm("billing.view_payment"):
+            raise PermissionDenied
+        payment = get_object_or_404(Payment.objects.select_related("account__owner", "account__premises",
+                                                                   "entered_by"), pk=pk)
+        response = HttpResponse(receipt_pdf(payment), content_type="application/pdf")
+        response["Content-Disposition"] = f'inline; filename="receipt-{payment.pk}.pdf"'
+        return response
+
+    # --- the day's cash report ---
+
+    def cash_view(self, request):
+        if not request.user.has_perm("billing.view_payment"):
+            raise PermissionDenied
+        form = CashForm(request.GET if "on" in request.GET else None, initial={"on": today()})
+        day = None
+        if not form.is_bound:
+            day = cash_day(on=today())
+        elif form.is_valid():
+            day = cash_day(on=form.cleaned_data["on"])
+        if day is not None and request.GET.get("format") == "csv":
+            out = io.StringIO()
+            csv.writer(out).writerows(cash_day_rows(day))
+            response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
+            response["Content-Disposition"] = f'attachment; filename="cash-{day.on.isoformat()}.csv"'
+            return response
+        return TemplateResponse(request, "admin/billing/payment/cash.html", self._context(
+            request, title="Cash report", form=form, day=day))
+
+    # --- reversing a payment ---
+
+    def reverse_view(self, request, pk: int):
+        if not request.user.has_perm("billing.change_payment"):
+            raise PermissionDenied
+        payment = get_object_or_404(Payment.objects.select_related("account__owner"), pk=pk)
+        if request.method == "POST":
+            form = ReverseForm(request.POST, payment=payment)
+            if form.is_valid() and (said := form.run(actor=request.user)):
+                self.message_user(request, said, messages.SUCCESS)
+                return HttpResponseRedirect(reverse("admin:billing_payment_change", args=[payment.pk]))
+        else:
+            form = ReverseForm(initial={"reversed_on": today()}, payment=payment)
+        reversal = PaymentReversal.objects.filter(payment=payment).first()
+        return TemplateResponse(request, "admin/billing/payment/reverse.html", self._context(
+            request, title=f"Reverse payment {payment.reference}", form=form, payment=payment, reversal=reversal,
+            original=payment))
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        extra = dict(extra_context or {})
+        if str(object_id).isdigit():
+            extra["reversal"] = PaymentReversal.objects.filter(payment_id=int(object_id)).first()
+            extra["transferred_from"] = PaymentReversal.objects.filter(transferred_to_id=int(object_id)).first()
+            extra["may_reverse"] = request.user.has_perm("billing.change_payment")
+        return super().change_view(request, object_id, form_url, extra_context=extra)

@@ -1,0 +1,85 @@
+"""The counter's receipt for a payment, printed on the one-page paper of ``core.papers`` (the bill's
+letterhead and look).
+
+``receipt_facts`` gathers what the receipt says, already formatted, so a test reads it without a PDF
+reader; ``receipt_paper`` lays it out and ``receipt_pdf`` renders it. The receipt number is the payment's
+reference; the balance is the account's after the payment, as of the day it was paid (the ledger's replay,
+so a penalty the payment came too late to avoid is in it). A receipt printed again later says the same,
+except that a payment reversed since says so.
+"""
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from core.dates import fmt_day
+from core.money import fmt_dollars
+from core.papers import Paper, paper_pdf
+
+from ..ledger.selectors import account_balances
+from ..models import Payment, PaymentReversal, Utility
+
+
+@dataclass(frozen=True)
+class ReceiptFacts:
+    utility_name: str
+    utility_header: str
+    number: str
+    paid_on: str
+    account_no: str
+    name: str
+    mailing_address: str
+    service_address: str
+    amount: str
+    tender: str
+    balance_after: str
+    balance: Decimal
+    clerk: str
+    reversed: str  # "" unless the payment has been reversed since
+
+
+def tender_words(payment: Payment) -> str:
+    """``Check no. 1001``, ``Cash``, ``Card``, ``Bank file``."""
+    if payment.tender == Payment.Tender.CHECK and payment.check_number:
+        return f"Check no. {payment.check_number}"
+    return payment.get_tender_display()
+
+
+def receipt_facts(payment: Payment) -> ReceiptFacts:
+    utility = Utility.objects.first()
+    account = payment.account
+    balance = account_balances([account.pk], through=payment.paid_on)[account.pk].balance
+    header = "\n".join(line.strip() for line in [*(utility.office_address.splitlines() if utility else []),
+                                                 *([f"Phone {utility.phone}"] if utility and utility.phone else [])]
+                       if line.strip())
+    reversal = PaymentReversal.objects.filter(payment=payment).first()
+    clerk = payment.entered_by
+    return ReceiptFacts(
+        utility_name=utility.name if utility else "", utility_header=header, number=payment.reference,
+        paid_on=fmt_day(payment.paid_on), account_no=account.account_no, name=account.owner.name,
+        mailing_address=account.owner.mailing_address, service_address=account.premises.service_address,
+        amount=fmt_dollars(payment.amount.amount), tender=tender_words(payment),
+        balance_after=fmt_dollars(balance), balance=balance,
+        clerk=(clerk.get_full_name() or clerk.get_username()) if clerk else "",
+        reversed=(f"This payment was reversed on {fmt_day(reversal.reversed_on)} "
+                  f"({reversal.get_reason_display().lower()})." if reversal else ""))
+
+
+def receipt_paper(payment: Payment) -> Paper:
+    f = receipt_facts(payment)
+    facts = [("Receipt number", f.number), ("Date", f.paid_on), ("Account number", f.account_no),
+             ("Name", f.name), ("Service address", f.service_address), ("Paid by", f.tender)]
+    if f.clerk:
+        facts.append(("Received by", f.clerk))
+    return Paper(
+        title="RECEIPT FOR PAYMENT", utility_name=f.utility_name, utility_header=f.utility_header, facts=facts,
+        addressee=f"{f.name}\n{f.mailing_address}".strip(),
+        paragraphs=[f"Received from {f.name} the sum of {f.amount} ({f.tender.lower()}) for water service at "
+                    f"{f.service_address}, account {f.account_no}."],
+        table=[("Amount paid", f.amount), (f"Balance after this payment, as of {f.paid_on}", f.balance_after)],
+        warning=f.reversed,
+        footer=f"{f.utility_name}. Please keep this receipt; the receipt number is the payment's reference.",
+        created_at=payment.created_at)
+
+
+def receipt_pdf(payment: Payment) -> bytes:
+    return paper_pdf(receipt_paper(payment))
