@@ -14,8 +14,10 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.db import transaction
 
+from billing.ledger.allocation import Entry
 from billing.models import Bill, LedgerEntry, PenaltyWaiver, Utility
-from billing.ordinance import ordinance_on
+from billing.ordinance import ordinance_on, waiver_approval_above
+from billing.penalties import BillTerms, MonthlyInterestFebruaryPenalty, penalties_owed
 from billing.selectors import bill_summaries
 from billing.services.waivers import penalty_waiver_decide, penalty_waiver_request
 from core.errors import ApplicationError
@@ -76,6 +78,14 @@ def ledger(account) -> list[tuple]:
 
 def test_every_preset_says_the_office_limit(mineola):
     assert ordinance_on(date(2026, 3, 5)).waiver_approval_above == Decimal("25.00")
+
+
+def test_a_limit_that_is_not_an_amount_is_refused_naming_the_setting():
+    assert waiver_approval_above({}) == Decimal("25.00")
+    for bad in ("lots", "-1", "NaN"):
+        with pytest.raises(ApplicationError, match="waiver_approval_above") as refused:
+            waiver_approval_above({"waiver_approval_above": bad})
+        assert refused.value.errors[0].field == "waiver_approval_above"
 
 
 def test_unpaid_the_worked_example_comes_to_199_16(mineola):
@@ -260,3 +270,24 @@ def test_the_next_bill_does_not_bring_back_a_waived_penalty(clerk):
 def test_the_supervisor_group_decides_waivers_and_the_clerk_asks(clerk, supervisor):
     assert clerk.has_perm("billing.add_penaltywaiver") and not clerk.has_perm("billing.change_penaltywaiver")
     assert supervisor.has_perm("billing.change_penaltywaiver")
+
+
+@pytest.mark.citation("§ 169-26")
+def test_a_waived_interest_charge_is_not_accumulated_interest_for_the_february_penalty():
+    """Washingtonville § 169-26, pure: $100.00 billed 2025-11-01, due 2025-12-01; 2% interest on 2025-12-02 and
+    2026-01-02 ($2.00 each), and on 2026-02-01 5% of the unpaid rents and interest: 5% × 104.00 = $5.20. With
+    the December interest waived it is owed as nothing, so February's penalty is 5% × 102.00 = $5.10."""
+    scheme = MonthlyInterestFebruaryPenalty({"citation": "§ 169-26", "interest_percent": "2", "penalty_percent": "5",
+                                             "penalty_month": 2, "penalty_day": 1})
+    key = (date(2025, 11, 1), 1)
+    terms = [BillTerms(key=key, bill_date=date(2025, 11, 1), due_date=date(2025, 12, 1))]
+    entries = [Entry(kind="water", posted_on=date(2025, 11, 1), amount=Decimal("100.00"), bill_key=key)]
+
+    def owed(waived=()):
+        return [(p.due.on, p.due.kind, p.amount) for p in penalties_owed(
+            entries=entries, bills=terms, scheme=scheme, through=date(2026, 2, 1), waived=waived)]
+
+    assert owed() == [(date(2025, 12, 2), "interest", Decimal("2.00")), (date(2026, 1, 2), "interest", Decimal("2.00")),
+                      (date(2026, 2, 1), "penalty", Decimal("5.20"))]
+    assert owed({(1, date(2025, 12, 2), "interest")}) == [(date(2026, 1, 2), "interest", Decimal("2.00")),
+                                                          (date(2026, 2, 1), "penalty", Decimal("5.10"))]
