@@ -12,13 +12,14 @@ from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404
+from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from accounts.models import Account
-from core.admin import HistoryAdmin, ReadOnlyAdmin, ReadOnlyInline, StatusChangeInline
+from core.admin import CsvExportMixin, HistoryAdmin, ReadOnlyAdmin, ReadOnlyInline, StatusChangeInline
 from core.admin_imports import CsvImportAdminMixin
 from core.commands import today
 from core.csvimport import CsvRow, dollars_at_most
@@ -43,6 +44,7 @@ from .models import (
     RateSchedule,
     Utility,
 )
+from .rate_tables import fee_tables, schedule_summary, schedule_tables
 from .runs.exceptions import billing_exception_release
 from .runs.lifecycle import billing_run_retry
 from .selectors import account_statement
@@ -90,19 +92,46 @@ class UtilityAdmin(admin.ModelAdmin):
                                 ((n.get("citation", ""), n.get("text", "")) for n in obj.notes)) or "—"
 
 
+def _rule_tables(tables) -> str:
+    return render_to_string("admin/billing/_rule_tables.html", {"tables": tables})
+
+
 @admin.register(RateSchedule)
 class RateScheduleAdmin(HistoryAdmin):
-    list_display = ("effective_on", "citation", "is_sample", "bills_using")
-    readonly_fields = ("bills_using",)
+    """A schedule shown as the ordinance's tables; the rules as stored (JSON) only under "Advanced", and
+    only while the schedule has rated no bill."""
+
+    list_display = ("effective_on", "citation", "summary", "is_sample", "bills_using")
+    readonly_fields = ("rates", "bills_using")
 
     @admin.display(description="bills rated with it")
     def bills_using(self, obj):
         return obj.bills.count() if obj.pk else 0
 
+    @admin.display(description="rates")
+    def summary(self, obj):
+        return schedule_summary(obj.rules or {})
+
+    @admin.display(description="rates")
+    def rates(self, obj):
+        return _rule_tables(schedule_tables(obj.rules or {})) if obj.pk else "—"
+
+    def _has_bills(self, obj) -> bool:
+        return obj is not None and obj.pk is not None and obj.bills.exists()
+
+    def get_fieldsets(self, request, obj=None):
+        main = (None, {"fields": ("effective_on", "citation", "is_sample", "bills_using", "rates")})
+        if self._has_bills(obj) or not self.has_change_permission(request, obj):
+            return (main,)
+        return (main, ("Advanced: the rules as the preset declares them", {
+            "fields": ("rules",), "classes": ("collapse",),
+            "description": "The schedule's rules in the preset's form (billing/rating.py reads them). Editable "
+                           "only while no bill has been rated with this schedule."}))
+
     def get_readonly_fields(self, request, obj=None):
         # A schedule that has rated bills is history: a change takes a new effective date.
-        if obj is not None and obj.bills.exists():
-            return ("effective_on", "citation", "is_sample", "rules", "bills_using")
+        if self._has_bills(obj):
+            return ("effective_on", "citation", "is_sample", "rates", "bills_using")
         return self.readonly_fields
 
 
@@ -110,13 +139,28 @@ class RateScheduleAdmin(HistoryAdmin):
 class FeeAdmin(HistoryAdmin):
     list_display = ("code", "description", "terms", "citation", "effective_on")
     list_filter = ("code",)
+    readonly_fields = ("terms", "size_and_terms")
+
+    def get_fieldsets(self, request, obj=None):
+        main = (None, {"fields": ("code", "effective_on", "description", "rule", "amount", "rate", "citation", "note",
+                                  "terms", "size_and_terms")})
+        if not self.has_change_permission(request, obj):
+            return (main,)
+        return (main, ("Advanced: sizes and terms as the preset declares them", {
+            "fields": ("by_size", "params"), "classes": ("collapse",)}))
 
     @admin.display(description="charge")
     def terms(self, obj):
+        if obj.pk is None:
+            return "—"
         try:
             return fee_rule(obj).terms()
         except ApplicationError as exc:
             return str(exc)
+
+    @admin.display(description="by size and terms")
+    def size_and_terms(self, obj):
+        return _rule_tables(fee_tables(by_size=obj.by_size or {}, params=obj.params or {})) if obj.pk else "—"
 
 
 # --- billing runs -----------------------------------------------------------------------------------
@@ -263,8 +307,8 @@ class VoidForm(forms.Form):
 
 
 @admin.register(Bill)
-class BillAdmin(ReadOnlyAdmin):
-    list_display = ("number", "account", "bill_date", "due_date", "gallons", "total", "status", "estimated")
+class BillAdmin(CsvExportMixin, ReadOnlyAdmin):
+    list_display = ("number", "account", "bill_date", "due_date", "total", "status", "final", "estimated")
     list_filter = ("status", "bill_date", "frequency", "estimated")
     search_fields = ("number", "account__account_no", "account__owner__name")
     list_select_related = ("account",)
@@ -390,7 +434,7 @@ PaymentRowFormSet = forms.formset_factory(PaymentRowForm, extra=10)
 
 
 @admin.register(Payment)
-class PaymentAdmin(PaymentOfficeMixin, CsvImportAdminMixin, HistoryAdmin):
+class PaymentAdmin(PaymentOfficeMixin, CsvExportMixin, CsvImportAdminMixin, HistoryAdmin):
     list_display = ("reference", "account", "amount", "tender", "check_number", "paid_on", "source", "entered_by",
                     "reversed")
     list_filter = ("source", "tender", "paid_on")
@@ -456,7 +500,7 @@ class PaymentAdmin(PaymentOfficeMixin, CsvImportAdminMixin, HistoryAdmin):
 
 
 @admin.register(LedgerEntry)
-class LedgerEntryAdmin(ReadOnlyAdmin):
+class LedgerEntryAdmin(CsvExportMixin, ReadOnlyAdmin):
     list_display = ("posted_on", "account", "kind", "amount", "bill", "citation", "description")
     list_filter = ("kind", "posted_on")
     search_fields = ("account__account_no", "bill__number", "description")
@@ -550,7 +594,7 @@ class CancelChargesForm(forms.Form):
 
 
 @admin.register(PendingCharge)
-class PendingChargeAdmin(ReadOnlyAdmin):
+class PendingChargeAdmin(CsvExportMixin, ReadOnlyAdmin):
     """Fees and fines waiting for the account's next bill, and those bills carried. A charge is made from
     the account's page ("Charge a fee"), and cancelled here, with a reason, while it still waits."""
 

@@ -14,7 +14,7 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from core.admin import HistoryAdmin
+from core.admin import CsvExportMixin, HistoryAdmin
 from core.commands import today
 from core.csvimport import identifier_validator
 
@@ -177,7 +177,7 @@ class ReadingForm(forms.ModelForm):
 
 
 @admin.register(Reading)
-class ReadingAdmin(ReadingImportMixin, HistoryAdmin):
+class ReadingAdmin(CsvExportMixin, ReadingImportMixin, HistoryAdmin):
     list_display = ("meter", "read_on", "value", "read_type", "source", "entered_by")
     list_select_related = ("meter", "entered_by")
     list_filter = ("read_type", "source")

@@ -29,7 +29,16 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from accounts.models import Account
-from core.admin import DATE_WIDGET, LINE_WIDGET, TEXT_WIDGET, DayField, ReadOnlyInline, ServiceForm, StatusChangeInline
+from core.admin import (
+    DATE_WIDGET,
+    LINE_WIDGET,
+    TEXT_WIDGET,
+    CsvExportMixin,
+    DayField,
+    ReadOnlyInline,
+    ServiceForm,
+    StatusChangeInline,
+)
 from core.clock import refuse_future, today
 from core.dates import fmt_day, iso_date
 from core.errors import ApplicationError
@@ -469,7 +478,7 @@ class CaseChangeList(ChangeList):
 
 
 @admin.register(TerminationCase)
-class TerminationCaseAdmin(admin.ModelAdmin):
+class TerminationCaseAdmin(CsvExportMixin, admin.ModelAdmin):
     list_display = ("number", "account", "owner", "grounds", "amount_shown", "status", "hearing_on", "next_step_shown",
                     "next_step_on", "flagged")
     list_filter = ("status", "grounds")

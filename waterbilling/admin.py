@@ -16,13 +16,16 @@ from accounts.models import Account
 from billing.admin import AccountBillingAdmin
 from billing.models import Utility
 from billing.services.meter_tests import meter_test_settle
-from core.admin import ReadOnlyInline
+from core.admin import CsvExportMixin, ReadOnlyInline
 from core.commands import today
 from core.errors import ApplicationError
 from meters.admin import AccountMetersAdmin
 from meters.admin import MeterTestAdmin as MetersMeterTestAdmin
 from meters.models import MeterTest
 from termination.models import TerminationCase
+
+from .account_list import AccountListMixin
+from .dashboard import dashboard_for
 
 
 def _utility_name() -> str:
@@ -33,6 +36,18 @@ def _utility_name() -> str:
 admin.site.site_header = lazy(_utility_name, str)()
 admin.site.site_title = lazy(_utility_name, str)()
 admin.site.index_title = lazy(lambda: f"{_utility_name()}: billing office", str)()
+
+_site_index = admin.site.index
+
+
+def _index_with_dashboard(request, extra_context=None):
+    """The admin home opens on today's work (``waterbilling.dashboard``) above the pages and the apps."""
+    return _site_index(request, {**(extra_context or {}),
+                                 "dashboard": dashboard_for(user=request.user, as_of=today())})
+
+
+# The site's URLs are read after this module runs (the admin's autodiscovery), so its index is this one.
+admin.site.index = _index_with_dashboard
 
 
 class TerminationCaseInline(ReadOnlyInline):
@@ -50,7 +65,7 @@ class TerminationCaseInline(ReadOnlyInline):
                            obj.number)
 
 
-class AccountAdmin(AccountMetersAdmin, AccountBillingAdmin, AccountsAccountAdmin):
+class AccountAdmin(AccountListMixin, CsvExportMixin, AccountMetersAdmin, AccountBillingAdmin, AccountsAccountAdmin):
     """The account page: accounts' fields and actions, then billing's summary, then meters' readings, and the
     account's termination cases."""
 

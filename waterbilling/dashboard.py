@@ -1,0 +1,408 @@
+"""The admin home for staff: today's work, in plain data the index template lays out.
+
+Each section is what a clerk acts on today, with a count or an amount and a link to the page where they act:
+readings still missing for the next billing date, billing runs not finished, bills held and other open
+exceptions, today's payments by tender, bills drawing their first late charge tonight or tomorrow, termination
+deadlines of the coming week, backflow tests due this month, the last nightly job, and shortcuts. A section is
+built only for a user who may see its records (``has_perm``); the security and scheduler sections only for a
+superuser.
+
+Every section reads a bounded amount: counts and the few rows shown, never a replay of every account's
+ledger. Money is added up in Python (SQLite sums decimals in floating point).
+"""
+
+from calendar import monthrange
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from decimal import Decimal
+
+from django.conf import settings
+from django.urls import NoReverseMatch, reverse
+from django.utils import timezone
+from django.utils.http import urlencode
+
+from backflow.models import Device
+from backflow.services.compliance import devices_due
+from billing.ledger.selectors import account_balances
+from billing.models import Bill, BillingException, BillingRun, Payment
+from billing.ordinance import ordinance_on
+from billing.runs.candidates import billing_candidates
+from billing.selectors import first_late_day
+from core.errors import ApplicationError
+from core.models import ImportJob, NightlyRun
+from core.money import ZERO, fmt_dollars
+from meters.models import Installation, Reading
+from termination.selectors import case_board
+
+# How far ahead the next billing date is looked for, and the termination deadlines shown.
+CALENDAR_HORIZON_DAYS = 400
+DEADLINE_DAYS = 7
+ROWS_SHOWN = 8
+
+
+@dataclass(frozen=True)
+class Item:
+    """One line of a section: what it says, the page it links to (may be empty), a detail in small type."""
+
+    words: str
+    url: str = ""
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class Section:
+    key: str
+    title: str
+    items: list[Item]
+    links: list[Item] = field(default_factory=list)  # the section's pages, under its items
+
+
+@dataclass(frozen=True)
+class Shortcut:
+    words: str
+    url: str
+
+
+@dataclass(frozen=True)
+class Dashboard:
+    as_of: date
+    sections: list[Section]
+    shortcuts: list[Shortcut]
+    account_search_url: str  # empty: the user may not look accounts up
+
+
+def _url(name: str, *args, query: dict | None = None) -> str:
+    """The page's address, or "" while the page does not exist (a section then shows no link to it)."""
+    try:
+        url = reverse(name, args=args)
+    except NoReverseMatch:
+        return ""
+    return f"{url}?{urlencode(query)}" if query else url
+
+
+def _plural(count: int, one: str, many: str | None = None) -> str:
+    return f"{count:,} {one if count == 1 else (many or one + 's')}"
+
+
+def _day(day: date) -> str:
+    return f"{day:%a %b} {day.day}, {day.year}"
+
+
+# --- readings ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ReadingsWaiting:
+    bill_date: date | None
+    due: int  # accounts due on that date not billed yet
+    without_reading: int  # of those, with a meter in place and no reading in its read window
+    imported_today: int
+    import_files_today: int
+
+
+def readings_waiting(*, as_of: date) -> ReadingsWaiting:
+    """The next billing date on or after ``as_of`` with accounts still to bill, how many of them have no
+    reading in their read window yet, and the readings imported today."""
+    bill_date, due_ids = _next_billing_date(as_of=as_of)
+    without = _without_reading(due_ids, bill_date=bill_date) if bill_date else 0
+    start_of_day = timezone.make_aware(datetime.combine(as_of, datetime.min.time()))
+    imported = Reading.objects.filter(source="import", entered_at__gte=start_of_day,
+                                      entered_at__lt=start_of_day + timedelta(days=1)).count()
+    files = ImportJob.objects.filter(noun="readings", created_at__gte=start_of_day,
+                                     created_at__lt=start_of_day + timedelta(days=1)).count()
+    return ReadingsWaiting(bill_date=bill_date, due=len(due_ids), without_reading=without, imported_today=imported,
+                           import_files_today=files)
+
+
+def _next_billing_date(*, as_of: date) -> tuple[date | None, list[int]]:
+    calendar = ordinance_on(as_of).calendar
+    day = as_of
+    for _ in range(CALENDAR_HORIZON_DAYS):
+        if calendar.due_books(day) or calendar.due_frequencies(day):
+            candidates = billing_candidates(run_on=day)
+            billed = set(Bill.objects.filter(bill_date=day).exclude(status=Bill.Status.VOID)
+                         .values_list("account_id", flat=True))
+            left = [account_id for account_id in candidates if account_id not in billed]
+            if left:
+                return day, left
+        day += timedelta(days=1)
+    return None, []
+
+
+def _without_reading(account_ids: list[int], *, bill_date: date) -> int:
+    """Accounts with a meter in place whose frequency the calendar bills on ``bill_date`` and no reading of
+    it inside that bill's read window."""
+    calendar = ordinance_on(bill_date).calendar
+    meters: dict[int, list[tuple[int, tuple[date, date]]]] = defaultdict(list)
+    windows: dict[tuple[int, str], tuple[date, date] | None] = {}
+    for account_id, book, meter_id, size, installed_on, removed_on in Installation.objects.filter(
+            account_id__in=account_ids, installed_on__lte=bill_date).values_list(
+            "account_id", "account__book", "meter_id", "meter__size", "installed_on", "removed_on"):
+        frequency = calendar.frequency_for(size)
+        if (book, frequency) not in windows:
+            windows[(book, frequency)] = (calendar.cycle(book=book, frequency=frequency, bill_date=bill_date)
+                                          .read_window
+                                          if calendar.is_due(book=book, frequency=frequency, on=bill_date) else None)
+        window = windows[(book, frequency)]
+        if window is None or installed_on > window[1] or (removed_on is not None and removed_on <= window[1]):
+            continue
+        meters[account_id].append((meter_id, window))
+    spans = [window for found in meters.values() for _, window in found]
+    if not spans:
+        return 0
+    start, end = min(w[0] for w in spans), max(w[1] for w in spans)
+    read: dict[int, list[date]] = defaultdict(list)
+    for meter_id, read_on in Reading.objects.filter(
+            meter_id__in={meter_id for found in meters.values() for meter_id, _ in found},
+            read_on__gte=start, read_on__lte=end).values_list("meter_id", "read_on"):
+        read[meter_id].append(read_on)
+    return sum(1 for found in meters.values()
+               if any(not any(w[0] <= day <= w[1] for day in read.get(meter_id, [])) for meter_id, w in found))
+
+
+def _readings_section(*, as_of: date) -> Section:
+    w = readings_waiting(as_of=as_of)
+    items = []
+    if w.bill_date is None:
+        items.append(Item("No billing date ahead has accounts to bill."))
+    else:
+        items.append(Item(
+            f"{_plural(w.without_reading, 'account')} due on {_day(w.bill_date)} without a reading yet",
+            _url("admin:meters_reading_import"),
+            f"of {_plural(w.due, 'account')} still to bill that day"))
+    items.append(Item(f"{_plural(w.imported_today, 'reading')} imported today"
+                      f" ({_plural(w.import_files_today, 'file')})",
+                      _url("admin:core_importjob_changelist", query={"noun": "readings"})))
+    return Section("readings", "Readings waiting", items, [
+        Item("Readings", _url("admin:meters_reading_changelist"))])
+
+
+# --- billing runs and exceptions -------------------------------------------------------------------------
+
+def _runs_section(user) -> Section:
+    items = []
+    if user.has_perm("billing.view_billingrun"):
+        runs = (BillingRun.objects.filter(status__in=[BillingRun.Status.PENDING, BillingRun.Status.RUNNING,
+                                                      BillingRun.Status.FAILED])
+                .order_by("-created_at")[:ROWS_SHOWN])
+        for run in runs:
+            detail = (f"failed: {run.error}" if run.status == BillingRun.Status.FAILED
+                      else f"{run.progress_percent}% done")
+            items.append(Item(f"Billing run {run.pk} for {_day(run.run_on)}: {run.get_status_display().lower()}",
+                              _url("admin:billing_billingrun_change", run.pk), detail))
+        if not items:
+            items.append(Item("No billing run in progress or failed."))
+    if user.has_perm("billing.view_billingexception"):
+        open_ = BillingException.objects.filter(status=BillingException.Status.OPEN)
+        held = open_.filter(kind=BillingException.Kind.HIGH_USAGE).count()
+        other = open_.exclude(kind=BillingException.Kind.HIGH_USAGE).count()
+        changelist = "admin:billing_billingexception_changelist"
+        items.append(Item(f"{_plural(held, 'bill')} held for high usage",
+                          _url(changelist, query={"status__exact": "open", "kind__exact": "high_usage"}),
+                          "review each and release it or resolve it"))
+        items.append(Item(f"{_plural(other, 'other open exception')}",
+                          _url(changelist, query={"status__exact": "open"}),
+                          "no reading, a lower reading, or a bill that cannot be rated"))
+    links = [Item("Billing runs", _url("admin:billing_billingrun_changelist"))]
+    return Section("runs", "Billing runs and exceptions", items, links)
+
+
+# --- payments ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TenderTotal:
+    tender: str
+    label: str
+    count: int
+    total: Decimal
+
+
+@dataclass(frozen=True)
+class PaymentsToday:
+    count: int
+    total: Decimal
+    tenders: list[TenderTotal]
+
+
+def payments_today(*, as_of: date) -> PaymentsToday:
+    """Payments dated ``as_of``, with their total and the totals by tender (in the tenders' order)."""
+    by_tender: dict[str, list[Decimal]] = defaultdict(list)
+    for tender, amount in Payment.objects.filter(paid_on=as_of).values_list("tender", "amount"):
+        by_tender[tender].append(amount)
+    labels = dict(Payment.Tender.choices)
+    tenders = [TenderTotal(tender, labels[tender], len(by_tender[tender]), sum(by_tender[tender], ZERO))
+               for tender in Payment.Tender.values if tender in by_tender]
+    return PaymentsToday(count=sum(t.count for t in tenders), total=sum((t.total for t in tenders), ZERO),
+                         tenders=tenders)
+
+
+def _payments_section(*, as_of: date) -> Section:
+    p = payments_today(as_of=as_of)
+    today_list = _url("admin:billing_payment_changelist", query={"paid_on": as_of.isoformat()})
+    items = [Item(f"{_plural(p.count, 'payment')}, {fmt_dollars(p.total)}", today_list, "dated today")]
+    items += [Item(f"{t.label}: {_plural(t.count, 'payment')}, {fmt_dollars(t.total)}") for t in p.tenders]
+    links = [Item("Daily cash report", _url("admin:billing_payment_cash")),
+             Item("Payments", _url("admin:billing_payment_changelist"))]
+    return Section("payments", "Payments posted today", items, [link for link in links if link.url])
+
+
+# --- penalties --------------------------------------------------------------------------------------------
+
+def penalties_tonight(*, as_of: date) -> int:
+    """An estimate of tonight's and tomorrow's penalty assessment: live bills whose first late charge falls
+    on ``as_of`` or the day after and that are not paid in the ledger. (Later penalties of bills already
+    late are left to the penalty preview.)"""
+    scheme = ordinance_on(as_of).penalties
+    window = (as_of, as_of + timedelta(days=1))
+    # The first late day is at most a few weeks after the due date under any preset; read only those bills.
+    bills = [(bill_id, account_id) for bill_id, account_id, bill_date, due_date in
+             Bill.objects.filter(due_date__gte=as_of - timedelta(days=62), due_date__lte=as_of)
+             .exclude(status=Bill.Status.VOID).values_list("id", "account_id", "bill_date", "due_date")
+             if window[0] <= first_late_day(scheme, bill_date=bill_date, due_date=due_date) <= window[1]]
+    if not bills:
+        return 0
+    balances = account_balances(list({account_id for _, account_id in bills}), through=as_of)
+    unpaid = 0
+    for bill_id, account_id in bills:
+        state = balances[account_id]
+        if any(key[1] == bill_id and len(key) == 2 and b.unpaid_principal > ZERO for key, b in state.bills.items()):
+            unpaid += 1
+    return unpaid
+
+
+def _penalties_section(*, as_of: date) -> Section:
+    count = penalties_tonight(as_of=as_of)
+    preview = _url("admin:billing_penalties_preview")
+    return Section("penalties", "Penalties due tonight", [
+        Item(f"{_plural(count, 'unpaid bill')} draw{'s' if count == 1 else ''} a first late charge today or "
+             "tomorrow", preview, "an estimate: the penalty preview has the amounts")])
+
+
+# --- termination, backflow, nightly -----------------------------------------------------------------------
+
+def _termination_section(*, as_of: date) -> Section:
+    soon = as_of + timedelta(days=DEADLINE_DAYS)
+    rows = [(case, step) for _, _, stage in case_board(as_of=as_of) for case, step in stage
+            if step.on is not None and step.on <= soon]
+    rows.sort(key=lambda r: (r[1].on, r[0].pk))
+    items = [Item(f"{case.number or case.pk} · account {case.account.account_no}: {step.what}",
+                  _url("admin:termination_terminationcase_change", case.pk),
+                  f"{'overdue since' if step.on < as_of else 'by'} {_day(step.on)}")
+             for case, step in rows[:ROWS_SHOWN]]
+    head = Item(f"{_plural(len(rows), 'active case')} with a deadline by {_day(soon)}")
+    return Section("termination", "Termination deadlines", [head, *items], [
+        Item("Case board", _url("admin:termination_terminationcase_board"))])
+
+
+def _backflow_section(*, as_of: date) -> Section | None:
+    if not Device.objects.exists():
+        return None
+    month_end = date(as_of.year, as_of.month, monthrange(as_of.year, as_of.month)[1])
+    due = devices_due(as_of=as_of, within_days=(month_end - as_of).days)
+    overdue = sum(1 for d in due if d.overdue)
+    reports = _url("admin:backflow_device_reports")
+    return Section("backflow", "Backflow tests", [
+        Item(f"{_plural(overdue, 'device')} overdue for its test", reports),
+        Item(f"{_plural(len(due) - overdue, 'device')} due by {_day(month_end)}", reports)])
+
+
+def _nightly_section() -> Section:
+    run = NightlyRun.objects.prefetch_related("steps").first()
+    if run is None:
+        return Section("nightly", "Last nightly job", [Item("The nightly job has not run yet.")])
+    items = [Item(f"{_day(run.run_on)}: {run.get_status_display().lower()}",
+                  _url("admin:core_nightlyrun_change", run.pk))]
+    for step in run.steps.all():
+        counts = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in (step.counts or {}).items())
+        items.append(Item(f"{step.name}: {step.get_status_display().lower()}",
+                          detail=step.error if step.error else counts))
+    return Section("nightly", "Last nightly job", items,
+                   [Item("Nightly jobs", _url("admin:core_nightlyrun_changelist"))])
+
+
+# --- superusers: security and the scheduler ----------------------------------------------------------------
+
+def _security_section(*, now) -> Section:
+    from axes.models import AccessAttempt, AccessFailureLog
+
+    since = now - timedelta(days=7)
+    limit = getattr(settings, "AXES_FAILURE_LIMIT", 5)
+    attempts = AccessAttempt.objects.filter(attempt_time__gte=since)
+    locked = attempts.filter(failures_since_start__gte=limit).count()
+    failures = AccessFailureLog.objects.filter(attempt_time__gte=since).count()
+    items = [Item(f"{_plural(failures, 'failed login')} in the last 7 days",
+                  _url("admin:axes_accessfailurelog_changelist")),
+             Item(f"{_plural(locked, 'lockout')} "
+                  f"({_plural(attempts.count(), 'login with failures', 'logins with failures')})",
+                  _url("admin:axes_accessattempt_changelist"), f"locked out after {limit} failures")]
+    for a in attempts.order_by("-attempt_time")[:ROWS_SHOWN // 2]:
+        items.append(Item(f"{a.username or '(no username)'} from {a.ip_address or 'unknown address'}",
+                          detail=f"{_plural(a.failures_since_start, 'failure')}, last "
+                                 f"{timezone.localtime(a.attempt_time):%b %-d %H:%M}"))
+    return Section("security", "Security", items)
+
+
+def _scheduler_section() -> Section:
+    from django_celery_beat.models import PeriodicTask
+
+    items = []
+    for task in PeriodicTask.objects.order_by("name")[:ROWS_SHOWN]:
+        last = f"last run {timezone.localtime(task.last_run_at):%b %-d %H:%M}" if task.last_run_at else "not run yet"
+        items.append(Item(f"{task.name}: {'enabled' if task.enabled else 'disabled'}",
+                          _url("admin:django_celery_beat_periodictask_change", task.pk), last))
+    if not items:
+        items.append(Item("No scheduled tasks."))
+    return Section("scheduler", "Scheduler", items, [
+        Item("Scheduled tasks", _url("admin:django_celery_beat_periodictask_changelist"))])
+
+
+# --- shortcuts and the whole ------------------------------------------------------------------------------
+
+def _shortcuts(user) -> list[Shortcut]:
+    wanted = (
+        ("billing.add_payment", "Post a payment", "admin:billing_payment_counter"),
+        ("billing.add_payment", "Import payments", "admin:billing_payment_import"),
+        ("meters.add_reading", "Import readings", "admin:meters_reading_import"),
+        ("billing.add_billingrun", "Start or preview a billing run", "admin:billing_billingrun_start"),
+        ("billing.view_bill", "Reports", "admin:reports"),
+        ("termination.view_terminationcase", "Termination case board", "admin:termination_terminationcase_board"),
+    )
+    out = []
+    for perm, words, name in wanted:
+        if user.has_perm(perm) and (url := _url(name)):
+            out.append(Shortcut(words, url))
+    return out
+
+
+def _unless_refused(key: str, title: str, build) -> Section:
+    """A section that asks the ordinance; before a preset is installed it says why it is empty."""
+    try:
+        return build()
+    except ApplicationError as exc:
+        return Section(key, title, [Item(f"Not available: {exc}")])
+
+
+def dashboard_for(*, user, as_of: date) -> Dashboard:
+    """The sections ``user`` may see, as of ``as_of``."""
+    sections: list[Section | None] = []
+    if user.has_perm("meters.view_reading"):
+        sections.append(_unless_refused("readings", "Readings waiting", lambda: _readings_section(as_of=as_of)))
+    if user.has_perm("billing.view_billingrun") or user.has_perm("billing.view_billingexception"):
+        sections.append(_runs_section(user))
+    if user.has_perm("billing.view_payment"):
+        sections.append(_payments_section(as_of=as_of))
+    if user.has_perm("billing.view_ledgerentry"):
+        sections.append(_unless_refused("penalties", "Penalties due tonight",
+                                        lambda: _penalties_section(as_of=as_of)))
+    if user.has_perm("termination.view_terminationcase"):
+        sections.append(_termination_section(as_of=as_of))
+    if user.has_perm("backflow.view_device"):
+        sections.append(_backflow_section(as_of=as_of))
+    if user.has_perm("core.view_nightlyrun"):
+        sections.append(_nightly_section())
+    if user.is_superuser:
+        sections.append(_security_section(now=timezone.now()))
+        sections.append(_scheduler_section())
+    return Dashboard(as_of=as_of, sections=[s for s in sections if s is not None], shortcuts=_shortcuts(user),
+                     account_search_url=_url("admin:accounts_account_changelist")
+                     if user.has_perm("accounts.view_account") else "")
