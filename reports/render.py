@@ -301,7 +301,7 @@ def _receipts(r: s.Receipts) -> ReportView:
         name="receipts", title=REPORTS["receipts"].title, as_of=r.end,
         parameters=[("start", "From", r.start), ("end", "to", r.end)],
         notes=[f"Payments dated {fmt_day(r.start)}" + ("" if one_day else f" to {fmt_day(r.end)}")
-               + ", by the day paid and where they came in."],
+               + ", by the day paid and where they came in, and by how they were paid (tender)."],
         main=Table("rows", "By day and source", (
             Column("day", "Day", DAY), Column("source", "Source", labels=sources), Column("count", "Payments", COUNT),
             Column("total", "Total", MONEY)),
@@ -313,6 +313,13 @@ def _receipts(r: s.Receipts) -> ReportView:
             Table("by_source", "By source", (Column("source", "Source", labels=sources),
                                              Column("count", "Payments", COUNT), Column("total", "Total", MONEY)),
                   [vars(line) for line in r.sources], {"count": r.count, "total": r.total}),
+            Table("by_day_and_tender", "By day and tender", (
+                Column("day", "Day", DAY), Column("tender", "Tender", labels=s.PAYMENT_TENDERS),
+                Column("count", "Payments", COUNT), Column("total", "Total", MONEY)),
+                [vars(line) for line in r.day_tenders], {"count": r.count, "total": r.total}),
+            Table("by_tender", "By tender", (Column("tender", "Tender", labels=s.PAYMENT_TENDERS),
+                                             Column("count", "Payments", COUNT), Column("total", "Total", MONEY)),
+                  [vars(line) for line in r.tenders], {"count": r.count, "total": r.total}),
         ],
         totals={})
 

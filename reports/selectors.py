@@ -360,13 +360,23 @@ def _unpaid_late(bill: BillBalance) -> Decimal:
 
 # Where a payment came in (``Payment.source``), in the clerk's words.
 PAYMENT_SOURCES = {"counter": "Counter", "import": "File import", "api": "API", "portal": "Portal",
-                   "lockbox": "Lockbox", "demo": "Demo data"}
+                   "lockbox": "Lockbox", "demo": "Demo data", "transfer": "Transfer (misposted payment)"}
+# How it was paid (``Payment.tender``), in the clerk's words.
+PAYMENT_TENDERS = dict(Payment.Tender.choices)
 
 
 @dataclass(frozen=True)
 class ReceiptTotal:
     day: date | None
     source: str
+    count: int
+    total: Decimal
+
+
+@dataclass(frozen=True)
+class TenderTotal:
+    day: date | None
+    tender: str
     count: int
     total: Decimal
 
@@ -380,14 +390,24 @@ class Receipts:
     sources: list[ReceiptTotal]  # one per source (``day`` None)
     count: int
     total: Decimal
+    day_tenders: list[TenderTotal]  # one per day and tender (cash, check, card, bank file)
+    tenders: list[TenderTotal]  # one per tender (``day`` None)
 
 
 def receipts(*, start: date, end: date) -> Receipts:
-    """Payments dated ``start`` to ``end`` (both included), by day and source, with counts and totals."""
+    """Payments dated ``start`` to ``end`` (both included), by day and source and by day and tender, with
+    counts and totals. A payment reversed since is still a receipt of its day (the day's cash report shows
+    the reversal on the day it was made)."""
     lines: dict[tuple[date, str], list[Decimal]] = defaultdict(list)
-    for paid_on, source, amount in Payment.objects.filter(paid_on__gte=start, paid_on__lte=end).values_list(
-            "paid_on", "source", "amount"):
+    by_tender: dict[tuple[date, str], list[Decimal]] = defaultdict(list)
+    for paid_on, source, tender, amount in Payment.objects.filter(paid_on__gte=start, paid_on__lte=end).values_list(
+            "paid_on", "source", "tender", "amount"):
         lines[(paid_on, source)].append(amount)
+        by_tender[(paid_on, tender)].append(amount)
+    tender_order = {t: i for i, t in enumerate(PAYMENT_TENDERS)}
+    tenders: dict[str, list[Decimal]] = defaultdict(list)
+    for (_, tender), amounts in by_tender.items():
+        tenders[tender].extend(amounts)
     days: dict[date, list[Decimal]] = defaultdict(list)
     sources: dict[str, list[Decimal]] = defaultdict(list)
     for (day, source), amounts in lines.items():
@@ -402,4 +422,9 @@ def receipts(*, start: date, end: date) -> Receipts:
               for day, amounts in sorted(days.items())],
         sources=[ReceiptTotal(day=None, source=source, count=len(amounts), total=sum(amounts, ZERO))
                  for source, amounts in sorted(sources.items())],
-        count=len(everything), total=sum(everything, ZERO))
+        count=len(everything), total=sum(everything, ZERO),
+        day_tenders=[TenderTotal(day=day, tender=tender, count=len(amounts), total=sum(amounts, ZERO))
+                     for (day, tender), amounts in sorted(by_tender.items(),
+                                                          key=lambda kv: (kv[0][0], tender_order.get(kv[0][1], 99)))],
+        tenders=[TenderTotal(day=None, tender=tender, count=len(amounts), total=sum(amounts, ZERO))
+                 for tender, amounts in sorted(tenders.items(), key=lambda kv: tender_order.get(kv[0], 99))])
