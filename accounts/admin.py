@@ -23,7 +23,8 @@ from core.csvimport import identifier_validator
 from core.errors import ApplicationError
 
 from .models import Account, Customer, Ownership, PortalLink, Premises
-from .services import account_owner_change, portal_links_end
+from .selectors import account_search
+from .services import account_note_add, account_owner_change, portal_links_end
 
 
 class OwnershipInline(admin.TabularInline):
@@ -65,6 +66,12 @@ class OwnerChangeForm(forms.Form):
         field.widget.choices = field.choices
 
 
+class AccountNoteForm(forms.Form):
+    text = forms.CharField(label="Note", required=False, widget=forms.Textarea(attrs={"rows": 2, "cols": 80}),
+                           help_text="What was said or done (dated and signed with your name; notes are never "
+                                     "edited or deleted). Staff only: the customer never sees it.")
+
+
 @admin.register(Account)
 class AccountAdmin(HistoryAdmin):
     list_display = ("account_no", "owner", "premises__service_address", "book", "category", "status")
@@ -76,7 +83,7 @@ class AccountAdmin(HistoryAdmin):
     readonly_fields = ("public_id",)
     change_form_template = "admin/accounts/account/change_form.html"
     fieldsets = (
-        (None, {"fields": ("account_no", "book", "category", "status", "opened_on", "paperless",
+        (None, {"fields": ("account_no", "book", "category", "status", "opened_on", "closed_on", "paperless",
                            "sprinkler_supply_inches")}),
         ("Premises and people", {"fields": ("premises", "owner", "occupant")}),
         ("Customer portal", {"fields": ("access_code", "public_id"), "classes": ("collapse",)}),
@@ -84,12 +91,60 @@ class AccountAdmin(HistoryAdmin):
     inlines = (OwnershipInline, PortalLinkInline)
 
     def get_readonly_fields(self, request, obj=None):
-        # After creation the owner changes only by "Change owner": a sale, with its date and consequences.
-        return (*self.readonly_fields, "owner", "access_code") if obj else self.readonly_fields
+        # After creation the owner changes only by "Change owner": a sale, with its date and consequences. The
+        # number is printed on bills, notices and checks: it never changes. The closing date is the final
+        # bill's to set.
+        if obj:
+            return (*self.readonly_fields, "account_no", "owner", "access_code", "closed_on")
+        return (*self.readonly_fields, "closed_on")
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # an account with a history is closed (its final bill), never deleted
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    def get_search_results(self, request, queryset, search_term):
+        """The one search box: number, owner, occupant, service address or SBL, by ``account_search``'s
+        rules (the same as the API's and the counter's)."""
+        if not search_term.strip():
+            return queryset, False
+        return queryset.filter(pk__in=account_search(q=search_term.strip()).values("pk")), False
 
     def get_urls(self):
         return [path("<int:pk>/change-owner/", self.admin_site.admin_view(self.change_owner_view),
-                     name="accounts_account_change_owner"), *super().get_urls()]
+                     name="accounts_account_change_owner"),
+                path("<int:pk>/notes/add/", self.admin_site.admin_view(self.note_add_view),
+                     name="accounts_account_note_add"), *super().get_urls()]
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        account = (Account.objects.select_related("owner", "occupant", "premises").filter(pk=object_id).first()
+                   if str(object_id).isdigit() else None)
+        if account is not None:
+            extra_context = {**self.account_glance(request, account), **(extra_context or {})}
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    def account_glance(self, request, account: Account) -> dict:
+        """Accounts' part of the page's top: who, where, and the clerk's notes with the form to add one."""
+        return {"glance_account": account,
+                "account_notes": list(account.notes.select_related("created_by")),
+                "note_form": AccountNoteForm() if self.has_change_permission(request, account) else None}
+
+    def note_add_view(self, request, pk):
+        account = get_object_or_404(Account, pk=pk)
+        if request.method != "POST" or not self.has_change_permission(request, account):
+            raise PermissionDenied
+        form = AccountNoteForm(request.POST)
+        form.is_valid()
+        try:
+            account_note_add(account=account, text=form.cleaned_data.get("text", ""), actor=request.user)
+        except ApplicationError as exc:
+            self.message_user(request, "No note added: " + "; ".join(str(e) for e in exc.errors), messages.ERROR)
+        else:
+            self.message_user(request, f"Note added to account {account.account_no}.", messages.SUCCESS)
+        return HttpResponseRedirect(reverse("admin:accounts_account_change", args=[account.pk]) + "#account-notes")
 
     def change_owner_view(self, request, pk):
         account = get_object_or_404(Account.objects.select_related("owner"), pk=pk)

@@ -1,4 +1,4 @@
-"""Writes about accounts: a change of owner, and ending portal links.
+"""Writes about accounts: a change of owner, ending portal links, and the clerk's notes.
 
 A sale changes who is billed and who may see the account online. The new owner gets the next bill (bills
 already issued keep the name and address they were issued to); the former owner's portal links end, the
@@ -14,7 +14,7 @@ from django.db import transaction
 from core.clock import refuse_future
 from core.errors import ApplicationError
 
-from .models import Account, Customer, Ownership, PortalLink, new_access_code
+from .models import Account, AccountNote, Customer, Ownership, PortalLink, new_access_code
 
 
 @dataclass(frozen=True)
@@ -60,3 +60,16 @@ def account_owner_change(*, account: Account, new_owner: Customer, on: date, act
     account._change_reason = f"owner changed on {on}: {previous} → {new_owner}"
     account.save(update_fields=["owner", "access_code", "paperless"])
     return OwnerChange(account=account, previous_owner=previous, links_ended=ended)
+
+
+NOTE_MAX = 4000  # characters: a note is a few lines of what was said or done, not a document
+
+
+def account_note_add(*, account: Account, text: str, actor) -> AccountNote:
+    """A clerk's note on the account, dated and signed; notes are never edited or deleted."""
+    text = text.strip()
+    if not text:
+        raise ApplicationError("a note needs some text", field="text")
+    if len(text) > NOTE_MAX:
+        raise ApplicationError(f"is {len(text):,} characters; a note is at most {NOTE_MAX:,}", field="text")
+    return AccountNote.objects.create(account=account, text=text, created_by=actor)

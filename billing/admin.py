@@ -4,8 +4,6 @@ Issued bills never change here: the bill page is read-only and offers "Void" and
 which are new records with a reason and the clerk. Writes go through the services, as everywhere.
 """
 
-from decimal import Decimal
-
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
@@ -16,7 +14,6 @@ from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
-from django.utils.safestring import mark_safe
 
 from accounts.models import Account
 from core.admin import CsvExportMixin, HistoryAdmin, ReadOnlyAdmin, ReadOnlyInline, StatusChangeInline
@@ -26,6 +23,11 @@ from core.csvimport import CsvRow, dollars_at_most
 from core.errors import ApplicationError
 from core.money import ADJUSTMENT_MAX, fmt_dollars, fmt_gallons, fmt_rate
 
+from .admin_account import (
+    AccountBillingAdmin,  # noqa: F401  (the account page's part: waterbilling/admin.py)
+    BillNumberField,
+    bill_pdf_view,
+)
 from .admin_final import final_bill_urls
 from .admin_payments import COUNTER_TENDERS, PaymentOfficeMixin
 from .admin_runs import BillingExceptionPagesMixin, BillingRunPagesMixin
@@ -47,7 +49,6 @@ from .models import (
 from .rate_tables import fee_tables, schedule_summary, schedule_tables
 from .runs.exceptions import billing_exception_release
 from .runs.lifecycle import billing_run_retry
-from .selectors import account_statement
 from .services.adjustments import adjustment_create, bill_void
 from .services.charges import charge_cancel, charge_create, charge_figures_parse
 from .services.deposits import deposit_receive, deposit_refund
@@ -338,6 +339,7 @@ class BillAdmin(CsvExportMixin, ReadOnlyAdmin):
 
     def get_urls(self):
         return [path("<int:pk>/void/", self.admin_site.admin_view(self.void_view), name="billing_bill_void"),
+                path("<int:pk>/pdf/", self.admin_site.admin_view(bill_pdf_view), name="billing_bill_pdf"),
                 *final_bill_urls(self),
                 *super().get_urls()]
 
@@ -362,6 +364,7 @@ class BillAdmin(CsvExportMixin, ReadOnlyAdmin):
 
 
 class AdjustmentForm(forms.ModelForm):
+    bill = BillNumberField(help_text="The number printed on the bill the memo corrects (e.g. 202602-1-00001).")
     amount = forms.CharField(label="Amount ($)", max_length=40,
                              help_text=f"At most {fmt_dollars(ADJUSTMENT_MAX)}; a bill wrong by more is voided and "
                                        "billed again.")
@@ -380,14 +383,6 @@ class AdjustmentForm(forms.ModelForm):
         except ValueError as exc:
             raise forms.ValidationError(str(exc)) from None
 
-    def clean(self):
-        data = super().clean()
-        bill = data.get("bill")
-        if bill is None:
-            self.add_error("bill", "A memo corrects one bill; choose it.")
-        elif bill.status == Bill.Status.VOID:
-            self.add_error("bill", f"Bill {bill.number} is void; correct the bill that replaced it.")
-        return data
 
 
 @admin.register(Adjustment)
@@ -396,7 +391,6 @@ class AdjustmentAdmin(admin.ModelAdmin):
     list_display = ("adjusted_on", "account", "bill", "kind", "amount", "description", "reason", "created_by")
     list_filter = ("kind",)
     search_fields = ("account__account_no", "bill__number", "reason")
-    raw_id_fields = ("bill",)
 
     def has_change_permission(self, request, obj=None):
         return obj is None and super().has_change_permission(request)
@@ -511,47 +505,6 @@ class LedgerEntryAdmin(CsvExportMixin, ReadOnlyAdmin):
         return request.user.has_perm("billing.view_ledgerentry")
 
 
-
-
-# --- the account page's billing part (composed in waterbilling/admin.py) ---------------------------------
-
-RECENT_BILLS = 12
-
-
-class AccountBillingAdmin:
-    """The account page's balance, latest bills and payments, from the account's statement today, and its
-    "Charge a fee" button (a template that extends the account's own)."""
-
-    change_form_template = "admin/billing/account/change_form.html"
-
-    def get_readonly_fields(self, request, obj=None):
-        return (*super().get_readonly_fields(request, obj), "billing_summary")
-
-    def get_fieldsets(self, request, obj=None):
-        return [*super().get_fieldsets(request, obj), ("Billing", {"fields": ("billing_summary",)})]
-
-    @admin.display(description="balance, bills and payments today")
-    def billing_summary(self, obj) -> str:
-        if obj.pk is None:
-            return "—"
-        statement = account_statement(account=obj, as_of=today())
-        bills = statement["bills"][-RECENT_BILLS:][::-1]
-        numbers = dict(obj.bills.filter(number__in=[b["number"] for b in bills]).values_list("number", "pk"))
-        rows = format_html_join(
-            "\n", '<tr><td><a href="{}">{}</a></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>',
-            ((reverse("admin:billing_bill_change", args=[numbers[b["number"]]]), b["number"], b["bill_date"],
-              b["due_date"], fmt_gallons(b["gallons"]), fmt_dollars(b["total"]), fmt_dollars(b["balance"]))
-             for b in bills))
-        paid = format_html_join(", ", "{} on {} ({})", ((fmt_dollars(p["amount"]), p["paid_on"], p["reference"])
-                                                       for p in statement["payments"][-5:][::-1]))
-        penalties = sum(Decimal(c["amount"]) for c in statement["charges"] if c["kind"] == "penalty")
-        return format_html(
-            '<p><strong>Balance: {}</strong> · penalties posted to date: {} · '
-            '<a href="{}?q={}">ledger entries</a></p>'
-            '<table class="account-bills"><thead><tr><th>bill</th><th>dated</th><th>due</th><th>gallons</th>'
-            "<th>total</th><th>unpaid</th></tr></thead><tbody>{}</tbody></table><p>Latest payments: {}</p>",
-            fmt_dollars(statement["balance"]), fmt_dollars(penalties), reverse("admin:billing_ledgerentry_changelist"),
-            obj.account_no, rows or mark_safe("<tr><td colspan=6>No bills yet.</td></tr>"), paid or "none")
 
 
 # --- fees and fines charged between bills -------------------------------------------------------------

@@ -11,10 +11,10 @@ from accounts.models import Account
 from core.money import ZERO, fmt_amount, fmt_rate
 
 from .documents.money_box import BillSummary
-from .ledger.allocation import PENALTY_KINDS, BillBalance, Entry, allocate
+from .ledger.allocation import PENALTY_KINDS, BillBalance, Entry, Ledger, allocate, replay_order
 from .ledger.selectors import account_balances, entries_for_accounts
 from .models import Bill, Deposit, LedgerEntry, Payment
-from .ordinance import ordinance_on
+from .ordinance import ordinance_on, payment_order
 from .penalties import BillTerms, penalties_owed
 from .penalty_selectors import waived_charges
 
@@ -231,3 +231,123 @@ def book_bills(*, book: int, bill_date: date):
     """A book's live bills of one bill date in account order, as the mail house wants them."""
     return (Bill.objects.filter(account__book=book, bill_date=bill_date).exclude(status=Bill.Status.VOID)
             .order_by("account__account_no"))
+
+
+# --- The account's ledger as the customer would understand it ----------------------------------------------
+
+CATEGORY_WORDS = {"water": "water", "fee": "fees", "interest": "interest", "penalty": "penalty"}
+
+
+@dataclass(frozen=True)
+class PaidPart:
+    """Part of what a credit paid: a charge category of one bill (or of a charge on no bill)."""
+
+    what: str  # "bill 202602-1-00001" or the lone charge's description
+    bill_id: int | None
+    category: str  # water, fee, interest or penalty
+    amount: Decimal
+    applied_on: date | None  # set when later than the credit's own day (a credit left over)
+
+    @property
+    def category_words(self) -> str:
+        return CATEGORY_WORDS.get(self.category, self.category)
+
+
+@dataclass(frozen=True)
+class LedgerRow:
+    """One line of the account's ledger: a bill issued, a fee, a late charge net of its corrections, a
+    payment, a memo, a void or a payment reversal; ``amount`` is what it adds to the balance (a payment is
+    negative) and ``balance`` the account's balance after it."""
+
+    on: date
+    kind: str  # "bill", or the ledger entry's kind
+    label: str
+    detail: str
+    amount: Decimal
+    balance: Decimal
+    bill_id: int | None = None
+    bill_number: str = ""
+    paid: tuple[PaidPart, ...] = ()  # what a payment or credit paid, from the ledger allocation
+    waiting: Decimal = ZERO  # what is still unapplied of it (a credit on the account)
+    reversed_on: date | None = None  # a payment later reversed
+
+
+def account_ledger(*, account: Account, as_of: date) -> list[LedgerRow]:
+    """The account's ledger through ``as_of``, oldest first, with the running balance after each row and,
+    under each payment or credit, what it paid: which bill, which charge, how much, as the ledger
+    allocation applied it (``Ledger(record=True)``), a credit left over going to later charges first in,
+    first out. The final balance is ``account_statement``'s. A refundable deposit is not owed and is not
+    here (the statement lists it)."""
+    entries = entries_for_accounts([account.id], through=as_of).get(account.id, [])
+    ledger = Ledger(payment_order(), record=True)
+    for entry in sorted(entries, key=replay_order):
+        ledger.post(entry)
+    ledger.state()
+    rows = list(LedgerEntry.objects.filter(account=account, posted_on__lte=as_of)
+                .exclude(kind__in=[LedgerEntry.Kind.DEPOSIT, LedgerEntry.Kind.DEPOSIT_REFUND])
+                .values_list("id", "kind", "posted_on", "amount", "bill_id", "bill__number", "bill__status",
+                             "description", "citation", "corrects_id", "payment__reference"))
+    kind_words = dict(LedgerEntry.Kind.choices)
+    bill_numbers = {bill_id: number for _, _, _, _, bill_id, number, *_ in rows if bill_id}
+    lone_charges = {entry_id: description for entry_id, kind, _, _, bill_id, _, _, description, *_ in rows
+                    if bill_id is None and kind in ("fee", "fine", "debit")}
+    corrections = (LedgerEntry.Kind.PENALTY_CORRECTION, LedgerEntry.Kind.INTEREST_CORRECTION)
+    net: dict[int, Decimal] = defaultdict(Decimal)  # a late charge's corrections, by the charge
+    reversed_on: dict[int, date] = {}  # a reversed payment's entry → the reversal's day
+    for _entry_id, kind, posted_on, amount, *_, corrects_id, _ in rows:
+        if kind in corrections and corrects_id:
+            net[corrects_id] += amount
+        elif kind == LedgerEntry.Kind.PAYMENT_REVERSAL and corrects_id:
+            reversed_on[corrects_id] = posted_on
+
+    def what(key: tuple) -> tuple[str, int | None]:
+        if len(key) == 2:
+            return f"bill {bill_numbers.get(key[1], key[1])}", key[1]
+        return lone_charges.get(key[2], f"charge of {key[0]:%b %-d, %Y}"), None
+
+    paid: dict[int, dict[tuple, list]] = defaultdict(dict)  # credit → (bill key, category, later day) → amount
+    posted = {e.entry_id: e.posted_on for e in entries}
+    for application in ledger.applications:
+        later = application.applied_on if application.applied_on != posted.get(application.credit_id) else None
+        parts = paid[application.credit_id]
+        slot = (application.bill_key, application.category, later)
+        parts[slot] = parts.get(slot, ZERO) + application.amount
+    waiting = ledger.waiting()
+
+    # One row per fact: a bill's own charges (water, its fees and fines) are one "bill issued" row.
+    grouped: dict[tuple, list] = {}
+    for row in rows:
+        entry_id, kind, posted_on, amount, bill_id = row[:5]
+        if kind in corrections:
+            continue
+        if bill_id and kind in ("water", "fee", "fine"):
+            group = ("bill", bill_id, posted_on)
+        else:
+            group = ("entry", entry_id)
+        grouped.setdefault(group, []).append(row)
+    ordered = sorted(grouped.values(), key=lambda group: min(
+        (r[2], r[1] not in ("water", "fee", "fine", "penalty", "interest", "debit"), r[0]) for r in group))
+    out, balance = [], ZERO
+    for group in ordered:
+        entry_id, kind, posted_on, amount, bill_id, number, status, description, citation, _, reference = group[0]
+        amount = sum((r[3] for r in group), ZERO) + net.get(entry_id, ZERO)
+        if kind in ("penalty", "interest") and not amount:
+            continue  # corrected to nothing: it was never owed
+        balance += amount
+        label, detail = kind_words.get(kind, kind), description
+        if len(group) > 1 or kind == "water":
+            kind, label = "bill", f"Bill {number}" + (" (void)" if status == Bill.Status.VOID else "")
+            detail = ", ".join(f"{kind_words[r[1]].lower()} {fmt_amount(r[3])}" for r in group) if len(group) > 1 \
+                else kind_words["water"]
+        elif kind == "payment":
+            label = f"Payment {reference}" if reference else label
+            detail = "" if detail == label else detail
+        if citation and kind not in ("bill", "payment"):
+            detail = f"{detail} ({citation})" if detail else citation
+        parts = tuple(PaidPart(what=what(key)[0], bill_id=what(key)[1], category=category, amount=value,
+                               applied_on=later)
+                      for (key, category, later), value in paid.get(entry_id, {}).items())
+        out.append(LedgerRow(on=posted_on, kind=kind, label=label, detail=detail, amount=amount, balance=balance,
+                             bill_id=bill_id, bill_number=number or "", paid=parts,
+                             waiting=waiting.get(entry_id, ZERO), reversed_on=reversed_on.get(entry_id)))
+    return out

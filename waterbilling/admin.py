@@ -13,13 +13,13 @@ from django.utils.html import format_html
 
 from accounts.admin import AccountAdmin as AccountsAccountAdmin
 from accounts.models import Account
-from billing.admin import AccountBillingAdmin
+from billing.admin_account import AccountBillingAdmin
 from billing.models import Utility
 from billing.services.meter_tests import meter_test_settle
 from core.admin import CsvExportMixin, ReadOnlyInline
 from core.commands import today
 from core.errors import ApplicationError
-from meters.admin import AccountMetersAdmin
+from meters.admin import AccountMetersAdmin, account_readings
 from meters.admin import MeterTestAdmin as MetersMeterTestAdmin
 from meters.models import MeterTest
 from termination.models import TerminationCase
@@ -65,11 +65,39 @@ class TerminationCaseInline(ReadOnlyInline):
                            obj.number)
 
 
+GLANCE_READINGS = 3
+CLOSED_CASES = ("restored", "paid", "resolved", "dismissed")
+
+
 class AccountAdmin(AccountListMixin, CsvExportMixin, AccountMetersAdmin, AccountBillingAdmin, AccountsAccountAdmin):
     """The account page: accounts' fields and actions, then billing's summary, then meters' readings, and the
     account's termination cases."""
 
     inlines = (*AccountsAccountAdmin.inlines, TerminationCaseInline)
+    change_form_template = "admin/accounts/account/account_page.html"
+
+    def account_glance(self, request, account):
+        """The top of the page also shows the meters installed now with their latest readings, and an open
+        termination case."""
+        context = super().account_glance(request, account)
+        installed = [i for i in account.installations.select_related("meter").order_by("-installed_on")
+                     if i.removed_on is None]
+        context["glance_meters"] = [
+            {"serial": i.meter.serial, "size": i.meter.size, "unit": i.meter.get_unit_display(),
+             "installed_on": i.installed_on} for i in installed]
+        context["glance_readings"] = [
+            {"read_on": r.read_on, "serial": r.meter.serial, "value": f"{r.value:,} {r.meter.unit}",
+             "type": r.get_read_type_display()} for r in account_readings(account, limit=GLANCE_READINGS)]
+        context["open_cases"] = [
+            {"number": case.number, "status": case.get_status_display(),
+             "url": reverse("admin:termination_terminationcase_change", args=[case.pk])}
+            for case in account.termination_cases.exclude(status__in=CLOSED_CASES).order_by("-opened_on")]
+        return context
+
+    def get_fieldsets(self, request, obj=None):
+        # The latest readings are at the top of the page; the long list waits, folded, below.
+        return [(name, {**options, "classes": ("collapse",)}) if "recent_readings" in options["fields"]
+                else (name, options) for name, options in super().get_fieldsets(request, obj)]
 
 
 admin.site.unregister(Account)

@@ -119,7 +119,7 @@ def test_void_keeps_the_record(clerk_client, billed):
 def test_credit_memo_from_admin(clerk_client, billed):
     _, bill = billed
     response = clerk_client.post(reverse("admin:billing_adjustment_add"),
-                                 {"bill": bill.pk, "kind": "credit", "amount": "20.00", "reason": "Leak allowance"})
+                                 {"bill": bill.number, "kind": "credit", "amount": "20.00", "reason": "Leak allowance"})
     assert response.status_code == 302
     memo = Adjustment.objects.get()
     assert memo.amount.amount == Decimal("20.00") and memo.created_by.username == "clerk"

@@ -116,7 +116,7 @@ def test_the_payment_batch_page_refuses_an_amount_over_the_bound(clerk, village,
 def test_memos_refuse_an_amount_over_the_bound(clerk, village, kind, amount):
     bill = Bill.objects.get(account=village[1])
     page = clerk.post(reverse("admin:billing_adjustment_add"),
-                      {"bill": bill.pk, "kind": kind, "amount": amount, "reason": "typo test"})
+                      {"bill": bill.number, "kind": kind, "amount": amount, "reason": "typo test"})
     [refusal] = page.context["adminform"].form.errors["amount"]
     assert refusal == (f"'{amount}' is not an amount in dollars and cents (digits 0-9, like 1250.00 or $1,250.00)"
                        if "e" in amount else f"'{amount}' is more than a memo may be (at most $999,999.99)")
