@@ -26,7 +26,7 @@ from core.admin import TEXT_WIDGET, DayField, ServiceForm
 from core.commands import today
 from core.money import fmt_amount, fmt_dollars
 
-from .cash import cash_day, cash_day_rows, counter_account
+from .cash import cash_day, cash_day_rows, counter_account, import_job_payments_posted
 from .documents.receipt import receipt_pdf
 from .models import Payment, PaymentReversal
 from .services.payments import counter_reference_propose, payment_counter_post
@@ -195,6 +195,14 @@ class PaymentOfficeMixin:
         return TemplateResponse(request, "admin/billing/payment/reverse.html", self._context(
             request, title=f"Reverse payment {payment.reference}", form=form, payment=payment, reversal=reversal,
             original=payment))
+
+    def import_job_view(self, request, job_id: int):
+        """A payment file imported by a worker: its page, and the dollars it posted (the job keeps only counts)."""
+        response = super().import_job_view(request, job_id)
+        job = getattr(response, "context_data", {}).get("job")
+        if job is not None and job.status == job.Status.DONE:
+            self.message_user(request, f"Payments {import_job_payments_posted(job=job)}.", messages.INFO)
+        return response
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         extra = dict(extra_context or {})

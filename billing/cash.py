@@ -23,6 +23,7 @@ from core.money import ZERO, fmt_dollars
 from .ledger.selectors import account_balances
 from .models import Payment, PaymentReversal
 from .selectors import account_amounts_due
+from .services.payments import PaymentsPosted
 
 TENDER = Payment.Tender
 DRAWER_TENDERS = (TENDER.CASH.value, TENDER.CHECK.value)
@@ -161,3 +162,21 @@ def counter_account(*, account_no: str, as_of: date) -> CounterAccount | None:
     return CounterAccount(account_no=account.account_no, name=account.owner.name,
                           service_address=account.premises.service_address, amount_due=due.amount,
                           past_due=due.past_due, due_date=due.due_date, balance=balance)
+
+
+# --- a file imported by a worker ------------------------------------------------------------------------
+
+def import_job_payments_posted(*, job) -> PaymentsPosted:
+    """What a payment file imported by a worker (a ``core.ImportJob``) posted, with its dollars by tender: the
+    payments its user imported while it ran (the job keeps only its counts)."""
+    if job.started_at is None or job.finished_at is None:
+        return PaymentsPosted(created=job.created, skipped=job.skipped)
+    amounts: dict[str, list[Decimal]] = {}
+    for tender, amount in Payment.objects.filter(
+            source="import", entered_by=job.created_by, created_at__gte=job.started_at,
+            created_at__lte=job.finished_at).values_list("tender", "amount"):
+        amounts.setdefault(tender, []).append(amount)
+    return PaymentsPosted(created=job.created, skipped=job.skipped,
+                          total=sum((a for values in amounts.values() for a in values), ZERO),
+                          by_tender=tuple((t, len(amounts[t]), sum(amounts[t], ZERO))
+                                          for t in TENDER.values if t in amounts))

@@ -282,3 +282,15 @@ def test_the_api_takes_an_optional_tender_and_check_number(client, account, cler
     bad = client.post(url, json.dumps({"account_no": "1-0001", "amount": "1.00", "paid_on": "2026-02-10",
                                        "reference": "API-4", "tender": "gold"}), content_type="application/json")
     assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "tender"
+
+
+def test_a_file_imported_by_a_worker_says_the_dollars_posted(clerk, account, settings,
+                                                            django_capture_on_commit_callbacks):
+    settings.IMPORT_BACKGROUND_BYTES = 50
+    upload = io.BytesIO(b"account_no,amount,paid_on,reference\n1-0001,100.00,2026-02-10,B-1\n"
+                        b"1-0001,86.13,2026-02-11,B-2\n")
+    upload.name = "bank.csv"
+    with django_capture_on_commit_callbacks(execute=True):
+        response = clerk.post(reverse("admin:billing_payment_import"), {"file": upload, "as_of": "2026-03-01"})
+    page = clerk.get(response.url).content.decode()
+    assert "Payments 2 created, 0 updated, 0 skipped (already recorded); $186.13 posted." in page
