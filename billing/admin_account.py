@@ -15,7 +15,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
-from django.urls import NoReverseMatch, path, reverse
+from django.urls import path, reverse
 
 from accounts.models import Account
 from core.admin import ServiceForm
@@ -26,6 +26,7 @@ from core.dates import fmt_day
 from core.errors import ApplicationError
 from core.money import ADJUSTMENT_MAX, ZERO, fmt_dollars, fmt_gallons
 
+from .admin_final import ISSUE_PERMISSIONS
 from .documents.statement import statement_pdf
 from .models import Adjustment, Bill
 from .selectors import account_amounts_due, account_ledger, bill_balances, bill_status
@@ -36,14 +37,6 @@ memo_amount = dollars_at_most(ADJUSTMENT_MAX, what="a memo")
 
 CUSTOMER_TEXT_HELP = ("What the customer reads on the statement and in the portal. Leave empty for a plain "
                       "wording; never put internal notes here.")
-
-
-def url_or_blank(name: str, *args) -> str:
-    """The URL of a page another part of the office may not offer (yet): blank when it does not exist."""
-    try:
-        return reverse(name, args=args)
-    except NoReverseMatch:
-        return ""
 
 
 def bill_by_number(number: str, *, account: Account | None = None) -> Bill:
@@ -166,21 +159,20 @@ def account_billing_context(*, request, account: Account, as_of: date) -> dict:
                       "pdf_url": reverse("admin:billing_bill_pdf", args=[bill.pk])})
     rows = account_ledger(account=account, as_of=as_of)
     user = request.user
-    counter = url_or_blank("admin:billing_payment_counter")
     return {
         "billing_as_of": as_of, "amount_due": due, "balance": fmt_dollars(rows[-1].balance if rows else ZERO),
         "past_due": fmt_dollars(due.past_due), "account_bills": bills,
         "ledger_rows": [_ledger_line(row) for row in rows],
         "billing_actions": [(label, url) for label, url, allowed in (
-            ("Post a payment", counter and f"{counter}?account={account.account_no}",
+            ("Post a payment", f"{reverse('admin:billing_payment_counter')}?account={account.account_no}",
              user.has_perm("billing.add_payment")),
             ("Credit/debit memo", reverse("admin:billing_account_memo", args=[account.pk]),
              user.has_perm("billing.add_adjustment")),
             ("Statement PDF", reverse("admin:accounts_account_statement_pdf", args=[account.pk]),
              user.has_perm("billing.view_bill")),
-            ("Start a final bill", url_or_blank("admin:billing_bill_final", account.pk),
-             user.has_perm("billing.change_bill")),
-        ) if url and allowed],
+            ("Start a final bill", reverse("admin:billing_bill_final", args=[account.pk]),
+             user.has_perms(ISSUE_PERMISSIONS) and account.status != Account.Status.CLOSED),
+        ) if allowed],
     }
 
 

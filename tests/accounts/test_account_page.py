@@ -80,8 +80,11 @@ def test_the_page_shows_the_account_at_a_glance_and_the_ledger(clerk, worked):
                   "Balance $0.00", "Past due now: $0.00", bill.number, "$186.13", "−$100.00", "$86.13", "$4.31",
                   "−$90.44", "Payment P-1", "Payment P-2", f"paid $100.00 of bill {bill.number}, water",
                   f"paid $86.13 of bill {bill.number}, water", f"paid $4.31 of bill {bill.number}, penalty",
-                  "Latest readings", "view PDF", "reprint", "Credit/debit memo", "Statement PDF", "Charge a fee"):
+                  "Latest readings", "view PDF", "reprint", "Credit/debit memo", "Statement PDF", "Charge a fee",
+                  "Post a payment", "Start a final bill"):
         assert words in html, words
+    counter = reverse("admin:billing_payment_counter") + f"?account={account.account_no}"
+    assert counter in page(clerk, account).content.decode()
 
 
 def test_the_page_shows_past_due_while_the_bill_is_unpaid(clerk, mineola):
@@ -173,3 +176,23 @@ def test_the_page_answers_in_a_fixed_number_of_queries(clerk, worked, django_ass
     account, _ = worked
     with django_assert_max_num_queries(40):
         page(clerk, account)
+
+
+def test_a_reversed_payment_shows_its_reversal_and_pays_nothing(clerk, worked):
+    from billing.models import Payment
+    from billing.selectors import account_amounts_due
+    from billing.services.reversals import payment_reverse
+
+    account, bill = worked
+    payment_reverse(payment=Payment.objects.get(reference="P-1"), reversed_on=date(2026, 3, 5), reason="returned",
+                    note="Returned by the bank", actor=None)
+    rows = account_ledger(account=account, as_of=date(2026, 3, 31))
+    reversal = next(r for r in rows if r.kind == "payment_reversal")
+    paid_back = next(r for r in rows if r.label == "Payment P-1")
+    assert reversal.label == "Payment reversed" and str(reversal.amount) == "100.00"
+    assert reversal.on == date(2026, 3, 5)
+    assert paid_back.reversed_on == date(2026, 3, 5) and paid_back.paid == ()
+    due = account_amounts_due(account_ids=[account.id], as_of=date(2026, 3, 31))[account.id]
+    assert rows[-1].balance == due.amount
+    html = text(page(clerk, account))
+    assert "Payment reversed" in html and "(reversed on Mar 5, 2026)" in html
