@@ -182,3 +182,30 @@ def test_a_reversal_reaching_the_allocation_alone_is_ignored():
     bill = Entry(kind="water", posted_on=date(2026, 2, 1), amount=D("186.13"), bill_key=(date(2026, 2, 1), 1))
     stray = Entry(kind="payment_reversal", posted_on=date(2026, 3, 10), amount=D("186.13"), entry_id=9)
     assert allocate([bill, stray]).balance == D("186.13")
+
+
+# --- two clerks at once (PostgreSQL) --------------------------------------------------------------------
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.postgres
+def test_two_clerks_reversing_the_same_check_at_once_reverse_it_once(mineola):
+    from django.db import connection
+
+    from tests.billing.test_concurrency import in_threads
+
+    if connection.vendor != "postgresql":
+        pytest.skip("needs PostgreSQL (set DATABASE_URL): SQLite serializes writers, so there is no race to test")
+    account = billed_186_13("1-0001")
+    run("run_billing", "--date", "2026-02-01")
+    payment = check(account)
+    refusals = []
+
+    def reverse_it():
+        try:
+            payment_reverse(payment=payment, reversed_on=date(2026, 3, 10), reason="returned", note="NSF", actor=None)
+        except ApplicationError as exc:
+            refusals.append(exc.errors[0].field)
+
+    in_threads(reverse_it, reverse_it)
+    assert refusals == ["payment"]
+    assert PaymentReversal.objects.count() == 1 and LedgerEntry.objects.filter(kind="payment_reversal").count() == 1
