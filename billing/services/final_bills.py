@@ -229,6 +229,7 @@ def _refuse_sample_rates(*, on: date, accept_sample_rates: bool) -> None:
         raise ApplicationError(refusal, field="accept_sample_rates")
 
 
+@transaction.atomic  # the reading's rules lock the meter while they look (PostgreSQL locks only in a transaction)
 def final_bill_preview(*, account: Account, read_on: date, reading: int, as_of: date) -> FinalBillPlan:
     """The final bill a reading of ``reading`` on ``read_on`` would issue, rated and nothing written. Refused
     as ``final_bill_issue`` would refuse it, the reading's own rules (meters) included."""

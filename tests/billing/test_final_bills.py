@@ -291,3 +291,13 @@ def test_the_command_issues_a_final_bill(billed):
               "--date", "2026-05-15")
     assert "$46.41" in out and "closed" in out
     assert Bill.objects.get(final=True).total.amount == Decimal("46.41")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_preview_runs_outside_a_request_transaction(mineola):
+    # The reading's rules lock the meter; on PostgreSQL that needs a transaction of the preview's own.
+    account, meter = account_with_meter(book=1)
+    read(meter, date(2026, 1, 12), 1_062_500)
+    run("run_billing", "--date", "2026-02-01")
+    plan = final_bill_preview(account=account, read_on=date(2026, 5, 12), reading=1_080_500, as_of=date(2026, 5, 15))
+    assert plan.bill.total == Decimal("46.41")
