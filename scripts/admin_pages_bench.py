@@ -87,24 +87,26 @@ def main() -> None:
     for label, url in _pages():
         if args.only and args.only not in label:
             continue
-        times, queries, status = [], 0, 0
+        times, cpu, queries, status = [], [], 0, 0
         for _ in range(args.repeat):
             with CaptureQueriesContext(connection) as captured:
-                started = time.perf_counter()
+                started, started_cpu = time.perf_counter(), time.process_time()
                 response = client.get(url)
                 if response.streaming:
                     b"".join(response.streaming_content)
                 times.append((time.perf_counter() - started) * 1000)
+                cpu.append((time.process_time() - started_cpu) * 1000)
             queries, status = len(captured.captured_queries), response.status_code
-        median = statistics.median(times)
+        median, median_cpu = statistics.median(times), statistics.median(cpu)
         flag = "SLOW" if median > LIMIT_MS or status != 200 else ""
         slow += bool(flag)
-        rows.append((label, median, queries, status, flag))
-        print(f"{label:<52} {median:>8.0f} ms {queries:>5} queries  {status} {flag}", flush=True)
+        rows.append((label, median, median_cpu, queries, status, flag))
+        print(f"{label:<52} {median:>8.0f} ms {median_cpu:>8.0f} ms CPU {queries:>5} queries  {status} {flag}",
+              flush=True)
     print(f"\n{len(rows)} pages, {slow} over {LIMIT_MS} ms (or not 200).")
-    print("\n| page | median ms | queries |\n|---|---:|---:|")
-    for label, median, queries, _status, flag in rows:
-        print(f"| {label}{' (**' + flag.lower() + '**)' if flag else ''} | {median:.0f} | {queries} |")
+    print("\n| page | median ms | CPU ms | queries |\n|---|---:|---:|---:|")
+    for label, median, median_cpu, queries, _status, flag in rows:
+        print(f"| {label}{' (**' + flag.lower() + '**)' if flag else ''} | {median:.0f} | {median_cpu:.0f} | {queries} |")
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from datetime import date, datetime, timedelta
 from decimal import Decimal
 
 from django.conf import settings
-from django.urls import NoReverseMatch, reverse
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
 
@@ -73,11 +73,7 @@ class Dashboard:
 
 
 def _url(name: str, *args, query: dict | None = None) -> str:
-    """The page's address, or "" while the page does not exist (a section then shows no link to it)."""
-    try:
-        url = reverse(name, args=args)
-    except NoReverseMatch:
-        return ""
+    url = reverse(name, args=args)
     return f"{url}?{urlencode(query)}" if query else url
 
 
@@ -249,25 +245,27 @@ def _payments_section(*, as_of: date) -> Section:
 # --- penalties --------------------------------------------------------------------------------------------
 
 def penalties_tonight(*, as_of: date) -> int:
-    """An estimate of tonight's and tomorrow's penalty assessment: live bills whose first late charge falls
-    on ``as_of`` or the day after and that are not paid in the ledger. (Later penalties of bills already
-    late are left to the penalty preview.)"""
+    """Tonight's and tomorrow's first late charges: live bills whose first late day is ``as_of`` or the day
+    after and whose principal is not paid in the ledger as of ``as_of``. (Later penalties of bills already
+    late, and the amounts, are the penalty preview's.)"""
     scheme = ordinance_on(as_of).penalties
     window = (as_of, as_of + timedelta(days=1))
+    first_late: dict[tuple[date, date], date] = {}  # bills share their dates: work each pair out once
+    bills = []
     # The first late day is at most a few weeks after the due date under any preset; read only those bills.
-    bills = [(bill_id, account_id) for bill_id, account_id, bill_date, due_date in
-             Bill.objects.filter(due_date__gte=as_of - timedelta(days=62), due_date__lte=as_of)
-             .exclude(status=Bill.Status.VOID).values_list("id", "account_id", "bill_date", "due_date")
-             if window[0] <= first_late_day(scheme, bill_date=bill_date, due_date=due_date) <= window[1]]
+    for bill_id, account_id, bill_date, due_date in (
+            Bill.objects.filter(due_date__gte=as_of - timedelta(days=62), due_date__lte=as_of)
+            .exclude(status=Bill.Status.VOID).values_list("id", "account_id", "bill_date", "due_date")):
+        if (bill_date, due_date) not in first_late:
+            first_late[(bill_date, due_date)] = first_late_day(scheme, bill_date=bill_date, due_date=due_date)
+        if window[0] <= first_late[(bill_date, due_date)] <= window[1]:
+            bills.append((bill_id, account_id))
     if not bills:
         return 0
     balances = account_balances(list({account_id for _, account_id in bills}), through=as_of)
-    unpaid = 0
-    for bill_id, account_id in bills:
-        state = balances[account_id]
-        if any(key[1] == bill_id and len(key) == 2 and b.unpaid_principal > ZERO for key, b in state.bills.items()):
-            unpaid += 1
-    return unpaid
+    unpaid = {(account_id, key[1]) for account_id, state in balances.items() for key, b in state.bills.items()
+              if len(key) == 2 and b.unpaid_principal > ZERO}
+    return sum(1 for bill_id, account_id in bills if (account_id, bill_id) in unpaid)
 
 
 def _penalties_section(*, as_of: date) -> Section:
@@ -374,8 +372,8 @@ def _shortcuts(user) -> list[Shortcut]:
     return out
 
 
-def _unless_refused(key: str, title: str, build) -> Section:
-    """A section that asks the ordinance; before a preset is installed it says why it is empty."""
+def _unless_refused(key: str, title: str, build) -> Section | None:
+    """The section, or a line saying why the installed preset cannot give it."""
     try:
         return build()
     except ApplicationError as exc:
@@ -383,26 +381,25 @@ def _unless_refused(key: str, title: str, build) -> Section:
 
 
 def dashboard_for(*, user, as_of: date) -> Dashboard:
-    """The sections ``user`` may see, as of ``as_of``."""
-    sections: list[Section | None] = []
-    if user.has_perm("meters.view_reading"):
-        sections.append(_unless_refused("readings", "Readings waiting", lambda: _readings_section(as_of=as_of)))
-    if user.has_perm("billing.view_billingrun") or user.has_perm("billing.view_billingexception"):
-        sections.append(_runs_section(user))
-    if user.has_perm("billing.view_payment"):
-        sections.append(_payments_section(as_of=as_of))
-    if user.has_perm("billing.view_ledgerentry"):
-        sections.append(_unless_refused("penalties", "Penalties due tonight",
-                                        lambda: _penalties_section(as_of=as_of)))
-    if user.has_perm("termination.view_terminationcase"):
-        sections.append(_termination_section(as_of=as_of))
-    if user.has_perm("backflow.view_device"):
-        sections.append(_backflow_section(as_of=as_of))
-    if user.has_perm("core.view_nightlyrun"):
-        sections.append(_nightly_section())
-    if user.is_superuser:
-        sections.append(_security_section(now=timezone.now()))
-        sections.append(_scheduler_section())
+    """The sections ``user`` may see, as of ``as_of``. A section whose rules the installed preset lacks (or
+    before any preset is installed) says so instead of failing the page."""
+    wanted = (
+        (user.has_perm("meters.view_reading"), "readings", "Readings waiting",
+         lambda: _readings_section(as_of=as_of)),
+        (user.has_perm("billing.view_billingrun") or user.has_perm("billing.view_billingexception"), "runs",
+         "Billing runs and exceptions", lambda: _runs_section(user)),
+        (user.has_perm("billing.view_payment"), "payments", "Payments posted today",
+         lambda: _payments_section(as_of=as_of)),
+        (user.has_perm("billing.view_ledgerentry"), "penalties", "Penalties due tonight",
+         lambda: _penalties_section(as_of=as_of)),
+        (user.has_perm("termination.view_terminationcase"), "termination", "Termination deadlines",
+         lambda: _termination_section(as_of=as_of)),
+        (user.has_perm("backflow.view_device"), "backflow", "Backflow tests", lambda: _backflow_section(as_of=as_of)),
+        (user.has_perm("core.view_nightlyrun"), "nightly", "Last nightly job", _nightly_section),
+        (user.is_superuser, "security", "Security", lambda: _security_section(now=timezone.now())),
+        (user.is_superuser, "scheduler", "Scheduler", _scheduler_section),
+    )
+    sections = [_unless_refused(key, title, build) for allowed, key, title, build in wanted if allowed]
     return Dashboard(as_of=as_of, sections=[s for s in sections if s is not None], shortcuts=_shortcuts(user),
                      account_search_url=_url("admin:accounts_account_changelist")
                      if user.has_perm("accounts.view_account") else "")
