@@ -78,6 +78,7 @@ class BillView:
     bill_date: str
     due_date: str
     issued_on: str  # blank unless a corrected bill issued after its bill date
+    final: bool  # an off-cycle final bill (a move-out or a sale): its issue date is no correction
     period: str
     reading_labels: str
     reading_meters: str
@@ -144,7 +145,8 @@ def bill_views(*, bill_ids) -> list[BillView]:
         chart = consumption_chart_svg(chart_points(history.get(bill.account_id, []), through=bill.bill_date))
         lines = line_views(bill.lines.all())
         views.append(BillView(
-            pk=bill.pk, number=bill.number, title=f"Water bill {bill.number}", created_at=bill.created_at,
+            pk=bill.pk, number=bill.number,
+            title=f"{'Final water' if bill.final else 'Water'} bill {bill.number}", created_at=bill.created_at,
             account_no=account.account_no, access_code=account.access_code, portal_url=portal_url,
             service_address=account.premises.service_address,
             # The addressee is the owner of record when the bill was issued, whenever it is rendered.
@@ -152,7 +154,7 @@ def bill_views(*, bill_ids) -> list[BillView]:
             utility_name=utility.name, utility_phone=utility.phone, utility_header=header,
             utility_address_text=address_text,
             bill_date=fmt_day(bill.bill_date), due_date=fmt_day(bill.due_date),
-            issued_on=fmt_day(bill.issued_on) if bill.issued_on != bill.bill_date else "",
+            issued_on=fmt_day(bill.issued_on) if bill.issued_on != bill.bill_date else "", final=bill.final,
             period=f"{fmt_day(bill.period_start)} – {fmt_day(bill.period_end)}",
             reading_labels="\n".join(r["label"] for r in readings),
             reading_meters="\n".join(r["meter"] for r in readings),

@@ -301,3 +301,17 @@ def test_the_preview_runs_outside_a_request_transaction(mineola):
     run("run_billing", "--date", "2026-02-01")
     plan = final_bill_preview(account=account, read_on=date(2026, 5, 12), reading=1_080_500, as_of=date(2026, 5, 15))
     assert plan.bill.total == Decimal("46.41")
+
+
+def test_the_final_bill_prints_as_final_not_as_a_correction(billed):
+    import subprocess
+
+    from billing.services.bill_pdfs import bill_pdf_render
+
+    account, _ = billed
+    bill = final_bill_issue(account=account, read_on=date(2026, 5, 12), reading=1_080_500, as_of=date(2026, 5, 15),
+                            actor=None)
+    text = subprocess.run(["pdftotext", "-layout", "-", "-"], input=bill_pdf_render(bill=bill), capture_output=True,
+                          check=True).stdout.decode()
+    assert "Final bill, to the final reading, issued May 15, 2026." in text
+    assert "Corrected bill" not in text and "pro rata 100/181 days" in text
