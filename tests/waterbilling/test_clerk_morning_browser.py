@@ -1,0 +1,141 @@
+"""A clerk's morning in the admin, in Debian's chromium through Playwright: the dashboard → find an account
+by its owner's name → read its running-balance ledger → reprint its bill → post a counter payment and
+print the receipt → preview a billing run and issue it.
+
+The village is Mineola's preset. One account is the worked example of ORDINANCES.md (62,500 gal billed
+2026-02-01: $186.13, unpaid since, so penalties stand on it); another, in book 9, was read in November and
+is due on today's billing date, December 1 (§ 45.29 A: books 9–10 are billed Jun 1 and Dec 1).
+
+Skips where /usr/bin/chromium is missing (``apt-get install chromium``; CI installs it).
+"""
+
+import os
+import re
+from datetime import date, timedelta
+from decimal import Decimal
+
+import pytest
+from django.core.management import call_command
+from django.db import connections
+
+from billing.models import Bill, BillingRun, Payment
+from core.clock import today
+from meters.models import Reading
+from tests.factories import AccountFactory, CustomerFactory, InstallationFactory, MeterFactory, clerk_user
+from tests.portal.conftest import PASSWORD, billed_account
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+DESK = {"width": 1280, "height": 900}
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not os.path.exists(CHROMIUM),
+                       reason=f"{CHROMIUM} is missing: install Debian's chromium (apt-get install chromium)"),
+]
+
+
+@pytest.fixture
+def browser():
+    # Playwright's sync API runs an event loop in this thread; Django's ORM calls in the test stay synchronous.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+            # Playwright runs the test in a greenlet with a connection of its own; close it, or PostgreSQL
+            # cannot drop the test database at the end of the session.
+            connections.close_all()
+
+
+@pytest.fixture
+def morning(mineola, settings, tmp_path):
+    """The worked-example account (owner Margaret Quinlan), penalties assessed to today, and a book 9
+    account read in November, due on today's billing date."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.BILL_PDFS_ON_ISSUE = False
+    quinlan = billed_account(owner=CustomerFactory(name="Margaret Quinlan",
+                                                   mailing_address="12 Willis Avenue\nMineola, NY 11501"))
+    call_command("assess_penalties", "--date", today().isoformat(), "--no-progress", stdout=open(os.devnull, "w"))
+    due_today = AccountFactory(book=9)
+    meter = MeterFactory()
+    InstallationFactory(meter=meter, account=due_today, installed_on=date(2026, 5, 10))
+    Reading.objects.create(meter=meter, read_on=date(2026, 5, 10), value=500_000, source="install")
+    Reading.objects.create(meter=meter, read_on=today() - timedelta(days=20), value=530_000)
+    user = clerk_user("clerk")
+    user.set_password(PASSWORD)
+    user.save()
+    return {"quinlan": quinlan, "due_today": due_today}
+
+
+def test_a_clerks_morning(live_server, morning, browser):
+    from playwright.sync_api import expect
+
+    quinlan = morning["quinlan"]
+    bill = quinlan.bills.get()
+    page = browser.new_context(viewport=DESK).new_page()
+
+    # Sign in: the admin home is the dashboard of today's work.
+    page.goto(live_server.url + "/admin/")
+    page.get_by_label("Username").fill("clerk")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_role("heading", name=re.compile("Today's work"))).to_be_visible()
+    expect(page.locator("#dashboard-shortcuts")).to_contain_text("Post a payment")
+
+    # Find the account by its owner's name, from the dashboard's one box.
+    page.get_by_label("Find an account").fill("quinlan")
+    page.get_by_role("button", name="Search").click()
+    page.get_by_role("link", name=quinlan.account_no).click()
+    expect(page.locator("body")).to_contain_text("Margaret Quinlan")
+
+    # Its running-balance ledger: the $186.13 bill, then each penalty (§ 45.29 E) with the balance after it.
+    ledger = page.locator("#account-ledger")
+    expect(ledger).to_contain_text(bill.number)
+    expect(ledger).to_contain_text("186.13")
+    expect(ledger).to_contain_text("9.31")  # 5% of $186.13, half-up, on 2026-03-02
+    expect(ledger).to_contain_text("195.44")  # the balance after it
+
+    # Reprint its bill: the link serves the bill rendered again, a PDF.
+    reprint = page.locator("#account-bills").get_by_role("link", name="reprint")
+    response = page.request.get(live_server.url + reprint.get_attribute("href"))
+    assert response.ok and response.headers["content-type"] == "application/pdf"
+    assert response.body().startswith(b"%PDF-")
+
+    # Post a counter payment: the counter opens on the account, showing the name and the amount due.
+    page.get_by_role("link", name="Post a payment").click()
+    expect(page.locator("#counter-name")).to_have_text("Margaret Quinlan")
+    due_text = page.locator("#counter-due").inner_text()
+    assert due_text.startswith("$")
+    page.get_by_label("Amount ($)").fill("50.00")
+    page.get_by_label("Tender").select_option("cash")
+    page.get_by_role("button", name="Post payment").click()
+    expect(page.locator("#counter-posted")).to_contain_text("Posted $50.00")
+    payment = Payment.objects.get(account=quinlan)
+    assert (payment.amount.amount, payment.tender, payment.paid_on) == (Decimal("50.00"), "cash", today())
+    # Print the receipt (it opens in a tab of its own).
+    with page.context.expect_page() as receipt_tab:
+        page.get_by_role("link", name="Print receipt").click()
+    receipt = page.request.get(receipt_tab.value.url)
+    assert receipt.ok and receipt.body().startswith(b"%PDF-")
+
+    # Preview today's billing run: the proof register before anything is issued.
+    page.goto(live_server.url + "/admin/")
+    page.get_by_role("link", name="Start or preview a billing run").click()
+    page.get_by_label("Bill date").fill(today().isoformat())
+    page.get_by_role("button", name="Preview").click()
+    expect(page.get_by_role("heading", name="Bills by book")).to_be_visible()
+    expect(page.locator("body")).to_contain_text("76.00")
+    assert not Bill.objects.filter(account=morning["due_today"]).exists()  # a preview writes nothing
+    page.get_by_role("button", name="Issue these bills").click()
+    run = BillingRun.objects.get(run_on=today(), dry_run=False)
+    expect(page.locator("body")).to_contain_text("Bills issued")
+    assert run.bills_created == 1
+    new_bill = Bill.objects.get(account=morning["due_today"], bill_date=today())
+    # 30,000 gal: $45.00 minimum (20,000 gal) + 10,000 gal × $3.10 = $31.00 (§ 45.28 A, sample schedule).
+    assert new_bill.total.amount == Decimal("76.00")
