@@ -42,6 +42,7 @@ def test_the_list_has_an_export_button_that_keeps_its_filters(billed):
     html = billed.get(reverse("admin:billing_payment_changelist"), {"tender__exact": "cash"}).content.decode()
     assert f'href="{reverse("admin:billing_payment_export_csv")}?tender__exact=cash"' in html
     assert "Export CSV" in html
+    assert f'href="{reverse("admin:billing_payment_add")}' in html  # the list's own buttons stay
 
 
 def test_payments_export_with_the_list_columns_and_plain_money(billed):
