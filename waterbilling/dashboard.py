@@ -178,8 +178,8 @@ def _readings_section(*, as_of: date) -> Section:
 def _runs_section(user) -> Section:
     items = []
     if user.has_perm("billing.view_billingrun"):
-        runs = (BillingRun.objects.filter(status__in=[BillingRun.Status.PENDING, BillingRun.Status.RUNNING,
-                                                      BillingRun.Status.FAILED])
+        runs = (BillingRun.objects.filter(dry_run=False, status__in=[
+                    BillingRun.Status.PENDING, BillingRun.Status.RUNNING, BillingRun.Status.FAILED])
                 .order_by("-created_at")[:ROWS_SHOWN])
         for run in runs:
             detail = (f"failed: {run.error}" if run.status == BillingRun.Status.FAILED
@@ -196,8 +196,9 @@ def _runs_section(user) -> Section:
         items.append(Item(f"{_plural(held, 'bill')} held for high usage",
                           _url(changelist, query={"status__exact": "open", "kind__exact": "high_usage"}),
                           "review each and release it or resolve it"))
+        others = ",".join(k for k in BillingException.Kind.values if k != BillingException.Kind.HIGH_USAGE)
         items.append(Item(f"{_plural(other, 'other open exception')}",
-                          _url(changelist, query={"status__exact": "open"}),
+                          _url(changelist, query={"status__exact": "open", "kind__in": others}),
                           "no reading, a lower reading, or a bill that cannot be rated"))
     links = [Item("Billing runs", _url("admin:billing_billingrun_changelist"))]
     return Section("runs", "Billing runs and exceptions", items, links)
@@ -273,7 +274,7 @@ def _penalties_section(*, as_of: date) -> Section:
     preview = _url("admin:billing_penalties_preview")
     return Section("penalties", "Penalties due tonight", [
         Item(f"{_plural(count, 'unpaid bill')} draw{'s' if count == 1 else ''} a first late charge today or "
-             "tomorrow", preview, "an estimate: the penalty preview has the amounts")])
+             "tomorrow", preview, "first late charges; the penalty preview has every charge and its amount")])
 
 
 # --- termination, backflow, nightly -----------------------------------------------------------------------

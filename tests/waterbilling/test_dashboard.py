@@ -107,3 +107,35 @@ def test_a_section_needs_its_permission(office):
     user = get_user_model().objects.create_user("reader", is_staff=True)
     assert dashboard_for(user=user, as_of=today()).sections == []
     assert dashboard_for(user=user, as_of=today()).account_search_url == ""
+
+
+def test_penalties_tonight_counts_unpaid_bills_whose_first_late_day_is_today_or_tomorrow(mineola):
+    from datetime import date
+
+    from tests.billing.steps import read, run
+    from waterbilling.dashboard import penalties_tonight
+
+    for number, gallons in (("1-0001", 62_500), ("1-0002", 20_000), ("1-0003", 30_000)):
+        _, meter = account_with_meter(book=1, account_no=number)
+        read(meter, date(2026, 1, 12), 1_000_000 + gallons)
+    run("run_billing", "--date", "2026-02-01")  # due 2026-03-01; first penalty 2026-03-02 (§ 45.29 D, E)
+    payment_post(account_no="1-0002", amount=Decimal("45.00"), paid_on=date(2026, 2, 20), reference="CHK-1")
+    payment_post(account_no="1-0003", amount=Decimal("10.00"), paid_on=date(2026, 2, 20), reference="CHK-2")
+    assert penalties_tonight(as_of=date(2026, 3, 1)) == 2  # 1-0001 unpaid, 1-0003 partly paid
+    assert penalties_tonight(as_of=date(2026, 3, 2)) == 2
+    assert penalties_tonight(as_of=date(2026, 2, 27)) == 0 and penalties_tonight(as_of=date(2026, 3, 3)) == 0
+
+
+def test_readings_waiting_for_the_next_billing_date(mineola):
+    from datetime import date
+
+    from tests.billing.steps import read
+    from waterbilling.dashboard import readings_waiting
+
+    _, read_meter = account_with_meter(book=1, account_no="1-0001")
+    account_with_meter(book=1, account_no="1-0002")
+    account_with_meter(book=3, account_no="3-0001")  # book 3 is billed in March and September
+    read(read_meter, date(2026, 7, 14), 1_020_000)
+    w = readings_waiting(as_of=date(2026, 7, 20))
+    # Book 1's next billing date is 2026-08-01 (§ 45.29 A(1)); its read window is July.
+    assert (w.bill_date, w.due, w.without_reading) == (date(2026, 8, 1), 2, 1)
