@@ -10,6 +10,9 @@ locks the accounts, plans and posts, and ``penalties_preview`` only plans, so th
 An approved waiver (``PenaltyWaiver``) is one of those facts: the charge it waives is owed as nothing, so the
 plan corrects it to zero on its own day and bill ("… waived: <reason>") and never posts it again.
 
+``penalties_preview`` plans only the accounts whose plan can be non-empty when the nightly job has
+assessed a recent day (``penalty_candidates_since``), and every candidate otherwise.
+
 ``penalty_register`` lists the late charges posted in a range of days, each with its corrections netted and
 its waiver, with totals by kind and citation.
 """
@@ -19,14 +22,18 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 
+from django.db.models import Q, Sum
+
 from accounts.models import Account
 from core.clock import today
 from core.errors import ApplicationError
+from core.models import NightlyStep
 from core.money import ZERO
 
+from .ledger.allocation import DEPOSIT_KINDS, REVERSAL_KIND
 from .ledger.posting import Posting, correction_source, late_charge_source
 from .ledger.selectors import entries_for_accounts
-from .models import Bill, LedgerEntry, PenaltyWaiver
+from .models import Bill, LedgerEntry, PenaltyWaiver, Utility
 from .ordinance import ordinance_on
 from .penalties import BillTerms, penalties_owed
 
@@ -40,6 +47,14 @@ PREVIEW_DAYS_AHEAD = 31
 # The register lists at most a year of charges on one page.
 REGISTER_MAX_DAYS = 366
 
+# The nightly job's step that assesses penalties (``waterbilling.nightly.STEPS``).
+NIGHTLY_PENALTIES_STEP = "penalties"
+# A fact written by a transaction still open when the nightly assessment started, or by a server whose clock
+# is a little behind, carries a time a little before the step's start: it counts as recorded after it.
+RECORDED_MARGIN = timedelta(minutes=5)
+# Half a cent: an account balance summed by the database (in floating point on SQLite) below it is at most zero.
+HALF_CENT = Decimal("0.005")
+
 WaivedKey = tuple[int, date, str]  # (bill id, day, kind) of a late charge
 
 
@@ -48,6 +63,86 @@ def penalty_candidates(*, as_of: date) -> list[int]:
     the facts no longer support."""
     return list(Bill.objects.filter(due_date__lt=as_of).order_by("account_id")
                 .values_list("account_id", flat=True).distinct())
+
+
+def last_nightly_assessment() -> tuple[date, datetime] | None:
+    """The latest day the nightly job's penalties step finished for, and when that step started."""
+    row = (NightlyStep.objects.filter(name=NIGHTLY_PENALTIES_STEP, status=NightlyStep.Status.DONE,
+                                      started_at__isnull=False)
+           .order_by("-run__run_on").values_list("run__run_on", "started_at").first())
+    return (row[0], row[1]) if row else None
+
+
+def penalty_candidates_since(*, as_of: date) -> list[int] | None:
+    """The candidates on ``as_of`` whose plan through ``as_of`` can be non-empty, knowing that the nightly job
+    assessed every account through an earlier day; None when there is no such shortcut (plan every candidate).
+
+    Let L be the latest day whose nightly ``penalties`` step is done and T when that step started. The step
+    (``penalties_assess_due``) reconciled every account with a bill due before L through L, at T or later:
+    its posted late charges of days up to L were then what the facts made owed, and a later reconciliation
+    (an assessment, a correction after a payment) on unchanged facts keeps them so. What is owed on a day
+    depends only on the account's ledger entries, its bills, the approved waivers and the preset's penalty
+    scheme and payment order (``Utility``). Every change of the first three is recorded: a payment, a
+    reversal, a memo, a void, a bill are ledger entries (``ledger_post``/``ledger_post_many`` stamp
+    ``created_at``), a waiver has ``requested_at``/``decided_at``. So for ``as_of`` = D ≥ L, a candidate
+    can have something to post only if
+
+    * it has a bill due on or after L (not assessed on L) or a bill or ledger entry recorded since T, other
+      than the late charges and corrections reconciliations post (they follow from the facts); or an entry
+      dated after L (a late charge posted ahead of L, a payment reversal dated after L that takes its payment
+      out of the whole replay); or a waiver asked for or decided since T; or
+    * a live bill due before L has a late-charge day in (L, D] under the scheme, and the account's balance
+      at the end of L is more than zero. With nothing dated after L, the replay's balance at the start of
+      every day after L is the books' balance at the end of L (the late charges posted through L being
+      those owed); at most zero, no bill owes anything (a credit left over always pays what is unpaid), so
+      every charge computed on it is nothing.
+
+    T is taken ``RECORDED_MARGIN`` early. No shortcut without a nightly assessment, for a day before L (an
+    assessment of L saw bills and reversals a plan of an earlier day leaves out), or when the utility was
+    changed since T (a new penalty scheme or payment order re-prices every day)."""
+    last = last_nightly_assessment()
+    if last is None:
+        return None
+    assessed, started = last
+    if as_of < assessed:
+        return None
+    since = started - RECORDED_MARGIN
+    updated = Utility.objects.values_list("updated_at", flat=True).first()
+    if updated is None or updated >= since:
+        return None
+    scheme = ordinance_on(as_of).penalties
+    candidates: set[int] = set()
+    changed: set[int] = set()
+    falls_due: set[int] = set()
+    draws: dict[tuple[date, date], bool] = {}
+    for account_id, bill_date, due_date, status, created_at in Bill.objects.filter(due_date__lt=as_of).values_list(
+            "account_id", "bill_date", "due_date", "status", "created_at"):
+        candidates.add(account_id)
+        if due_date >= assessed or created_at >= since:
+            changed.add(account_id)
+        elif status != Bill.Status.VOID and account_id not in falls_due:
+            terms = (bill_date, due_date)
+            if terms not in draws:
+                draws[terms] = any(due.on > assessed for due in scheme.dates(
+                    bill_date=bill_date, due_date=due_date, through=as_of))
+            if draws[terms]:
+                falls_due.add(account_id)
+    late_kinds = [*LATE_CHARGE_KINDS, *CORRECTION_OF.values()]
+    changed.update(LedgerEntry.objects.filter(
+        (Q(created_at__gte=since) & ~Q(kind__in=late_kinds)) | Q(posted_on__gt=assessed))
+        .values_list("account_id", flat=True).distinct())
+    changed.update(PenaltyWaiver.objects.filter(Q(requested_at__gte=since) | Q(decided_at__gte=since))
+                   .values_list("account_id", flat=True).distinct())
+    changed &= candidates
+    owing = falls_due - changed
+    if owing:
+        reversed_payments = (LedgerEntry.objects.filter(kind=REVERSAL_KIND, posted_on__lte=assessed)
+                             .values("corrects_id"))
+        balances = (LedgerEntry.objects.filter(posted_on__lte=assessed)
+                    .exclude(kind__in=[*DEPOSIT_KINDS, REVERSAL_KIND]).exclude(id__in=reversed_payments)
+                    .values("account_id").annotate(total=Sum("amount")).values_list("account_id", "total"))
+        owing &= {account_id for account_id, total in balances if total is not None and total >= HALF_CENT}
+    return sorted(changed | owing)
 
 
 @dataclass(frozen=True)
@@ -75,7 +170,7 @@ def penalties_plan(*, through: dict[int, date]) -> list[Posting]:
         return []
     last_day = max(through.values())
     ordinance = ordinance_on(last_day)
-    scheme, order = ordinance.penalties, ordinance.payment_order
+    scheme, order = _DatesOnce(ordinance.penalties), ordinance.payment_order
     entries = entries_for_accounts(account_ids, through=last_day)
     waived = waived_charges(account_ids=account_ids)
     bills: dict[int, list[BillTerms]] = defaultdict(list)
@@ -88,6 +183,7 @@ def penalties_plan(*, through: dict[int, date]) -> list[Posting]:
             bills[account_id].append(BillTerms(key=(bill_date, bill_id), bill_date=bill_date, due_date=due_date))
     # What is posted: per bill, day and kind, the late charge's row and its net amount after corrections.
     posted: dict[tuple[int, date, str], list] = {}
+    posted_by_account: dict[int, list[tuple[tuple[int, date, str], list]]] = defaultdict(list)
     by_id: dict[int, list] = {}
     corrections: list[tuple[int, Decimal]] = []
     corrected_times: dict[int, int] = defaultdict(int)
@@ -96,7 +192,9 @@ def penalties_plan(*, through: dict[int, date]) -> list[Posting]:
             posted_on__lte=last_day).values_list("id", "account_id", "bill_id", "posted_on", "kind", "amount",
                                                  "corrects_id").order_by("id"):
         if kind in LATE_CHARGE_KINDS:
-            posted[(bill_id, posted_on, kind)] = by_id[entry_id] = [entry_id, account_id, amount, kind]
+            key = (bill_id, posted_on, kind)
+            posted[key] = by_id[entry_id] = [entry_id, account_id, amount, kind]
+            posted_by_account[account_id].append((key, posted[key]))
         else:
             corrections.append((corrects_id, amount))
     for corrects_id, amount in corrections:
@@ -121,11 +219,31 @@ def penalties_plan(*, through: dict[int, date]) -> list[Posting]:
             elif row[2] != penalty.amount:
                 new.append(_correction(row, penalty.amount, bill_id=bill_id, day=day, number=numbers[bill_id],
                                        times=corrected_times[row[0]]))
-        for (bill_id, day, kind), row in posted.items():
-            if row[1] == account_id and day <= through[account_id] and (bill_id, day, kind) not in seen and row[2]:
+        for (bill_id, day, kind), row in posted_by_account.get(account_id, ()):
+            if day <= through[account_id] and (bill_id, day, kind) not in seen and row[2]:
                 new.append(_correction(row, ZERO, bill_id=bill_id, day=day, number=numbers[bill_id],
                                        times=corrected_times[row[0]], waived=mine.get((bill_id, day, kind))))
     return new
+
+
+class _DatesOnce:
+    """A penalty scheme whose ``dates`` are worked out once for each bill date, due date and last day: the
+    bills of a book share them. Everything else is the scheme's."""
+
+    def __init__(self, scheme):
+        self._scheme = scheme
+        self._dates: dict[tuple[date, date, date], tuple] = {}
+
+    def dates(self, *, bill_date: date, due_date: date, through: date) -> tuple:
+        key = (bill_date, due_date, through)
+        found = self._dates.get(key)
+        if found is None:
+            found = self._dates[key] = tuple(self._scheme.dates(bill_date=bill_date, due_date=due_date,
+                                                                 through=through))
+        return found
+
+    def __getattr__(self, name: str):
+        return getattr(self._scheme, name)
 
 
 def _correction(row: list, owed: Decimal, *, bill_id: int, day: date, number: str, times: int,
@@ -167,10 +285,14 @@ def preview_day_refusal(on: date) -> None:
 def penalties_preview(*, as_of: date) -> list[PreviewRow]:
     """What ``assess_penalties --date as_of`` would post on the facts known now, without writing: every
     penalty and interest charge due on or before ``as_of`` not yet posted, and the corrections of posted
-    ones, by account. Replays only the accounts with a bill past due on ``as_of``, in chunks."""
+    ones, by account. Replays only the accounts whose plan can be non-empty since the last nightly
+    assessment (``penalty_candidates_since``), or else every account with a bill past due on ``as_of``, in
+    chunks."""
     preview_day_refusal(as_of)
     postings: list[Posting] = []
-    ids = penalty_candidates(as_of=as_of)
+    ids = penalty_candidates_since(as_of=as_of)
+    if ids is None:
+        ids = penalty_candidates(as_of=as_of)
     for start in range(0, len(ids), CHUNK):
         postings.extend(penalties_plan(through=dict.fromkeys(ids[start:start + CHUNK], as_of)))
     accounts = dict(Account.objects.filter(id__in={p.account_id for p in postings})
