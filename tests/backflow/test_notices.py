@@ -82,3 +82,13 @@ def test_the_annual_summary_lists_every_device_with_its_tests(tmp_path):
     out = tmp_path / "summary.pdf"
     bf("summary", "--year", "2026", "--format", "pdf", "--out", str(out), date_="2026-11-30")
     assert out.read_bytes().startswith(b"%PDF")
+
+
+def test_a_notice_with_an_unknown_account_and_an_impossible_date_names_both_and_saves_nothing(tmp_path):
+    village(tmp_path, "lansing")
+    message = refused("notice", "NOPE", "--kind", "certification", "--served-on", "2026-13-01",
+                      "--largest-pipe", "two", date_="2026-03-02")
+    assert "account_no: no account 'NOPE'" in message
+    assert "--served-on: '2026-13-01' is not a date" in message
+    assert "--largest-pipe: 'two' is not a size in inches" in message
+    assert not ComplianceNotice.objects.exists()

@@ -28,7 +28,7 @@ def _day(value: str | None, name: str) -> date | None:
     try:
         return iso_date(value)
     except ValueError as exc:
-        raise CommandError(f"--{name.replace('_', '-')}: {exc}") from None
+        raise ApplicationError(str(exc), field=f"--{name.replace('_', '-')}") from None
 
 
 def _inches(value: str | None, name: str) -> Decimal | None:
@@ -43,7 +43,7 @@ def _inches(value: str | None, name: str) -> Decimal | None:
         else:
             number = Decimal(text)
     except (InvalidOperation, ArithmeticError, ValueError):
-        raise CommandError(f"--{name}: '{value}' is not a size in inches (2, 1.5 or 1 1/2)") from None
+        raise ApplicationError(f"'{value}' is not a size in inches (2, 1.5 or 1 1/2)", field=f"--{name}") from None
     return number
 
 
@@ -53,7 +53,21 @@ def _dollars(value: str | None, name: str) -> Decimal | None:
     try:
         return Decimal(value)
     except InvalidOperation:
-        raise CommandError(f"--{name}: '{value}' is not an amount in dollars") from None
+        raise ApplicationError(f"'{value}' is not an amount in dollars", field=f"--{name}") from None
+
+
+def _each(**reads) -> dict:
+    """Every argument read (a parse, a lookup), and every one that fails named together, not only the first:
+    ``notice NOPE --served-on 2026-13-01`` names the unknown account and the impossible date."""
+    values, errors = {}, []
+    for name, read in reads.items():
+        try:
+            values[name] = read()
+        except ApplicationError as exc:
+            errors.extend(exc.errors)
+    if errors:
+        raise ApplicationError(errors=errors)
+    return values
 
 
 class Command(BaseCommand):
@@ -184,23 +198,27 @@ class Command(BaseCommand):
         self._say(f"Tester {tester}: certified until {tester.certification_expires}")
 
     def do_test(self, as_of, o):
-        device = svc.device_get(o["serial"])
-        test = svc.test_record(device=device, tester=svc.tester_get(o["tester"]),
-                               tested_on=_day(o["tested_on"], "tested_on"), result=o["result"], actor=None,
-                               as_of=as_of, check_valve_1=o["cv1"], check_valve_2=o["cv2"], relief_valve=o["rv"],
-                               repairs=o["repairs"])
+        got = _each(device=lambda: svc.device_get(o["serial"]), tester=lambda: svc.tester_get(o["tester"]),
+                    tested_on=lambda: _day(o["tested_on"], "tested_on"))
+        device = got["device"]
+        test = svc.test_record(device=device, tester=got["tester"], tested_on=got["tested_on"], result=o["result"],
+                               actor=None, as_of=as_of, check_valve_1=o["cv1"], check_valve_2=o["cv2"],
+                               relief_valve=o["rv"], repairs=o["repairs"])
         due = svc.device_due(device, as_of=max(as_of, test.tested_on))
         self._say(f"Test of {device.serial} on {test.tested_on}: {test.result}; next test due {due.due_on} "
                   f"({due.citation})")
 
     def do_notice(self, as_of, o):
-        device = svc.device_get(o["device"]) if o["device"] else None
-        notice = svc.notice_serve(account=account_get(account_no=o["account_no"]), kind=o["kind"],
-                                  served_on=_day(o["served_on"], "served_on"), actor=None, method=o["method"],
-                                  as_of=as_of, received_on=_day(o["received_on"], "received_on"),
-                                  article_number=o["article_number"], device=device,
-                                  largest_pipe=_inches(o["largest_pipe"], "largest-pipe"),
-                                  per_day=_dollars(o["per_day"], "per-day"))
+        got = _each(account=lambda: account_get(account_no=o["account_no"]),
+                    device=lambda: svc.device_get(o["device"]) if o["device"] else None,
+                    served_on=lambda: _day(o["served_on"], "served_on"),
+                    received_on=lambda: _day(o["received_on"], "received_on"),
+                    largest_pipe=lambda: _inches(o["largest_pipe"], "largest-pipe"),
+                    per_day=lambda: _dollars(o["per_day"], "per-day"))
+        notice = svc.notice_serve(account=got["account"], kind=o["kind"], served_on=got["served_on"], actor=None,
+                                  method=o["method"], as_of=as_of, received_on=got["received_on"],
+                                  article_number=o["article_number"], device=got["device"],
+                                  largest_pipe=got["largest_pipe"], per_day=got["per_day"])
         self._say(f"Notice {notice.pk} ({notice.get_kind_display().lower()}) served on {notice.served_on}"
                   + (f"; deadline {notice.deadline}" if notice.deadline else "") + f" ({notice.citation})")
 
