@@ -114,7 +114,7 @@ def bill_summaries(*, bills: list[Bill]) -> dict[int, BillSummary]:
     ordinance = ordinance_on(last_issued)
     scheme, order = ordinance.penalties, ordinance.payment_order
     account_ids = sorted({b.account_id for b in bills})
-    entries = entries_for_accounts(account_ids, through=last_issued)
+    entries = entries_for_accounts(account_ids, through=last_issued, recorded_at=True)
     others: dict[int, list[tuple]] = defaultdict(list)
     for row in Bill.objects.filter(account_id__in=account_ids).values_list(
             "id", "account_id", "bill_date", "issued_on", "due_date", "status", "created_at", "voided_at"):

@@ -23,15 +23,15 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 
-from django.db.models import F, Max, Sum
-from django.db.models.functions import Round
+from django.db.models import Max
 
 from accounts.models import Account
 from billing.ledger.allocation import DEPOSIT_KINDS, PENALTY_KINDS, BillBalance, allocate
-from billing.ledger.selectors import account_balances, entries_for_accounts
+from billing.ledger.selectors import account_balances, accounts_not_netting_to_zero, entries_for_accounts
 from billing.models import Bill, BillLine, LedgerEntry, Payment
 from billing.ordinance import ordinance_on
 from billing.penalties import BillTerms, penalties_owed
+from billing.penalty_selectors import waived_charges
 from billing.presets import preset_load
 from core.csvimport import chunked
 from core.money import ZERO
@@ -68,21 +68,6 @@ def _accounts_on_the_ledger(*, through: date) -> list[int]:
     """Every account with an entry of what is owed or paid on or before ``through``, by id."""
     return list(LedgerEntry.objects.filter(posted_on__lte=through).exclude(kind__in=DEPOSIT_KINDS)
                 .order_by("account_id").values_list("account_id", flat=True).distinct())
-
-
-def _accounts_with_a_balance(*, through: date) -> list[int]:
-    """Every account whose entries of what is owed and paid on or before ``through`` do not net to zero, by id.
-
-    An account's balance in the allocation is exactly the sum of its entries: a charge adds its amount, a
-    credit takes its amount off a bill or into the credit, and settling moves money from the credit to the
-    charges, which changes neither; a payment reversed within the range and its reversal (left out of the
-    replay together) cancel. So an account netting to zero has a zero balance and no aging row, and its
-    entries need not be loaded and replayed. The sum is taken in whole cents, each entry rounded to its cent
-    first: exact on SQLite (whose sums are floating point, exact for whole numbers) as on PostgreSQL."""
-    rows = (LedgerEntry.objects.filter(posted_on__lte=through).exclude(kind__in=DEPOSIT_KINDS)
-            .values("account_id").annotate(cents=Sum(Round(F("amount") * 100))).order_by("account_id")
-            .values_list("account_id", "cents"))
-    return [account_id for account_id, cents in rows if cents]
 
 
 def _due_on(key: tuple, due_dates: dict[int, date]) -> date:
@@ -203,7 +188,7 @@ class Aging:
 def aging(*, as_of: date) -> Aging:
     """Every account whose balance on ``as_of`` is not zero, its balance split by how long past due."""
     rows: list[AgingRow] = []
-    for chunk in chunked(_accounts_with_a_balance(through=as_of), CHUNK):
+    for chunk in chunked(accounts_not_netting_to_zero(through=as_of), CHUNK):
         balances = account_balances(chunk, through=as_of)
         owing = {account_id: state for account_id, state in balances.items() if state.balance}
         if not owing:
@@ -331,11 +316,14 @@ def relevy(*, levy_on: date) -> Relevy:
     with the owner and the owner's mailing address, the unpaid charges, and the penalties and interest
     through the levy date apart."""
     ordinance = ordinance_on(levy_on)
-    scheme, order = ordinance.penalties, ordinance.payment_order
+    scheme, order = _DatesOnce(ordinance.penalties), ordinance.payment_order
     rows: list[RelevyRow] = []
     not_posted = ZERO
+    # An account whose ledger nets to zero has no bill unpaid (``accounts_not_netting_to_zero``): no row.
+    owing = set(accounts_not_netting_to_zero(through=levy_on))
     for chunk in chunked(_accounts_on_the_ledger(through=levy_on), CHUNK):
         entries = entries_for_accounts(chunk, through=levy_on)
+        waived = waived_charges(account_ids=chunk)  # a waived charge is owed as nothing
         due_dates: dict[int, date] = {}
         terms: dict[int, list[BillTerms]] = defaultdict(list)
         for bill_id, account_id, bill_date, due_date, status in Bill.objects.filter(account_id__in=chunk).values_list(
@@ -346,14 +334,15 @@ def relevy(*, levy_on: date) -> Relevy:
         found: dict[int, tuple[Decimal, Decimal]] = {}
         for account_id in chunk:
             account_entries = entries.get(account_id, [])
-            past_due = [bill for key, bill in allocate(account_entries, order=order).bills.items()
-                        if _due_on(key, due_dates) < levy_on]
-            charges = sum((bill.unpaid_principal for bill in past_due), ZERO)
-            late = sum((_unpaid_late(bill) for bill in past_due), ZERO)
-            if charges + late > ZERO:
-                found[account_id] = (charges, late)
+            if account_id in owing:
+                past_due = [bill for key, bill in allocate(account_entries, order=order).bills.items()
+                            if _due_on(key, due_dates) < levy_on]
+                charges = sum((bill.unpaid_principal for bill in past_due), ZERO)
+                late = sum((_unpaid_late(bill) for bill in past_due), ZERO)
+                if charges + late > ZERO:
+                    found[account_id] = (charges, late)
             owed = penalties_owed(entries=account_entries, bills=terms.get(account_id, []), scheme=scheme,
-                                  through=levy_on, order=order)
+                                  through=levy_on, order=order, waived=waived.get(account_id, {}).keys())
             posted = sum((e.amount for e in account_entries if e.kind in PENALTY_KINDS), ZERO)
             not_posted += sum((p.amount for p in owed), ZERO) - posted
         facts = _account_facts(found)
@@ -370,6 +359,27 @@ def relevy(*, levy_on: date) -> Relevy:
 
 def _unpaid_late(bill: BillBalance) -> Decimal:
     return bill.unpaid_total - bill.unpaid_principal
+
+
+class _DatesOnce:
+    """The preset's penalty scheme, each bill's penalty days worked out once per bill date, due date and last
+    day: the relevy asks for every bill's days through the levy date, and a village's bills share a few bill
+    and due dates. The days are the scheme's own (its ``dates``, unchanged and not to be modified); everything
+    else is the scheme's."""
+
+    def __init__(self, scheme):
+        self._scheme = scheme
+        self._dates: dict[tuple, list] = {}
+        self.amount = scheme.amount  # asked for every penalty day: not looked up each time
+
+    def dates(self, *, bill_date: date, due_date: date, through: date) -> list:
+        key = (bill_date, due_date, through)
+        if key not in self._dates:
+            self._dates[key] = self._scheme.dates(bill_date=bill_date, due_date=due_date, through=through)
+        return self._dates[key]
+
+    def __getattr__(self, name):
+        return getattr(self._scheme, name)
 
 
 # --- receipts ---------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from decimal import Decimal
 from django.db.models import Min
 
 from accounts.models import Account
-from billing.ledger.selectors import account_balances
+from billing.ledger.selectors import account_balances, accounts_not_netting_to_zero
 from billing.models import Bill, PendingCharge
 from core.errors import NotFound
 from core.money import ZERO
@@ -59,12 +59,12 @@ def delinquencies(*, as_of: date, account_ids=None, policy: TerminationPolicy | 
     if not rows:
         return []
     fines = _fines_charged_on(rows) if trigger.fine_days is not None else {}
-    candidates = sorted({row[1] for row in rows.values()})
+    # An account whose ledger nets to zero owes nothing on any bill: its ledger need not be replayed.
+    candidates = accounts_not_netting_to_zero(through=as_of, account_ids=sorted({row[1] for row in rows.values()}))
+    if not candidates:
+        return []
     balances = account_balances(candidates, through=as_of)
-    open_cases = dict(TerminationCase.objects.filter(account_id__in=candidates, status__in=[*ACTIVE, "shut_off"])
-                      .values_list("account_id", "number"))
-    accounts = {a.id: a for a in Account.objects.filter(id__in=candidates).select_related("owner", "premises")}
-    out = []
+    owing: dict[int, list[DelinquentBill]] = {}
     for account_id in candidates:
         found = []
         for key, balance in balances[account_id].bills.items():
@@ -76,12 +76,20 @@ def delinquencies(*, as_of: date, account_ids=None, policy: TerminationPolicy | 
                 found.append(DelinquentBill(bill_id=row[0], number=row[2], bill_date=row[3], due_date=row[4],
                                             delinquent_from=start, amount=balance.unpaid_total))
         if found:
-            account = accounts[account_id]
-            out.append(Delinquency(account_id=account_id, account_no=account.account_no, owner=account.owner.name,
-                                   service_address=account.premises.service_address,
-                                   amount=sum((b.amount for b in found), ZERO),
-                                   bills=sorted(found, key=lambda b: (b.bill_date, b.bill_id)),
-                                   case_number=open_cases.get(account_id)))
+            owing[account_id] = found
+    if not owing:
+        return []
+    open_cases = dict(TerminationCase.objects.filter(account_id__in=list(owing), status__in=[*ACTIVE, "shut_off"])
+                      .values_list("account_id", "number"))
+    accounts = {row[0]: row[1:] for row in Account.objects.filter(id__in=list(owing)).values_list(
+        "id", "account_no", "owner__name", "premises__service_address")}
+    out = []
+    for account_id, found in owing.items():
+        account_no, owner, service_address = accounts[account_id]
+        out.append(Delinquency(account_id=account_id, account_no=account_no, owner=owner,
+                               service_address=service_address, amount=sum((b.amount for b in found), ZERO),
+                               bills=sorted(found, key=lambda b: (b.bill_date, b.bill_id)),
+                               case_number=open_cases.get(account_id)))
     return sorted(out, key=lambda d: d.account_no)
 
 

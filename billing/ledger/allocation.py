@@ -129,7 +129,7 @@ class Application(NamedTuple):
 
 def replay_order(e: Entry) -> tuple:
     """Day by day; a day's charges before its credits; credits in the order they were recorded."""
-    return (e.posted_on, not e.is_charge, e.entry_id)
+    return (e.posted_on, e.kind not in CATEGORY, e.entry_id)
 
 
 class Ledger:
@@ -152,22 +152,24 @@ class Ledger:
         self._shortfall = ZERO  # a negative pool (a positive non-charge entry) that later credits fill first
 
     def post(self, e: Entry) -> None:
-        if e.kind in DEPOSIT_KINDS or e.kind == REVERSAL_KIND:
+        kind, posted_on = e.kind, e.posted_on
+        if kind in DEPOSIT_KINDS or kind == REVERSAL_KIND:
             # A reversal and the payment it takes back are left out together by the loader
             # (``entries_for_accounts``); one reaching the replay alone is neither a charge nor a credit.
             return
-        if self._unsettled and (e.posted_on != self._day or not e.is_charge):
+        cat = CATEGORY.get(kind)  # None: not a charge
+        if self._unsettled and (posted_on != self._day or cat is None):
             self._settle()
-        self._day = e.posted_on
+        self._day = posted_on
         # Charges not on a bill (a counter fee) stand as their own item, ordered by posting date.
-        key = e.bill_key if e.bill_key is not None else (e.posted_on, -1, e.entry_id)
-        if e.is_charge:
-            bill, cat = self.bills[key], CATEGORY[e.kind]
-            bill.charged[cat] = bill.charged.get(cat, ZERO) + e.amount
-            bill.unpaid[cat] = bill.unpaid.get(cat, ZERO) + e.amount
+        key = e.bill_key if e.bill_key is not None else (posted_on, -1, e.entry_id)
+        if cat is not None:
+            bill, amount = self.bills[key], e.amount
+            bill.charged[cat] = bill.charged.get(cat, ZERO) + amount
+            bill.unpaid[cat] = bill.unpaid.get(cat, ZERO) + amount
             self._unsettled = True
             return
-        if e.kind == "payment" or e.bill_key is None:
+        if kind == "payment" or e.bill_key is None:
             self.pool += -e.amount
             if self.record:
                 self._pool_add(e.entry_id, -e.amount)
@@ -189,25 +191,26 @@ class Ledger:
 
     def _settle(self) -> None:
         self._unsettled = False
-        if self.pool <= ZERO:
+        pool = self.pool
+        if pool <= ZERO:
             return
-        keys = sorted(self.bills)
-        if self.order == PRINCIPAL_FIRST:
-            passes = [(keys, ("fee", "water")), (keys, LATE_ORDER)]
-        else:
-            passes = [(keys, PENALTIES_FIRST_ORDER)]
-        for bill_keys, cats in passes:
-            for key in bill_keys:
-                bill = self.bills[key]
+        bills = self.bills
+        keys = sorted(bills)
+        for cats in (("fee", "water"), LATE_ORDER) if self.order == PRINCIPAL_FIRST else (PENALTIES_FIRST_ORDER,):
+            for key in keys:
+                unpaid = bills[key].unpaid
                 for cat in cats:
-                    take = min(self.pool, bill.unpaid.get(cat, ZERO))
-                    if take > ZERO:
-                        bill.unpaid[cat] -= take
-                        self.pool -= take
+                    owed = unpaid.get(cat, ZERO)
+                    if owed > ZERO:
+                        take = pool if pool <= owed else owed  # min(pool, owed), the pool when equal
+                        unpaid[cat] = owed - take
+                        pool -= take
                         if self.record:
                             self._pool_apply(key, cat, take)
-                        if self.pool <= ZERO:
+                        if pool <= ZERO:
+                            self.pool = pool
                             return
+        self.pool = pool
 
     def _pool_add(self, entry_id: int, amount: Decimal) -> None:
         """Recording: ``amount`` joins the pool from this entry (a negative amount leaves it, the newest

@@ -11,28 +11,100 @@ counts and the reversal is not there yet: the books as they stood.
 from collections import defaultdict
 from datetime import date
 
-from ..models import LedgerEntry
+from django.db.models import F, Sum
+from django.db.models.functions import Round
+from django.db.models.sql.constants import MULTI
+
+from ..models import Bill, LedgerEntry
 from ..ordinance import payment_order
 from .allocation import DEPOSIT_KINDS, REVERSAL_KIND, AccountBalance, Entry, allocate
 
+_new_entry = object.__new__
+_set = object.__setattr__
 
-def entries_for_accounts(account_ids, *, through: date | None = None) -> dict[int, list[Entry]]:
+
+def _rows(queryset) -> list[tuple]:
+    """The rows of a ``values_list`` query, each column converted from the database as Django converts it,
+    but once per distinct value: a ledger's days and amounts repeat over thousands of rows."""
+    compiler = queryset.query.get_compiler(using=queryset.db)
+    raw = [row for chunk in compiler.execute_sql(MULTI) for row in chunk]
+    if not raw:
+        return []
+    converters = compiler.get_converters([s[0] for s in compiler.select[0:compiler.col_count]])
+    if not converters:
+        return [tuple(row) for row in raw]
+    columns = list(zip(*raw, strict=True))
+    connection = compiler.connection
+    for index, (functions, expression) in converters.items():
+        memo = {}
+        for value in set(columns[index]):
+            python = value
+            for function in functions:
+                python = function(python, expression, connection)
+            memo[value] = python
+        columns[index] = list(map(memo.__getitem__, columns[index]))
+    return list(zip(*columns, strict=True))
+
+
+def _bill_keys(account_ids, bill_ids) -> dict[int, tuple]:
+    """``(bill_date, bill_id)`` of each bill, the key that orders an account's bills oldest first (one tuple
+    per bill, shared by its entries)."""
+    keys = {bill_id: (bill_date, bill_id) for bill_id, bill_date in _rows(
+        Bill.objects.filter(account_id__in=account_ids).values_list("id", "bill_date"))}
+    missing = [bill_id for bill_id in bill_ids if bill_id not in keys]  # an entry on another account's bill
+    if missing:
+        keys.update((bill_id, (bill_date, bill_id)) for bill_id, bill_date in
+                    Bill.objects.filter(id__in=missing).values_list("id", "bill_date"))
+    return keys
+
+
+def entries_for_accounts(account_ids, *, through: date | None = None,
+                         recorded_at: bool = False) -> dict[int, list[Entry]]:
     """Each account's entries of what is owed and paid through ``through`` (everything when None); deposits
-    held are not among them, nor a payment reversed on or before ``through`` and its reversal."""
+    held are not among them, nor a payment reversed on or before ``through`` and its reversal.
+
+    ``recorded_at``: give each entry the moment it was written (``Entry.recorded_at``), which only what a
+    bill knew at its issue needs; without it the entries' ``recorded_at`` is None (reading and converting
+    the timestamps is a good part of the load on SQLite)."""
+    account_ids = list(account_ids)
     rows = LedgerEntry.objects.filter(account_id__in=account_ids).exclude(kind__in=DEPOSIT_KINDS)
     if through is not None:
         rows = rows.filter(posted_on__lte=through)
-    out: dict[int, list[Entry]] = defaultdict(list)
-    loaded = list(rows.values_list("account_id", "id", "kind", "posted_on", "amount", "bill_id", "bill__bill_date",
-                                   "created_at", "corrects_id").order_by("id"))
+    columns = ["account_id", "id", "kind", "posted_on", "amount", "bill_id", "corrects_id"]
+    loaded = _rows(rows.values_list(*columns, *(["created_at"] if recorded_at else [])).order_by("id"))
+    bill_keys = _bill_keys(account_ids, {row[5] for row in loaded if row[5] is not None})
     # A reversal within the range takes itself and the payment it reverses out of the replay.
-    reversed_ids = {row[8] for row in loaded if row[2] == REVERSAL_KIND}
-    for account_id, entry_id, kind, posted_on, amount, bill_id, bill_date, created_at, _ in loaded:
+    reversed_ids = {row[6] for row in loaded if row[2] == REVERSAL_KIND}
+    out: dict[int, list[Entry]] = defaultdict(list)
+    for row in loaded:
+        kind, entry_id = row[2], row[1]
         if kind == REVERSAL_KIND or entry_id in reversed_ids:
             continue
-        out[account_id].append(Entry(kind=kind, posted_on=posted_on, amount=amount, entry_id=entry_id,
-                                     bill_key=(bill_date, bill_id) if bill_id else None, recorded_at=created_at))
+        # The frozen dataclass's own constructor sets each field in turn; its fields are set at once here.
+        entry = _new_entry(Entry)
+        _set(entry, "__dict__", {"kind": kind, "posted_on": row[3], "amount": row[4],
+                                 "bill_key": bill_keys[row[5]] if row[5] is not None else None,
+                                 "entry_id": entry_id, "recorded_at": row[7] if recorded_at else None})
+        out[row[0]].append(entry)
     return out
+
+
+def accounts_not_netting_to_zero(*, through: date, account_ids=None) -> list[int]:
+    """The accounts (of ``account_ids``, or every one) whose entries of what is owed and paid on or before
+    ``through`` do not net to zero, by id.
+
+    An account's balance in the allocation is exactly the sum of its entries: a charge adds its amount, a
+    credit takes its amount off a bill or into the credit, and settling moves money from the credit to the
+    charges, which changes neither; a payment reversed within the range and its reversal (left out of the
+    replay together) cancel. So an account netting to zero has a zero balance and, as no charge is negative
+    once corrected, no bill unpaid: its entries need not be loaded and replayed. The sum is taken in whole
+    cents, each entry rounded to its cent first: exact on SQLite (whose sums are floating point, exact for
+    whole numbers) as on PostgreSQL."""
+    rows = LedgerEntry.objects.filter(posted_on__lte=through).exclude(kind__in=DEPOSIT_KINDS)
+    if account_ids is not None:
+        rows = rows.filter(account_id__in=list(account_ids))
+    return [account_id for account_id, cents in rows.values("account_id").annotate(
+        cents=Sum(Round(F("amount") * 100))).order_by("account_id").values_list("account_id", "cents") if cents]
 
 
 def account_balances(account_ids, *, through: date) -> dict[int, AccountBalance]:
