@@ -55,6 +55,12 @@ class ApplicationError(Exception):
         return data
 
 
+def refuse_any(errors: list[FieldError]) -> None:
+    """Refuse with every problem a guard collected (a guard never stops at the first); nothing when none."""
+    if errors:
+        raise ApplicationError(errors=errors)
+
+
 class NotFound(ApplicationError):
     status_code = 404
 

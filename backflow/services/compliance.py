@@ -15,7 +15,7 @@ from accounts.models import Account
 from billing.services.charges import charge_add
 from core.clock import refuse_future, today
 from core.dates import fmt_day
-from core.errors import ApplicationError, FieldError, NotFound
+from core.errors import ApplicationError, FieldError, NotFound, refuse_any
 from core.money import ZERO, cents, fmt_dollars
 
 from ..documents import notice_pdf_store
@@ -27,11 +27,6 @@ from ..schedule import next_test_due
 from ..signals import noncompliance_found
 
 TEXT_MAX = 5000
-
-
-def _refuse(errors: list[FieldError]) -> None:
-    if errors:
-        raise ApplicationError(errors=errors)
 
 
 def _preset() -> str:
@@ -91,7 +86,7 @@ def device_register(*, account: Account, type: str, serial: str, size: str, inst
         errors.append(FieldError("serial", f"a device with serial {serial} is already registered"))
     if not (size or "").strip():
         errors.append(FieldError("size", "is required (inches)"))
-    _refuse(errors)
+    refuse_any(errors)
     device = Device.objects.create(account=account, type=type, serial=serial, size=size.strip(), make=make.strip(),
                                    model=model.strip(), location=location.strip(), installed_on=installed_on)
     _flag(device, current_assessment(account))
@@ -109,7 +104,7 @@ def tester_register(*, certification_no: str, name: str, certification_expires: 
         errors.append(FieldError("certification_no", "is required"))
     if not (name or "").strip():
         errors.append(FieldError("name", "is required"))
-    _refuse(errors)
+    refuse_any(errors)
     tester, _ = Tester.objects.update_or_create(
         certification_no=certification_no,
         defaults={"name": name.strip(), "certification_expires": certification_expires,
@@ -143,7 +138,7 @@ def tester_save(*, tester: Tester | None, certification_no: str, name: str, cert
     if gauge_calibrated_on is not None and gauge_calibrated_on > today():
         errors.append(FieldError("gauge_calibrated_on", f"{gauge_calibrated_on} is after today ({today()}); record "
                                                         "the calibration once done"))
-    _refuse(errors)
+    refuse_any(errors)
     tester = tester or Tester()
     tester.certification_no, tester.name, tester.certification_expires = certification_no, name, certification_expires
     tester.gauge_calibrated_on, tester.company = gauge_calibrated_on, (company or "").strip()
@@ -206,7 +201,7 @@ def test_record(*, device: Device, tester: Tester, tested_on: date, result: str,
     if DeviceTest.objects.filter(device=device, tester=tester, tested_on=tested_on).exists():
         errors.append(FieldError("tested_on", f"a test of {device.serial} by {tester.certification_no} on "
                                               f"{tested_on} is already recorded"))
-    _refuse(errors)
+    refuse_any(errors)
     return DeviceTest.objects.create(
         device=device, tester=tester, tested_on=tested_on, result=result, repairs=(repairs or "").strip()[:TEXT_MAX],
         status=DeviceTest.Status.SUBMITTED if online else DeviceTest.Status.ACCEPTED, submitted_online=online,
@@ -316,7 +311,7 @@ def notice_serve(*, account: Account, kind: str, served_on: date, actor, method:
                                                 f"{fmt_dollars(fine.per_day)} ({fine.citation})"))
     if device is not None and device.account_id != account.pk:
         errors.append(FieldError("device", f"device {device.serial} is not at account {account.account_no}"))
-    _refuse(errors)
+    refuse_any(errors)
     if method in ("personal", "suitable_age_and_mail") and received_on is None:
         received_on = served_on
     notice = ComplianceNotice(
@@ -348,7 +343,7 @@ def notice_shorten(*, notice: ComplianceNotice, to: date, by: str, reason: str) 
         errors.append(FieldError("to", f"{to} does not shorten the window ending {notice.deadline}"))
     if to < notice.served_on:
         errors.append(FieldError("to", f"{to} is before the notice was served ({notice.served_on})"))
-    _refuse(errors)
+    refuse_any(errors)
     notice.shortened_to, notice.shortened_by, notice.shortened_reason = to, by.strip(), reason.strip()
     notice.deadline = notice_deadline(notice, policy=policy)
     notice.save(update_fields=["shortened_to", "shortened_by", "shortened_reason", "deadline"])

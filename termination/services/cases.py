@@ -23,7 +23,7 @@ from billing.models import PendingCharge
 from billing.services.charges import charge_add
 from core.clock import refuse_future, today
 from core.dates import fmt_day
-from core.errors import ApplicationError, FieldError
+from core.errors import ApplicationError, FieldError, refuse_any
 from core.money import ZERO, fmt_dollars
 from core.workflow import transition
 
@@ -47,11 +47,6 @@ def _event(case: TerminationCase, *, on: date, kind: str, what: str, actor=None,
            flagged: bool = False) -> CaseEvent:
     return CaseEvent.objects.create(case=case, on=on, kind=kind, what=what, by=_by(actor, by),
                                     actor=actor if getattr(actor, "pk", None) else None, flagged=flagged)
-
-
-def _refuse(errors: list[FieldError]) -> None:
-    if errors:
-        raise ApplicationError(errors=errors)
 
 
 def _text(value: str, field: str, *, required: bool = False) -> str:
@@ -94,7 +89,7 @@ def case_open(*, account: Account, grounds: str, as_of: date, actor, section: st
             errors.append(FieldError("grounds", (
                 f"account {account.account_no} has nothing delinquent on {as_of} under {policy.trigger.citation} "
                 f"({policy.trigger.words}); nonpayment needs an amount delinquent")))
-    _refuse(errors)
+    refuse_any(errors)
     if grounds == "nonpayment":
         section = section or policy.trigger.citation
         detail = detail or ("Failure to pay " + "; ".join(
@@ -179,7 +174,7 @@ def notice_serve(*, case: TerminationCase, role: str, method: str, served_on: da
             f"before the hearing: the earliest lawful hearing date is {earliest}")))
     if received_on is not None and received_on < served_on:
         errors.append(FieldError("received_on", f"{received_on} is before service on {served_on}"))
-    _refuse(errors)
+    refuse_any(errors)
     received_on = received_on_for(method, served_on=served_on, received_on=received_on)
     notice = Notice.objects.create(
         case=case, role=role, recipient=recipient, name=recipient.name, address=recipient.mailing_address,
@@ -212,7 +207,7 @@ def notice_received(*, notice: Notice, received_on: date, actor, as_of: date | N
         errors.append(FieldError("received_on", f"{received_on} is after {as_of}"))
     if received_on < notice.served_on:
         errors.append(FieldError("received_on", f"{received_on} is before service on {notice.served_on}"))
-    _refuse(errors)
+    refuse_any(errors)
     notice.received_on = received_on
     notice.save(update_fields=["received_on"])
     _event(notice.case, on=received_on, kind="received",
@@ -240,7 +235,7 @@ def hearing_request(*, case: TerminationCase, received_on: date, actor, via: str
         errors.append(FieldError("case", f"case {case.number} has no notice served yet"))
     if case.request_received_on is not None:
         errors.append(FieldError("case", f"a request was already recorded on {case.request_received_on}"))
-    _refuse(errors)
+    refuse_any(errors)
     deadline = case_deadlines(case, policy=policy).request_by
     late = deadline is not None and received_on > deadline
     case.request_received_on, case.request_late, case.request_via = received_on, late, via
@@ -310,7 +305,7 @@ def determination_record(*, case: TerminationCase, outcome: str, mailed_on: date
         errors.append(FieldError("mailed_on", f"{mailed_on} is after {as_of}; record the mailing once done"))
     if case.hearing_on and mailed_on < case.hearing_on:
         errors.append(FieldError("mailed_on", f"{mailed_on} is before the hearing on {case.hearing_on}"))
-    _refuse(errors)
+    refuse_any(errors)
     to = OUTCOME_STATUS[outcome]
     label = TerminationCase.Outcome(outcome).label.lower()
     what = (f"Determination: {label}" + (" (by default: no timely written request)" if by_default else "")
@@ -348,7 +343,7 @@ def appeal_file(*, case: TerminationCase, filed_on: date, grounds: str, actor, a
                                              f"({case.determination_mailed_on})"))
     if case.appeal_filed_on:
         errors.append(FieldError("case", f"an appeal was already filed on {case.appeal_filed_on}"))
-    _refuse(errors)
+    refuse_any(errors)
     appeal_by = policy.appeal_by(case.determination_mailed_on)
     late = filed_on > appeal_by
     what = (f"Appeal filed with {policy.appeal_body}"
@@ -385,7 +380,7 @@ def appeal_decide(*, case: TerminationCase, outcome: str, hearing_on: date, noti
     if case.appeal_filed_on and notice_mailed_on < case.appeal_filed_on:
         errors.append(FieldError("notice_mailed_on", f"{notice_mailed_on} is before the appeal was filed "
                                                      f"({case.appeal_filed_on})"))
-    _refuse(errors)
+    refuse_any(errors)
     to = "final" if outcome == "uphold" else "dismissed"
     what = (f"{policy.appeal_body[0].upper()}{policy.appeal_body[1:]} "
             f"{'upheld' if outcome == 'uphold' else 'reversed'} the termination after its hearing on "
@@ -510,7 +505,7 @@ def shutoff_carry_out(*, case: TerminationCase, done_on: date, actor) -> Termina
     if case.grounds == "nonpayment" and order is not None and case_unpaid(case, as_of=done_on) <= ZERO:
         errors.append(FieldError("amount_delinquent", f"the delinquent amount is paid on {done_on}; the order "
                                                       "is cancelled, not carried out"))
-    _refuse(errors)
+    refuse_any(errors)
     transition(order, to="done", actor=actor, note="carried out", changes={"done_on": done_on})
     transition(case, to="shut_off", actor=actor, note=f"service shut off on {done_on}")
     Account.objects.filter(pk=case.account_id).update(status=Account.Status.SHUT_OFF)
@@ -617,7 +612,7 @@ def interruption_log(*, account: Account, kind: str, started_on: date, reason: s
             errors.append(FieldError(field, f"{day} is after today"))
     if ended_on is not None and ended_on < started_on:
         errors.append(FieldError("ended_on", f"{ended_on} is before the start on {started_on}"))
-    _refuse(errors)
+    refuse_any(errors)
     return Interruption.objects.create(account=account, kind=kind, citation=policy.emergency_citation,
                                        started_on=started_on, ended_on=ended_on, reason=reason,
                                        actor=actor if getattr(actor, "pk", None) else None)
