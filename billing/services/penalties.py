@@ -52,7 +52,11 @@ class PenaltyResult:
 
 
 def penalties_assess_due(*, as_of: date, progress=None) -> PenaltyResult:
-    """``assess_penalties``: every penalty due on or before ``as_of``, exactly once, on the facts known."""
+    """``assess_penalties``: every penalty due on or before ``as_of``, exactly once, on the facts known.
+
+    Every candidate is reconciled, whatever ran before: the nightly job's correctness rests on nothing else.
+    The accounts ``billing.penalty_selectors.penalty_candidates_since`` names (those whose plan can be
+    non-empty since the last nightly assessment, which the preview plans alone) could speed it later."""
     refuse_future(as_of, doing="assessed")
     result = PenaltyResult()
     ids = penalty_candidates(as_of=as_of)
