@@ -8,8 +8,9 @@ permissions a role will need before the app that defines them exists.
 Installing is idempotent and the table is authoritative: running it again sets each group's
 permissions back to the table (a village wanting a different role creates its own group).
 
-Nobody below superuser may delete audit history (the ``Historical*`` models), issued bills, ledger
-entries or payments; corrections are made by adjustments and voids, which are themselves recorded.
+Accounts are closed, never deleted (the admin offers no delete, to anyone). Nobody below superuser may
+delete audit history (the ``Historical*`` models), issued bills, ledger entries or payments; corrections are
+made by adjustments and voids, which are themselves recorded.
 """
 
 from django.apps import apps
@@ -69,6 +70,10 @@ CLERK = [
     "backflow.charge_compliancenotice",
     # Waive a penalty or interest charge with a reason (above the office's limit a supervisor approves).
     *_perms("view add", "billing.penaltywaiver"),
+    # Notes on an account, dated and signed (never edited); payments taken back (reversed with
+    # the payment's own change permission) are read.
+    *_perms("view add", "accounts.accountnote"),
+    "billing.view_paymentreversal",
 ]
 
 SUPERVISOR = [
@@ -79,7 +84,6 @@ SUPERVISOR = [
     "billing.change_bill",              # void a bill (the void is recorded; the bill is never edited)
     "billing.change_penaltywaiver",     # approve or refuse a penalty waiver above the office's limit
     "meters.delete_reading",
-    "accounts.delete_account",
     "termination.order_terminationcase",  # issue and carry out shut-off orders, restore service
 ]
 

@@ -37,6 +37,19 @@ admin.site.site_header = lazy(_utility_name, str)()
 admin.site.site_title = lazy(_utility_name, str)()
 admin.site.index_title = lazy(lambda: f"{_utility_name()}: billing office", str)()
 
+_site_each_context = admin.site.each_context
+
+
+def _each_context(request) -> dict:
+    """The site's context with the utility's name read once a page, not each time a template prints it."""
+    context = _site_each_context(request)
+    name = _utility_name()
+    context.update(site_header=name, site_title=name)
+    return context
+
+
+admin.site.each_context = _each_context
+
 _site_index = admin.site.index
 
 

@@ -91,10 +91,9 @@ def test_supervisor_adds_rates_voids_and_deletes_but_never_history():
     supervisor = perms_of("Supervisor")
     assert perms_of("Clerk") <= supervisor
     for perm in ("billing.change_rateschedule", "billing.change_fee", "billing.change_utility",
-                 "billing.change_bill", "meters.delete_reading", "accounts.delete_account",
-                 "termination.order_terminationcase"):
+                 "billing.change_bill", "meters.delete_reading", "termination.order_terminationcase"):
         assert perm in supervisor, perm
-    for perm in ("meters.delete_historicalreading", "accounts.delete_historicalaccount",
+    for perm in ("accounts.delete_account", "meters.delete_historicalreading", "accounts.delete_historicalaccount",
                  "billing.delete_bill", "billing.delete_ledgerentry", "billing.delete_payment"):
         assert perm not in supervisor, perm
 
