@@ -30,7 +30,7 @@ from core.errors import ApplicationError
 from core.models import NightlyStep
 from core.money import ZERO
 
-from .ledger.allocation import DEPOSIT_KINDS, REVERSAL_KIND
+from .ledger.allocation import CATEGORY, DEPOSIT_KINDS, REVERSAL_KIND
 from .ledger.posting import Posting, correction_source, late_charge_source
 from .ledger.selectors import entries_for_accounts
 from .models import Bill, LedgerEntry, PenaltyWaiver, Utility
@@ -52,6 +52,8 @@ NIGHTLY_PENALTIES_STEP = "penalties"
 # A fact written by a transaction still open when the nightly assessment started, or by a server whose clock
 # is a little behind, carries a time a little before the step's start: it counts as recorded after it.
 RECORDED_MARGIN = timedelta(minutes=5)
+# The kinds of entry that charge principal (water, fees, fines, debit memos), late charges apart.
+PRINCIPAL_KINDS = tuple(kind for kind, category in CATEGORY.items() if category in ("water", "fee"))
 # Half a cent: an account balance summed by the database (in floating point on SQLite) below it is at most zero.
 HALF_CENT = Decimal("0.005")
 
@@ -94,8 +96,8 @@ def penalty_candidates_since(*, as_of: date) -> list[int] | None:
     * a live bill due before L has a late-charge day in (L, D] under the scheme, and the account's balance
       at the end of L is more than zero. With nothing dated after L, the replay's balance at the start of
       every day after L is the books' balance at the end of L (the late charges posted through L being
-      those owed); at most zero, no bill owes anything (a credit left over always pays what is unpaid), so
-      every charge computed on it is nothing.
+      those owed); at most zero, no bill owes anything (a credit left over always pays what is unpaid, and
+      no charge is below zero), so every charge computed on it is nothing.
 
     T is taken ``RECORDED_MARGIN`` early. No shortcut without a nightly assessment, for a day before L (an
     assessment of L saw bills and reversals a plan of an earlier day leaves out), or when the utility was
@@ -141,7 +143,10 @@ def penalty_candidates_since(*, as_of: date) -> list[int] | None:
         balances = (LedgerEntry.objects.filter(posted_on__lte=assessed)
                     .exclude(kind__in=[*DEPOSIT_KINDS, REVERSAL_KIND]).exclude(id__in=reversed_payments)
                     .values("account_id").annotate(total=Sum("amount")).values_list("account_id", "total"))
-        owing &= {account_id for account_id, total in balances if total is not None and total >= HALF_CENT}
+        # A charge below zero (none is written today) could leave one bill owing beside another's credit.
+        negative = set(LedgerEntry.objects.filter(kind__in=PRINCIPAL_KINDS, amount__lt=0)
+                       .values_list("account_id", flat=True).distinct())
+        owing &= {account_id for account_id, total in balances if total is not None and total >= HALF_CENT} | negative
     return sorted(changed | owing)
 
 

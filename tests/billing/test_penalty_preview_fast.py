@@ -203,3 +203,13 @@ def test_a_fact_recorded_just_before_the_nightly_started_counts_as_after_it(mine
     monkeypatch.setattr(penalty_selectors, "RECORDED_MARGIN", timedelta(minutes=5))
     Utility.objects.update(updated_at=timezone.now() - timedelta(hours=1))  # installed long before
     assert unpaid.pk in penalty_candidates_since(as_of=NIGHT)
+
+
+def test_the_night_of_the_due_date_then_the_first_penalty(mineola):
+    village()
+    nightly(date(2026, 3, 1))  # the bills are due that day: not yet past due, nothing assessed on them
+    assert penalty_candidates(as_of=date(2026, 3, 1)) == []
+    rows = same_as_full_plan_and_assessment(date(2026, 3, 2))
+    # 5% of $186.13 = $9.31 on each unpaid bill, the day after its due date.
+    assert rows_of(rows) == [("1-0001", date(2026, 3, 2), D("9.31"), False), ("1-0002", date(2026, 3, 2), D("9.31"),
+                                                                             False)]
