@@ -12,6 +12,7 @@ import pytest
 from celery.app.backends import by_url as result_backend_by_url
 from celery.result import AsyncResult
 from django.core.management import call_command
+from django.db import connections
 
 from waterbilling.celery import app as celery_app
 
@@ -203,3 +204,25 @@ def celery_worker_process(django_db_setup, tmp_path_factory):
             bound = celery_app.amqp.queues[queue].bind(broker.default_channel)
             bound.declare()
             bound.delete()
+
+
+@pytest.fixture
+def browser():
+    """Debian's chromium, headless, driven by Playwright (``tests/browser.py``: the mark that skips a test
+    where it is missing, the screen sizes)."""
+    from tests.browser import CHROMIUM, CHROMIUM_ARGS
+
+    # Playwright's sync API runs an event loop in this thread; Django's ORM calls in the test are still
+    # synchronous and safe here.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+            # Playwright runs the test in a greenlet, where Django opens a connection of its own; close
+            # it here or PostgreSQL cannot drop the test database at the end of the session.
+            connections.close_all()

@@ -9,50 +9,26 @@ They skip where /usr/bin/chromium is missing (``apt-get install chromium``; CI i
 half where the portal has no case pages.
 """
 
-import os
 from datetime import timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
-from django.db import connections
 from django.urls import NoReverseMatch, reverse
 
 from accounts.models import PortalLink
 from core.clock import today
 from termination.models import TerminationCase
 from termination.services.cases import case_open, hearing_request, notice_serve
+from tests.browser import PHONE, needs_chromium
 from tests.portal.conftest import PASSWORD, billed_account, customer
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-PHONE = {"width": 390, "height": 844}
 
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.citation("§ 45.32", "§§ 45.33–45.34"),
-    pytest.mark.skipif(not os.path.exists(CHROMIUM),
-                       reason=f"{CHROMIUM} is missing: install Debian's chromium (apt-get install chromium)"),
+    needs_chromium,
 ]
 
-
-@pytest.fixture
-def browser():
-    # Playwright's sync API runs an event loop in this thread; Django's ORM calls in the test are still
-    # synchronous and safe here.
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
-            # Playwright runs the test in a greenlet, where Django opens a connection of its own; close
-            # it here or PostgreSQL cannot drop the test database at the end of the session.
-            connections.close_all()
 
 
 @pytest.fixture

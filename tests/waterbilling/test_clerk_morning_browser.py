@@ -16,41 +16,19 @@ from decimal import Decimal
 
 import pytest
 from django.core.management import call_command
-from django.db import connections
 
 from billing.models import Bill, BillingRun, Payment
 from core.clock import today
 from meters.models import Reading
+from tests.browser import DESK, needs_chromium
 from tests.factories import AccountFactory, CustomerFactory, InstallationFactory, MeterFactory, clerk_user
 from tests.portal.conftest import PASSWORD, billed_account
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-DESK = {"width": 1280, "height": 900}
-
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(not os.path.exists(CHROMIUM),
-                       reason=f"{CHROMIUM} is missing: install Debian's chromium (apt-get install chromium)"),
+    needs_chromium,
 ]
 
-
-@pytest.fixture
-def browser():
-    # Playwright's sync API runs an event loop in this thread; Django's ORM calls in the test stay synchronous.
-    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
-            # Playwright runs the test in a greenlet with a connection of its own; close it, or PostgreSQL
-            # cannot drop the test database at the end of the session.
-            connections.close_all()
 
 
 @pytest.fixture
