@@ -26,8 +26,13 @@ from decimal import Decimal
 from django.db.models import Max
 
 from accounts.models import Account
-from billing.ledger.allocation import DEPOSIT_KINDS, PENALTY_KINDS, BillBalance, allocate
-from billing.ledger.selectors import account_balances, accounts_not_netting_to_zero, entries_for_accounts
+from billing.ledger.allocation import DEPOSIT_KINDS, PENALTY_KINDS, BillBalance, Entry, Ledger, allocate, replay_order
+from billing.ledger.selectors import (
+    account_balances,
+    accounts_not_netting_to_zero,
+    collector_paused,
+    entries_for_accounts,
+)
 from billing.models import Bill, BillLine, LedgerEntry, Payment
 from billing.ordinance import ordinance_on
 from billing.penalties import BillTerms, penalties_owed
@@ -185,6 +190,7 @@ class Aging:
         return sum(self.totals, ZERO)
 
 
+@collector_paused()  # many small objects, none in a cycle: no collection while they pile up
 def aging(*, as_of: date) -> Aging:
     """Every account whose balance on ``as_of`` is not zero, its balance split by how long past due."""
     rows: list[AgingRow] = []
@@ -311,6 +317,7 @@ def sbl_order(sbl: str) -> tuple:
     return (not parts, [(0, int(part), "") if part.isdigit() else (1, 0, part.upper()) for part in parts])
 
 
+@collector_paused()  # many small objects, none in a cycle: no collection while they pile up
 def relevy(*, levy_on: date) -> Relevy:
     """Each account with charges past due and unpaid on the levy date, as the tax roll wants them: by SBL,
     with the owner and the owner's mailing address, the unpaid charges, and the penalties and interest
@@ -341,8 +348,12 @@ def relevy(*, levy_on: date) -> Relevy:
                 late = sum((_unpaid_late(bill) for bill in past_due), ZERO)
                 if charges + late > ZERO:
                     found[account_id] = (charges, late)
-            owed = penalties_owed(entries=account_entries, bills=terms.get(account_id, []), scheme=scheme,
-                                  through=levy_on, order=order, waived=waived.get(account_id, {}).keys())
+            if _owes_no_late_charge(account_entries, terms.get(account_id, []), scheme=scheme, through=levy_on,
+                                    order=order):
+                owed = []
+            else:
+                owed = penalties_owed(entries=account_entries, bills=terms.get(account_id, []), scheme=scheme,
+                                      through=levy_on, order=order, waived=waived.get(account_id, {}).keys())
             posted = sum((e.amount for e in account_entries if e.kind in PENALTY_KINDS), ZERO)
             not_posted += sum((p.amount for p in owed), ZERO) - posted
         facts = _account_facts(found)
@@ -370,6 +381,7 @@ class _DatesOnce:
     def __init__(self, scheme):
         self._scheme = scheme
         self._dates: dict[tuple, list] = {}
+        self._first_days: dict[tuple, tuple[date | None, bool]] = {}
         self.amount = scheme.amount  # asked for every penalty day: not looked up each time
 
     def dates(self, *, bill_date: date, due_date: date, through: date) -> list:
@@ -380,6 +392,54 @@ class _DatesOnce:
 
     def __getattr__(self, name):
         return getattr(self._scheme, name)
+
+    def first_day_when_paid(self, *, bill_date: date, due_date: date, through: date) -> tuple[date | None, bool]:
+        """A bill's first penalty day through ``through`` (None: it has none), and whether every one of its
+        charges comes to nothing on a bill with nothing unpaid."""
+        key = (bill_date, due_date, through)
+        if key not in self._first_days:
+            dues = self.dates(bill_date=bill_date, due_date=due_date, through=through)
+            self._first_days[key] = (min((due.on for due in dues), default=None), not any(
+                self.amount(due, unpaid_principal=ZERO, unpaid_total=ZERO,
+                            **({"unpaid_interest": ZERO} if due.with_interest else {})) > ZERO for due in dues))
+        return self._first_days[key]
+
+
+def _owes_no_late_charge(entries: list[Entry], bills: list[BillTerms], *, scheme: _DatesOnce, through: date,
+                         order: str) -> bool:
+    """True when the facts provably make no late charge owed through ``through`` (``penalties_owed`` would find
+    none), proved more cheaply than replaying every penalty day: every bill is paid in full, each of its
+    categories exactly zero, at the start of its first penalty day, and no charge is put on it from that day on.
+
+    The replay that finds penalties is the facts' own until it finds the first one. Each bill's categories,
+    all zero at the start of its first penalty day, stay zero: nothing is charged to it later, a credit or a
+    payment takes only what is unpaid, and no penalty has been found to add to it. So on each of its penalty
+    days the bill has nothing unpaid and its charge comes to nothing (``first_day_when_paid``), and no
+    first penalty is ever found. An account with a late charge posted is not tried (one is likely owed)."""
+    if any(e.kind in PENALTY_KINDS for e in entries):
+        return False
+    first_day: dict[tuple, date] = {}
+    for bill in bills:
+        day, nothing_when_paid = scheme.first_day_when_paid(bill_date=bill.bill_date, due_date=bill.due_date,
+                                                            through=through)
+        if day is not None:
+            if not nothing_when_paid:
+                return False
+            first_day[bill.key] = day
+    if not first_day:
+        return True
+    if any(e.is_charge and first_day.get(e.bill_key, date.max) <= e.posted_on <= through for e in entries):
+        return False
+    facts = sorted((e for e in entries if e.posted_on <= through), key=replay_order)
+    ledger, position = Ledger(order), 0
+    for day, key in sorted((day, key) for key, day in first_day.items()):
+        while position < len(facts) and facts[position].posted_on < day:
+            ledger.post(facts[position])
+            position += 1
+        balance = ledger.state().bills.get(key)
+        if balance is not None and any(balance.unpaid.values()):
+            return False
+    return True
 
 
 # --- receipts ---------------------------------------------------------------------------------------------
