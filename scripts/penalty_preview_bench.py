@@ -3,7 +3,8 @@
     DATABASE_URL=sqlite:////tmp/penfast.sqlite3 DJANGO_DEBUG=1 .venv/bin/python scripts/penalty_preview_bench.py
 
 Times the page for today and for the next few days with the shortcut (``penalty_candidates_since``) and with
-every candidate planned, and says how many accounts each plans and whether the rows are the same. The
+every candidate planned, and says how many accounts each plans and whether the rows are the same; then
+today's page after 100 payments at the counter since the night (rolled back). The
 database needs the nightly job run for a recent day (``manage.py nightly``) for the shortcut to apply.
 """
 
@@ -65,10 +66,41 @@ def main() -> None:
         rows = penalty_selectors.penalties_preview(as_of=on)
         with mock.patch.object(penalty_selectors, "penalty_candidates_since", return_value=None):
             full = page_seconds(client, url, on)
-            full_rows = penalty_selectors.penalties_preview(as_of=on)
+            every = penalty_selectors.penalties_preview(as_of=on)
         planned = "all (no shortcut)" if since is None else len(since)
         print(f"{on} (+{ahead}): {fast:.3f} s planning {planned} of {len(everyone)} candidates; every candidate "
-              f"{full:.3f} s; {len(rows)} rows, {'same' if rows == full_rows else 'DIFFERENT'} as the full plan")
+              f"{full:.3f} s; {len(rows)} rows, {'same' if rows == every else 'DIFFERENT'} as the full plan")
+    after_a_day_at_the_counter(client, url)
+
+def after_a_day_at_the_counter(client: Client, url: str, payments: int = 100) -> None:
+    """Today's page after the counter took ``payments`` payments since the night (rolled back afterwards)."""
+    if not hasattr(penalty_selectors, "penalty_candidates_since"):
+        return
+    from decimal import Decimal
+
+    from django.db import transaction
+
+    from billing.services.payments import payment_post
+
+    now = today()
+    numbers = list(Account.objects.filter(id__in=penalty_selectors.penalty_candidates(as_of=now)[:payments])
+                   .values_list("account_no", flat=True))
+    with transaction.atomic():
+        for n, account_no in enumerate(numbers):
+            payment_post(account_no=account_no, amount=Decimal("25.00"), paid_on=now, reference=f"BENCH-{n}",
+                         tender="cash")
+        since = penalty_selectors.penalty_candidates_since(as_of=now)
+        fast = page_seconds(client, url, now)
+        same = penalty_selectors.penalties_preview(as_of=now) == full_rows(now)
+        transaction.set_rollback(True)
+    print(f"{now} after {len(numbers)} payments at the counter: {fast:.3f} s planning {len(since)} accounts; "
+          f"{'same' if same else 'DIFFERENT'} as the full plan")
+
+
+def full_rows(on):
+    with mock.patch.object(penalty_selectors, "penalty_candidates_since", return_value=None):
+        return penalty_selectors.penalties_preview(as_of=on)
+
 
 if __name__ == "__main__":
     main()
