@@ -1,0 +1,50 @@
+"""The relevy's late charges owed and not posted count a bill paid in full but late, before the assessment ran.
+
+Book 1 billed 2026-02-01, due 2026-03-01 (§ 45.29 A, D), no penalty assessed: 1-0001 $186.13 (ORDINANCES.md's
+worked example) paid in full 2026-03-10, 1-0002 the $45.00 minimum paid on its due date, 1-0003 $76.00
+paid 2026-03-02, the day the 5% falls (§ 45.29 E: a payment counts from the day after it is made). Owed
+through 2026-04-10: 5% of $186.13 = $9.31 and 5% of $76.00 = $3.80; nothing on 1-0002, and no 1% on
+2026-04-02 as no principal is then unpaid.
+"""
+
+from datetime import date
+from decimal import Decimal
+
+import pytest
+
+from reports import selectors
+from tests.billing.steps import account_with_meter, pay, read, run
+
+pytestmark = [pytest.mark.django_db, pytest.mark.citation("§ 45.29 E")]
+D = Decimal
+LEVY_ON = date(2026, 4, 10)
+
+
+@pytest.fixture
+def paid_village(mineola):
+    accounts = {}
+    for number, gallons in (("1-0001", 62_500), ("1-0002", 20_000), ("1-0003", 30_000)):
+        account, meter = account_with_meter(book=1, account_no=number)
+        read(meter, date(2026, 1, 12), 1_000_000 + gallons)
+        accounts[number] = account
+    run("run_billing", "--date", "2026-02-01")
+    pay(accounts["1-0001"], "186.13", "2026-03-10", "CHK-1")
+    pay(accounts["1-0002"], "45.00", "2026-03-01", "CHK-2")
+    pay(accounts["1-0003"], "76.00", "2026-03-02", "CHK-3")
+    return accounts
+
+
+def test_penalties_owed_on_bills_paid_late_in_full_are_reported_as_not_posted(paid_village):
+    r = selectors.relevy(levy_on=LEVY_ON)
+    assert r.rows == []
+    assert r.late_charges_not_posted == D("13.11")  # $9.31 + $3.80
+
+
+def test_once_assessed_the_late_charges_are_levied_and_nothing_is_left_not_posted(paid_village):
+    run("assess_penalties", "--date", LEVY_ON.isoformat())
+    r = selectors.relevy(levy_on=LEVY_ON)
+    assert [(row.account_no, row.charges, row.late_charges) for row in r.rows] == [
+        ("1-0001", D("0.00"), D("9.31")), ("1-0003", D("0.00"), D("3.80"))]
+    assert (r.total, r.late_charges_not_posted) == (D("13.11"), D("0.00"))
+    a = selectors.aging(as_of=LEVY_ON)
+    assert sum((amount for row in a.rows for amount in row.buckets[1:]), D(0)) == r.total
