@@ -14,6 +14,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 from djmoney.money import Money
 
 from core.errors import ApplicationError
@@ -92,7 +93,8 @@ def preset_install(*, code: str, mark_demo_site: bool = False) -> InstallReport:
         Utility.objects.create(preset=code, **utility_values)
         report.created.append(f"utility {code}")
     elif any(getattr(current, k) != v for k, v in utility_values.items()):
-        Utility.objects.filter(pk=current.pk).update(**utility_values)
+        # ``update`` skips ``auto_now``: the day the rules changed is what the penalties preview checks.
+        Utility.objects.filter(pk=current.pk).update(**utility_values, updated_at=timezone.now())
         report.updated.append(f"utility {code}")
     else:
         report.unchanged += 1

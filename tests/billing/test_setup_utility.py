@@ -95,3 +95,13 @@ def test_a_schedule_naming_the_nightly_tasks_former_name_is_pointed_at_the_job(m
     setup("mineola")
     task = PeriodicTask.objects.get()
     assert (task.task, task.crontab.hour, task.crontab.minute) == ("waterbilling.tasks.nightly", "2", "15")
+
+
+def test_installing_changed_rules_again_dates_the_utilitys_change(mineola):
+    # The penalties preview trusts the night's assessment only while the utility's rules are unchanged since.
+    Utility.objects.update(penalty_params={**mineola.penalty_params, "monthly_percent": "2"})
+    before = Utility.objects.get().updated_at
+    call_command("setup_utility", "mineola", "--date", "2026-01-01", stdout=io.StringIO())
+    utility = Utility.objects.get()
+    assert utility.penalty_params["monthly_percent"] == "1"
+    assert utility.updated_at > before
