@@ -29,14 +29,14 @@ from accounts.models import Account
 from billing.ledger.allocation import DEPOSIT_KINDS, PENALTY_KINDS, BillBalance, Entry, Ledger, allocate, replay_order
 from billing.ledger.selectors import (
     account_balances,
-    accounts_not_netting_to_zero,
+    accounts_that_may_owe,
     collector_paused,
     entries_for_accounts,
 )
 from billing.models import Bill, BillLine, LedgerEntry, Payment
 from billing.ordinance import ordinance_on
 from billing.penalties import BillTerms, penalties_owed
-from billing.penalty_selectors import waived_charges
+from billing.penalty_selectors import penalty_candidates, penalty_candidates_since, waived_charges
 from billing.presets import preset_load
 from core.csvimport import chunked
 from core.money import ZERO
@@ -194,7 +194,7 @@ class Aging:
 def aging(*, as_of: date) -> Aging:
     """Every account whose balance on ``as_of`` is not zero, its balance split by how long past due."""
     rows: list[AgingRow] = []
-    for chunk in chunked(accounts_not_netting_to_zero(through=as_of), CHUNK):
+    for chunk in chunked(accounts_that_may_owe(through=as_of), CHUNK):
         balances = account_balances(chunk, through=as_of)
         owing = {account_id: state for account_id, state in balances.items() if state.balance}
         if not owing:
@@ -326,8 +326,9 @@ def relevy(*, levy_on: date) -> Relevy:
     scheme, order = _DatesOnce(ordinance.penalties), ordinance.payment_order
     rows: list[RelevyRow] = []
     not_posted = ZERO
-    # An account whose ledger nets to zero has no bill unpaid (``accounts_not_netting_to_zero``): no row.
-    owing = set(accounts_not_netting_to_zero(through=levy_on))
+    # An account whose ledger nets to zero has no bill unpaid (``accounts_that_may_owe``): no row.
+    owing = set(accounts_that_may_owe(through=levy_on))
+    settled = _late_charges_as_owed(levy_on=levy_on)
     for chunk in chunked(_accounts_on_the_ledger(through=levy_on), CHUNK):
         entries = entries_for_accounts(chunk, through=levy_on)
         waived = waived_charges(account_ids=chunk)  # a waived charge is owed as nothing
@@ -348,13 +349,15 @@ def relevy(*, levy_on: date) -> Relevy:
                 late = sum((_unpaid_late(bill) for bill in past_due), ZERO)
                 if charges + late > ZERO:
                     found[account_id] = (charges, late)
+            if account_id in settled:
+                continue  # its late charges posted through the levy date are those owed
+            posted = sum((e.amount for e in account_entries if e.kind in PENALTY_KINDS), ZERO)
             if _owes_no_late_charge(account_entries, terms.get(account_id, []), scheme=scheme, through=levy_on,
                                     order=order):
                 owed = []
             else:
                 owed = penalties_owed(entries=account_entries, bills=terms.get(account_id, []), scheme=scheme,
                                       through=levy_on, order=order, waived=waived.get(account_id, {}).keys())
-            posted = sum((e.amount for e in account_entries if e.kind in PENALTY_KINDS), ZERO)
             not_posted += sum((p.amount for p in owed), ZERO) - posted
         facts = _account_facts(found)
         for account_id, (charges, late) in found.items():
@@ -366,6 +369,17 @@ def relevy(*, levy_on: date) -> Relevy:
     return Relevy(levy_on=levy_on, lien=lien_rule(ordinance.utility), rows=rows,
                   charges=sum((row.charges for row in rows), ZERO),
                   late_charges=sum((row.late_charges for row in rows), ZERO), late_charges_not_posted=not_posted)
+
+
+def _late_charges_as_owed(*, levy_on: date) -> set[int]:
+    """The accounts whose late charges posted through ``levy_on`` are provably those the facts make owed: the
+    nightly assessment reconciled them and nothing since can change what they owe, so their plan through the
+    levy date is empty (``billing.penalty_selectors.penalty_candidates_since``). None of them without a nightly
+    assessment of the levy date or an earlier day to rely on."""
+    may_change = penalty_candidates_since(as_of=levy_on)
+    if may_change is None:
+        return set()
+    return set(penalty_candidates(as_of=levy_on)) - set(may_change)
 
 
 def _unpaid_late(bill: BillBalance) -> Decimal:

@@ -8,7 +8,7 @@ from decimal import Decimal
 from django.db.models import Min
 
 from accounts.models import Account
-from billing.ledger.selectors import account_balances, accounts_not_netting_to_zero
+from billing.ledger.selectors import account_balances, accounts_that_may_owe
 from billing.models import Bill, PendingCharge
 from core.errors import NotFound
 from core.money import ZERO
@@ -59,8 +59,8 @@ def delinquencies(*, as_of: date, account_ids=None, policy: TerminationPolicy | 
     if not rows:
         return []
     fines = _fines_charged_on(rows) if trigger.fine_days is not None else {}
-    # An account whose ledger nets to zero owes nothing on any bill: its ledger need not be replayed.
-    candidates = accounts_not_netting_to_zero(through=as_of, account_ids=sorted({row[1] for row in rows.values()}))
+    # An account whose ledger nets to zero (and has no charge below zero) owes nothing on any bill: not replayed.
+    candidates = accounts_that_may_owe(through=as_of, account_ids=sorted({row[1] for row in rows.values()}))
     if not candidates:
         return []
     balances = account_balances(candidates, through=as_of)

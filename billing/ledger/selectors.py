@@ -19,8 +19,10 @@ from django.db.models.sql.constants import MULTI
 
 from ..models import Bill, LedgerEntry
 from ..ordinance import payment_order
-from .allocation import DEPOSIT_KINDS, REVERSAL_KIND, AccountBalance, Entry, allocate
+from .allocation import CATEGORY, DEPOSIT_KINDS, REVERSAL_KIND, AccountBalance, Entry, allocate
 
+# Charges of principal (water, fees, fines, debit memos): the kinds a charge below zero could leave a bill owing.
+PRINCIPAL_KINDS = tuple(kind for kind, category in CATEGORY.items() if category in ("fee", "water"))
 _new_entry = object.__new__
 _set = object.__setattr__
 
@@ -108,22 +110,27 @@ def _entries_for_accounts(account_ids: list, *, through: date | None, recorded_a
     return out
 
 
-def accounts_not_netting_to_zero(*, through: date, account_ids=None) -> list[int]:
-    """The accounts (of ``account_ids``, or every one) whose entries of what is owed and paid on or before
-    ``through`` do not net to zero, by id.
+def accounts_that_may_owe(*, through: date, account_ids=None) -> list[int]:
+    """The accounts (of ``account_ids``, or every one) that may have a balance or a bill unpaid at the end of
+    ``through``, by id: those whose entries of what is owed and paid on or before then do not net to zero, and
+    any with a principal charge below zero.
 
     An account's balance in the allocation is exactly the sum of its entries: a charge adds its amount, a
     credit takes its amount off a bill or into the credit, and settling moves money from the credit to the
     charges, which changes neither; a payment reversed within the range and its reversal (left out of the
-    replay together) cancel. So an account netting to zero has a zero balance and, as no charge is negative
-    once corrected, no bill unpaid: its entries need not be loaded and replayed. The sum is taken in whole
-    cents, each entry rounded to its cent first: exact on SQLite (whose sums are floating point, exact for
-    whole numbers) as on PostgreSQL."""
+    replay together) cancel. So an account netting to zero has a zero balance; and when no charge is below
+    zero (a late charge's correction sits on the charge's own day and bill, and never takes it below zero),
+    no bill of it is unpaid either: a credit left over pays whatever is unpaid, so a bill owing and a credit
+    cannot stand side by side. Its entries need not be loaded and replayed. The sum is taken in whole cents,
+    each entry rounded to its cent first: exact on SQLite (whose sums are floating point, exact for whole
+    numbers) as on PostgreSQL."""
     rows = LedgerEntry.objects.filter(posted_on__lte=through).exclude(kind__in=DEPOSIT_KINDS)
     if account_ids is not None:
         rows = rows.filter(account_id__in=list(account_ids))
-    return [account_id for account_id, cents in rows.values("account_id").annotate(
-        cents=Sum(Round(F("amount") * 100))).order_by("account_id").values_list("account_id", "cents") if cents]
+    listed = {account_id for account_id, cents in rows.values("account_id").annotate(
+        cents=Sum(Round(F("amount") * 100))).order_by("account_id").values_list("account_id", "cents") if cents}
+    listed.update(rows.filter(kind__in=PRINCIPAL_KINDS, amount__lt=0).values_list("account_id", flat=True))
+    return sorted(listed)
 
 
 def account_balances(account_ids, *, through: date) -> dict[int, AccountBalance]:

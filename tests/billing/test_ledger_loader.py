@@ -10,7 +10,7 @@ from decimal import Decimal
 import pytest
 from django.contrib.auth.models import User
 
-from billing.ledger.selectors import account_balances, accounts_not_netting_to_zero, entries_for_accounts
+from billing.ledger.selectors import account_balances, accounts_that_may_owe, entries_for_accounts
 from billing.models import LedgerEntry, Payment
 from billing.services.payments import payment_post
 from billing.services.reversals import payment_reverse
@@ -65,7 +65,7 @@ def test_only_accounts_whose_ledger_does_not_net_to_zero_are_listed(village):
     first, second = village["1-0001"].pk, village["1-0002"].pk
     # Through 2026-03-01 both are paid; the returned check (2026-03-10) and its payment then net to zero
     # together, so 1-0001 owes its bill again.
-    assert accounts_not_netting_to_zero(through=date(2026, 3, 1)) == []
-    assert accounts_not_netting_to_zero(through=date(2026, 3, 10)) == [first]
-    assert accounts_not_netting_to_zero(through=date(2026, 2, 10)) == sorted([first, second])
-    assert accounts_not_netting_to_zero(through=date(2026, 2, 10), account_ids=[second]) == [second]
+    assert accounts_that_may_owe(through=date(2026, 3, 1)) == []
+    assert accounts_that_may_owe(through=date(2026, 3, 10)) == [first]
+    assert accounts_that_may_owe(through=date(2026, 2, 10)) == sorted([first, second])
+    assert accounts_that_may_owe(through=date(2026, 2, 10), account_ids=[second]) == [second]
