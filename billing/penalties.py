@@ -20,14 +20,18 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
-from itertools import groupby
+from operator import itemgetter
 
 from core.dates import add_months
 from core.errors import ApplicationError
 from core.money import ZERO, percent_of
 
-from .ledger.allocation import PENALTY_KINDS, PRINCIPAL_FIRST, Entry, Ledger, replay_order
+from .ledger.allocation import CATEGORY, PENALTY_KINDS, PRINCIPAL_FIRST, Entry, Ledger
 from .registries import PENALTY_SCHEMES
+
+# A scheme works out a due date's late-charge days up to a last day once and keeps them (the bills of a book
+# share their due dates), up to this many pairs of due date and last day.
+_DATES_KEPT = 4096
 
 
 @dataclass(frozen=True)
@@ -55,8 +59,18 @@ class FirstThenMonthly:
         self.citation = params["citation"]
         self.description = params.get("description", "Late payment penalty")
         self.words = params.get("words", "")
+        self._dates: dict[tuple, tuple] = {}
 
     def dates(self, *, bill_date: date, due_date: date, through: date) -> list[PenaltyDue]:
+        key = (due_date, through)
+        found = self._dates.get(key)
+        if found is None:
+            if len(self._dates) >= _DATES_KEPT:
+                self._dates.clear()
+            found = self._dates[key] = tuple(self._work_out_dates(due_date=due_date, through=through))
+        return list(found)
+
+    def _work_out_dates(self, *, due_date: date, through: date) -> list[PenaltyDue]:
         start = due_date + timedelta(days=1)
         out = []
         if start <= through:
@@ -71,6 +85,11 @@ class FirstThenMonthly:
 
     def amount(self, due: PenaltyDue, *, unpaid_principal: Decimal, unpaid_total: Decimal) -> Decimal:
         base = unpaid_total if due.on_total else unpaid_principal
+        return percent_of(base, due.percent) if base > ZERO else ZERO
+
+    def amount_of_unpaid(self, due: PenaltyDue, unpaid: dict[str, Decimal]) -> Decimal:
+        """``amount`` from the bill's unpaid amounts by category (``BillBalance.unpaid``)."""
+        base = sum(unpaid.values(), ZERO) if due.on_total else unpaid["fee"] + unpaid["water"]
         return percent_of(base, due.percent) if base > ZERO else ZERO
 
     def late_amount(self, principal: Decimal) -> Decimal:
@@ -110,6 +129,11 @@ class OneTime:
     def amount(self, due: PenaltyDue, *, unpaid_principal: Decimal, unpaid_total: Decimal) -> Decimal:
         return percent_of(unpaid_principal, due.percent) if unpaid_principal > ZERO else ZERO
 
+    def amount_of_unpaid(self, due: PenaltyDue, unpaid: dict[str, Decimal]) -> Decimal:
+        """``amount`` from the bill's unpaid amounts by category (``BillBalance.unpaid``)."""
+        base = unpaid["fee"] + unpaid["water"]
+        return percent_of(base, due.percent) if base > ZERO else ZERO
+
     def late_amount(self, principal: Decimal) -> Decimal:
         return principal + percent_of(principal, self.percent)
 
@@ -127,6 +151,9 @@ class NoPenalty:
         return []
 
     def amount(self, due: PenaltyDue, *, unpaid_principal: Decimal, unpaid_total: Decimal) -> Decimal:
+        return ZERO
+
+    def amount_of_unpaid(self, due: PenaltyDue, unpaid: dict[str, Decimal]) -> Decimal:
         return ZERO
 
     def late_amount(self, principal: Decimal) -> Decimal:
@@ -168,8 +195,18 @@ class MonthlyInterestFebruaryPenalty:
         self.penalty_citation = params.get("penalty_citation", self.citation)
         self.penalty_description = params.get("penalty_description", "Penalty")
         self.words = params.get("words", "")
+        self._dates: dict[tuple, tuple] = {}
 
     def dates(self, *, bill_date: date, due_date: date, through: date) -> list[PenaltyDue]:
+        key = (due_date, through)
+        found = self._dates.get(key)
+        if found is None:
+            if len(self._dates) >= _DATES_KEPT:
+                self._dates.clear()
+            found = self._dates[key] = tuple(self._work_out_dates(due_date=due_date, through=through))
+        return list(found)
+
+    def _work_out_dates(self, *, due_date: date, through: date) -> list[PenaltyDue]:
         start = due_date + timedelta(days=self.days_after_due)
         out = []
         k = 0
@@ -188,6 +225,13 @@ class MonthlyInterestFebruaryPenalty:
     def amount(self, due: PenaltyDue, *, unpaid_principal: Decimal, unpaid_total: Decimal,
                unpaid_interest: Decimal = ZERO) -> Decimal:
         base = unpaid_principal + unpaid_interest if due.with_interest else unpaid_principal
+        return percent_of(base, due.percent) if base > ZERO else ZERO
+
+    def amount_of_unpaid(self, due: PenaltyDue, unpaid: dict[str, Decimal]) -> Decimal:
+        """``amount`` from the bill's unpaid amounts by category (``BillBalance.unpaid``)."""
+        base = unpaid["fee"] + unpaid["water"]
+        if due.with_interest:
+            base = base + unpaid.get("interest", ZERO)
         return percent_of(base, due.percent) if base > ZERO else ZERO
 
     def late_amount(self, principal: Decimal) -> Decimal:
@@ -223,31 +267,64 @@ def penalties_owed(*, entries: Iterable[Entry], bills: Iterable[BillTerms], sche
     ``waived`` holds the late charges waived with a supervisor's or the office's approval, as (bill id, day,
     kind): each is owed as nothing — left out of the answer and out of the replay, so no payment pays it and
     no later charge counts it; the principal it was computed on is unchanged, so later charges are too.
+
+    The answer lists the charges by day, then bill, then kind. A scheme with ``amount_of_unpaid(due,
+    unpaid)`` (the built-in ones) is asked that, from the bill's unpaid amounts by category, instead of
+    ``amount``: the same charge without working out totals it does not use.
     """
-    facts = sorted((e for e in entries if e.kind not in PENALTY_KINDS and e.posted_on <= through),
-                   key=replay_order)
-    dues = sorted(((due, bill) for bill in bills
-                   for due in scheme.dates(bill_date=bill.bill_date, due_date=bill.due_date, through=through)),
-                  key=lambda pair: (pair[0].on, pair[1].key, pair[0].kind))
+    # The late-charge days of every bill, by day: in the order of the bills and of each bill's days.
+    by_day: dict[date, list] = {}
+    dates = scheme.dates
+    for bill in bills:
+        key = bill.key
+        for due in dates(bill_date=bill.bill_date, due_date=bill.due_date, through=through):
+            day = due.on
+            pair = (key, due.kind, due)
+            found = by_day.get(day)
+            if found is None:
+                by_day[day] = [pair]
+            else:
+                found.append(pair)
+    if not by_day:
+        return []
+    days = sorted(by_day)
+    # Only the facts before the last late-charge day can change a charge; in replay order (day, charges
+    # before credits, then as recorded; ties as given).
+    cutoff = min(days[-1] - timedelta(days=1), through)
+    facts = [(e.posted_on, e.kind not in CATEGORY, e.entry_id, n, e) for n, e in enumerate(entries)
+             if e.posted_on <= cutoff and e.kind not in PENALTY_KINDS]
+    facts.sort()
     ledger = Ledger(order)
+    post, settle, bills_of = ledger.post, ledger.settle, ledger.bills.get
+    charge = ledger.charge
+    amount_of_unpaid = getattr(scheme, "amount_of_unpaid", None)
+    amount = scheme.amount
     owed: list[OwedPenalty] = []
-    position = 0
-    for day, group in groupby(dues, key=lambda pair: pair[0].on):
-        while position < len(facts) and facts[position].posted_on < day:
-            ledger.post(facts[position])
+    position, count = 0, len(facts)
+    by_bill_and_kind = itemgetter(0, 1)
+    for day in days:
+        while position < count and facts[position][0] < day:
+            post(facts[position][4])
             position += 1
-        state = ledger.state()
+        settle()
+        group = by_day[day]
+        if len(group) > 1:
+            group.sort(key=by_bill_and_kind)
         found = []
-        for due, bill in group:
-            balance = state.bills.get(bill.key)
-            if balance is None or (bill.key[1], due.on, due.kind) in waived:
+        for key, kind, due in group:
+            balance = bills_of(key)
+            if balance is None or (waived and (key[1], day, kind) in waived):
                 continue
-            extra = {"unpaid_interest": balance.unpaid_interest} if due.with_interest else {}
-            amount = scheme.amount(due, unpaid_principal=balance.unpaid_principal,
-                                   unpaid_total=balance.unpaid_total, **extra)
-            if amount > ZERO:
-                found.append(OwedPenalty(bill.key, due, amount))
+            if amount_of_unpaid is not None:
+                charged = amount_of_unpaid(due, balance.unpaid)
+            elif due.with_interest:
+                charged = amount(due, unpaid_principal=balance.unpaid_principal, unpaid_total=balance.unpaid_total,
+                                 unpaid_interest=balance.unpaid_interest)
+            else:
+                charged = amount(due, unpaid_principal=balance.unpaid_principal, unpaid_total=balance.unpaid_total)
+            if charged > ZERO:
+                found.append(OwedPenalty(key, due, charged))
         for penalty in found:
-            ledger.post(Entry(kind=penalty.due.kind, posted_on=day, amount=penalty.amount, bill_key=penalty.bill_key))
+            charge(day, penalty.bill_key, penalty.due.kind, penalty.amount)
         owed.extend(found)
     return owed

@@ -68,6 +68,7 @@ DEPOSIT_KINDS = ("deposit", "deposit_refund")
 # A payment taken back: not a charge. From its date on the payment and its reversal are both left out of the
 # entries (``billing.ledger.selectors.entries_for_accounts``), as if the payment had never been made.
 REVERSAL_KIND = "payment_reversal"
+_NOT_OWED = frozenset((*DEPOSIT_KINDS, REVERSAL_KIND))  # neither a charge nor a credit in the replay
 
 
 @dataclass(frozen=True)
@@ -145,6 +146,7 @@ class Ledger:
         self.pool = ZERO
         self._unsettled = False  # charges added that a leftover credit has not yet been offered to
         self._day: date | None = None
+        self._unpaid: list[tuple[tuple, dict]] = []  # each bill's key and unpaid amounts, oldest bill first
         # Recording only: what each credit paid, and the pool's money by the credit it came from (FIFO).
         self.record = record
         self.applications: list[Application] = []
@@ -152,28 +154,27 @@ class Ledger:
         self._shortfall = ZERO  # a negative pool (a positive non-charge entry) that later credits fill first
 
     def post(self, e: Entry) -> None:
-        kind, posted_on = e.kind, e.posted_on
-        if kind in DEPOSIT_KINDS or kind == REVERSAL_KIND:
+        kind = e.kind
+        if kind in _NOT_OWED:
             # A reversal and the payment it takes back are left out together by the loader
             # (``entries_for_accounts``); one reaching the replay alone is neither a charge nor a credit.
             return
+        posted_on = e.posted_on
         cat = CATEGORY.get(kind)  # None: not a charge
-        if self._unsettled and (posted_on != self._day or cat is None):
+        if cat is not None:
+            # Charges not on a bill (a counter fee) stand as their own item, ordered by posting date.
+            key = e.bill_key
+            self.charge(posted_on, key if key is not None else (posted_on, -1, e.entry_id), kind, e.amount)
+            return
+        if self._unsettled:
             self._settle()
         self._day = posted_on
-        # Charges not on a bill (a counter fee) stand as their own item, ordered by posting date.
-        key = e.bill_key if e.bill_key is not None else (posted_on, -1, e.entry_id)
-        if cat is not None:
-            bill, amount = self.bills[key], e.amount
-            bill.charged[cat] = bill.charged.get(cat, ZERO) + amount
-            bill.unpaid[cat] = bill.unpaid.get(cat, ZERO) + amount
-            self._unsettled = True
-            return
         if kind == "payment" or e.bill_key is None:
             self.pool += -e.amount
             if self.record:
                 self._pool_add(e.entry_id, -e.amount)
         else:
+            key = e.bill_key
             bill = self.bills[key]
             credit = -e.amount
             for cat in CREDIT_ORDER:
@@ -189,23 +190,41 @@ class Ledger:
                 self._pool_add(e.entry_id, credit)
         self._settle()
 
+    def charge(self, posted_on: date, key: tuple, kind: str, amount: Decimal) -> None:
+        """Post a charge of ``kind`` on the bill (or lone charge) ``key``: ``post`` of a charge's entry."""
+        if self._unsettled and posted_on != self._day:
+            self._settle()
+        self._day = posted_on
+        cat = CATEGORY[kind]
+        bill = self.bills[key]
+        charged, unpaid = bill.charged, bill.unpaid
+        charged[cat] = charged.get(cat, ZERO) + amount
+        unpaid[cat] = unpaid.get(cat, ZERO) + amount
+        self._unsettled = True
+
+    def settle(self) -> None:
+        """Offer a credit left over to the charges added since it was last offered (``state`` does first)."""
+        if self._unsettled:
+            self._settle()
+
     def _settle(self) -> None:
         self._unsettled = False
         pool = self.pool
         if pool <= ZERO:
             return
         bills = self.bills
-        keys = sorted(bills)
+        if len(bills) != len(self._unpaid):  # a bill added since (bills are never removed): sort them again
+            self._unpaid = [(key, bills[key].unpaid) for key in sorted(bills)]
+        record = self.record
         for cats in (("fee", "water"), LATE_ORDER) if self.order == PRINCIPAL_FIRST else (PENALTIES_FIRST_ORDER,):
-            for key in keys:
-                unpaid = bills[key].unpaid
+            for key, unpaid in self._unpaid:
                 for cat in cats:
                     owed = unpaid.get(cat, ZERO)
                     if owed > ZERO:
                         take = pool if pool <= owed else owed  # min(pool, owed), the pool when equal
                         unpaid[cat] = owed - take
                         pool -= take
-                        if self.record:
+                        if record:
                             self._pool_apply(key, cat, take)
                         if pool <= ZERO:
                             self.pool = pool
@@ -251,8 +270,7 @@ class Ledger:
         return dict(out)
 
     def state(self) -> AccountBalance:
-        if self._unsettled:
-            self._settle()
+        self.settle()
         return AccountBalance(bills=dict(self.bills), credit=self.pool)
 
 
