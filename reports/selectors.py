@@ -329,7 +329,10 @@ def relevy(*, levy_on: date) -> Relevy:
     # An account whose ledger nets to zero has no bill unpaid (``accounts_that_may_owe``): no row.
     owing = set(accounts_that_may_owe(through=levy_on))
     settled = _late_charges_as_owed(levy_on=levy_on)
-    for chunk in chunked(_accounts_on_the_ledger(through=levy_on), CHUNK):
+    # The others have neither a row nor a late charge owed and not posted: their ledger is not read.
+    needed = [account_id for account_id in _accounts_on_the_ledger(through=levy_on)
+              if account_id in owing or account_id not in settled]
+    for chunk in chunked(needed, CHUNK):
         entries = entries_for_accounts(chunk, through=levy_on)
         waived = waived_charges(account_ids=chunk)  # a waived charge is owed as nothing
         due_dates: dict[int, date] = {}
