@@ -20,7 +20,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
-from operator import itemgetter
+from heapq import heapify, heappop, heappush
 
 from core.dates import add_months
 from core.errors import ApplicationError
@@ -62,13 +62,17 @@ class FirstThenMonthly:
         self._dates: dict[tuple, tuple] = {}
 
     def dates(self, *, bill_date: date, due_date: date, through: date) -> list[PenaltyDue]:
+        return list(self.dates_in_order(bill_date=bill_date, due_date=due_date, through=through))
+
+    def dates_in_order(self, *, bill_date: date, due_date: date, through: date) -> tuple[PenaltyDue, ...]:
+        """``dates``, worked out once for a due date and last day, in order of day (then kind)."""
         key = (due_date, through)
         found = self._dates.get(key)
         if found is None:
             if len(self._dates) >= _DATES_KEPT:
                 self._dates.clear()
             found = self._dates[key] = tuple(self._work_out_dates(due_date=due_date, through=through))
-        return list(found)
+        return found
 
     def _work_out_dates(self, *, due_date: date, through: date) -> list[PenaltyDue]:
         start = due_date + timedelta(days=1)
@@ -91,6 +95,11 @@ class FirstThenMonthly:
         """``amount`` from the bill's unpaid amounts by category (``BillBalance.unpaid``)."""
         base = sum(unpaid.values(), ZERO) if due.on_total else unpaid["fee"] + unpaid["water"]
         return percent_of(base, due.percent) if base > ZERO else ZERO
+
+    def owes_no_more_late_charges(self, unpaid: dict[str, Decimal]) -> bool:
+        """Whether a bill with these unpaid amounts can draw no late charge again as long as it is never
+        charged principal again: its unpaid principal is paid (its days are never ``on_total``)."""
+        return unpaid["fee"] + unpaid["water"] <= ZERO
 
     def late_amount(self, principal: Decimal) -> Decimal:
         """What the bill comes to the day after its due date, for the bill's 'if paid late' line."""
@@ -126,6 +135,9 @@ class OneTime:
         return [PenaltyDue(day, self.percent, f"{self.description}: {self.percent}%", self.citation)] \
             if day <= through else []
 
+    def dates_in_order(self, *, bill_date: date, due_date: date, through: date) -> tuple[PenaltyDue, ...]:
+        return tuple(self.dates(bill_date=bill_date, due_date=due_date, through=through))
+
     def amount(self, due: PenaltyDue, *, unpaid_principal: Decimal, unpaid_total: Decimal) -> Decimal:
         return percent_of(unpaid_principal, due.percent) if unpaid_principal > ZERO else ZERO
 
@@ -133,6 +145,11 @@ class OneTime:
         """``amount`` from the bill's unpaid amounts by category (``BillBalance.unpaid``)."""
         base = unpaid["fee"] + unpaid["water"]
         return percent_of(base, due.percent) if base > ZERO else ZERO
+
+    def owes_no_more_late_charges(self, unpaid: dict[str, Decimal]) -> bool:
+        """Whether a bill with these unpaid amounts can draw no late charge again as long as it is never
+        charged principal again: its unpaid principal is paid."""
+        return unpaid["fee"] + unpaid["water"] <= ZERO
 
     def late_amount(self, principal: Decimal) -> Decimal:
         return principal + percent_of(principal, self.percent)
@@ -150,11 +167,17 @@ class NoPenalty:
     def dates(self, *, bill_date: date, due_date: date, through: date) -> list[PenaltyDue]:
         return []
 
+    def dates_in_order(self, *, bill_date: date, due_date: date, through: date) -> tuple[PenaltyDue, ...]:
+        return ()
+
     def amount(self, due: PenaltyDue, *, unpaid_principal: Decimal, unpaid_total: Decimal) -> Decimal:
         return ZERO
 
     def amount_of_unpaid(self, due: PenaltyDue, unpaid: dict[str, Decimal]) -> Decimal:
         return ZERO
+
+    def owes_no_more_late_charges(self, unpaid: dict[str, Decimal]) -> bool:
+        return True
 
     def late_amount(self, principal: Decimal) -> Decimal:
         return principal
@@ -198,13 +221,17 @@ class MonthlyInterestFebruaryPenalty:
         self._dates: dict[tuple, tuple] = {}
 
     def dates(self, *, bill_date: date, due_date: date, through: date) -> list[PenaltyDue]:
+        return list(self.dates_in_order(bill_date=bill_date, due_date=due_date, through=through))
+
+    def dates_in_order(self, *, bill_date: date, due_date: date, through: date) -> tuple[PenaltyDue, ...]:
+        """``dates``, worked out once for a due date and last day, in order of day (then kind)."""
         key = (due_date, through)
         found = self._dates.get(key)
         if found is None:
             if len(self._dates) >= _DATES_KEPT:
                 self._dates.clear()
             found = self._dates[key] = tuple(self._work_out_dates(due_date=due_date, through=through))
-        return list(found)
+        return found
 
     def _work_out_dates(self, *, due_date: date, through: date) -> list[PenaltyDue]:
         start = due_date + timedelta(days=self.days_after_due)
@@ -233,6 +260,13 @@ class MonthlyInterestFebruaryPenalty:
         if due.with_interest:
             base = base + unpaid.get("interest", ZERO)
         return percent_of(base, due.percent) if base > ZERO else ZERO
+
+    def owes_no_more_late_charges(self, unpaid: dict[str, Decimal]) -> bool:
+        """Whether a bill with these unpaid amounts can draw no late charge again as long as it is never
+        charged principal again: its principal is paid, so no interest falls on it, and so is the interest a
+        February penalty would be charged on."""
+        principal = unpaid["fee"] + unpaid["water"]
+        return principal <= ZERO and principal + unpaid.get("interest", ZERO) <= ZERO
 
     def late_amount(self, principal: Decimal) -> Decimal:
         """The day after the due date the first interest charge falls."""
@@ -270,27 +304,33 @@ def penalties_owed(*, entries: Iterable[Entry], bills: Iterable[BillTerms], sche
 
     The answer lists the charges by day, then bill, then kind. A scheme with ``amount_of_unpaid(due,
     unpaid)`` (the built-in ones) is asked that, from the bill's unpaid amounts by category, instead of
-    ``amount``: the same charge without working out totals it does not use.
+    ``amount``: the same charge without working out totals it does not use. One that also answers
+    ``owes_no_more_late_charges(unpaid)`` says a bill whose principal is never charged again draws nothing
+    more (amounts only ever go down then): its later days are passed over.
     """
-    # The late-charge days of every bill, by day: in the order of the bills and of each bill's days.
-    by_day: dict[date, list] = {}
-    dates = scheme.dates
-    for bill in bills:
-        key = bill.key
-        for due in dates(bill_date=bill.bill_date, due_date=bill.due_date, through=through):
-            day = due.on
-            pair = (key, due.kind, due)
-            found = by_day.get(day)
-            if found is None:
-                by_day[day] = [pair]
-            else:
-                found.append(pair)
-    if not by_day:
+    # Each bill's late-charge days in order of day. A day's are taken as (bill key, kind, place among all the
+    # bills' days as the scheme gives them, due) and sorted, as a sort of them all by day, bill and kind would
+    # put them.
+    in_order = getattr(scheme, "dates_in_order", None)
+    days_of: list[tuple] = []  # (bill key, its days in order, the bill's place, each day's place or None)
+    last = None
+    for n, bill in enumerate(bills):
+        if in_order is not None:
+            dues = in_order(bill_date=bill.bill_date, due_date=bill.due_date, through=through)
+            places = None
+        else:
+            given = tuple(scheme.dates(bill_date=bill.bill_date, due_date=bill.due_date, through=through))
+            places = sorted(range(len(given)), key=lambda i, given=given: given[i].on)
+            dues = tuple(given[i] for i in places)
+        if dues:
+            days_of.append((bill.key, dues, n, places))
+            if last is None or dues[-1].on > last:
+                last = dues[-1].on
+    if not days_of:
         return []
-    days = sorted(by_day)
     # Only the facts before the last late-charge day can change a charge; in replay order (day, charges
     # before credits, then as recorded; ties as given).
-    cutoff = min(days[-1] - timedelta(days=1), through)
+    cutoff = min(last - timedelta(days=1), through)
     facts = [(e.posted_on, e.kind not in CATEGORY, e.entry_id, n, e) for n, e in enumerate(entries)
              if e.posted_on <= cutoff and e.kind not in PENALTY_KINDS]
     facts.sort()
@@ -298,26 +338,56 @@ def penalties_owed(*, entries: Iterable[Entry], bills: Iterable[BillTerms], sche
     post, settle, bills_of = ledger.post, ledger.settle, ledger.bills.get
     charge = ledger.charge
     amount_of_unpaid = getattr(scheme, "amount_of_unpaid", None)
+    done_with = getattr(scheme, "owes_no_more_late_charges", None) if amount_of_unpaid is not None else None
     amount = scheme.amount
+    # A bill that owes no more late charges and is charged nothing more among the facts is done with: its later
+    # days are passed over (the facts posted all the same, in order, on the next day that counts).
+    last_charge: dict[tuple, int] = {}
+    if done_with is not None:
+        for n, fact in enumerate(facts):
+            if not fact[1]:
+                last_charge[fact[4].bill_key] = n
     owed: list[OwedPenalty] = []
     position, count = 0, len(facts)
-    by_bill_and_kind = itemgetter(0, 1)
-    for day in days:
+    # The bills by their next late-charge day: (day, which bill, where in its days).
+    upcoming = [(dues[0].on, b, 0) for b, (_, dues, _, _) in enumerate(days_of)]
+    heapify(upcoming)
+    while upcoming:
+        day = upcoming[0][0]
+        items = []
+        going_on = []  # (bill, where in its days) of the bills with days after this one
+        while upcoming and upcoming[0][0] == day:
+            _, b, i = heappop(upcoming)
+            key, dues, n, places = days_of[b]
+            end = len(dues)
+            while i < end and (due := dues[i]).on == day:
+                items.append((key, due.kind, (n, i if places is None else places[i]), due))
+                i += 1
+            if i < end:
+                going_on.append((b, i))
         while position < count and facts[position][0] < day:
             post(facts[position][4])
             position += 1
         settle()
-        group = by_day[day]
-        if len(group) > 1:
-            group.sort(key=by_bill_and_kind)
+        items.sort()
         found = []
-        for key, kind, due in group:
+        done: set[tuple] = set()
+        for key, kind, _, due in items:
             balance = bills_of(key)
-            if balance is None or (waived and (key[1], day, kind) in waived):
+            if balance is None:
+                if done_with is not None and last_charge.get(key, -1) < position:
+                    done.add(key)
+                continue
+            if waived and (key[1], day, kind) in waived:
                 continue
             if amount_of_unpaid is not None:
                 charged = amount_of_unpaid(due, balance.unpaid)
-            elif due.with_interest:
+                if charged > ZERO:
+                    found.append(OwedPenalty(key, due, charged))
+                elif done_with is not None and last_charge.get(key, -1) < position and done_with(balance.unpaid):
+                    done.add(key)
+                continue
+            if due.with_interest:
                 charged = amount(due, unpaid_principal=balance.unpaid_principal, unpaid_total=balance.unpaid_total,
                                  unpaid_interest=balance.unpaid_interest)
             else:
@@ -327,4 +397,8 @@ def penalties_owed(*, entries: Iterable[Entry], bills: Iterable[BillTerms], sche
         for penalty in found:
             charge(day, penalty.bill_key, penalty.due.kind, penalty.amount)
         owed.extend(found)
+        for b, i in going_on:
+            key, dues, _, _ = days_of[b]
+            if key not in done:
+                heappush(upcoming, (dues[i].on, b, i))
     return owed
