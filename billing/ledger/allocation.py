@@ -161,10 +161,17 @@ class Ledger:
             return
         posted_on = e.posted_on
         cat = CATEGORY.get(kind)  # None: not a charge
-        if cat is not None:
+        if cat is not None:  # as ``charge``
+            if self._unsettled and posted_on != self._day:
+                self._settle()
+            self._day = posted_on
             # Charges not on a bill (a counter fee) stand as their own item, ordered by posting date.
             key = e.bill_key
-            self.charge(posted_on, key if key is not None else (posted_on, -1, e.entry_id), kind, e.amount)
+            bill, amount = self.bills[key if key is not None else (posted_on, -1, e.entry_id)], e.amount
+            charged, unpaid = bill.charged, bill.unpaid
+            charged[cat] = charged.get(cat, ZERO) + amount
+            unpaid[cat] = unpaid.get(cat, ZERO) + amount
+            self._unsettled = True
             return
         if self._unsettled:
             self._settle()
