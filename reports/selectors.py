@@ -38,6 +38,7 @@ from billing.ordinance import ordinance_on
 from billing.penalties import BillTerms, penalties_owed
 from billing.penalty_selectors import penalty_candidates, penalty_candidates_since, waived_charges
 from billing.presets import preset_load
+from billing.runs.preview import BookTotal, LineTotal  # the same totals as a run's proof register
 from core.csvimport import chunked
 from core.money import ZERO
 from termination.policy import termination_policy
@@ -91,22 +92,6 @@ class RegisterBill:
     number: str
     gallons: int
     total: Decimal
-
-
-@dataclass(frozen=True)
-class BookTotal:
-    book: int
-    bills: int
-    gallons: int
-    total: Decimal
-
-
-@dataclass(frozen=True)
-class LineTotal:
-    kind: str
-    citation: str
-    count: int
-    amount: Decimal
 
 
 @dataclass(frozen=True)
