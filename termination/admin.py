@@ -27,6 +27,7 @@ from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
 
 from accounts.models import Account
 from core.admin import (
@@ -719,8 +720,8 @@ class TerminationCaseAdmin(CsvExportMixin, admin.ModelAdmin):
         cases = dict(TerminationCase.objects.filter(number__in=[d.case_number for d in rows if d.case_number])
                      .values_list("number", "pk"))
         return TemplateResponse(request, "admin/termination/terminationcase/delinquent.html", self._context(
-            request, rows=[(d, cases.get(d.case_number)) for d in rows], as_of=as_of, can_open=can_open,
-            rule=termination_policy().trigger, title=f"Delinquency list on {fmt_day(as_of)}"))
+            request, rows=rows, table_rows=_delinquent_rows(rows, cases, can_open=can_open), as_of=as_of,
+            can_open=can_open, rule=termination_policy().trigger, title=f"Delinquency list on {fmt_day(as_of)}"))
 
     def timeline_view(self, request, pk):
         case = self._case(request, pk)
@@ -815,4 +816,22 @@ class InterruptionAdmin(admin.ModelAdmin):
                      " "
                      "It is logged as its own event, never as a termination case or a shut-off order."})
 
+
+def _delinquent_rows(rows, cases: dict[str, int], *, can_open: bool):
+    """The delinquency list's rows, written here rather than by a template loop: a village's two thousand
+    delinquent accounts in milliseconds (the template's filters took most of the page's time)."""
+    case_url = reverse("admin:termination_terminationcase_change", args=[0])
+
+    def row(d) -> str:
+        pick = format_html('<td><input type="checkbox" name="account_no" value="{}" id="open-{}" '
+                           'aria-label="Open a case for account {}"></td>', d.account_no, d.account_no, d.account_no)
+        bills = format_html_join(mark_safe("<br>"), "{} (due {}, ${})",
+                                 ((b.number, fmt_day(b.due_date), b.amount) for b in d.bills))
+        case = (format_html('<a href="{}">{}</a>', case_url.replace("/0/", f"/{cases[d.case_number]}/"),
+                            d.case_number) if d.case_number in cases else "—")
+        return format_html("<tr>{}<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>${}</td><td>{}</td></tr>",
+                           (mark_safe("<td></td>") if d.case_number else pick) if can_open else "",
+                           d.account_no, d.owner, d.service_address, bills, d.amount, case)
+
+    return mark_safe("\n".join(row(d) for d in rows))  # each row escaped by format_html
 
