@@ -65,7 +65,8 @@ class FirstThenMonthly:
         return list(self.dates_in_order(bill_date=bill_date, due_date=due_date, through=through))
 
     def dates_in_order(self, *, bill_date: date, due_date: date, through: date) -> tuple[PenaltyDue, ...]:
-        """``dates``, worked out once for a due date and last day, in order of day (then kind)."""
+        """``dates``, worked out once for a due date and last day, in order of day (then kind); both come from
+        ``_work_out_dates``, which is what a variant of the scheme with other days would change."""
         key = (due_date, through)
         found = self._dates.get(key)
         if found is None:
@@ -224,7 +225,8 @@ class MonthlyInterestFebruaryPenalty:
         return list(self.dates_in_order(bill_date=bill_date, due_date=due_date, through=through))
 
     def dates_in_order(self, *, bill_date: date, due_date: date, through: date) -> tuple[PenaltyDue, ...]:
-        """``dates``, worked out once for a due date and last day, in order of day (then kind)."""
+        """``dates``, worked out once for a due date and last day, in order of day (then kind); both come from
+        ``_work_out_dates``, which is what a variant of the scheme with other days would change."""
         key = (due_date, through)
         found = self._dates.get(key)
         if found is None:
