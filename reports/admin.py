@@ -9,7 +9,7 @@ URLs. The page sits under the admin's login (``admin_view``) at ``admin:reports`
 bills (``billing.view_bill``) may read it.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django import forms
 from django.contrib import admin
@@ -24,7 +24,7 @@ from core.clock import today
 from core.errors import ApplicationError
 
 from .catalog import REPORTS, report_build
-from .render import PrintedTable, as_csv, as_pdf, printed, report_view, subtitle
+from .render import as_csv, as_pdf, printed, report_view, subtitle
 
 PERMISSION = "billing.view_bill"
 DATE_WIDGET = forms.DateInput(format="%Y-%m-%d", attrs={"type": "date"})
@@ -86,10 +86,17 @@ def reports_view(request):
                 return _download(as_csv(view).encode("utf-8"), "text/csv; charset=utf-8", view, "csv")
             if fmt == "pdf":
                 return _download(as_pdf(view), "application/pdf", view, "pdf")
-            shown = {"view": view, "subtitle": subtitle(view), "tables": [_on_page(printed(t)) for t in view.tables]}
+            page = _page_number(request.GET.get("page"))
+            shown = {"view": view, "subtitle": subtitle(view),
+                     "tables": [_on_page(t, page=page, request=request) for t in view.tables]}
     return TemplateResponse(request, "admin/reports/reports.html", {
         **admin.site.each_context(request), "title": "Reports", "forms": list(forms_.values()), "chosen": chosen,
         "shown": shown})
+
+
+# Rows of a table shown on one page: a clerk reads a few hundred on screen; the CSV and the PDF have every row,
+# and the totals row is always the whole report's.
+PAGE_ROWS = 500
 
 
 @dataclass(frozen=True)
@@ -99,14 +106,36 @@ class PageTable:
     body: str  # the rows' HTML, made here: a template loop over thousands of cells is most of the page's time
     rows: int
     total: list
+    first: int = 1  # the rows shown, counted from 1, of ``count``
+    last: int = 0
+    count: int = 0
+    previous_url: str = ""
+    next_url: str = ""
 
 
-def _on_page(table: PrintedTable) -> PageTable:
+def _page_number(text: str | None) -> int:
+    return int(text) if text and text.isdigit() and int(text) > 0 else 1
+
+
+def _on_page(table, *, page: int, request) -> PageTable:
+    """One page of a report's table (``PAGE_ROWS`` rows), formatted: only the rows shown are formatted."""
+    count = len(table.rows)
+    pages = max(1, -(-count // PAGE_ROWS))
+    page = min(page, pages)
+    start = (page - 1) * PAGE_ROWS
+    shown = printed(replace(table, rows=table.rows[start:start + PAGE_ROWS]))
     numeric, plain = '<td class="r">', "<td>"
     body = "".join("<tr>" + "".join(f"{numeric if c.numeric else plain}{escape(c.text)}</td>" for c in row) + "</tr>\n"
-                   for row in table.rows)
-    return PageTable(title=table.title, headers=table.headers, body=mark_safe(body), rows=len(table.rows),
-                     total=table.total)
+                   for row in shown.rows)
+
+    def url(number: int) -> str:
+        query = request.GET.copy()
+        query["page"] = str(number)
+        return f"?{query.urlencode()}#report-result"
+
+    return PageTable(title=shown.title, headers=shown.headers, body=mark_safe(body), rows=len(shown.rows),
+                     total=shown.total, first=start + 1 if count else 0, last=start + len(shown.rows), count=count,
+                     previous_url=url(page - 1) if page > 1 else "", next_url=url(page + 1) if page < pages else "")
 
 
 def _download(data: bytes, content_type: str, view, extension: str) -> HttpResponse:

@@ -50,6 +50,22 @@ def test_view_shows_the_report_as_a_table_on_the_page(clerk):
     assert "Cash receipts: From Feb 1, 2026 to Feb 28, 2026" in html and "File import" in html and "$155.00" in html
 
 
+def test_a_long_report_is_shown_a_page_of_rows_at_a_time_with_the_whole_reports_total(clerk, monkeypatch):
+    from reports import admin as reports_admin
+
+    monkeypatch.setattr(reports_admin, "PAGE_ROWS", 3)
+    first = page(clerk, report="aging", date=ON, format="view").content.decode()
+    assert "rows 1–3 of 4" in first and "next ›" in first and "‹ previous" not in first
+    assert first.count('<td>1-000') + first.count('<td>3-000') == 3
+    assert "Total: 4 accounts" in first and "$325.40" in first  # the total of all four, on every page
+    second = page(clerk, report="aging", date=ON, format="view", page="2").content.decode()
+    assert "rows 4–4 of 4" in second and "‹ previous" in second and "next ›" not in second
+    assert "Total: 4 accounts" in second
+    # A page beyond the last shows the last; a page that is not a number shows the first.
+    assert "rows 4–4 of 4" in page(clerk, report="aging", date=ON, format="view", page="9").content.decode()
+    assert "rows 1–3 of 4" in page(clerk, report="aging", date=ON, format="view", page="x").content.decode()
+
+
 def test_csv_downloads_the_report(clerk):
     response = page(clerk, report="receipts", date=ON, start="2026-02-01", end="2026-02-28", format="csv")
     assert response["Content-Type"] == "text/csv; charset=utf-8"
