@@ -45,8 +45,28 @@ class PenaltyDue:
     with_interest: bool = False  # charged on unpaid principal plus the bill's unpaid interest (not penalties)
 
 
+class _DaysByDueDate:
+    """For a scheme whose late-charge days follow from the due date alone (``_work_out_dates``): ``dates``
+    and ``dates_in_order``, worked out once for a due date and last day (many bills share them), in order
+    of day (then kind)."""
+
+    _dates: dict[tuple, tuple]
+
+    def dates(self, *, bill_date: date, due_date: date, through: date) -> list[PenaltyDue]:
+        return list(self.dates_in_order(bill_date=bill_date, due_date=due_date, through=through))
+
+    def dates_in_order(self, *, bill_date: date, due_date: date, through: date) -> tuple[PenaltyDue, ...]:
+        key = (due_date, through)
+        found = self._dates.get(key)
+        if found is None:
+            if len(self._dates) >= _DATES_KEPT:
+                self._dates.clear()
+            found = self._dates[key] = tuple(self._work_out_dates(due_date=due_date, through=through))
+        return found
+
+
 @PENALTY_SCHEMES.register
-class FirstThenMonthly:
+class FirstThenMonthly(_DaysByDueDate):
     """Mineola § 45.29 E: 5% of unpaid principal on the day after the due date, then 1% on each monthly
     anniversary of that day ("each month or fraction of a month thereafter")."""
 
@@ -60,20 +80,6 @@ class FirstThenMonthly:
         self.description = params.get("description", "Late payment penalty")
         self.words = params.get("words", "")
         self._dates: dict[tuple, tuple] = {}
-
-    def dates(self, *, bill_date: date, due_date: date, through: date) -> list[PenaltyDue]:
-        return list(self.dates_in_order(bill_date=bill_date, due_date=due_date, through=through))
-
-    def dates_in_order(self, *, bill_date: date, due_date: date, through: date) -> tuple[PenaltyDue, ...]:
-        """``dates``, worked out once for a due date and last day, in order of day (then kind); both come from
-        ``_work_out_dates``, which is what a variant of the scheme with other days would change."""
-        key = (due_date, through)
-        found = self._dates.get(key)
-        if found is None:
-            if len(self._dates) >= _DATES_KEPT:
-                self._dates.clear()
-            found = self._dates[key] = tuple(self._work_out_dates(due_date=due_date, through=through))
-        return found
 
     def _work_out_dates(self, *, due_date: date, through: date) -> list[PenaltyDue]:
         start = due_date + timedelta(days=1)
@@ -185,7 +191,7 @@ class NoPenalty:
 
 
 @PENALTY_SCHEMES.register
-class MonthlyInterestFebruaryPenalty:
+class MonthlyInterestFebruaryPenalty(_DaysByDueDate):
     """Washingtonville § 169-26: interest of 2% a month on water rents unpaid after the 30 days, and a
     penalty of 5% "of the total amount due, including accumulated interest", every February 1.
 
@@ -220,20 +226,6 @@ class MonthlyInterestFebruaryPenalty:
         self.penalty_description = params.get("penalty_description", "Penalty")
         self.words = params.get("words", "")
         self._dates: dict[tuple, tuple] = {}
-
-    def dates(self, *, bill_date: date, due_date: date, through: date) -> list[PenaltyDue]:
-        return list(self.dates_in_order(bill_date=bill_date, due_date=due_date, through=through))
-
-    def dates_in_order(self, *, bill_date: date, due_date: date, through: date) -> tuple[PenaltyDue, ...]:
-        """``dates``, worked out once for a due date and last day, in order of day (then kind); both come from
-        ``_work_out_dates``, which is what a variant of the scheme with other days would change."""
-        key = (due_date, through)
-        found = self._dates.get(key)
-        if found is None:
-            if len(self._dates) >= _DATES_KEPT:
-                self._dates.clear()
-            found = self._dates[key] = tuple(self._work_out_dates(due_date=due_date, through=through))
-        return found
 
     def _work_out_dates(self, *, due_date: date, through: date) -> list[PenaltyDue]:
         start = due_date + timedelta(days=self.days_after_due)
