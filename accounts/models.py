@@ -84,6 +84,12 @@ class Account(models.Model):
     sprinkler_supply_inches = models.CharField(
         max_length=6, blank=True,
         help_text="Supply pipe of an automatic sprinkler system (§ 45.28 C), e.g. 2, 3, 4, 6, 8.")
+    rate_fields = models.JSONField(
+        default=dict, blank=True,
+        help_text="Facts a general (OWRS) rate structure reads from the account, by field name: "
+                  '{"water_type": "RECYCLED", "hhsize": 3, "irrigable_area": 4500, "et_amount": 4.8, '
+                  '"cust_class": "IRRIGATION"}. Numbers are written as numbers; a rate structure that needs a '
+                  "field the account lacks refuses its bill, naming the field.")
     opened_on = models.DateField(null=True, blank=True)
     closed_on = models.DateField(null=True, blank=True,
                                  help_text="The day service under this account ended (a move-out or a sale). "

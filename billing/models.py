@@ -277,6 +277,9 @@ class BillLine(models.Model):
         CONSUMPTION = "consumption", "Consumption"
         NONPROFIT = "nonprofit", "Nonprofit rate"
         SPRINKLER = "sprinkler", "Sprinkler service charge"
+        SERVICE = "service", "Service charge"
+        SEWER = "sewer", "Sewer charge"
+        CHARGE = "charge", "Charge"
         FEE = "fee", "Fee"
         FINE = "fine", "Fine"
 
