@@ -79,9 +79,9 @@ class RateStructure(Protocol):
     def rate(self, bill: "RatingInput") -> "Rated":
         """The bill's lines, each with its citation, rounded once; raises ``RatingError`` naming the section."""
 
-    def year_so_far(self, earlier_in_year: Iterable["EarlierBill"]) -> tuple[bool, int]:
-        """What earlier bills of the billable year count for this one: (annual minimum already charged,
-        gallons already counted against the year's allowance)."""
+    def year_so_far(self, earlier_in_year: Iterable["EarlierBill"], *, frequency: str) -> tuple[bool, int]:
+        """What earlier bills of the billable year count for a bill of this ``frequency``: (annual minimum
+        already charged, gallons already counted against the year's allowance)."""
 
 
 @runtime_checkable

@@ -44,7 +44,7 @@ Interpretations (ORDINANCES.md, Mineola):
   $10,000,000,000 or more) is refused, not written: only a misread reading a clerk released gets there.
 """
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -171,6 +171,8 @@ class RatingInput:
     first_bill_of_year: bool = False
     # A final bill's part of the billing period (per-bill rates only); None rates the whole period.
     pro_rata: ProRata | None = None
+    # The account's own facts a general rate structure reads (``Account.rate_fields``: water_type, hhsize, …).
+    facts: Mapping[str, object] = field(default_factory=dict, hash=False)
 
 
 @dataclass(frozen=True)
@@ -213,7 +215,8 @@ class MineolaBlocks:
     def rate(self, bill: RatingInput) -> Rated:
         return rate_bill(self.schedule, bill)
 
-    def year_so_far(self, earlier_in_year: Iterable[EarlierBill]) -> tuple[bool, int]:
+    def year_so_far(self, earlier_in_year: Iterable[EarlierBill], *, frequency: str) -> tuple[bool, int]:
+        # Only monthly bills count, whatever this bill's frequency (§ 45.29 C, above).
         return year_so_far(earlier_in_year)
 
 
@@ -226,14 +229,21 @@ def rate_bill(schedule: Schedule, bill: RatingInput) -> Rated:
         rated = _rate_per_bill(schedule, bill)
     else:
         raise RatingError(f"unknown billing frequency '{bill.frequency}'")
-    if bill.sprinkler_supply_inches and bill.first_bill_of_year:
-        rated = Rated(rated.lines + (_sprinkler_line(schedule, bill.sprinkler_supply_inches),),
-                      rated.schedule_gallons, rated.includes_annual_minimum)
-    _refuse_beyond_columns(rated, gallons=bill.gallons)
+    rated = with_sprinkler(schedule, bill, rated)
+    refuse_beyond_columns(rated, gallons=bill.gallons)
     return rated
 
 
-def _refuse_beyond_columns(rated: Rated, *, gallons: int) -> None:
+def with_sprinkler(schedule: Schedule, bill: RatingInput, rated: Rated) -> Rated:
+    """The bill's lines and, on the first bill of the billable year of an account with a sprinkler supply, the
+    sprinkler service charge (§ 45.28 C(1))."""
+    if not (bill.sprinkler_supply_inches and bill.first_bill_of_year):
+        return rated
+    return Rated(rated.lines + (sprinkler_line(schedule, bill.sprinkler_supply_inches),),
+                 rated.schedule_gallons, rated.includes_annual_minimum)
+
+
+def refuse_beyond_columns(rated: Rated, *, gallons: int) -> None:
     total = rated.total
     if total <= MONEY_MAX and all(line.quantity <= QUANTITY_MAX and line.amount <= MONEY_MAX
                                   for line in rated.lines):
@@ -274,20 +284,30 @@ def _rate_per_bill(schedule: Schedule, bill: RatingInput) -> Rated:
     return Rated(tuple(lines), bill.gallons, True)
 
 
+def nonprofit_month(schedule: Schedule, bill: RatingInput) -> Rated | None:
+    """A nonprofit's monthly bill of the threshold or more rated by § 45.28 E instead of the regular schedule,
+    or None when the rule does not apply. Its gallons do not use the regular allowance (``schedule_gallons``
+    0) and it does not carry the annual minimum (see the interpretations at the top)."""
+    if (bill.frequency != "monthly" or bill.category != "nonprofit" or schedule.nonprofit_threshold is None
+            or bill.gallons < schedule.nonprofit_threshold):
+        return None
+    at_rate = per_thousand(bill.gallons, schedule.nonprofit_per_1000)
+    if at_rate >= schedule.nonprofit_minimum:
+        line = Line("nonprofit", f"Nonprofit rate: {fmt_gallons(bill.gallons)} gal at "
+                    f"${fmt_rate(schedule.nonprofit_per_1000)} per 1,000", schedule.nonprofit_citation,
+                    Decimal(bill.gallons), schedule.nonprofit_per_1000, at_rate)
+    else:
+        line = Line("nonprofit", f"Nonprofit monthly minimum ({fmt_gallons(bill.gallons)} gal at "
+                    f"${fmt_rate(schedule.nonprofit_per_1000)} per 1,000 would be ${at_rate})",
+                    schedule.nonprofit_citation, Decimal(bill.gallons), schedule.nonprofit_per_1000,
+                    cents(schedule.nonprofit_minimum))
+    return Rated((line,), 0, False)
+
+
 def _rate_monthly(schedule: Schedule, bill: RatingInput) -> Rated:
-    if (bill.category == "nonprofit" and schedule.nonprofit_threshold is not None
-            and bill.gallons >= schedule.nonprofit_threshold):
-        at_rate = per_thousand(bill.gallons, schedule.nonprofit_per_1000)
-        if at_rate >= schedule.nonprofit_minimum:
-            line = Line("nonprofit", f"Nonprofit rate: {fmt_gallons(bill.gallons)} gal at "
-                        f"${fmt_rate(schedule.nonprofit_per_1000)} per 1,000", schedule.nonprofit_citation,
-                        Decimal(bill.gallons), schedule.nonprofit_per_1000, at_rate)
-        else:
-            line = Line("nonprofit", f"Nonprofit monthly minimum ({fmt_gallons(bill.gallons)} gal at "
-                        f"${fmt_rate(schedule.nonprofit_per_1000)} per 1,000 would be ${at_rate})",
-                        schedule.nonprofit_citation, Decimal(bill.gallons), schedule.nonprofit_per_1000,
-                        cents(schedule.nonprofit_minimum))
-        return Rated((line,), 0, False)
+    nonprofit = nonprofit_month(schedule, bill)
+    if nonprofit is not None:
+        return nonprofit
 
     minimum = schedule.monthly_minimums.get(bill.meter_size)
     if minimum is None:
@@ -318,7 +338,8 @@ def _rate_monthly(schedule: Schedule, bill: RatingInput) -> Rated:
     return Rated(tuple(lines), bill.gallons, not bill.annual_minimum_charged)
 
 
-def _sprinkler_line(schedule: Schedule, supply: str) -> Line:
+def sprinkler_line(schedule: Schedule, supply: str) -> Line:
+    """The sprinkler service charge for a supply pipe of this size; a size with no charge is refused."""
     amount = schedule.sprinkler.get(supply)
     if amount is None:
         sizes = ", ".join(f'{s}"' for s in schedule.sprinkler)

@@ -51,6 +51,7 @@ class AccountRow:
     sprinkler_supply_inches: str
     owner_name: str
     owner_address: str
+    rate_fields: dict = field(default_factory=dict)  # ``Account.rate_fields``: what a general rate structure reads
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,11 +187,13 @@ def rate_usage(rates, *, frequency: str, account: AccountRow, gallons: int, mete
     """Rate one bill's gallons given the account's earlier bills (``earlier_bills``); raises ``RatingError``."""
     in_year = [b for b in history if b["bill_date"] >= billable_year_start]
     annual_minimum_charged, year_to_date_gallons = rates.year_so_far(
-        EarlierBill(b["frequency"], b["includes_annual_minimum"], b["schedule_gallons"]) for b in in_year)
+        (EarlierBill(b["frequency"], b["includes_annual_minimum"], b["schedule_gallons"]) for b in in_year),
+        frequency=frequency)
     return rates.rate(RatingInput(
         frequency=frequency, category=account.category, gallons=gallons, meter_size=meter_size,
         annual_minimum_charged=annual_minimum_charged, year_to_date_gallons=year_to_date_gallons,
-        sprinkler_supply_inches=account.sprinkler_supply_inches, first_bill_of_year=not in_year, pro_rata=pro_rata))
+        sprinkler_supply_inches=account.sprinkler_supply_inches, first_bill_of_year=not in_year, pro_rata=pro_rata,
+        facts=account.rate_fields or {}))
 
 
 def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | None, persist: bool) -> ChunkResult:
@@ -205,7 +208,7 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
         account_rows = account_rows.select_for_update(of=("self",))
     accounts = [AccountRow(*row) for row in account_rows.values_list(
         "id", "account_no", "book", "category", "sprinkler_supply_inches", "owner__name",
-        "owner__mailing_address")]
+        "owner__mailing_address", "rate_fields")]
     billed = set(Bill.objects.filter(account_id__in=account_ids, bill_date=run_on)
                  .exclude(status=Bill.Status.VOID).values_list("account_id", flat=True))
     # A bill replacing a voided one is issued when the void was recorded (not before), and is due by the

@@ -73,11 +73,12 @@ def overbilled_credit(*, bill: Bill, actual: Decimal, registered: Decimal) -> tu
     in_year = (Bill.objects.filter(account_id=bill.account_id, bill_date__gte=year_start, bill_date__lt=bill.bill_date)
                .exclude(status=Bill.Status.VOID))
     annual_minimum_charged, year_to_date = rates.year_so_far(
-        EarlierBill(b.frequency, b.includes_annual_minimum, b.schedule_gallons) for b in in_year)
+        (EarlierBill(b.frequency, b.includes_annual_minimum, b.schedule_gallons) for b in in_year),
+        frequency=bill.frequency)
     meter_size = bill.end_reading.meter.size if bill.end_reading_id else ""
     rated = rates.rate(RatingInput(frequency=bill.frequency, category=bill.account.category, gallons=passed,
                                    meter_size=meter_size, annual_minimum_charged=annual_minimum_charged,
-                                   year_to_date_gallons=year_to_date))
+                                   year_to_date_gallons=year_to_date, facts=bill.account.rate_fields or {}))
     rerated = sum((line.amount for line in rated.lines if line.kind in WATER_LINE_KINDS), ZERO)
     return passed, max(billed - rerated, ZERO)
 
