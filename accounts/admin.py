@@ -9,6 +9,10 @@ Every model here is kept by django-simple-history, so each admin is a ``HistoryA
 shown old → new in words a clerk reads ("Active → Shut off", not "active → shut_off").
 """
 
+import re
+from collections.abc import Callable, Mapping
+from decimal import Decimal
+
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.widgets import AdminDateWidget, AutocompleteSelect
@@ -72,6 +76,95 @@ class AccountNoteForm(forms.Form):
                                      "edited or deleted). Staff only: the customer never sees it.")
 
 
+# The names an account's rate facts may carry are the rate structures' to say (billing.owrs.ACCOUNT_FIELDS:
+# name -> what it is). Billing is a floor above accounts, so it hands them over when its admin loads
+# (``rate_field_names_from``); until it has, no name is accepted.
+_rate_field_names: list[Callable[[], Mapping[str, str]]] = []
+
+
+def rate_field_names_from(provider: Callable[[], Mapping[str, str]]) -> None:
+    """Say where the rate fields an account may carry come from (a callable: name -> what it is)."""
+    _rate_field_names[:] = [provider]
+
+
+def rate_field_names() -> Mapping[str, str]:
+    return _rate_field_names[0]() if _rate_field_names else {}
+
+
+# A number as a clerk types it (4.8, 4500, .5, -2); anything else is text.
+_NUMBER = re.compile(r"-?(\d+(\.\d*)?|\.\d+)")
+
+
+def rate_fields_lines(facts: Mapping[str, object] | None) -> str:
+    """{"hhsize": "3", "water_type": "POTABLE"} as the lines the clerk edits: "hhsize = 3", one a line."""
+    return "\n".join(f"{name} = {value}" for name, value in (facts or {}).items())
+
+
+def rate_fields_parse(text: str) -> dict[str, str]:
+    """The clerk's "name = value" lines as the account's rate facts; a number is kept as its decimal text
+    ("4.8", never a float), text as typed. Refuses a line that is not "name = value", a name written
+    twice or a name with no value, naming each line."""
+    facts, errors = {}, []
+    for number, raw in enumerate((text or "").splitlines(), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        name, equals, value = (part.strip() for part in line.partition("="))
+        if not equals or not name:
+            errors.append(f"line {number}: '{line}' is not 'name = value' (e.g. hhsize = 3)")
+        elif not value:
+            errors.append(f"line {number}: {name} has no value; write e.g. {name} = 3, or remove the line")
+        elif name in facts:
+            errors.append(f"line {number}: {name} is given twice; keep one line for it")
+        else:
+            facts[name] = str(Decimal(value)) if _NUMBER.fullmatch(value) else value
+    if errors:
+        raise forms.ValidationError(errors)
+    return facts
+
+
+class RateFieldsField(forms.CharField):
+    """``Account.rate_fields`` (a JSON dict) edited as lines ``name = value``."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("widget", forms.Textarea(attrs={"rows": 4, "cols": 60}))
+        super().__init__(**kwargs)
+
+    def prepare_value(self, value):
+        return rate_fields_lines(value) if isinstance(value, Mapping) else value
+
+    def to_python(self, value):
+        return rate_fields_parse(super().to_python(value))
+
+
+class AccountForm(forms.ModelForm):
+    rate_fields = RateFieldsField(
+        label="Rate facts", required=False,
+        help_text="One fact a line, as name = value (e.g. water_type = RECYCLED, hhsize = 3, irrigable_area = "
+                  "4500). Only a general (OWRS) rate structure reads them; a bill whose rate class needs a "
+                  "fact the account lacks is refused, naming it.")
+
+    class Meta:
+        model = Account
+        fields = ("rate_fields",)  # the admin gives the rest from its fieldsets
+
+    def clean_rate_fields(self):
+        facts = self.cleaned_data["rate_fields"]
+        known = rate_field_names()
+        unknown = [name for name in facts if name not in known]
+        if unknown:
+            listed = ", ".join(f"{name} ({words})" for name, words in known.items()) or "none are installed"
+            text = self.data.get(self.add_prefix("rate_fields")) or ""
+            lines = {raw.partition("=")[0].strip(): number
+                     for number, raw in enumerate(text.splitlines(), start=1) if raw.strip()}
+            raise forms.ValidationError([f"line {lines.get(name, '?')}: {name} is not a rate field an account "
+                                         f"carries; the fields are: {listed}" for name in unknown])
+        return facts
+
+
+RATE_FACTS = "Rate facts (general rate structures)"
+
+
 @admin.register(Account)
 class AccountAdmin(HistoryAdmin):
     list_display = ("account_no", "owner", "premises__service_address", "book", "category", "status")
@@ -89,6 +182,15 @@ class AccountAdmin(HistoryAdmin):
         ("Customer portal", {"fields": ("access_code", "public_id"), "classes": ("collapse",)}),
     )
     inlines = (OwnershipInline, PortalLinkInline)
+    form = AccountForm
+
+    def get_fieldsets(self, request, obj=None):
+        # Most accounts are billed by a preset's own rates and carry no rate facts: the section stays folded.
+        classes = () if obj is not None and obj.rate_fields else ("collapse",)
+        return [*super().get_fieldsets(request, obj), (RATE_FACTS, {
+            "fields": ("rate_fields",), "classes": classes,
+            "description": "Facts a general (OWRS) rate structure reads from the account: household size, "
+                           "irrigable area, water type, the account's own rate class, …"})]
 
     def get_readonly_fields(self, request, obj=None):
         # After creation the owner changes only by "Change owner": a sale, with its date and consequences. The

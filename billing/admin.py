@@ -30,6 +30,7 @@ from .admin_account import (
 )
 from .admin_final import final_bill_urls
 from .admin_payments import COUNTER_TENDERS, PaymentOfficeMixin
+from .admin_rates import RateScheduleOwrsMixin
 from .admin_runs import BillingExceptionPagesMixin, BillingRunPagesMixin
 from .fees import fee_rule, fees_in_force
 from .models import (
@@ -98,12 +99,15 @@ def _rule_tables(tables) -> str:
 
 
 @admin.register(RateSchedule)
-class RateScheduleAdmin(HistoryAdmin):
+class RateScheduleAdmin(RateScheduleOwrsMixin, HistoryAdmin):
     """A schedule shown as the ordinance's tables; the rules as stored (JSON) only under "Advanced", and
-    only while the schedule has rated no bill."""
+    only while the schedule has rated no bill. A new schedule can come from an OWRS rate file ("Import an
+    OWRS rate file" on the list), and each schedule downloads as one ("Download as OWRS")."""
 
     list_display = ("effective_on", "citation", "summary", "is_sample", "bills_using")
     readonly_fields = ("rates", "bills_using")
+    change_list_template = "admin/billing/rateschedule/change_list.html"  # "Import an OWRS rate file"
+    change_form_template = "admin/billing/rateschedule/change_form.html"  # "Download as OWRS"
 
     @admin.display(description="bills rated with it")
     def bills_using(self, obj):
@@ -134,6 +138,9 @@ class RateScheduleAdmin(HistoryAdmin):
         if self._has_bills(obj):
             return ("effective_on", "citation", "is_sample", "rates", "bills_using")
         return self.readonly_fields
+
+    def get_urls(self):
+        return [*self.owrs_urls(), *super().get_urls()]
 
 
 @admin.register(Fee)
