@@ -23,7 +23,7 @@ from typing import ClassVar, Protocol, runtime_checkable
 from core.errors import ApplicationError
 
 # Importing the rule modules registers their strategy classes.
-from . import fees  # noqa: F401
+from . import fees, owrs_rates  # noqa: F401
 from .calendars import Cycle
 from .models import PaymentOrder, RateSchedule, Utility
 from .penalties import PenaltyDue

@@ -5,6 +5,10 @@
 them, by category; the monthly bills' annual minimums by meter size and the excess rate; the nonprofit rule;
 the sprinkler charges by supply size; each with its citation. ``schedule_summary`` is the list's one line.
 ``fee_tables`` does the same for a fee's ``by_size`` and ``params``. Pure: plain data in, plain rows out.
+
+An ``owrs`` schedule (``billing.owrs_rates``) is laid out per customer class: its parts in order, each as a
+clerk reads it (a map by meter size as its values, tiers as "from 15 ccf: $4.29"), then which class bills
+which category, and the nonprofit and sprinkler tables of its ``waterbilling`` section as above.
 """
 
 from dataclasses import dataclass, field
@@ -54,6 +58,8 @@ def category_words(category: str) -> str:
 
 
 def schedule_tables(rules: dict) -> list[RuleTable]:
+    if rules.get("structure") == "owrs":
+        return _owrs_tables(rules)
     tables = []
     per_bill = rules.get("per_bill") or {}
     if per_bill:
@@ -112,7 +118,15 @@ def schedule_tables(rules: dict) -> list[RuleTable]:
 
 
 def schedule_summary(rules: dict) -> str:
-    """One line: each category's minimum and what it includes, and the monthly bills' sizes."""
+    """One line: each category's minimum and what it includes, and the monthly bills' sizes; for an OWRS
+    schedule, its classes and what each bills."""
+    if rules.get("structure") == "owrs":
+        mapped = rules.get("class_map") or {}
+        classes = list(_owrs_file(rules).classes) if rules.get("owrs") else []
+        if not classes:
+            return "—"
+        return "OWRS: " + "; ".join(f"{cls} bills {mapped[cls]}" if cls in mapped else f"{cls} (accounts naming it)"
+                                    for cls in classes)
     parts = []
     for category, spec in (rules.get("per_bill") or {}).items():
         minimum = spec.get("minimum", {})
@@ -150,3 +164,92 @@ def fee_tables(*, by_size: dict, params: dict) -> list[RuleTable]:
     if params:
         tables.append(RuleTable("Terms", ["Term", "Value"], terms_rows(params)))
     return tables
+
+
+# --- OWRS schedules -----------------------------------------------------------------------------------------
+
+TIER_PARTS = (("tier_starts", "tier_prices", "Tiers"), ("sewer_tier_starts", "sewer_tier_prices", "Sewer tiers"))
+
+
+def _owrs_file(rules: dict):
+    from .owrs import OwrsFile
+
+    return OwrsFile.from_json(rules["owrs"])
+
+
+def _owrs_tables(rules: dict) -> list[RuleTable]:
+    file = _owrs_file(rules)
+    cited = (file.extra.get("class_citations") or {})
+    tables = []
+    for cls, parts in file.classes.items():
+        values = {part.name: part.value for part in parts}
+        in_gallons = str(values.get("tier_usage", "")) == "usage_gal"
+        combined = {prices: (starts, title) for starts, prices, title in TIER_PARTS
+                    if starts in values and prices in values}
+        shown_with_prices = {starts for starts, _ in combined.values()}
+        rows = []
+        for part in parts:
+            if part.name in shown_with_prices:
+                continue
+            citation = (cited.get(cls) or {}).get(part.name) or file.citation_for(part.name)
+            if part.name in combined:
+                starts, title = combined[part.name]
+                rows.append([f"{title} ({starts}, {part.name})", _tiers(values[starts], part.value, in_gallons),
+                             citation])
+            else:
+                rows.append([part.name, _owrs_value(part.value), citation])
+        tables.append(RuleTable(f"Customer class {cls}", ["Part", "Value", "Citation"], rows,
+                                ["Parts are worked out in this order; the bill is the sum its last part names.",
+                                 "Tiers count gallons." if in_gallons else "Tiers count hundreds of cubic feet "
+                                 "(ccf; 1 ccf = 748.052 gal)."]))
+    mapped = rules.get("class_map") or {}
+    rows = [[cls, mapped.get(cls, "accounts whose rate fields name it (cust_class)")] for cls in file.classes]
+    tables.append(RuleTable("Which class bills which accounts", ["Customer class", "Bills"], rows,
+                            ["category@frequency bills the category's bills of that frequency only; an account "
+                             "whose rate fields name a class (cust_class) is billed by it."]))
+    extra_rules = {name: file.extra[name] for name in ("nonprofit", "sprinkler") if file.extra.get(name)}
+    if extra_rules:
+        tables.extend(schedule_tables({"structure": "mineola_blocks", **extra_rules}))
+    return tables
+
+
+def _owrs_value(value) -> str:
+    if isinstance(value, dict) and "values" in value:
+        on = value.get("depends_on")
+        on = " and ".join(on) if isinstance(on, list) else str(on)
+        return f"by {on}: " + "; ".join(f"{key}: {_owrs_value(item)}" for key, item in value["values"].items())
+    if isinstance(value, list):
+        return ", ".join(_owrs_value(item) for item in value)
+    return str(value)
+
+
+def _tiers(starts, prices, in_gallons: bool) -> str:
+    """'from 0 ccf: $2.87; from 15 ccf: $4.29', per key of a map."""
+    def keyed(value):
+        return value.get("values") if isinstance(value, dict) else None
+
+    if keyed(starts) is None and keyed(prices) is None:
+        return _tier_list(starts, prices, in_gallons)
+    keys = list(dict.fromkeys([*(keyed(starts) or {}), *(keyed(prices) or {})]))
+    out = []
+    for key in keys:
+        row_starts = keyed(starts).get(key) if keyed(starts) is not None else starts
+        row_prices = keyed(prices).get(key) if keyed(prices) is not None else prices
+        out.append(f"{key}: {_tier_list(row_starts, row_prices, in_gallons)}")
+    return " | ".join(out)
+
+
+def _tier_list(starts, prices, in_gallons: bool) -> str:
+    if not isinstance(starts, list) or not isinstance(prices, list) or len(starts) != len(prices):
+        return f"starts {_owrs_value(starts)}; prices {_owrs_value(prices)}"
+    out = []
+    for start, price in zip(starts, prices, strict=True):
+        try:
+            if in_gallons:
+                out.append(f"from {fmt_gallons(int(Decimal(str(start))))} gal: "
+                           f"{_per_1000(Decimal(str(price)).scaleb(3))}")
+            else:
+                out.append(f"from {start} ccf: ${fmt_rate(Decimal(str(price)))}")
+        except (InvalidOperation, ValueError):
+            out.append(f"from {start}: {price}")
+    return "; ".join(out)
