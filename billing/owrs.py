@@ -553,7 +553,10 @@ def _yaml_str(text: str) -> str:
 
 
 def _part_text(text: str) -> str:
-    return text if _NUMBER.fullmatch(text) and not text.startswith("+") else _yaml_str(text)
+    # A number is written plainly only in the form parse gives it, so text like ".5" keeps its quotes.
+    if _NUMBER.fullmatch(text) and _dec_text(Decimal(text)) == text:
+        return text
+    return _yaml_str(text)
 
 
 def _flow(value) -> str:
@@ -640,7 +643,10 @@ def _exact_decimal(value: Fraction) -> Decimal | None:
     scaled = value * 10 ** PRICE_DECIMALS
     if scaled.denominator != 1:
         return None
-    return (Decimal(scaled.numerator) / 10 ** PRICE_DECIMALS).normalize() if scaled else Decimal(0)
+    if not scaled:
+        return Decimal(0)
+    value = (Decimal(scaled.numerator) / 10 ** PRICE_DECIMALS).normalize()
+    return value.quantize(Decimal(1)) if value.as_tuple().exponent > 0 else value  # 100, not 1E+2
 
 
 def _norm_key(text: str) -> str:

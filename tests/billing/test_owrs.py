@@ -528,3 +528,30 @@ def test_json_is_plain_data(rates):
     facts = {"usage_ccf": 388, "meter_size": "3", "water_type": "POTABLE"}
     assert owrs.bill(restored, "COMMERCIAL", facts) == owrs.bill(rates, "COMMERCIAL", facts)
     assert restored.classes["COMMERCIAL"][0].line is None
+
+
+def test_round_trip_keeps_text_that_only_looks_like_a_number():
+    text = 'rate_structure:\n  A:\n    - service_charge: ".5"\n    - other: "4.070"\n    - bill: service_charge + other\n'
+    parsed = owrs.parse(text)
+    assert [p.value for p in parsed.classes["A"][:2]] == [".5", "4.070"]
+    assert owrs.parse(owrs.dump(parsed)) == parsed
+    assert amounts(owrs.bill(parsed, "A", {})) == [Decimal("0.50"), Decimal("4.07")]
+
+
+def test_a_round_price_is_a_plain_decimal():
+    text = "rate_structure:\n  A:\n    - price: 100\n    - commodity_charge: Uniform\n    - bill: commodity_charge\n"
+    (line,) = owrs.bill(owrs.parse(text), "A", {"usage_ccf": Decimal("0.5")})
+    assert str(line.rate) == "100"
+    assert line.description == "Consumption: 0.50 ccf (374 gal) at $100.00 per ccf"
+    assert line.amount == Decimal("50.00")
+
+
+def test_division_by_zero_when_rated_names_the_part():
+    rates = owrs.parse("rate_structure:\n  A:\n    - service_charge: 10 / hhsize\n    - bill: service_charge\n")
+    with pytest.raises(OwrsError) as caught:
+        owrs.bill(rates, "A", {"hhsize": 0})
+    assert caught.value.field == "rate_structure.A.service_charge"
+    assert caught.value.line == 3
+    assert str(caught.value) == ("line 3: rate_structure.A.service_charge: 10 / hhsize: column 4: division by "
+                                 "zero")
+    assert amounts(owrs.bill(rates, "A", {"hhsize": "4"})) == [Decimal("2.50")]
