@@ -8,7 +8,7 @@ activated is what the server read, never a hidden field's copy of the rules. Not
 ``billing.owrs_convert``, and show their refusals as those word them, on the field they name.
 """
 
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP
 
 from django import forms
 from django.contrib import messages
@@ -28,13 +28,15 @@ from meters.units import METER_SIZES
 
 from .models import RateSchedule
 from .ordinance import ordinance_on
+from .owrs import ACCOUNT_FIELDS, CCF_GALLONS
+from .owrs_convert import export_text
+from .owrs_rates import class_for, class_targets
 from .rate_tables import category_words, schedule_tables
 from .rating import RatingError
+from .services.rate_import import activate_import, parse_class_map, prepare_import, preview_bill
 
 # A rate file is a page or two of YAML; a bigger upload is not one.
 OWRS_MAX_BYTES = 1_000_000
-# 1 ccf (hundred cubic feet) = 748.052 gallons (billing.owrs.CCF_GALLONS).
-CCF_GALLONS = Decimal("748.052")
 # The frequencies a calendar may bill, for a site with no preset installed yet.
 ALL_FREQUENCIES = ("semiannual", "quarterly", "monthly")
 
@@ -45,14 +47,8 @@ CLASS_MAP_HELP = (
     "LARGE=other@monthly). Leave empty to use the map the file carries (its waterbilling section).")
 
 
-def _account_fields():
-    from .owrs import ACCOUNT_FIELDS
-
-    return ACCOUNT_FIELDS
-
-
 # The account page's "Rate facts" accept the fields an OWRS class may read from an account.
-rate_field_names_from(_account_fields)
+rate_field_names_from(lambda: ACCOUNT_FIELDS)
 
 
 class OwrsImportForm(forms.Form):
@@ -202,8 +198,6 @@ class RateScheduleOwrsMixin:
 
     def export_owrs_view(self, request, pk):
         """"Download as OWRS": the schedule as an OWRS file that imports back as it is."""
-        from .owrs_convert import export_text
-
         schedule = get_object_or_404(RateSchedule, pk=pk)
         if not self.has_view_permission(request, schedule):
             raise PermissionDenied
@@ -246,16 +240,12 @@ class RateScheduleOwrsMixin:
         return self._checked_page(request, form.cleaned_data, prepared)
 
     def _prepare(self, data: dict):
-        from .services.rate_import import parse_class_map, prepare_import
-
         lines = (data.get("class_map") or "").splitlines()
         class_map = parse_class_map(lines) if any(line.strip() for line in lines) else None
         return prepare_import(data["text"], effective_on=data["effective_on"], class_map=class_map,
                               citation=(data.get("citation") or "").strip())
 
     def _activate(self, request, form, prepared):
-        from .services.rate_import import activate_import
-
         try:
             schedule = activate_import(prepared)
         except ApplicationError as exc:
@@ -286,10 +276,6 @@ class RateScheduleOwrsMixin:
         return TemplateResponse(request, "admin/billing/rateschedule/import_owrs.html", context)
 
     def _checked_page(self, request, data: dict, prepared):
-        from .owrs import ACCOUNT_FIELDS
-        from .owrs_rates import class_for, class_targets
-        from .services.rate_import import preview_bill
-
         calendar = _calendar()
         frequencies = _frequencies(calendar)
         fact_fields = {name: ACCOUNT_FIELDS.get(name, "")
