@@ -468,6 +468,28 @@ class LedgerEntry(models.Model):
         return f"{self.posted_on} {self.get_kind_display()} {self.amount}"
 
 
+class AccountStanding(models.Model):
+    """What the allocation of an account's ledger leaves open: its unpaid bills (by category, charged and
+    unpaid) and its credit, as worked out from every entry up to ``last_entry_id`` under ``payment_order``.
+
+    Derived, never a fact: kept so the pages and reports that read every account (aging, the delinquency
+    and relevy lists) need not replay every ledger. The ledger is append-only, so an account whose latest
+    entry is still ``last_entry_id`` has the same entries, and its standing holds for any day on or after
+    ``last_posted_on``; any other read replays the ledger (``billing.ledger.standing``)."""
+
+    account = models.OneToOneField("accounts.Account", on_delete=models.CASCADE, primary_key=True,
+                                   related_name="+")
+    last_entry_id = models.BigIntegerField()
+    last_posted_on = models.DateField()
+    payment_order = models.CharField(max_length=20, choices=PaymentOrder.choices)
+    state = models.JSONField(help_text='{"credit": "0.00", "bills": [[key, unpaid, charged], …]}: only bills '
+                                       "with something unpaid; amounts as strings of dollars and cents.")
+    refreshed_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"Standing of account {self.account_id} through entry {self.last_entry_id}"
+
+
 class PenaltyWaiver(models.Model):
     """A clerk's waiver of one posted penalty or interest charge, with the reason; above the preset's
     amount (``[penalty] waiver_approval_above``) it waits for a supervisor's approval.

@@ -26,13 +26,13 @@ from decimal import Decimal
 from django.db.models import Max
 
 from accounts.models import Account
-from billing.ledger.allocation import DEPOSIT_KINDS, PENALTY_KINDS, BillBalance, Entry, Ledger, allocate, replay_order
+from billing.ledger.allocation import DEPOSIT_KINDS, PENALTY_KINDS, BillBalance, Entry, Ledger, replay_order
 from billing.ledger.selectors import (
-    account_balances,
     accounts_that_may_owe,
     collector_paused,
     entries_for_accounts,
 )
+from billing.ledger.standing import open_balances
 from billing.models import Bill, BillLine, LedgerEntry, Payment
 from billing.ordinance import ordinance_on
 from billing.penalties import BillTerms, penalties_owed
@@ -180,7 +180,7 @@ def aging(*, as_of: date) -> Aging:
     """Every account whose balance on ``as_of`` is not zero, its balance split by how long past due."""
     rows: list[AgingRow] = []
     for chunk in chunked(accounts_that_may_owe(through=as_of), CHUNK):
-        balances = account_balances(chunk, through=as_of)
+        balances = open_balances(chunk, through=as_of)
         owing = {account_id: state for account_id, state in balances.items() if state.balance}
         if not owing:
             continue
@@ -311,34 +311,33 @@ def relevy(*, levy_on: date) -> Relevy:
     scheme, order = _DatesOnce(ordinance.penalties), ordinance.payment_order
     rows: list[RelevyRow] = []
     not_posted = ZERO
-    # An account whose ledger nets to zero has no bill unpaid (``accounts_that_may_owe``): no row.
-    owing = set(accounts_that_may_owe(through=levy_on))
+    # An account whose ledger nets to zero (and has no charge below zero) has no bill unpaid
+    # (``accounts_that_may_owe``): no row. The others' open bills come from their standings.
+    found: dict[int, tuple[Decimal, Decimal]] = {}
+    for chunk in chunked(accounts_that_may_owe(through=levy_on), CHUNK):
+        balances = open_balances(chunk, through=levy_on)
+        due_dates = dict(Bill.objects.filter(account_id__in=chunk).values_list("id", "due_date"))
+        for account_id in chunk:
+            past_due = [bill for key, bill in balances[account_id].bills.items()
+                        if _due_on(key, due_dates) < levy_on]
+            charges = sum((bill.unpaid_principal for bill in past_due), ZERO)
+            late = sum((_unpaid_late(bill) for bill in past_due), ZERO)
+            if charges + late > ZERO:
+                found[account_id] = (charges, late)
+    # The late charges owed and not yet posted: an account whose posted late charges are provably those owed
+    # has none, and its ledger is not read.
     settled = _late_charges_as_owed(levy_on=levy_on)
-    # The others have neither a row nor a late charge owed and not posted: their ledger is not read.
-    needed = [account_id for account_id in _accounts_on_the_ledger(through=levy_on)
-              if account_id in owing or account_id not in settled]
-    for chunk in chunked(needed, CHUNK):
+    unsettled = [account_id for account_id in _accounts_on_the_ledger(through=levy_on) if account_id not in settled]
+    for chunk in chunked(unsettled, CHUNK):
         entries = entries_for_accounts(chunk, through=levy_on)
         waived = waived_charges(account_ids=chunk)  # a waived charge is owed as nothing
-        due_dates: dict[int, date] = {}
         terms: dict[int, list[BillTerms]] = defaultdict(list)
-        for bill_id, account_id, bill_date, due_date, status in Bill.objects.filter(account_id__in=chunk).values_list(
-                "id", "account_id", "bill_date", "due_date", "status"):
-            due_dates[bill_id] = due_date
-            if status != Bill.Status.VOID and due_date < levy_on:
-                terms[account_id].append(BillTerms(key=(bill_date, bill_id), bill_date=bill_date, due_date=due_date))
-        found: dict[int, tuple[Decimal, Decimal]] = {}
+        for account_id, bill_date, bill_id, due_date in Bill.objects.filter(
+                account_id__in=chunk, due_date__lt=levy_on).exclude(status=Bill.Status.VOID).values_list(
+                "account_id", "bill_date", "id", "due_date"):
+            terms[account_id].append(BillTerms(key=(bill_date, bill_id), bill_date=bill_date, due_date=due_date))
         for account_id in chunk:
             account_entries = entries.get(account_id, [])
-            if account_id in owing:
-                past_due = [bill for key, bill in allocate(account_entries, order=order).bills.items()
-                            if _due_on(key, due_dates) < levy_on]
-                charges = sum((bill.unpaid_principal for bill in past_due), ZERO)
-                late = sum((_unpaid_late(bill) for bill in past_due), ZERO)
-                if charges + late > ZERO:
-                    found[account_id] = (charges, late)
-            if account_id in settled:
-                continue  # its late charges posted through the levy date are those owed
             posted = sum((e.amount for e in account_entries if e.kind in PENALTY_KINDS), ZERO)
             if _owes_no_late_charge(account_entries, terms.get(account_id, []), scheme=scheme, through=levy_on,
                                     order=order):
@@ -347,8 +346,10 @@ def relevy(*, levy_on: date) -> Relevy:
                 owed = penalties_owed(entries=account_entries, bills=terms.get(account_id, []), scheme=scheme,
                                       through=levy_on, order=order, waived=waived.get(account_id, {}).keys())
             not_posted += sum((p.amount for p in owed), ZERO) - posted
-        facts = _account_facts(found)
-        for account_id, (charges, late) in found.items():
+    for chunk in chunked(sorted(found), CHUNK):
+        facts = _account_facts(chunk)
+        for account_id in chunk:
+            charges, late = found[account_id]
             f = facts[account_id]
             rows.append(RelevyRow(sbl=f.sbl, owner=f.owner, owner_address=f.owner_address,
                                   service_address=f.service_address, account_no=f.account_no, charges=charges,

@@ -9,6 +9,7 @@ from django.db.models import Min
 
 from accounts.models import Account
 from billing.ledger.selectors import account_balances, accounts_that_may_owe
+from billing.ledger.standing import open_balances
 from billing.models import Bill, PendingCharge
 from core.errors import NotFound
 from core.money import ZERO
@@ -66,7 +67,7 @@ def delinquencies(*, as_of: date, account_ids=None, policy: TerminationPolicy | 
     candidates = sorted(accounts_with_bills.intersection(may_owe))
     if not candidates:
         return []
-    balances = account_balances(candidates, through=as_of)
+    balances = open_balances(candidates, through=as_of)
     owing: dict[int, list[DelinquentBill]] = {}
     for account_id in candidates:
         found = []

@@ -1,12 +1,12 @@
 """The nightly job: the apps' nightly steps in order, each recorded, resumed where a crash stopped it.
 
-Bill what is due → penalties and interest → bill PDFs → notices → termination deadlines → backflow tests
-due. Each app keeps its steps as plain services returning counts; this list, in the composition root, is
-the only place that knows their order, so billing never learns what runs after it. A step of an app that
-is not installed is left out. ``core.pipeline`` runs them: a ``NightlyRun`` for the date and a
-``NightlyStep`` each, with counts or the error; running the date again skips what is done and goes on from
-the step that failed or never finished. ``manage.py nightly`` and the Celery beat task
-(``waterbilling.tasks.nightly``) both run ``nightly_run``.
+Bill what is due → penalties and interest → what each account's ledger leaves open → bill PDFs →
+notices → termination deadlines → backflow tests due. Each app keeps its steps as plain services
+returning counts; this list, in the composition root, is the only place that knows their order, so
+billing never learns what runs after it. A step of an app that is not installed is left out.
+``core.pipeline`` runs them: a ``NightlyRun`` for the date and a ``NightlyStep`` each, with counts or the
+error; running the date again skips what is done and goes on from the step that failed or never finished.
+``manage.py nightly`` and the Celery beat task (``waterbilling.tasks.nightly``) both run ``nightly_run``.
 """
 
 from datetime import date
@@ -22,6 +22,7 @@ from core.pipeline import Step, pipeline_run
 STEPS = (
     ("bill", "billing.services.nightly.nightly_bill"),
     ("penalties", "billing.services.nightly.nightly_penalties"),
+    ("standings", "billing.services.nightly.nightly_standings"),
     ("bill_pdfs", "billing.services.nightly.nightly_bill_pdfs"),
     ("notices", "termination.services.nightly.nightly_notices"),
     ("termination_deadlines", "termination.services.nightly.nightly_deadlines"),

@@ -13,6 +13,7 @@ from django.conf import settings
 from core.errors import ApplicationError
 from core.money import fmt_amount
 
+from ..ledger.standing import refresh_standings
 from ..models import BillingRun
 from ..ordinance import sample_rates_refusal
 from ..runs.candidates import billing_candidates
@@ -59,6 +60,12 @@ def nightly_penalties(*, as_of: date) -> dict:
     """Every penalty and interest charge due on or before ``as_of`` not yet posted."""
     penalties = penalties_assess_due(as_of=as_of)
     return {"penalties": penalties.posted, "penalty_total": fmt_amount(penalties.total)}
+
+
+def nightly_standings(*, as_of: date) -> dict:
+    """Work out again what the night's bills and late charges leave open on each account they touched
+    (``billing.ledger.standing``), so the next day's aging, delinquency and relevy lists need not."""
+    return {"standings_refreshed": refresh_standings()}
 
 
 def nightly_bill_pdfs(*, as_of: date) -> dict:
