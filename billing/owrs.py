@@ -101,7 +101,9 @@ class OwrsError(ApplicationError):
         self.message = f"line {line}: {message}" if line is not None else message
         self.field = field
         self.line = line
-        super().__init__(self.message, errors=[FieldError(field=field, message=message, line=line)])
+        # The field error names its field itself: a message that starts with it is not to say it twice.
+        detail = message.removeprefix(f"{field}: ")
+        super().__init__(self.message, errors=[FieldError(field=field, message=detail, line=line)])
 
 
 @dataclass(frozen=True)
@@ -813,8 +815,17 @@ class _Rating:
         if words:
             description += f", {words}"
         if not _NUMBER.fullmatch(value):
-            description += f": {value}"
+            description += f" ({self.worked(value)})"
         self.described[part.name] = description
+
+    def worked(self, formula: str) -> str:
+        """A formula with the numbers it read: ``excess_gal * 0.00385; excess_gal = 25,000``."""
+        read = []
+        for name in expressions.names(formula):
+            value = self.env.get(name, self.facts.get(name))
+            if isinstance(value, (Fraction, int, Decimal)) and not isinstance(value, bool):
+                read.append(f"{name} = {_fmt_amount_of(Fraction(value))}")
+        return "; ".join([formula, *read[:4]])
 
     def tier_list(self, name: str, part: Part) -> list[str]:
         value = self.lookup(name, part)
@@ -908,6 +919,12 @@ class _Rating:
             amount = _cents(sign * self.value_of(name, part))
             charges.append(Charge(kind=_kind(name), part=name, description=self.described.get(name, _label(name)),
                                   quantity=Decimal("1.00"), rate=amount, amount=amount))
+        # A fixed or formula part that comes to nothing (a yearly minimum already charged, no gallons over the
+        # allowance) says nothing the other lines do not; a bill of nothing but such parts keeps them all, so
+        # the customer sees why it is $0.00.
+        fixed = [c for c in charges if c.part not in self.tier_lines]
+        if any(c.amount for c in charges) or len(charges) > len(fixed):
+            charges = [c for c in charges if c.amount or c.part in self.tier_lines]
         return tuple(charges)
 
 

@@ -28,8 +28,9 @@ from .models import RateSchedule
 
 NOTE = ("Written from a rate schedule of the billing system. The waterbilling section is the billing system's "
         "own: which class bills which category (class_map, category@frequency for one frequency), the citations "
-        "that differ from class to class, the nonprofit large-month rule and the sprinkler service charges; "
-        "other OWRS readers ignore it.")
+        "that differ from class to class, the nonprofit large-month rule, the sprinkler service charges, and "
+        "sample: true when the values are a sample a clerk replaces with the adopted ones; other OWRS readers "
+        "ignore it.")
 
 
 def to_owrs(rules: dict, *, effective_on: date, utility_name: str) -> owrs.OwrsFile:
@@ -53,7 +54,12 @@ def export_text(schedule: RateSchedule, *, utility_name: str = "") -> str:
 
         utility_name = Utility.objects.values_list("name", flat=True).first() or ""
     rules = {**schedule.rules, "citation": schedule.rules.get("citation") or schedule.citation}
-    return owrs.dump(to_owrs(rules, effective_on=schedule.effective_on, utility_name=utility_name))
+    found = to_owrs(rules, effective_on=schedule.effective_on, utility_name=utility_name)
+    # Sample values stay sample values: imported back, they still wait for a clerk to accept them.
+    extra = {key: value for key, value in found.extra.items() if key != "sample"}
+    if schedule.is_sample:
+        extra["sample"] = True
+    return owrs.dump(replace(found, extra=extra))
 
 
 def _per_gallon(per_1000) -> Decimal:

@@ -51,7 +51,7 @@ class AccountRow:
     sprinkler_supply_inches: str
     owner_name: str
     owner_address: str
-    rate_fields: dict = field(default_factory=dict)  # ``Account.rate_fields``: what a general rate structure reads
+    rate_fields: dict  # ``Account.rate_fields``: what a general rate structure reads
 
 
 @dataclass(frozen=True, slots=True)

@@ -115,7 +115,13 @@ def prepare_import(text: str, *, effective_on: date, class_map: Mapping[str, str
     missing = _accounts_missing(needs, by_target)
     return PreparedImport(rules=rules, effective_on=effective_on, citation=citation, class_map=class_map,
                           classes=classes, needs=needs, accounts_missing=missing,
-                          notes=_notes(class_map, classes=classes, needs=needs, missing=missing))
+                          notes=_notes(class_map, classes=classes, needs=needs, missing=missing)
+                          + ([SAMPLE_NOTE] if parsed.extra.get("sample") is True else []))
+
+
+SAMPLE_NOTE = ("The file says its values are a sample (waterbilling: sample: true): the schedule is added as "
+               "sample rates, and bills are issued with it only once a clerk accepts them or the adopted rates "
+               "replace them.")
 
 
 @transaction.atomic(durable=True)
@@ -123,8 +129,10 @@ def activate_import(prepared: PreparedImport) -> RateSchedule:
     """Add the prepared schedule, in force from its date (bills dated earlier keep theirs)."""
     try:
         with transaction.atomic():
+            # A file written from sample values says so (``waterbilling: sample: true``), and stays a sample.
+            sample = prepared.rules.get("owrs", {}).get("extra", {}).get("sample") is True
             return RateSchedule.objects.create(effective_on=prepared.effective_on, citation=prepared.citation,
-                                               is_sample=False, rules=prepared.rules)
+                                               is_sample=sample, rules=prepared.rules)
     except IntegrityError as exc:
         raise ApplicationError(f"a rate schedule already takes effect on {prepared.effective_on}; nothing was "
                                "added", field="effective_on") from exc

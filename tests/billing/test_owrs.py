@@ -262,7 +262,7 @@ def test_mapping_form_bills_as_the_list_form(rates):
 
 def test_readme_example_1():
     lines = owrs.bill(owrs.parse(EXAMPLE_1), "RESIDENTIAL_SINGLE", {"usage_ccf": 10})
-    assert lines == (Charge(kind="charge", part="commodity_charge", description="Commodity charge: 2.1*usage_ccf",
+    assert lines == (Charge(kind="charge", part="commodity_charge", description="Commodity charge (2.1*usage_ccf; usage_ccf = 10)",
                             quantity=Decimal("1.00"), rate=Decimal("21.00"), amount=Decimal("21.00")),)
 
 
@@ -291,15 +291,22 @@ def test_formula_class_with_year_fields():
     rates = owrs.parse(GALLONS)
     march = owrs.bill(rates, "MONTHLY", {"usage_gal": 90000, "meter_size": "2", "year_usage_gal": 0,
                                          "annual_minimum_charged": 0})
-    assert [(line.kind, line.amount) for line in march] == [("minimum", Decimal("480.00")),
-                                                            ("charge", Decimal("0.00"))]
-    assert march[0].description == "Minimum charge: annual_minimum * (1 - annual_minimum_charged)"
+    # A part that comes to nothing (no gallons over the allowance in March, the minimum already charged in April
+    # and May) is left off a bill that charges something.
+    assert [(line.kind, line.amount) for line in march] == [("minimum", Decimal("480.00"))]
+    assert march[0].description == ("Minimum charge (annual_minimum * (1 - annual_minimum_charged); "
+                                    "annual_minimum = 480; annual_minimum_charged = 0)")
     april = owrs.bill(rates, "MONTHLY", {"usage_gal": 60000, "meter_size": "2", "year_usage_gal": 90000,
                                          "annual_minimum_charged": 1})
-    assert amounts(april) == [Decimal("0.00"), Decimal("96.25")]
+    assert amounts(april) == [Decimal("96.25")]
+    assert april[0].description == "Commodity charge (excess_gal * 0.00385; excess_gal = 25,000)"
     may = owrs.bill(rates, "MONTHLY", {"usage_gal": 40000, "meter_size": "2", "year_usage_gal": 150000,
                                        "annual_minimum_charged": 1})
-    assert amounts(may) == [Decimal("0.00"), Decimal("154.00")]
+    assert amounts(may) == [Decimal("154.00")]
+    # A month within the allowance after the minimum: nothing to charge, and the bill says why.
+    june = owrs.bill(rates, "MONTHLY", {"usage_gal": 0, "meter_size": "2", "year_usage_gal": 190000,
+                                        "annual_minimum_charged": 1})
+    assert [(line.kind, line.amount) for line in june] == [("minimum", Decimal("0.00")), ("charge", Decimal("0.00"))]
 
 
 def test_subtracted_term_and_whole_bill_formula():

@@ -177,3 +177,21 @@ def test_export_import_export_is_the_same_file_but_its_date(mineola, tmp_path):
 def test_export_with_no_schedule_in_force_is_refused(mineola):
     with pytest.raises(CommandError, match="no rate schedule is in force on 2020-01-01"):
         command("export_rates", "--on", "2020-01-01")
+
+
+def test_sample_values_exported_and_imported_back_are_still_a_sample(mineola, tmp_path):
+    RateSchedule.objects.update(is_sample=True)
+    text = command("export_rates", "--on", "2026-01-01")
+    assert "  sample: true" in text.splitlines()
+    path = tmp_path / "sample.owrs"
+    path.write_text(text)
+    out = command("import_rates", str(path), "--effective-on", "2026-07-01")
+    assert "the schedule is added as sample rates" in out
+    assert RateSchedule.objects.get(effective_on=date(2026, 7, 1)).is_sample is True
+    # The adopted values say nothing of a sample: imported, they are what bills are issued with.
+    RateSchedule.objects.update(is_sample=False)
+    adopted = command("export_rates", "--on", "2026-07-01")
+    assert "  sample: true" not in adopted.splitlines()
+    path.write_text(adopted)
+    command("import_rates", str(path), "--effective-on", "2026-08-01")
+    assert RateSchedule.objects.get(effective_on=date(2026, 8, 1)).is_sample is False
