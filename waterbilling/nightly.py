@@ -1,7 +1,7 @@
 """The nightly job: the apps' nightly steps in order, each recorded, resumed where a crash stopped it.
 
-Bill what is due → penalties and interest → what each account's ledger leaves open → bill PDFs →
-notices → termination deadlines → backflow tests due. Each app keeps its steps as plain services
+Bill what is due → penalties and interest → bill PDFs → notices → termination deadlines → backflow
+tests due → what the night leaves open on each account's ledger. Each app keeps its steps as plain services
 returning counts; this list, in the composition root, is the only place that knows their order, so
 billing never learns what runs after it. A step of an app that is not installed is left out.
 ``core.pipeline`` runs them: a ``NightlyRun`` for the date and a ``NightlyStep`` each, with counts or the
@@ -22,11 +22,11 @@ from core.pipeline import Step, pipeline_run
 STEPS = (
     ("bill", "billing.services.nightly.nightly_bill"),
     ("penalties", "billing.services.nightly.nightly_penalties"),
-    ("standings", "billing.services.nightly.nightly_standings"),
     ("bill_pdfs", "billing.services.nightly.nightly_bill_pdfs"),
     ("notices", "termination.services.nightly.nightly_notices"),
     ("termination_deadlines", "termination.services.nightly.nightly_deadlines"),
     ("backflow_tests_due", "backflow.services.compliance.nightly_tests_due"),
+    ("standings", "billing.services.nightly.nightly_standings"),
 )
 
 
