@@ -12,6 +12,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.http import HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
@@ -36,6 +37,7 @@ from .penalty_selectors import (
 from .services.waivers import SUPERVISOR_PERMISSION, penalty_waiver_decide, penalty_waiver_request
 
 KIND_WORDS = {"penalty": "penalty", "interest": "interest charge"}
+PREVIEW_PAGE_ROWS = 500
 
 
 def _csv_response(name: str, header: list[str], rows: list[list]) -> HttpResponse:
@@ -136,8 +138,13 @@ class PenaltyLedgerEntryAdmin(LedgerEntryAdmin):
                         "description"], [[r.account_no, r.owner, r.bill_number, r.day.isoformat(), r.kind,
                                           "yes" if r.correction else "", fmt_amount(r.amount), r.citation,
                                           r.description] for r in rows])
+        # A long preview is shown PREVIEW_PAGE_ROWS rows a page, the totals of all of it on each; the CSV has all.
+        page = Paginator(rows, PREVIEW_PAGE_ROWS).get_page(request.GET.get("page"))
+        query = request.GET.copy()
+        query.pop("page", None)
         context = self._context(request, title="Preview of penalties", form=form, on=on, today=now, rows=rows,
-                                totals=totals, refusal=refusal, ahead=(on - now).days if on else 0)
+                                page=page, page_query=query.urlencode(), totals=totals, refusal=refusal,
+                                ahead=(on - now).days if on else 0)
         return TemplateResponse(request, "admin/billing/penalties/preview.html", context)
 
     def register_view(self, request):

@@ -33,6 +33,7 @@ from core.money import ZERO
 from .ledger.allocation import CATEGORY, DEPOSIT_KINDS, REVERSAL_KIND
 from .ledger.posting import Posting, correction_source, late_charge_source
 from .ledger.selectors import entries_for_accounts
+from .ledger.standing import open_balances
 from .models import Bill, LedgerEntry, PenaltyWaiver, Utility
 from .ordinance import ordinance_on
 from .penalties import BillTerms, penalties_owed
@@ -89,11 +90,13 @@ def penalty_candidates_since(*, as_of: date) -> list[int] | None:
     ``created_at``), a waiver has ``requested_at``/``decided_at``. So for ``as_of`` = D ≥ L, a candidate
     can have something to post only if
 
-    * it has a bill due on or after L (not assessed on L) or a bill or ledger entry recorded since T, other
-      than the late charges and corrections reconciliations post (they follow from the facts); or an entry
+    * it has a bill or ledger entry recorded since T, other than the late charges and corrections
+      reconciliations post (they follow from the facts); or a bill due on or after L with a late-charge day
+      on or before L (the assessment of L did not look at it; a bill whose days all fall after L owes none
+      through L, and none can have been posted on it but by an assessment of a later day); or an entry
       dated after L (a late charge posted ahead of L, a payment reversal dated after L that takes its payment
       out of the whole replay); or a waiver asked for or decided since T; or
-    * a live bill due before L has a late-charge day in (L, D] under the scheme, and the account's balance
+    * a live bill has a late-charge day in (L, D] under the scheme, and the account's balance
       at the end of L is more than zero. With nothing dated after L, the replay's balance at the start of
       every day after L is the books' balance at the end of L (the late charges posted through L being
       those owed); at most zero, no bill owes anything (a credit left over always pays what is unpaid, and
@@ -102,6 +105,19 @@ def penalty_candidates_since(*, as_of: date) -> list[int] | None:
     T is taken ``RECORDED_MARGIN`` early. No shortcut without a nightly assessment, for a day before L (an
     assessment of L saw bills and reversals a plan of an earlier day leaves out), or when the utility was
     changed since T (a new penalty scheme or payment order re-prices every day)."""
+    split = _candidates_since(as_of=as_of)
+    return None if split is None else sorted(split.changed | split.carried)
+
+
+@dataclass(frozen=True)
+class _Since:
+    assessed: date  # L: the latest day the nightly assessment reconciled every account through
+    changed: set[int]  # candidates whose facts changed since (their plan needs the whole replay)
+    carried: set[int]  # the others with a late-charge day after L and a balance at the end of L
+
+
+def _candidates_since(*, as_of: date) -> _Since | None:
+    """``penalty_candidates_since``, its candidates told apart (``_Since``)."""
     last = last_nightly_assessment()
     if last is None:
         return None
@@ -116,19 +132,27 @@ def penalty_candidates_since(*, as_of: date) -> list[int] | None:
     candidates: set[int] = set()
     changed: set[int] = set()
     falls_due: set[int] = set()
-    draws: dict[tuple[date, date], bool] = {}
-    for account_id, bill_date, due_date, status, created_at in Bill.objects.filter(due_date__lt=as_of).values_list(
-            "account_id", "bill_date", "due_date", "status", "created_at"):
+    draws: dict[tuple[date, date], tuple[bool, bool]] = {}
+    # A bill recorded since T changes its account; so does one due on or after L (the assessment of L did
+    # not look at it) with a late-charge day on or before L. The others may fall due after L.
+    past_due = Bill.objects.filter(due_date__lt=as_of)
+    changed.update(past_due.filter(created_at__gte=since).values_list("account_id", flat=True).distinct())
+    candidates.update(changed)
+    earlier = past_due.filter(created_at__lt=since)
+    for account_id, bill_date, due_date, status in earlier.values_list("account_id", "bill_date", "due_date", "status"):
         candidates.add(account_id)
-        if due_date >= assessed or created_at >= since:
+        if account_id in changed or status == Bill.Status.VOID:
+            continue
+        terms = (bill_date, due_date)
+        if terms not in draws:
+            dues = scheme.dates(bill_date=bill_date, due_date=due_date, through=as_of)
+            draws[terms] = (any(due.on > assessed for due in dues),
+                            due_date >= assessed and any(due.on <= assessed for due in dues))
+        later, unassessed = draws[terms]
+        if unassessed:
             changed.add(account_id)
-        elif status != Bill.Status.VOID and account_id not in falls_due:
-            terms = (bill_date, due_date)
-            if terms not in draws:
-                draws[terms] = any(due.on > assessed for due in scheme.dates(
-                    bill_date=bill_date, due_date=due_date, through=as_of))
-            if draws[terms]:
-                falls_due.add(account_id)
+        elif later:
+            falls_due.add(account_id)
     late_kinds = [*LATE_CHARGE_KINDS, *CORRECTION_OF.values()]
     changed.update(LedgerEntry.objects.filter(
         (Q(created_at__gte=since) & ~Q(kind__in=late_kinds)) | Q(posted_on__gt=assessed))
@@ -147,7 +171,7 @@ def penalty_candidates_since(*, as_of: date) -> list[int] | None:
         negative = set(LedgerEntry.objects.filter(kind__in=PRINCIPAL_KINDS, amount__lt=0)
                        .values_list("account_id", flat=True).distinct())
         owing &= {account_id for account_id, total in balances if total is not None and total >= HALF_CENT} | negative
-    return sorted(changed | owing)
+    return _Since(assessed=assessed, changed=changed, carried=owing)
 
 
 @dataclass(frozen=True)
@@ -231,6 +255,84 @@ def penalties_plan(*, through: dict[int, date]) -> list[Posting]:
     return new
 
 
+def penalties_carried(account_ids: list[int], *, assessed: date, through: date, postings: list[Posting]) -> list[int]:
+    """The late charges of days after ``assessed`` (L) through ``through`` of accounts whose facts have not
+    changed since the nightly assessment of L (``_Since.carried``), added to ``postings``, worked out from what
+    their ledgers leave open at the end of L instead of replaying them. Returns the accounts this cannot do
+    (they are to be planned in full).
+
+    Such an account has nothing dated after L, and its late charges through L are those owed, so the replay of
+    ``penalties_owed`` stands, at the start of each later day, where its books stand at the end of L plus the
+    charges it has found since: the day's charges are computed from each bill's unpaid amounts, then added to
+    the bill. A credit left over cannot stand beside a bill owing (it would have paid it), so none pays them.
+    An account with a credit beside an open bill, or a bill paid in full whose day would charge something on
+    nothing unpaid, is left to the full plan."""
+    if not account_ids:
+        return []
+    ordinance = ordinance_on(through)
+    scheme = _DatesOnce(ordinance.penalties)
+    amount_of_unpaid = getattr(scheme, "amount_of_unpaid", None)
+    states = open_balances(account_ids, through=assessed)
+    bills: dict[int, list[tuple]] = defaultdict(list)
+    for bill_id, account_id, bill_date, due_date, number in Bill.objects.filter(
+            account_id__in=account_ids, due_date__lt=through).exclude(status=Bill.Status.VOID).values_list(
+            "id", "account_id", "bill_date", "due_date", "number"):
+        dues = [due for due in scheme.dates(bill_date=bill_date, due_date=due_date, through=through)
+                if due.on > assessed]
+        if dues:
+            bills[account_id].append(((bill_date, bill_id), number, dues))
+    nothing = {"penalty": ZERO, "fee": ZERO, "water": ZERO}
+    left: list[int] = []
+    for account_id in account_ids:
+        state = states[account_id]
+        if state.credit and state.bills:
+            left.append(account_id)
+            continue
+        # The days in order, a day's charges by bill and kind, as the replay takes them.
+        days: dict[date, list[tuple]] = defaultdict(list)
+        for key, number, dues in bills.get(account_id, ()):
+            for place, due in enumerate(dues):
+                days[due.on].append((key, due.kind, place, due, number))
+        found: list[Posting] = []
+        for day in sorted(days):
+            charges = []
+            for key, _kind, _, due, number in sorted(days[day], key=lambda item: item[:3]):
+                bill = state.bills.get(key)
+                unpaid = bill.unpaid if bill is not None else nothing
+                charged = _late_charge(scheme, amount_of_unpaid, due, unpaid)
+                if bill is None and charged > ZERO:
+                    break  # a charge on nothing unpaid: not this shortcut's to work out
+                if charged > ZERO:
+                    charges.append((key, due, charged, number))
+            else:
+                for key, due, charged, number in charges:
+                    category = CATEGORY[due.kind]
+                    bill = state.bills[key]
+                    bill.unpaid[category] = bill.unpaid.get(category, ZERO) + charged
+                    bill.charged[category] = bill.charged.get(category, ZERO) + charged
+                    found.append(Posting(account_id=account_id, bill_id=key[1], kind=due.kind, posted_on=day,
+                                         amount=charged, source=late_charge_source(key[1], day),
+                                         citation=due.citation, description=f"{due.description} on bill {number}"))
+                continue
+            left.append(account_id)
+            break
+        else:
+            postings.extend(found)
+    return left
+
+
+def _late_charge(scheme, amount_of_unpaid, due, unpaid: dict) -> Decimal:
+    """A late charge of ``due`` on a bill with these unpaid amounts by category (as ``penalties_owed``)."""
+    if amount_of_unpaid is not None:
+        return amount_of_unpaid(due, unpaid)
+    principal = unpaid.get("fee", ZERO) + unpaid.get("water", ZERO)
+    total = sum(unpaid.values(), ZERO)
+    if due.with_interest:
+        return scheme.amount(due, unpaid_principal=principal, unpaid_total=total,
+                             unpaid_interest=unpaid.get("interest", ZERO))
+    return scheme.amount(due, unpaid_principal=principal, unpaid_total=total)
+
+
 class _DatesOnce:
     """A penalty scheme whose ``dates`` are worked out once for each bill date, due date and last day: the
     bills of a book share them. Everything else is the scheme's."""
@@ -295,9 +397,13 @@ def penalties_preview(*, as_of: date) -> list[PreviewRow]:
     chunks."""
     preview_day_refusal(as_of)
     postings: list[Posting] = []
-    ids = penalty_candidates_since(as_of=as_of)
-    if ids is None:
-        ids = penalty_candidates(as_of=as_of)
+    split = _candidates_since(as_of=as_of)
+    if split is None:
+        ids, carried = penalty_candidates(as_of=as_of), []
+    else:
+        ids, carried = sorted(split.changed), sorted(split.carried)
+        ids.extend(penalties_carried(carried, assessed=split.assessed, through=as_of, postings=postings))
+        ids.sort()
     for start in range(0, len(ids), CHUNK):
         postings.extend(penalties_plan(through=dict.fromkeys(ids[start:start + CHUNK], as_of)))
     accounts = dict(Account.objects.filter(id__in={p.account_id for p in postings})

@@ -118,6 +118,20 @@ def test_the_preview_page_says_which_day_it_computes_with_totals_and_a_csv(clien
     assert LedgerEntry.objects.filter(kind="penalty").count() == 0
 
 
+def test_a_long_preview_is_shown_a_page_at_a_time_with_the_whole_totals(client, mineola, monkeypatch):
+    from billing import admin_penalties
+
+    monkeypatch.setattr(admin_penalties, "PREVIEW_PAGE_ROWS", 2)
+    billed_account()
+    client.force_login(staff("Clerk", "clerk"))
+    first = client.get(PREVIEW, {"on": "2026-05-10"}).content.decode()
+    assert "Rows 1–2 of 3." in first and "3 late charges" in first and "$13.03" in first
+    assert "9.31" in first and "2026-05-02" not in first and "page=2" in first
+    second = client.get(PREVIEW, {"on": "2026-05-10", "page": "2"}).content.decode()
+    assert "Rows 3–3 of 3." in second and "2026-05-02" in second and "3 late charges" in second
+    assert client.get(PREVIEW, {"on": "2026-05-10", "page": "x"}).status_code == 200
+
+
 def test_the_penalty_pages_need_the_ledger_permission(client, mineola):
     client.force_login(get_user_model().objects.create_user("nobody", password="x", is_staff=True))
     assert client.get(PREVIEW).status_code == 403

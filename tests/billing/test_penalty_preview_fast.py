@@ -16,7 +16,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from billing import penalty_selectors
-from billing.models import LedgerEntry, Payment, PenaltyWaiver, Utility
+from billing.models import AccountStanding, LedgerEntry, Payment, PenaltyWaiver, Utility
 from billing.penalty_selectors import penalties_preview, penalty_candidates, penalty_candidates_since
 from billing.services.payments import payment_post
 from billing.services.reversals import payment_reverse
@@ -60,7 +60,7 @@ def nightly(day: date = NIGHT) -> None:
 
 def full_preview(on: date):
     """The preview planning every account with a bill past due, as without a nightly assessment."""
-    with mock.patch.object(penalty_selectors, "penalty_candidates_since", return_value=None):
+    with mock.patch.object(penalty_selectors, "_candidates_since", return_value=None):
         return penalties_preview(as_of=on)
 
 
@@ -213,3 +213,37 @@ def test_the_night_of_the_due_date_then_the_first_penalty(mineola):
     # 5% of $186.13 = $9.31 on each unpaid bill, the day after its due date.
     assert rows_of(rows) == [("1-0001", date(2026, 3, 2), D("9.31"), False), ("1-0002", date(2026, 3, 2), D("9.31"),
                                                                              False)]
+
+
+def test_accounts_unchanged_since_the_night_are_carried_forward_from_their_books_not_replayed(mineola):
+    """An account paid in part before its due date and one unpaid, nothing recorded since the night: their
+    charges after it are worked out from what their books leave open at its end, month after month, and are
+    the full plan's and the assessment's to the cent."""
+    unpaid, other, paid = village()
+    pay(other, "100.00", "2026-02-25", "PART")  # 86.13 unpaid: 5% = 4.31 on 2026-03-02, then 1% = 0.86
+    nightly()
+    assert LedgerEntry.objects.get(account=other, kind="penalty").amount.amount == D("4.31")
+    planned = []
+    real_plan = penalty_selectors.penalties_plan
+
+    def plan(*, through):
+        planned.extend(through)
+        return real_plan(through=through)
+
+    with mock.patch.object(penalty_selectors, "penalties_plan", side_effect=plan):
+        rows = penalties_preview(as_of=date(2026, 5, 2))
+    assert planned == []  # neither account is replayed
+    assert rows == full_preview(date(2026, 5, 2))
+    # Each month's 1% on the principal still unpaid: 186.13 → 1.86, 86.13 → 0.86.
+    assert rows_of(rows) == [("1-0001", ANNIVERSARY, D("1.86"), False), ("1-0001", date(2026, 5, 2), D("1.86"), False),
+                             ("1-0002", ANNIVERSARY, D("0.86"), False), ("1-0002", date(2026, 5, 2), D("0.86"), False)]
+    same_as_full_plan_and_assessment(date(2026, 5, 2))
+
+
+def test_a_stale_standing_is_not_trusted_for_the_carried_accounts(mineola):
+    """The books kept at the end of the night are worked out again when something was posted since."""
+    unpaid, other, paid = village()
+    nightly()
+    AccountStanding.objects.update(state={"credit": "0.00", "bills": []}, last_entry_id=0)
+    assert rows_of(penalties_preview(as_of=ANNIVERSARY)) == [("1-0001", ANNIVERSARY, D("1.86"), False),
+                                                            ("1-0002", ANNIVERSARY, D("1.86"), False)]
