@@ -224,19 +224,25 @@ def _owrs_value(value) -> str:
 
 
 def _tiers(starts, prices, in_gallons: bool) -> str:
-    """'from 0 ccf: $2.87; from 15 ccf: $4.29', per key of a map."""
-    def keyed(value):
-        return value.get("values") if isinstance(value, dict) else None
+    """'from 0 ccf: $2.87; from 15 ccf: $4.29', per key of a map; starts and prices that depend on different
+    fields, per pair of their keys ('3" · POTABLE: …')."""
+    def keyed(value) -> dict:
+        return value.get("values") if isinstance(value, dict) else {"": value}
 
-    if keyed(starts) is None and keyed(prices) is None:
+    def depends(value):
+        return value.get("depends_on") if isinstance(value, dict) else None
+
+    by_starts, by_prices = keyed(starts), keyed(prices)
+    if depends(starts) is None and depends(prices) is None:
         return _tier_list(starts, prices, in_gallons)
-    keys = list(dict.fromkeys([*(keyed(starts) or {}), *(keyed(prices) or {})]))
-    out = []
-    for key in keys:
-        row_starts = keyed(starts).get(key) if keyed(starts) is not None else starts
-        row_prices = keyed(prices).get(key) if keyed(prices) is not None else prices
-        out.append(f"{key}: {_tier_list(row_starts, row_prices, in_gallons)}")
-    return " | ".join(out)
+    if depends(starts) == depends(prices):
+        pairs = [(key, by_starts.get(key), by_prices.get(key))
+                 for key in dict.fromkeys([*by_starts, *by_prices])]
+    else:
+        pairs = [(" · ".join(filter(None, (s_key, p_key))), row_starts, row_prices)
+                 for s_key, row_starts in by_starts.items() for p_key, row_prices in by_prices.items()]
+    return " | ".join(f"{key}: {_tier_list(row_starts, row_prices, in_gallons)}" for key, row_starts, row_prices
+                      in pairs)
 
 
 def _tier_list(starts, prices, in_gallons: bool) -> str:
