@@ -96,8 +96,9 @@ _NUMBER = re.compile(r"-?(\d+(\.\d*)?|\.\d+)")
 
 
 def rate_fields_lines(facts: Mapping[str, object] | None) -> str:
-    """{"hhsize": "3", "water_type": "POTABLE"} as the lines the clerk edits: "hhsize = 3", one a line."""
-    return "\n".join(f"{name} = {value}" for name, value in (facts or {}).items())
+    """{"hhsize": "3", "water_type": "POTABLE"} as the lines the clerk edits: "hhsize = 3", one a line, by name
+    (the database keeps a JSON object's keys in an order of its own)."""
+    return "\n".join(f"{name} = {value}" for name, value in sorted((facts or {}).items()))
 
 
 def rate_fields_parse(text: str) -> dict[str, str]:

@@ -34,7 +34,6 @@ Interpretations:
   Mineola export counts gallons with ``tier_usage: usage_gal``); ``Uniform`` (``price``) is one line.
 """
 
-import copy
 import json
 import math
 import re
@@ -139,26 +138,53 @@ class OwrsFile:
         return sorted(found - defined)
 
     def to_json(self) -> dict:
+        """The file as JSON for ``RateSchedule.rules["owrs"]``, every mapping kept in the file's order: a
+        database may store a JSON object's keys in an order of its own (PostgreSQL's ``jsonb`` does), and the
+        file written back (``dump``) is to be the file read."""
         return {
-            "metadata": copy.deepcopy(self.metadata),
-            "classes": {cls: [{"name": p.name, "value": copy.deepcopy(p.value)} for p in parts]
-                        for cls, parts in self.classes.items()},
-            "extra": copy.deepcopy(self.extra),
+            "metadata": _in_order(self.metadata),
+            "classes": [[cls, [{"name": p.name, "value": _in_order(p.value)} for p in parts]]
+                        for cls, parts in self.classes.items()],
+            "extra": _in_order(self.extra),
         }
 
     @classmethod
     def from_json(cls, data: dict) -> "OwrsFile":
         try:
-            classes = {str(name): tuple(Part(name=str(p["name"]), value=copy.deepcopy(p["value"])) for p in parts)
-                       for name, parts in data["classes"].items()}
-            return cls(metadata=copy.deepcopy(dict(data.get("metadata") or {})), classes=classes,
-                       extra=copy.deepcopy(dict(data.get("extra") or {})))
+            stored = data["classes"]
+            pairs = stored.items() if isinstance(stored, dict) else stored
+            classes = {str(name): tuple(Part(name=str(p["name"]), value=_as_read(p["value"])) for p in parts)
+                       for name, parts in pairs}
+            return cls(metadata=dict(_as_read(data.get("metadata") or {})), classes=classes,
+                       extra=dict(_as_read(data.get("extra") or {})))
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise OwrsError(f"the stored rate file is not in the expected form ({exc!r})", field="owrs") from None
 
     def citation_for(self, part: str) -> str:
         citations = self.metadata.get("citations") or {}
         return str(citations.get(part) or self.metadata.get("citation") or "")
+
+
+# A mapping in stored JSON: its items in order, as pairs.
+_ORDERED = "__in_order__"
+
+
+def _in_order(value):
+    if isinstance(value, dict):
+        return {_ORDERED: [[key, _in_order(item)] for key, item in value.items()]}
+    if isinstance(value, list):
+        return [_in_order(item) for item in value]
+    return value
+
+
+def _as_read(value):
+    if isinstance(value, dict):
+        if set(value) == {_ORDERED}:
+            return {key: _as_read(item) for key, item in value[_ORDERED]}
+        return {key: _as_read(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_as_read(item) for item in value]
+    return value
 
 
 # --- reading ----------------------------------------------------------------------------------------------

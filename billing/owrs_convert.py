@@ -42,7 +42,9 @@ def to_owrs(rules: dict, *, effective_on: date, utility_name: str) -> owrs.OwrsF
             metadata["citation"] = rules["citation"]
         extra = dict(found.extra)
         if rules.get("class_map"):
-            extra["class_map"] = dict(rules["class_map"])
+            # In the file's order of classes (the stored map's keys may come back in another).
+            stored = rules["class_map"]
+            extra["class_map"] = {**{cls: stored[cls] for cls in found.classes if cls in stored}, **stored}
         return replace(found, metadata=metadata, extra=extra)
     return owrs.parse(_mineola_text(rules, effective_on=effective_on, utility_name=utility_name))
 

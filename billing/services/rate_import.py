@@ -10,7 +10,7 @@ yet saved, so a clerk sees a bill before adopting them.
 
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 
 from django.db import IntegrityError, transaction
@@ -105,9 +105,8 @@ def prepare_import(text: str, *, effective_on: date, class_map: Mapping[str, str
                                field="citation")
     extra_schedule(parsed.extra)  # refuses a nonprofit or sprinkler table it cannot read
 
-    stored = parsed.to_json()
     # The citation given is the one the file's lines carry (and an export writes).
-    stored["metadata"]["citation"] = citation
+    stored = replace(parsed, metadata={**parsed.metadata, "citation": citation}).to_json()
     rules = {"structure": "owrs", "citation": citation, "class_map": class_map, "owrs": stored}
     rate_structure_for(rules)
     needs = {cls: [name for name in parsed.needs(cls) if name in owrs.ACCOUNT_FIELDS
@@ -130,7 +129,7 @@ def activate_import(prepared: PreparedImport) -> RateSchedule:
     try:
         with transaction.atomic():
             # A file written from sample values says so (``waterbilling: sample: true``), and stays a sample.
-            sample = prepared.rules.get("owrs", {}).get("extra", {}).get("sample") is True
+            sample = owrs.OwrsFile.from_json(prepared.rules["owrs"]).extra.get("sample") is True
             return RateSchedule.objects.create(effective_on=prepared.effective_on, citation=prepared.citation,
                                                is_sample=sample, rules=prepared.rules)
     except IntegrityError as exc:

@@ -342,7 +342,7 @@ def test_rate_facts_round_trip_on_the_account_page(office):
     account = AccountFactory(rate_fields={"water_type": "POTABLE", "et_amount": 4.8, "hhsize": 3})
     url = reverse("admin:accounts_account_change", args=[account.pk])
     page = office.get(url)
-    assert page.context["adminform"].form["rate_fields"].value() == "water_type = POTABLE\net_amount = 4.8\nhhsize = 3"
+    assert page.context["adminform"].form["rate_fields"].value() == "et_amount = 4.8\nhhsize = 3\nwater_type = POTABLE"
     assert "Rate facts (general rate structures)" in page.content.decode()
 
     data = form_data(page)
@@ -353,7 +353,7 @@ def test_rate_facts_round_trip_on_the_account_page(office):
     assert account.rate_fields == {"water_type": "RECYCLED", "hhsize": "4", "irrigable_area": "4500",
                                    "et_amount": "0.75"}
     again = office.get(url).context["adminform"].form["rate_fields"].value()
-    assert again == "water_type = RECYCLED\nhhsize = 4\nirrigable_area = 4500\net_amount = 0.75"
+    assert again == "et_amount = 0.75\nhhsize = 4\nirrigable_area = 4500\nwater_type = RECYCLED"
 
 
 def test_an_unknown_rate_fact_is_refused_naming_its_line(office):
