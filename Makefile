@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 DEMO ?= 300
 PRESET ?= mineola
 
-.PHONY: run test install install-dev lint clean
+.PHONY: run test install install-dev lint clean bench
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,12 @@ run: install
 
 test: install-dev
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# Every speed figure against its target (scripts/bench.py); empties and refills the bench database.
+#   make bench BENCH_ARGS="--accounts 2000 --json bench-results.json"
+bench: export DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/wb_bench
+bench: install-dev
+	$(PY) scripts/bench.py all $(BENCH_ARGS)
 
 lint: install-dev
 	$(VENV)/bin/ruff check .

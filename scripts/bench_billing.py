@@ -50,13 +50,11 @@ def main() -> None:
 
     django.setup()
     from django.core.management import call_command
-    from django.db import connection, connections
+    from django.db import connection
 
     from accounts.models import Account
     from billing.models import Bill, BillingException, BillingRun, BillLine, LedgerEntry
-    from billing.runs.lifecycle import billing_run_create
     from core.commands import today
-    from core.dates import add_months
 
     as_of = date.fromisoformat(args.as_of) if args.as_of else today()
     print(f"database: {connection.vendor} {connection.settings_dict['NAME']}")
@@ -72,22 +70,50 @@ def main() -> None:
         with connection.cursor() as cursor:
             cursor.execute(f"TRUNCATE {', '.join(tables)} CASCADE")
 
+    print(f"{'bill date':<12}{'bills':>8}{'seconds':>9}{'bills/s':>9}{'peak MB':>9}")
+    billing_pool_measure(dates=twelve_months(as_of), workers=args.workers, on_month=_print_month)
+
+
+def twelve_months(as_of: date) -> list[date]:
+    """The first of each of the twelve months ending with ``as_of``'s, oldest first."""
+    from core.dates import add_months
+
     first = add_months(as_of.replace(day=1), -11)
-    dates = [add_months(first, k) for k in range(12)]
+    return [add_months(first, k) for k in range(12)]
+
+
+def _print_month(month: dict) -> None:
+    print(f"{month['date']:<12}{month['bills']:>8}{month['seconds']:>9.2f}{month['bills_per_s']:>9.0f}"
+          f"{month['peak_mb']:>9.0f}", flush=True)
+
+
+def billing_pool_measure(*, dates: list[date], workers: int, chunk_size: int = 1000, on_month=None) -> dict:
+    """Bill each date in order, the chunks of each run shared by ``workers`` spawned processes.
+
+    Returns ``{"months": [{"date", "bills", "seconds", "bills_per_s", "peak_mb"}, ...]}``; ``on_month`` is
+    called with each month's figures as soon as its run is done."""
+    from django.db import connections
+
+    from billing.runs.lifecycle import billing_run_create
+
     connections.close_all()
     context = get_context("spawn")
-    print(f"{'bill date':<12}{'bills':>8}{'seconds':>9}{'bills/s':>9}{'peak MB':>9}")
-    with context.Pool(args.workers, initializer=_worker_init) as pool:
+    months = []
+    with context.Pool(workers, initializer=_worker_init) as pool:
+        pool.map(abs, range(workers))  # wait until the workers are up: a worker is long-lived
         for run_on in dates:
             started = time.perf_counter()
-            run = billing_run_create(run_on=run_on, chunk_size=1000)
+            run = billing_run_create(run_on=run_on, chunk_size=chunk_size)
             chunk_ids = list(run.chunks.order_by("index").values_list("id", flat=True))
             peaks = list(pool.imap_unordered(_execute, chunk_ids)) or [0]
             elapsed = time.perf_counter() - started
             run.refresh_from_db()
-            rate = run.bills_created / elapsed if elapsed else 0
-            print(f"{run_on.isoformat():<12}{run.bills_created:>8}{elapsed:>9.2f}{rate:>9.0f}"
-                  f"{max(peaks) / 1024:>9.0f}", flush=True)
+            month = {"date": run_on.isoformat(), "bills": run.bills_created, "seconds": elapsed,
+                     "bills_per_s": run.bills_created / elapsed if elapsed else 0, "peak_mb": max(peaks) / 1024}
+            months.append(month)
+            if on_month:
+                on_month(month)
+    return {"months": months}
 
 
 if __name__ == "__main__":

@@ -25,23 +25,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "waterbilling.settings")
 os.environ.setdefault("DJANGO_DEBUG", "1")  # development settings: a bench runs on a scratch database
 
-import django  # noqa: E402
-
-django.setup()
-
-from django.core.management import call_command  # noqa: E402
-from django.db import connection, transaction  # noqa: E402
-
-from accounts.models import Account, Customer, Premises  # noqa: E402
-from core.commands import today  # noqa: E402
-from meters.models import Installation, Meter, Reading  # noqa: E402
-
 BATCH = 5000
 DAYS_PER_READ = 30
 
 
 def accounts_create(*, tag: str, count: int, existing: int, start) -> list[str]:
     """``count`` accounts with a meter installed on ``start`` and ``existing`` monthly readings."""
+    from django.db import transaction
+
+    from accounts.models import Account, Customer, Premises
+    from meters.models import Installation, Meter, Reading
+
     serials = []
     with transaction.atomic():
         for first in range(0, count, BATCH):
@@ -84,6 +78,8 @@ def csv_write(path: Path, *, serials: list[str], readings: int, existing: int, s
 
 
 def timed_import(path: Path, as_of) -> tuple[float, str]:
+    from django.core.management import call_command
+
     out = StringIO()
     began = time.perf_counter()
     call_command("import_readings", str(path), "--date", as_of.isoformat(), "--no-progress", stdout=out)
@@ -97,28 +93,52 @@ def main() -> None:
     parser.add_argument("--existing", type=int, default=12, help="readings already on file per meter")
     args = parser.parse_args()
 
+    import django
+
+    django.setup()
+    import_measure(meters=args.meters, readings=args.readings, existing=args.existing, say=print)
+
+
+def import_measure(*, meters: int = 25_000, readings: int = 100_000, existing: int = 12, say=None,
+                   mark=None) -> dict:
+    """Set up ``meters`` tagged accounts, then time importing ``readings`` new readings and importing the
+    same file again. Returns ``tag``, ``setup_seconds``, ``readings``, ``seconds``, ``rows_per_s``,
+    ``output``, ``reimport_seconds``, ``reimport_rows_per_s``, ``reimport_output``; ``say`` gets the lines
+    the script prints, ``mark`` is called with "import" just before the timed import and "imported" after."""
+    from django.db import connection
+
+    from core.commands import today
+
+    say = say or (lambda line: None)
+    mark = mark or (lambda point: None)
     as_of = today()
-    per_meter = -(-args.readings // args.meters)
-    start = as_of - timedelta(days=DAYS_PER_READ * (args.existing + per_meter))
+    per_meter = -(-readings // meters)
+    start = as_of - timedelta(days=DAYS_PER_READ * (existing + per_meter))
     tag = f"B{int(time.time()) % 100_000:05d}"
-    print(f"database: {connection.vendor} {connection.settings_dict['NAME']}; tag {tag}")
+    say(f"database: {connection.vendor} {connection.settings_dict['NAME']}; tag {tag}")
 
     began = time.perf_counter()
-    serials = accounts_create(tag=tag, count=args.meters, existing=args.existing, start=start)
-    print(f"set-up: {args.meters:,} accounts and meters, {args.meters * args.existing:,} readings on file "
-          f"in {time.perf_counter() - began:.1f} s")
+    serials = accounts_create(tag=tag, count=meters, existing=existing, start=start)
+    setup_seconds = time.perf_counter() - began
+    say(f"set-up: {meters:,} accounts and meters, {meters * existing:,} readings on file "
+        f"in {setup_seconds:.1f} s")
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "readings.csv"
-        csv_write(path, serials=serials, readings=args.readings, existing=args.existing, start=start)
+        csv_write(path, serials=serials, readings=readings, existing=existing, start=start)
+        mark("import")
         seconds, output = timed_import(path, as_of)
-        print(f"import:   {output}")
-        rate = args.readings / seconds
-        print(f"          {args.readings:,} readings in {seconds:.1f} s = {rate:,.0f} rows/s")
-        seconds, output = timed_import(path, as_of)
-        print(f"re-import: {output}")
-        print(f"          {args.readings:,} rows checked and skipped in {seconds:.1f} s "
-              f"= {args.readings / seconds:,.0f} rows/s")
+        mark("imported")
+        say(f"import:   {output}")
+        rate = readings / seconds
+        say(f"          {readings:,} readings in {seconds:.1f} s = {rate:,.0f} rows/s")
+        again, again_output = timed_import(path, as_of)
+        say(f"re-import: {again_output}")
+        say(f"          {readings:,} rows checked and skipped in {again:.1f} s "
+            f"= {readings / again:,.0f} rows/s")
+    return {"tag": tag, "setup_seconds": setup_seconds, "readings": readings, "seconds": seconds,
+            "rows_per_s": rate, "output": output, "reimport_seconds": again,
+            "reimport_rows_per_s": readings / again, "reimport_output": again_output}
 
 
 if __name__ == "__main__":

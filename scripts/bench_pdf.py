@@ -99,43 +99,56 @@ def main() -> None:
                         help="SQLite file to build (or reuse when it exists); default a temporary file")
     options = parser.parse_args()
 
+    result = pdf_measure(bills=options.bills, processes=options.processes, batch=options.batch,
+                         baseline=options.baseline, database=options.database, on_built=print)
+    print(f"{result['bills']} bills in {result['seconds']:.2f}s = {result['bills_per_s']:.1f} bills/s on "
+          f"{result['processes']} processes (batch {result['batch']}; {result['kib_per_bill']:.0f} KiB a bill)")
+    # On a machine shared with other work the wall clock says more about the neighbours than about the
+    # code; CPU time per bill gives the rate the same processes reach on cores of their own.
+    print(f"CPU {result['cpu_ms_per_bill']:.0f} ms a bill = {result['cpu_bills_per_s']:.1f} bills/s on "
+          f"{result['processes']} free cores")
+
+
+def pdf_measure(*, bills: int = 400, processes: int = 2, batch: int = 0, baseline: bool = False,
+                database: Path | None = None, on_built=None) -> dict:
+    """Build (or reuse) the SQLite village and render its latest ``bills`` bills on ``processes`` forked
+    processes. Sets up Django on that SQLite file, so call it in a process of its own. Returns the figures:
+    ``bills``, ``seconds``, ``bills_per_s``, ``processes``, ``batch``, ``kib_per_bill``, ``cpu_ms_per_bill``,
+    ``cpu_bills_per_s``; ``on_built`` gets the line saying what was built."""
     workdir = None
-    if options.database is None:
+    if database is None:
         workdir = tempfile.TemporaryDirectory(prefix="bench_pdf_")
-        options.database = Path(workdir.name) / "bench.sqlite3"
-    reuse = options.database.exists()
-    _setup_django(options.database)
+        database = Path(workdir.name) / "bench.sqlite3"
+    reuse = database.exists()
+    _setup_django(database)
     started = time.perf_counter()
     if not reuse:
-        _build(options.bills)
-    ids = _latest_bill_ids(options.bills)
-    print(f"{'reused' if reuse else 'built'} {options.database} in {time.perf_counter() - started:.1f}s; "
-          f"rendering {len(ids)} bills on {options.processes} processes"
-          f"{' (baseline: one document per bill)' if options.baseline else ''}")
+        _build(bills)
+    ids = _latest_bill_ids(bills)
+    if on_built:
+        on_built(f"{'reused' if reuse else 'built'} {database} in {time.perf_counter() - started:.1f}s; "
+                 f"rendering {len(ids)} bills on {processes} processes"
+                 f"{' (baseline: one document per bill)' if baseline else ''}")
 
     from billing.services.bill_pdfs import LAYOUT_BATCH
 
-    batch = options.batch or LAYOUT_BATCH
-    tasks = [(ids[i:i + batch], options.baseline) for i in range(0, len(ids), batch)]
+    batch = batch or LAYOUT_BATCH
+    tasks = [(ids[i:i + batch], baseline) for i in range(0, len(ids), batch)]
     from django.db import connections
 
     connections.close_all()
-    with get_context("fork").Pool(options.processes, initializer=_worker_init,
-                                  initargs=(ids[0], options.baseline)) as pool:
-        pool.map(abs, range(options.processes))  # wait until the workers are up and warm
+    with get_context("fork").Pool(processes, initializer=_worker_init, initargs=(ids[0], baseline)) as pool:
+        pool.map(abs, range(processes))  # wait until the workers are up and warm
         started = time.perf_counter()
         results = pool.map(_render_batch, tasks, chunksize=1)
         elapsed = time.perf_counter() - started
     size = sum(r[0] for r in results)
     cpu = sum(r[1] for r in results)
-    print(f"{len(ids)} bills in {elapsed:.2f}s = {len(ids) / elapsed:.1f} bills/s on {options.processes} "
-          f"processes (batch {batch}; {size / max(len(ids), 1) / 1024:.0f} KiB a bill)")
-    # On a machine shared with other work the wall clock says more about the neighbours than about the
-    # code; CPU time per bill gives the rate the same processes reach on cores of their own.
-    print(f"CPU {cpu / len(ids) * 1000:.0f} ms a bill = {len(ids) * options.processes / cpu:.1f} bills/s on "
-          f"{options.processes} free cores")
     if workdir is not None:
         workdir.cleanup()
+    return {"bills": len(ids), "seconds": elapsed, "bills_per_s": len(ids) / elapsed, "processes": processes,
+            "batch": batch, "kib_per_bill": size / max(len(ids), 1) / 1024,
+            "cpu_ms_per_bill": cpu / len(ids) * 1000, "cpu_bills_per_s": len(ids) * processes / cpu}
 
 
 if __name__ == "__main__":

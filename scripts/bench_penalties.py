@@ -36,7 +36,6 @@ def main() -> None:
     from django.db import connection
 
     from accounts.models import Account
-    from billing.models import LedgerEntry
 
     call_command("migrate", verbosity=0)
     if not Account.objects.exists():
@@ -60,9 +59,22 @@ def main() -> None:
             if connection.vendor == "postgresql":
                 cursor.execute("ALTER TABLE billing_ledgerentry ENABLE TRIGGER USER")
 
+    penalties_measure(through=date.fromisoformat(args.through), on_night=_print_night)
+
+
+def _print_night(night: dict) -> None:
+    print(f"{night['label']:>17} ({night['date']}): {night['seconds']:7.1f} s, {night['posted']:,} penalties posted, "
+          f"{night['accounts']:,} accounts charged")
+
+
+def penalties_measure(*, through: date, on_night=None) -> dict:
+    """Time three assessments: the catch-up of everything due through ``through``, the same night again
+    and the next night. Returns ``{"nights": [{"label", "date", "seconds", "posted", "accounts"}, ...]}``;
+    ``on_night`` is called with each as soon as it is done."""
+    from billing.models import LedgerEntry
     from billing.services.penalties import penalties_assess_due
 
-    through = date.fromisoformat(args.through)
+    nights = []
     for label, day in (("catch-up", through), ("same night again", through),
                        ("next night", through + timedelta(days=1))):
         before = LedgerEntry.objects.filter(kind="penalty").count()
@@ -70,8 +82,12 @@ def main() -> None:
         result = penalties_assess_due(as_of=day)
         seconds = time.perf_counter() - started
         posted = LedgerEntry.objects.filter(kind="penalty").count() - before
-        print(f"{label:>17} ({day}): {seconds:7.1f} s, {posted:,} penalties posted, "
-              f"{getattr(result, 'accounts', 0):,} accounts charged")
+        night = {"label": label, "date": day.isoformat(), "seconds": seconds, "posted": posted,
+                 "accounts": getattr(result, "accounts", 0)}
+        nights.append(night)
+        if on_night:
+            on_night(night)
+    return {"nights": nights}
 
 
 if __name__ == "__main__":
