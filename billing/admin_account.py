@@ -28,6 +28,7 @@ from core.money import ADJUSTMENT_MAX, ZERO, fmt_dollars, fmt_gallons
 
 from .admin_final import ISSUE_PERMISSIONS
 from .documents.statement import statement_pdf
+from .ledger.selectors import account_balances
 from .models import Adjustment, Bill
 from .selectors import account_amounts_due, account_ledger, bill_balances, bill_status
 from .services.adjustments import adjustment_create
@@ -143,8 +144,9 @@ def _ledger_line(row) -> dict:
 
 def account_billing_context(*, request, account: Account, as_of: date) -> dict:
     """Billing's part of the account page, as of a day, formatted for the page."""
-    due = account_amounts_due(account_ids=[account.id], as_of=as_of)[account.id]
-    balances = bill_balances(account=account, as_of=as_of)
+    state = account_balances([account.id], through=as_of)[account.id]  # replayed once for both
+    due = account_amounts_due(account_ids=[account.id], as_of=as_of, balances={account.id: state})[account.id]
+    balances = bill_balances(account=account, as_of=as_of, state=state)
     bills = []
     for bill in Bill.objects.filter(account=account).order_by("-bill_date", "-id").only(
             "id", "number", "bill_date", "due_date", "period_start", "period_end", "gallons", "total",

@@ -11,7 +11,7 @@ from accounts.models import Account
 from core.money import ZERO, fmt_amount, fmt_rate
 
 from .documents.money_box import BillSummary
-from .ledger.allocation import PENALTY_KINDS, BillBalance, Entry, Ledger, allocate, replay_order
+from .ledger.allocation import PENALTY_KINDS, AccountBalance, BillBalance, Entry, Ledger, allocate, replay_order
 from .ledger.selectors import account_balances, entries_for_accounts
 from .models import Bill, Deposit, LedgerEntry, Payment
 from .ordinance import ordinance_on, payment_order
@@ -36,16 +36,17 @@ def bill_line_data(line) -> dict:
             "amount": fmt_amount(line.amount)}
 
 
-def account_statement(*, account: Account, as_of: date) -> dict:
+def account_statement(*, account: Account, as_of: date, state: AccountBalance | None = None) -> dict:
     """The account as of a date, in the statement JSON contract (PRODUCT.md).
 
     A bill's ``balance`` is its own charges still unpaid (penalties and interest are listed under
     ``charges``, each net of its corrections), and the account's ``balance`` is everything unpaid less any
     unapplied credit. A refundable deposit is listed under ``charges`` as what it is (kind ``deposit``, the
     money held, negative as on the ledger; kind ``deposit_refund`` when returned) and is no part of the
-    balance.
+    balance. ``state``: the account's allocation through ``as_of``, when the caller has it already.
     """
-    state = account_balances([account.id], through=as_of)[account.id]
+    if state is None:
+        state = account_balances([account.id], through=as_of)[account.id]
     bills = (Bill.objects.filter(account=account, bill_date__lte=as_of).exclude(status=Bill.Status.VOID)
              .prefetch_related("lines").order_by("bill_date", "id"))
     bill_numbers = {}
@@ -191,8 +192,12 @@ class AmountDue:
     due_date: date | None  # the next due date of an unpaid bill not yet past due; None when none
 
 
-def account_amounts_due(*, account_ids, as_of: date) -> dict[int, AmountDue]:
-    balances = account_balances(account_ids, through=as_of)
+def account_amounts_due(*, account_ids, as_of: date,
+                        balances: dict[int, AccountBalance] | None = None) -> dict[int, AmountDue]:
+    """What each account owes on ``as_of``; ``balances``: their allocations through ``as_of``, when the caller
+    has them already."""
+    if balances is None:
+        balances = account_balances(account_ids, through=as_of)
     due_dates = dict(Bill.objects.filter(account_id__in=list(account_ids)).exclude(status=Bill.Status.VOID)
                      .values_list("id", "due_date"))
     out = {}
@@ -211,9 +216,11 @@ def account_amounts_due(*, account_ids, as_of: date) -> dict[int, AmountDue]:
     return out
 
 
-def bill_balances(*, account: Account, as_of: date) -> dict[int, BillBalance]:
-    """Each bill's standing in the ledger allocation as of a date, by bill id."""
-    state = account_balances([account.id], through=as_of)[account.id]
+def bill_balances(*, account: Account, as_of: date, state: AccountBalance | None = None) -> dict[int, BillBalance]:
+    """Each bill's standing in the ledger allocation as of a date, by bill id (from ``state``, the account's
+    allocation through ``as_of``, when the caller has it already)."""
+    if state is None:
+        state = account_balances([account.id], through=as_of)[account.id]
     return {key[1]: balance for key, balance in state.bills.items() if len(key) == 2}
 
 

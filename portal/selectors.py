@@ -14,6 +14,7 @@ from billing.charts import chart_points
 from billing.documents.bill import line_views
 from billing.documents.money_box import money_box
 from billing.ledger.allocation import DEPOSIT_KINDS
+from billing.ledger.selectors import account_balances
 from billing.models import Bill, Payment
 from billing.ordinance import ordinance_on
 from billing.selectors import (
@@ -68,15 +69,16 @@ def bill_get_for_customer(user, public_id: UUID | str) -> Bill:
 
 def account_overview(*, account: Account, as_of: date) -> dict:
     """Balance, bills (newest first), payments and the consumption chart points of one account."""
-    statement = account_statement(account=account, as_of=as_of)
+    state = account_balances([account.id], through=as_of)[account.id]  # replayed once for every figure
+    statement = account_statement(account=account, as_of=as_of, state=state)
     deposits = account_deposits(account=account, as_of=as_of)
     bills = list(Bill.objects.filter(account=account, issued_on__lte=as_of).exclude(status=Bill.Status.VOID)
                  .order_by("-bill_date", "-id"))
-    balances = bill_balances(account=account, as_of=as_of)
+    balances = bill_balances(account=account, as_of=as_of, state=state)
     history = consumption_history(account_ids=[account.id], through=as_of).get(account.id, [])
     return {
         "balance": statement["balance"],
-        "due": account_amounts_due(account_ids=[account.id], as_of=as_of)[account.id],
+        "due": account_amounts_due(account_ids=[account.id], as_of=as_of, balances={account.id: state})[account.id],
         "bills": [{"bill": b, "unpaid": balances[b.pk].unpaid_total if b.pk in balances else 0,
                    "status": bill_status(balances.get(b.pk))} for b in bills],
         "payments": list(Payment.objects.filter(account=account, paid_on__lte=as_of).order_by("-paid_on", "-id")),
