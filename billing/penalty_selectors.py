@@ -105,19 +105,20 @@ def penalty_candidates_since(*, as_of: date) -> list[int] | None:
     T is taken ``RECORDED_MARGIN`` early. No shortcut without a nightly assessment, for a day before L (an
     assessment of L saw bills and reversals a plan of an earlier day leaves out), or when the utility was
     changed since T (a new penalty scheme or payment order re-prices every day)."""
-    split = _candidates_since(as_of=as_of)
+    split = penalty_candidates_split(as_of=as_of)
     return None if split is None else sorted(split.changed | split.carried)
 
 
 @dataclass(frozen=True)
-class _Since:
+class CandidatesSince:
     assessed: date  # L: the latest day the nightly assessment reconciled every account through
+    since: datetime  # T, less the margin: a fact recorded since may have changed what was owed through L
     changed: set[int]  # candidates whose facts changed since (their plan needs the whole replay)
     carried: set[int]  # the others with a late-charge day after L and a balance at the end of L
 
 
-def _candidates_since(*, as_of: date) -> _Since | None:
-    """``penalty_candidates_since``, its candidates told apart (``_Since``)."""
+def penalty_candidates_split(*, as_of: date) -> CandidatesSince | None:
+    """``penalty_candidates_since``, its candidates told apart (``CandidatesSince``)."""
     last = last_nightly_assessment()
     if last is None:
         return None
@@ -153,12 +154,7 @@ def _candidates_since(*, as_of: date) -> _Since | None:
             changed.add(account_id)
         elif later:
             falls_due.add(account_id)
-    late_kinds = [*LATE_CHARGE_KINDS, *CORRECTION_OF.values()]
-    changed.update(LedgerEntry.objects.filter(
-        (Q(created_at__gte=since) & ~Q(kind__in=late_kinds)) | Q(posted_on__gt=assessed))
-        .values_list("account_id", flat=True).distinct())
-    changed.update(PenaltyWaiver.objects.filter(Q(requested_at__gte=since) | Q(decided_at__gte=since))
-                   .values_list("account_id", flat=True).distinct())
+    changed.update(changed_since(assessed=assessed, since=since))
     changed &= candidates
     owing = falls_due - changed
     if owing:
@@ -171,7 +167,26 @@ def _candidates_since(*, as_of: date) -> _Since | None:
         negative = set(LedgerEntry.objects.filter(kind__in=PRINCIPAL_KINDS, amount__lt=0)
                        .values_list("account_id", flat=True).distinct())
         owing &= {account_id for account_id, total in balances if total is not None and total >= HALF_CENT} | negative
-    return _Since(assessed=assessed, changed=changed, carried=owing)
+    return CandidatesSince(assessed=assessed, since=since, changed=changed, carried=owing)
+
+
+def changed_since(*, assessed: date, since: datetime, account_ids=None) -> set[int]:
+    """The accounts (of ``account_ids``, or all) with a ledger entry recorded since ``since`` other than the late
+    charges and corrections reconciliations post, an entry dated after ``assessed``, or a waiver asked for or
+    decided since ``since`` (``penalty_candidates_since``; a bill recorded since is looked for apart)."""
+    late_kinds = [*LATE_CHARGE_KINDS, *CORRECTION_OF.values()]
+    entries = LedgerEntry.objects.filter((Q(created_at__gte=since) & ~Q(kind__in=late_kinds))
+                                         | Q(posted_on__gt=assessed))
+    waivers = PenaltyWaiver.objects.filter(Q(requested_at__gte=since) | Q(decided_at__gte=since))
+    bills = Bill.objects.filter(created_at__gte=since)
+    if account_ids is not None:
+        ids = list(account_ids)
+        entries, waivers, bills = (q.filter(account_id__in=ids) for q in (entries, waivers, bills))
+    found = set(entries.values_list("account_id", flat=True).distinct())
+    found.update(waivers.values_list("account_id", flat=True).distinct())
+    if account_ids is not None:  # the scan of every bill past due finds these for the whole village
+        found.update(bills.values_list("account_id", flat=True).distinct())
+    return found
 
 
 @dataclass(frozen=True)
@@ -257,7 +272,7 @@ def penalties_plan(*, through: dict[int, date]) -> list[Posting]:
 
 def penalties_carried(account_ids: list[int], *, assessed: date, through: date, postings: list[Posting]) -> list[int]:
     """The late charges of days after ``assessed`` (L) through ``through`` of accounts whose facts have not
-    changed since the nightly assessment of L (``_Since.carried``), added to ``postings``, worked out from what
+    changed since the nightly assessment of L (``CandidatesSince.carried``), added to ``postings``, worked out from what
     their ledgers leave open at the end of L instead of replaying them. Returns the accounts this cannot do
     (they are to be planned in full).
 
@@ -397,7 +412,7 @@ def penalties_preview(*, as_of: date) -> list[PreviewRow]:
     chunks."""
     preview_day_refusal(as_of)
     postings: list[Posting] = []
-    split = _candidates_since(as_of=as_of)
+    split = penalty_candidates_split(as_of=as_of)
     if split is None:
         ids, carried = penalty_candidates(as_of=as_of), []
     else:

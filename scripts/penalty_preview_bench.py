@@ -64,7 +64,7 @@ def main() -> None:
             continue
         since = penalty_selectors.penalty_candidates_since(as_of=on)
         rows = penalty_selectors.penalties_preview(as_of=on)
-        with mock.patch.object(penalty_selectors, "_candidates_since", return_value=None):
+        with mock.patch.object(penalty_selectors, "penalty_candidates_split", return_value=None):
             full = page_seconds(client, url, on)
             every = penalty_selectors.penalties_preview(as_of=on)
         planned = "all (no shortcut)" if since is None else len(since)
@@ -98,7 +98,7 @@ def after_a_day_at_the_counter(client: Client, url: str, payments: int = 100) ->
 
 
 def full_rows(on):
-    with mock.patch.object(penalty_selectors, "_candidates_since", return_value=None):
+    with mock.patch.object(penalty_selectors, "penalty_candidates_split", return_value=None):
         return penalty_selectors.penalties_preview(as_of=on)
 
 

@@ -57,8 +57,9 @@ def nightly_bill(*, as_of: date) -> dict:
 
 
 def nightly_penalties(*, as_of: date) -> dict:
-    """Every penalty and interest charge due on or before ``as_of`` not yet posted."""
-    penalties = penalties_assess_due(as_of=as_of)
+    """Every penalty and interest charge due on or before ``as_of`` not yet posted, looking only at the
+    accounts the last night's assessment leaves something to do on (``penalties_assess_due``)."""
+    penalties = penalties_assess_due(as_of=as_of, since_last_night=True)
     return {"penalties": penalties.posted, "penalty_total": fmt_amount(penalties.total)}
 
 

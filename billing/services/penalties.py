@@ -7,8 +7,10 @@ the difference: a penalty not yet posted is posted on its own day; a penalty the
 bill, referring to it. So assessing day by day, once in catch-up, or before or after a late payment file
 all end with the same books (``tests/billing/test_any_order.py``).
 
-Every account with a live bill past its due date is looked at: a bill paid in full the day after its due
-date still owes the first penalty, although the account's balance is zero by the time anyone assesses.
+``assess_penalties`` looks at every account with a live bill past its due date: a bill paid in full the day
+after its due date still owes the first penalty, although the account's balance is zero by the time anyone
+assesses. The nightly job looks only at the accounts its last night left something to do on
+(``penalties_assess_due(since_last_night=True)``), carrying the unchanged ones forward from their books.
 Late charges are posted as the scheme's due names them (kind ``penalty`` or ``interest``), each corrected
 by an entry of its own kind (``penalty_correction``, ``interest_correction``). Chunks of accounts are locked
 in id order, so concurrent assessments and payment posts queue instead of posting twice; the database also
@@ -31,10 +33,20 @@ from core.money import ZERO
 
 from ..ledger.posting import ledger_post_many
 from ..models import LedgerEntry
-from ..penalty_selectors import CHUNK, CORRECTION_OF, LATE_CHARGE_KINDS, penalties_plan, penalty_candidates
+from ..penalty_selectors import (
+    CHUNK,
+    CORRECTION_OF,
+    LATE_CHARGE_KINDS,
+    CandidatesSince,
+    changed_since,
+    penalties_carried,
+    penalties_plan,
+    penalty_candidates,
+    penalty_candidates_split,
+)
 
 __all__ = ["CHUNK", "CORRECTION_OF", "LATE_CHARGE_KINDS", "PenaltyResult", "penalties_assess_due",
-           "penalties_correct_posted", "penalties_reconcile", "penalty_candidates"]
+           "penalties_carry", "penalties_correct_posted", "penalties_reconcile", "penalty_candidates"]
 
 
 @dataclass
@@ -51,21 +63,51 @@ class PenaltyResult:
         self.accounts += other.accounts
 
 
-def penalties_assess_due(*, as_of: date, progress=None) -> PenaltyResult:
+def penalties_assess_due(*, as_of: date, progress=None, since_last_night: bool = False) -> PenaltyResult:
     """``assess_penalties``: every penalty due on or before ``as_of``, exactly once, on the facts known.
 
-    Every candidate is reconciled, whatever ran before: the nightly job's correctness rests on nothing else.
-    The accounts ``billing.penalty_selectors.penalty_candidates_since`` names (those whose plan can be
-    non-empty since the last nightly assessment, which the preview plans alone) could speed it later."""
+    Every candidate is reconciled, whatever ran before, unless ``since_last_night`` (the nightly job): then,
+    after a nightly assessment of an earlier day L, only the accounts whose plan can be non-empty are looked
+    at (``penalty_candidates_split``, the shortcut the penalties preview takes): those whose facts changed
+    since are reconciled in full, and the others' charges of the days after L are carried forward from what
+    their books leave open at the end of L (``penalties_carry``). With no such night to rely on, every
+    candidate is reconciled. ``assess_penalties`` run by hand reconciles every candidate."""
     refuse_future(as_of, doing="assessed")
     result = PenaltyResult()
-    ids = penalty_candidates(as_of=as_of)
+    split = penalty_candidates_split(as_of=as_of) if since_last_night else None
+    if split is None:
+        ids, carried = penalty_candidates(as_of=as_of), []
+    else:
+        ids, carried = sorted(split.changed), sorted(split.carried)
     for start in range(0, len(ids), CHUNK):
         part = ids[start:start + CHUNK]
         result.add(penalties_reconcile(through=dict.fromkeys(part, as_of)))
         if progress:
             progress(len(part))
+    for start in range(0, len(carried), CHUNK):
+        part = carried[start:start + CHUNK]
+        result.add(penalties_carry(part, since=split, through=as_of))
+        if progress:
+            progress(len(part))
     return result
+
+
+@transaction.atomic
+def penalties_carry(account_ids: list[int], *, since: CandidatesSince, through: date) -> PenaltyResult:
+    """Post the late charges of the days after the last nightly assessment (``since.assessed``) through
+    ``through`` on accounts nothing has happened to since (``billing.penalty_selectors.penalties_carried``),
+    under the accounts' locks; an account something was recorded on since the accounts were chosen, or one
+    the carrying leaves to the full plan, is reconciled in full."""
+    list(Account.objects.select_for_update().filter(id__in=account_ids).order_by("id").values_list("id"))
+    changed = changed_since(assessed=since.assessed, since=since.since, account_ids=account_ids)
+    new: list = []
+    left = penalties_carried([a for a in account_ids if a not in changed], assessed=since.assessed,
+                             through=through, postings=new)
+    full = sorted(changed.union(left))
+    if full:
+        new.extend(penalties_plan(through=dict.fromkeys(full, through)))
+    ledger_post_many(new, fresh=True)  # compared with the books under the accounts' locks
+    return _result(new)
 
 
 def penalties_correct_posted(*, account_ids, after: dict[int, date] | None = None) -> PenaltyResult:
@@ -90,6 +132,10 @@ def penalties_reconcile(*, through: dict[int, date]) -> PenaltyResult:
     list(Account.objects.select_for_update().filter(id__in=account_ids).order_by("id").values_list("id"))
     new = penalties_plan(through=through)
     ledger_post_many(new, fresh=True)  # compared with the books under the accounts' locks
+    return _result(new)
+
+
+def _result(new) -> PenaltyResult:
     return PenaltyResult(
         posted=sum(1 for e in new if e.kind in LATE_CHARGE_KINDS),
         corrected=sum(1 for e in new if e.kind not in LATE_CHARGE_KINDS),

@@ -15,6 +15,7 @@ from decimal import Decimal
 from unittest import mock
 
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
@@ -22,7 +23,8 @@ from billing import penalty_selectors
 from billing.ledger.selectors import account_balances
 from billing.ledger.standing import encode, only_open, open_balances, refresh_standings
 from billing.models import AccountStanding, LedgerEntry, Payment
-from billing.penalty_selectors import penalties_preview
+from billing.penalty_selectors import penalties_preview, penalty_candidates
+from billing.services import penalties as services_penalties
 from billing.services.payments import payment_post
 from billing.services.reversals import payment_reverse
 from reports.selectors import aging, delinquency, relevy
@@ -40,7 +42,7 @@ def no_margin(monkeypatch):
     monkeypatch.setattr(penalty_selectors, "RECORDED_MARGIN", timedelta(0))
 
 
-def village(seed: int) -> list:
+def village(seed: int, *, night: bool = True) -> list:
     rng = random.Random(seed)
     accounts = []
     for n in range(ACCOUNTS):
@@ -62,8 +64,9 @@ def village(seed: int) -> list:
     for payment in rng.sample(list(Payment.objects.all()), 5):
         payment_reverse(payment=payment, reversed_on=min(payment.paid_on + timedelta(days=10), NIGHT),
                         reason="returned", note="NSF", actor=clerk)
-    call_command("nightly", "--date", NIGHT.isoformat(), stdout=open("/dev/null", "w"))
-    assert AccountStanding.objects.count() == ACCOUNTS
+    if night:
+        call_command("nightly", "--date", NIGHT.isoformat(), stdout=open("/dev/null", "w"))
+        assert AccountStanding.objects.count() == ACCOUNTS
     return accounts
 
 
@@ -76,7 +79,7 @@ def kept(ids, through):
 
 
 def full_preview(on: date):
-    with mock.patch.object(penalty_selectors, "_candidates_since", return_value=None):
+    with mock.patch.object(penalty_selectors, "penalty_candidates_split", return_value=None):
         return penalties_preview(as_of=on)
 
 
@@ -110,3 +113,34 @@ def test_kept_standings_reports_and_the_carried_preview_are_the_slow_paths_books
         kind__in=("penalty", "penalty_correction")).exclude(id__in=before).select_related("account"))
     assert posted == sorted((r.account_no, r.day, r.amount) for r in rows)
     assert kept(ids, date(2026, 5, 1)) == replayed(ids, date(2026, 5, 1))
+
+
+def test_nightly_runs_day_by_day_leave_nothing_for_a_full_reconciliation(mineola, monkeypatch):
+    """The nightly job looks only at the accounts the last night left something to do on and carries the others
+    forward: night after night, with payments recorded between the nights (some dated days back), it posts
+    exactly what reconciling every account would; at the end a full reconciliation finds nothing to post."""
+    accounts = village(3, night=False)
+    rng = random.Random(3)
+    carried = []
+    real_carry = services_penalties.penalties_carry
+
+    def carry(account_ids, **kwargs):
+        carried.extend(account_ids)
+        return real_carry(account_ids, **kwargs)
+
+    monkeypatch.setattr(services_penalties, "penalties_carry", carry)
+    monkeypatch.setattr(settings, "BILL_PDFS_ON_ISSUE", False)
+    day, last = date(2026, 3, 1), date(2026, 5, 3)
+    while day <= last:
+        for account in rng.sample(accounts, 3):
+            owed = account_balances([account.pk], through=day)[account.pk].balance
+            if owed > 0:
+                payment_post(account_no=account.account_no, amount=min(owed, D("40.00")),
+                             paid_on=day - timedelta(days=rng.choice((0, 0, 3, 12))), reference=f"N-{day}-{account.pk}",
+                             tender="cash")
+        with mock.patch("billing.services.nightly.bill_pdfs_render_pending", return_value=0):
+            call_command("nightly", "--date", day.isoformat(), stdout=open("/dev/null", "w"))
+        day += timedelta(days=1)
+    assert carried  # the shortcut was taken
+    assert penalty_selectors.penalties_plan(through=dict.fromkeys(penalty_candidates(as_of=last), last)) == []
+    assert LedgerEntry.objects.filter(kind="penalty").count() > ACCOUNTS  # 5% and 1% charges were posted

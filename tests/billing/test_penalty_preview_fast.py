@@ -60,7 +60,7 @@ def nightly(day: date = NIGHT) -> None:
 
 def full_preview(on: date):
     """The preview planning every account with a bill past due, as without a nightly assessment."""
-    with mock.patch.object(penalty_selectors, "_candidates_since", return_value=None):
+    with mock.patch.object(penalty_selectors, "penalty_candidates_split", return_value=None):
         return penalties_preview(as_of=on)
 
 
