@@ -151,10 +151,10 @@ class Bench:
 
     # ----------------------------------------------------------------------------------------------
     def row(self, work, figure, value, unit, met, copy_limit="—", **extra):
-        row = {"work": LABELS.get(work, work), "figure": figure, "value": value, "unit": unit,
-               "target": TARGETS.get(work, "—"), "baseline": BASELINES.get(work, ("—",))[0], "met": met,
-               "copy_limit": copy_limit, **extra}
-        return row
+        baseline, source = BASELINES.get(work, ("—", ""))
+        return {"work": LABELS.get(work, work), "figure": figure, "unit": unit, "target": TARGETS.get(work, "—"),
+                "baseline": baseline, "met": met, "value": value, "copy_limit": copy_limit,
+                "baseline_source": source, **extra}
 
     def failed(self, work, reason):
         return self.row(work, f"failed: {reason}", None, None, False)
@@ -353,20 +353,11 @@ def piece_billing(bench: Bench):
         with connection.cursor() as cursor:
             cursor.execute(f"TRUNCATE {', '.join(tables)} CASCADE")
     months, pool_month = billing_months(bench)
-    celery_months, peak_mb, written = _billing_on_celery(bench, months)
-    bills = sum(m["bills"] for m in celery_months)
-    seconds = sum(m["seconds"] for m in celery_months)
-    rate = bills / seconds if seconds else 0
-    first, last = celery_months[0], celery_months[-1]
-    print("  Celery: " + ", ".join(f"{m['date'][:7]} {m['bills_per_s']:,.0f}/s" for m in celery_months), flush=True)
-    yield bench.row(
-        "billing",
-        f"{rate:,.0f} bills/s ({bills:,} bills, {len(celery_months)} months {first['date'][:7]}…{last['date'][:7]}, "
-        f"-c {bench.args.workers}); first month {first['bills_per_s']:,.0f}/s, last {last['bills_per_s']:,.0f}/s; "
-        f"worker peak {peak_mb:,.0f} MB",
-        rate, "bills/s", rate >= 5000 and last["bills_per_s"] >= first["bills_per_s"],
-        copy_limit_rate(bench, written, bills, "bills/s"), months=celery_months)
-
+    try:
+        yield _billing_celery_row(bench, months)
+    except Exception as exc:  # noqa: BLE001 - the process pool's figure still stands on its own
+        traceback.print_exc(limit=-3, file=sys.stderr)
+        yield bench.failed("billing", _reason(exc))
     before = rows_written()
     pool = billing_pool_measure(dates=[pool_month], workers=bench.args.workers)["months"][0]
     written = rows_written() - before
@@ -376,6 +367,22 @@ def piece_billing(bench: Bench):
         f"processes; peak {pool['peak_mb']:,.0f} MB)",
         pool["bills_per_s"], "bills/s", pool["bills_per_s"] >= 5000,
         copy_limit_rate(bench, written, pool["bills"], "bills/s"))
+
+
+def _billing_celery_row(bench: Bench, months: list[date]) -> dict:
+    celery_months, peak_mb, written = _billing_on_celery(bench, months)
+    bills = sum(m["bills"] for m in celery_months)
+    seconds = sum(m["seconds"] for m in celery_months)
+    rate = bills / seconds if seconds else 0
+    first, last = celery_months[0], celery_months[-1]
+    print("  Celery: " + ", ".join(f"{m['date'][:7]} {m['bills_per_s']:,.0f}/s" for m in celery_months), flush=True)
+    return bench.row(
+        "billing",
+        f"{rate:,.0f} bills/s ({bills:,} bills, {len(celery_months)} months {first['date'][:7]}…{last['date'][:7]}, "
+        f"-c {bench.args.workers}); first month {first['bills_per_s']:,.0f}/s, last {last['bills_per_s']:,.0f}/s; "
+        f"worker peak {peak_mb:,.0f} MB",
+        rate, "bills/s", rate >= 5000 and last["bills_per_s"] >= first["bills_per_s"],
+        copy_limit_rate(bench, written, bills, "bills/s"), months=celery_months)
 
 
 def _billing_on_celery(bench: Bench, months: list[date]) -> tuple[list[dict], float, int]:
@@ -741,6 +748,11 @@ def _number(text: str) -> float:
 # The table
 
 
+def _reason(exc: Exception) -> str:
+    text = " ".join(str(exc).split())
+    return (text or type(exc).__name__)[:300]
+
+
 def _cells(row: dict) -> list[str]:
     return [row["work"], row["figure"], row["target"], row["baseline"], row["copy_limit"]]
 
@@ -778,7 +790,8 @@ def _machine() -> dict:
             postgres = cursor.fetchone()[0]
     except Exception as exc:  # noqa: BLE001 - the machine's description should not stop the bench
         postgres = f"unknown ({exc})"
-    return {"cores": os.cpu_count(), "memory": memory, "postgres": postgres, "python": platform.python_version()}
+    return {"cores": os.cpu_count(), "memory": memory, "postgres_version": postgres,
+            "python": platform.python_version()}
 
 
 def run_all(args) -> int:
@@ -793,7 +806,7 @@ def run_all(args) -> int:
     machine = _machine()
     began = time.perf_counter()
     print(f"bench on {bench.database} ({machine['cores']} cores, {machine['memory']}, PostgreSQL "
-          f"{machine['postgres']}, Python {machine['python']}); {args.accounts:,} accounts; as of {bench.as_of}; "
+          f"{machine['postgres_version']}, Python {machine['python']}); {args.accounts:,} accounts; as of {bench.as_of}; "
           f"pieces: {', '.join(args.only)}", flush=True)
     print("| " + " | ".join(COLUMNS) + " |", flush=True)
     pieces = {"copy": piece_copy, "demo": piece_demo, "billing": piece_billing, "penalties": piece_penalties,
@@ -812,9 +825,8 @@ def run_all(args) -> int:
                     left.pop(0)
             except Exception as exc:  # noqa: BLE001 - one broken piece must not hide the others
                 traceback.print_exc(limit=-3, file=sys.stderr)
-                reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
                 for work in left:
-                    row = bench.failed(work, reason[:300])
+                    row = bench.failed(work, _reason(exc))
                     bench.rows.append(row)
                     _print_row(row)
             print(f"  ({name}: {time.perf_counter() - started:.0f} s)", flush=True)
@@ -825,9 +837,7 @@ def run_all(args) -> int:
     if args.json:
         report = {"date": datetime.now().astimezone().isoformat(timespec="seconds"), "machine": machine,
                   "accounts": args.accounts, "copy_rows_per_s": bench.copy_rows_per_s,
-                  "rows": [{"work": r["work"], "figure": r["figure"], "value": r["value"], "unit": r["unit"],
-                            "target": r["target"], "baseline": r["baseline"], "met": r["met"],
-                            "copy_limit": r["copy_limit"]} for r in bench.rows]}
+                  "rows": bench.rows}
         Path(args.json).write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
         print(f"\nwritten to {args.json}")
     return 0
