@@ -546,9 +546,11 @@ def piece_penalties(bench: Bench):
                     f"({catch_up['posted']:,} penalties on {catch_up['accounts']:,} accounts)",
                     catch_up["seconds"], "s", catch_up["seconds"] < 60,
                     copy_limit_seconds(bench, catch_up["rows"]))
-    again = nights["same night again"]
-    yield bench.row("penalty day", f"{next_night['seconds']:.1f} s on {next_night['date']} "
-                    f"({next_night['posted']:,} penalties; the same night again {again['seconds']:.1f} s)",
+    again, every, kept = nights["same night again"], nights["next night, every account"], nights["standings kept"]
+    yield bench.row("penalty day", f"{next_night['seconds']:.1f} s on {next_night['date']} as the nightly job "
+                    f"assesses it ({next_night['posted']:,} penalties); reconciling every account that night "
+                    f"{every['seconds']:.1f} s, the catch-up's night again {again['seconds']:.1f} s; keeping "
+                    f"{kept['accounts']:,} accounts' standings {kept['seconds']:.1f} s",
                     next_night["seconds"], "s", next_night["seconds"] < 10,
                     copy_limit_seconds(bench, next_night["rows"]))
 
