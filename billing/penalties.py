@@ -283,6 +283,20 @@ class OwedPenalty:
     amount: Decimal
 
 
+def late_charge(scheme, due, unpaid: dict, *, amount_of_unpaid=None) -> Decimal:
+    """The charge of ``due`` on a bill whose unpaid amounts by category are ``unpaid``, as the scheme computes
+    it: ``amount_of_unpaid`` (the scheme's, when it has one) from the amounts themselves, else ``amount``
+    from the bill's unpaid principal and total (and interest, for a due marked ``with_interest``)."""
+    if amount_of_unpaid is not None:
+        return amount_of_unpaid(due, unpaid)
+    principal = unpaid.get("fee", ZERO) + unpaid.get("water", ZERO)
+    total = sum(unpaid.values(), ZERO)
+    if due.with_interest:
+        return scheme.amount(due, unpaid_principal=principal, unpaid_total=total,
+                             unpaid_interest=unpaid.get("interest", ZERO))
+    return scheme.amount(due, unpaid_principal=principal, unpaid_total=total)
+
+
 def penalties_owed(*, entries: Iterable[Entry], bills: Iterable[BillTerms], scheme, through: date,
                    order: str = PRINCIPAL_FIRST, waived: Collection[tuple] = ()) -> list[OwedPenalty]:
     """Every penalty the facts make owed on or before ``through``.
@@ -333,7 +347,6 @@ def penalties_owed(*, entries: Iterable[Entry], bills: Iterable[BillTerms], sche
     charge = ledger.charge
     amount_of_unpaid = getattr(scheme, "amount_of_unpaid", None)
     done_with = getattr(scheme, "owes_no_more_late_charges", None) if amount_of_unpaid is not None else None
-    amount = scheme.amount
     # A bill that owes no more late charges and is charged nothing more among the facts is done with: its later
     # days are passed over (the facts posted all the same, in order, on the next day that counts).
     last_charge: dict[tuple, int] = {}
@@ -381,11 +394,7 @@ def penalties_owed(*, entries: Iterable[Entry], bills: Iterable[BillTerms], sche
                 elif done_with is not None and last_charge.get(key, -1) < position and done_with(balance.unpaid):
                     done.add(key)
                 continue
-            if due.with_interest:
-                charged = amount(due, unpaid_principal=balance.unpaid_principal, unpaid_total=balance.unpaid_total,
-                                 unpaid_interest=balance.unpaid_interest)
-            else:
-                charged = amount(due, unpaid_principal=balance.unpaid_principal, unpaid_total=balance.unpaid_total)
+            charged = late_charge(scheme, due, balance.unpaid)
             if charged > ZERO:
                 found.append(OwedPenalty(key, due, charged))
         for penalty in found:

@@ -36,7 +36,7 @@ from .ledger.selectors import entries_for_accounts
 from .ledger.standing import open_balances
 from .models import Bill, LedgerEntry, PenaltyWaiver, Utility
 from .ordinance import ordinance_on
-from .penalties import BillTerms, penalties_owed
+from .penalties import BillTerms, late_charge, penalties_owed
 
 CHUNK = 500
 # The late charges a scheme posts, and the kind of entry that corrects each.
@@ -314,7 +314,7 @@ def penalties_carried(account_ids: list[int], *, assessed: date, through: date, 
             for key, _kind, _, due, number in sorted(days[day], key=lambda item: item[:3]):
                 bill = state.bills.get(key)
                 unpaid = bill.unpaid if bill is not None else nothing
-                charged = _late_charge(scheme, amount_of_unpaid, due, unpaid)
+                charged = late_charge(scheme, due, unpaid, amount_of_unpaid=amount_of_unpaid)
                 if bill is None and charged > ZERO:
                     break  # a charge on nothing unpaid: not this shortcut's to work out
                 if charged > ZERO:
@@ -334,18 +334,6 @@ def penalties_carried(account_ids: list[int], *, assessed: date, through: date, 
         else:
             postings.extend(found)
     return left
-
-
-def _late_charge(scheme, amount_of_unpaid, due, unpaid: dict) -> Decimal:
-    """A late charge of ``due`` on a bill with these unpaid amounts by category (as ``penalties_owed``)."""
-    if amount_of_unpaid is not None:
-        return amount_of_unpaid(due, unpaid)
-    principal = unpaid.get("fee", ZERO) + unpaid.get("water", ZERO)
-    total = sum(unpaid.values(), ZERO)
-    if due.with_interest:
-        return scheme.amount(due, unpaid_principal=principal, unpaid_total=total,
-                             unpaid_interest=unpaid.get("interest", ZERO))
-    return scheme.amount(due, unpaid_principal=principal, unpaid_total=total)
 
 
 class _DatesOnce:
