@@ -221,7 +221,8 @@ class Bill(models.Model):
 
     number = models.CharField(max_length=40, unique=True)
     public_id = models.UUIDField(unique=True, editable=False)
-    account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="bills")
+    # No index of its own: ``bill_account_date`` (and the one live bill per period) lead with the account.
+    account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="bills", db_index=False)
     run = models.ForeignKey(BillingRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="bills")
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.ISSUED)
     frequency = models.CharField(max_length=12, choices=Frequency.choices)
@@ -283,7 +284,8 @@ class BillLine(models.Model):
         FEE = "fee", "Fee"
         FINE = "fine", "Fine"
 
-    bill = models.ForeignKey(Bill, on_delete=models.PROTECT, related_name="lines")
+    # No index of its own: ``one_line_per_position`` leads with the bill.
+    bill = models.ForeignKey(Bill, on_delete=models.PROTECT, related_name="lines", db_index=False)
     position = models.PositiveSmallIntegerField()
     kind = models.CharField(max_length=12, choices=Kind.choices)
     description = models.CharField(max_length=200)
@@ -415,7 +417,8 @@ class LedgerEntry(models.Model):
         DEPOSIT_REFUND = "deposit_refund", "Deposit refunded"
         PAYMENT_REVERSAL = "payment_reversal", "Payment reversed"
 
-    account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="ledger")
+    # No index of its own: ``ledger_account_date`` leads with the account.
+    account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="ledger", db_index=False)
     bill = models.ForeignKey(Bill, null=True, blank=True, on_delete=models.PROTECT, related_name="ledger")
     kind = models.CharField(max_length=20, choices=Kind.choices)
     posted_on = models.DateField()

@@ -9,11 +9,44 @@ import csv
 import io
 from collections.abc import Sequence
 
+from django.core.exceptions import EmptyResultSet
 from django.db import connection, models
+from django.db.models import Lookup
 
 
 def is_postgres() -> bool:
     return connection.vendor == "postgresql"
+
+
+def is_any_of(column: str, values: Sequence) -> tuple[str, list]:
+    """SQL and parameters for ``column`` being one of ``values``: one array parameter on PostgreSQL
+    (``= ANY(%s)``), a list of parameters elsewhere. For raw queries over a chunk's thousand ids."""
+    if is_postgres():
+        return f"{column} = ANY(%s)", [list(values)]
+    if not values:
+        return "1 = 0", []
+    return f"{column} IN ({', '.join(['%s'] * len(values))})", list(values)
+
+
+class AnyOf(Lookup):
+    """``field__any=ids``: ``field = ANY(%s)`` with the ids as one array on PostgreSQL (``IN`` elsewhere).
+
+    ``__in`` prepares every value through the field and writes a literal list into the SQL; a chunk's
+    thousand ids made that a tenth of a billing run's time. The values are used as given (ints for ids)."""
+
+    lookup_name = "any"
+    prepare_rhs = False
+
+    def get_prep_lookup(self):
+        return list(self.rhs)
+
+    def as_sql(self, compiler, connection):
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        if connection.vendor == "postgresql":
+            return f"{lhs} = ANY(%s)", [*lhs_params, self.rhs]
+        if not self.rhs:
+            raise EmptyResultSet
+        return f"{lhs} IN ({', '.join(['%s'] * len(self.rhs))})", [*lhs_params, *self.rhs]
 
 
 def reserve_ids(model: type[models.Model], count: int) -> list[int]:
@@ -44,7 +77,8 @@ def copy_rows(model: type[models.Model], columns: Sequence[str], rows: Sequence[
                     and f.column in columns]
     options = "FORMAT csv" + (f", FORCE_NOT_NULL ({', '.join(quote(c) for c in text_columns)})" if text_columns else "")
     quoted = ", ".join(quote(c) for c in columns)
-    with connection.cursor() as cursor:
+    # COPY runs on the driver's cursor: its errors are turned into Django's (IntegrityError, ...) here.
+    with connection.cursor() as cursor, connection.wrap_database_errors:
         cursor.cursor.copy_expert(f"COPY {quote(model._meta.db_table)} ({quoted}) "
                                   f"FROM STDIN WITH ({options})", buffer)
 

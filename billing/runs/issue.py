@@ -8,12 +8,13 @@ from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
 
+from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 from djmoney.money import Money
 
-from accounts.models import Account
-from core.db import copy_rows, is_postgres, reserve_ids
+from accounts.models import Account, Customer
+from core.db import copy_rows, is_any_of, is_postgres, reserve_ids
 from core.money import ZERO
 from meters.models import Installation, Reading
 from meters.units import size_inches
@@ -150,7 +151,7 @@ def waiting_charges(account_ids, *, on: date, lock: bool) -> dict[int, list[Wait
     """Fees and fines charged for a bill dated on or before ``on`` and not carried yet, oldest first; locked
     (``lock``) with the accounts, so a charge cancelled meanwhile is not carried, and one carried by the bill
     cannot be cancelled."""
-    rows = PendingCharge.objects.filter(account_id__in=account_ids, bill__isnull=True, cancelled_at__isnull=True,
+    rows = PendingCharge.objects.filter(account_id__any=account_ids, bill__isnull=True, cancelled_at__isnull=True,
                                         earliest_bill_on__lte=on)
     if lock:
         rows = rows.select_for_update()
@@ -165,21 +166,77 @@ def installation_spans(account_ids) -> dict[int, list[Span]]:
     """Each account's meter installations, oldest first, as ``usage_for_bill`` reads them."""
     spans: dict[int, list[Span]] = defaultdict(list)
     for account_id, meter_id, installed_on, removed_on, unit, size in Installation.objects.filter(
-            account_id__in=account_ids).values_list("account_id", "meter_id", "installed_on", "removed_on",
-                                                    "meter__unit", "meter__size").order_by("installed_on"):
+            account_id__any=account_ids).values_list("account_id", "meter_id", "installed_on", "removed_on",
+                                                     "meter__unit", "meter__size").order_by("installed_on"):
         spans[account_id].append(Span(meter_id, installed_on, removed_on, unit, size))
     return spans
 
 
-def earlier_bills(account_ids, *, before: date) -> dict[int, list[dict]]:
-    """Each account's live bills dated before ``before``, oldest first (what rating and usage need of them)."""
+BILL_HISTORY_COLUMNS = ("account_id", "bill_date", "frequency", "period_start", "period_end", "gallons",
+                        "schedule_gallons", "includes_annual_minimum", "end_reading_id")
+
+
+def earlier_bills(account_ids, *, before: date, since: date = date.min) -> dict[int, list[dict]]:
+    """Each account's live bills dated before ``before``, oldest first: those dated on or after ``since`` and
+    the latest one (what rating and usage read of them). Every row also carries the totals over all of the
+    account's earlier bills, ``history_days`` and ``history_gallons``, for its average daily use; the
+    database sums them, so a run's work does not grow with the years of history."""
+    days = ("GREATEST(period_end - period_start, 1)" if is_postgres()
+            else "MAX(CAST(julianday(period_end) - julianday(period_start) AS INTEGER), 1)")
+    accounts_sql, accounts_params = is_any_of("account_id", account_ids)
+    columns = ", ".join(BILL_HISTORY_COLUMNS)
+    # The names are the models' own; values go as parameters.
+    sql = (f"SELECT {columns}, history_days, history_gallons FROM ("  # noqa: S608
+           f" SELECT {columns}, MAX(bill_date) OVER account AS latest,"
+           f" SUM({days}) OVER account AS history_days, SUM(gallons) OVER account AS history_gallons"
+           f" FROM {Bill._meta.db_table} WHERE {accounts_sql} AND bill_date < %s AND status <> %s"
+           f" WINDOW account AS (PARTITION BY account_id)) history"
+           f" WHERE bill_date >= %s OR bill_date = latest ORDER BY account_id, bill_date")
     earlier: dict[int, list[dict]] = defaultdict(list)
-    for row in Bill.objects.filter(account_id__in=account_ids, bill_date__lt=before).exclude(
-            status=Bill.Status.VOID).order_by("bill_date").values(
-            "account_id", "bill_date", "frequency", "period_start", "period_end", "gallons", "schedule_gallons",
-            "includes_annual_minimum", "end_reading_id"):
-        earlier[row["account_id"]].append(row)
+    names = (*BILL_HISTORY_COLUMNS, "history_days", "history_gallons")
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [*accounts_params, before, Bill.Status.VOID.value, since])
+        for row in cursor.fetchall():
+            bill = dict(zip(names, row, strict=True))
+            for name in ("bill_date", "period_start", "period_end"):  # SQLite returns text
+                if isinstance(bill[name], str):
+                    bill[name] = date.fromisoformat(bill[name])
+            bill["includes_annual_minimum"] = bool(bill["includes_annual_minimum"])
+            bill["history_days"], bill["history_gallons"] = int(bill["history_days"]), int(bill["history_gallons"])
+            earlier[bill["account_id"]].append(bill)
     return earlier
+
+
+def readings_since(since: dict[int, date], *, until: date, also: set[int]) -> dict[int, list[Read]]:
+    """Each meter's readings (``since``: meter id -> first day wanted) up to ``until``, oldest first: those
+    read on or after its day, the last one read before it, and the readings ``also`` names (the closing
+    readings of previous bills). ``usage_for_bill`` finds in these the same start and end readings as in
+    the meter's whole history, since it reads no further back than the previous bill's close. SQLite, the
+    embedded database, reads each meter's whole history instead."""
+    readings: dict[int, list[Read]] = defaultdict(list)
+    if is_postgres():
+        columns = "r.id, r.meter_id, r.read_on, r.value, r.read_type"
+        table = Reading._meta.db_table
+        # Each meter's rows by its own index range (LATERAL): a join may scan the whole table instead.
+        sql = (f"WITH since(meter_id, since) AS (SELECT * FROM unnest(%s::bigint[], %s::date[]))"  # noqa: S608
+               f" SELECT wanted.* FROM since s CROSS JOIN LATERAL ("
+               f"  SELECT {columns} FROM {table} r WHERE r.meter_id = s.meter_id AND r.read_on >= s.since"
+               f"  AND r.read_on <= %s) wanted"
+               f" UNION SELECT last.* FROM since s CROSS JOIN LATERAL ("
+               f"  SELECT {columns} FROM {table} r WHERE r.meter_id = s.meter_id AND r.read_on < s.since"
+               f"  AND r.read_on <= %s ORDER BY r.read_on DESC LIMIT 1) last"
+               f" UNION SELECT {columns} FROM {table} r WHERE r.id = ANY(%s)"
+               f" ORDER BY read_on")
+        with connection.cursor() as cursor:
+            cursor.execute(sql, [list(since), list(since.values()), until, until, list(also)])
+            rows = cursor.fetchall()
+    else:
+        rows = Reading.objects.filter(Q(meter_id__any=list(since), read_on__lte=until) | Q(id__any=list(also))
+                                      ).order_by("read_on").values_list("id", "meter_id", "read_on", "value",
+                                                                        "read_type")
+    for rid, meter_id, read_on, value, read_type in rows:
+        readings[meter_id].append(Read(rid, meter_id, read_on, value, read_type))
+    return readings
 
 
 def rate_usage(rates, *, frequency: str, account: AccountRow, gallons: int, meter_size: str, history: list[dict],
@@ -196,51 +253,76 @@ def rate_usage(rates, *, frequency: str, account: AccountRow, gallons: int, mete
         facts=account.rate_fields or {}))
 
 
+def _bills_on_the_day(account_ids, run_on: date) -> tuple[set[int], dict[int, int], dict[int, date]]:
+    """The accounts with a live bill dated ``run_on``; and, for those whose bill of the day was voided,
+    how many times and when the last void was recorded."""
+    billed: set[int] = set()
+    of_the_day: list[int] = []
+    for bill_id, account_id, status in Bill.objects.filter(account_id__any=account_ids, bill_date=run_on).order_by(
+            ).values_list("id", "account_id", "status"):
+        of_the_day.append(bill_id)
+        if status != Bill.Status.VOID:
+            billed.add(account_id)
+    voided: dict[int, int] = defaultdict(int)
+    voided_on: dict[int, date] = {}
+    if of_the_day:
+        for account_id, void_posted_on in LedgerEntry.objects.filter(
+                bill_id__any=of_the_day, kind=LedgerEntry.Kind.VOID).order_by().values_list("account_id",
+                                                                                          "posted_on"):
+            voided[account_id] += 1
+            voided_on[account_id] = max(void_posted_on, voided_on.get(account_id, run_on))
+    return billed, voided, voided_on
+
+
 def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | None, persist: bool) -> ChunkResult:
     """Rate and (when ``persist``) issue the bills due on ``run_on`` for these accounts."""
     ordinance = ordinance_on(run_on)
     calendar, rates, schedule_row = ordinance.calendar, ordinance.rates, ordinance.rate_schedule
     result = ChunkResult()
 
+    if persist and is_postgres():
+        # A chunk's queries are small and the run's workers already share the cores: a parallel plan only
+        # adds its workers' start-up to each query.
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL max_parallel_workers_per_gather = 0")
     # Lock the chunk's accounts in id order (a concurrent run waits here, then sees our bills).
-    account_rows = Account.objects.filter(id__in=account_ids).order_by("id")
+    account_rows = Account.objects.filter(id__any=account_ids).order_by("id")
     if persist:
         account_rows = account_rows.select_for_update(of=("self",))
-    accounts = [AccountRow(*row) for row in account_rows.values_list(
-        "id", "account_no", "book", "category", "sprinkler_supply_inches", "owner__name",
-        "owner__mailing_address", "rate_fields")]
-    billed = set(Bill.objects.filter(account_id__in=account_ids, bill_date=run_on)
-                 .exclude(status=Bill.Status.VOID).values_list("account_id", flat=True))
-    # A bill replacing a voided one is issued when the void was recorded (not before), and is due by the
-    # calendar's rule from that day: the customer gets the full term to pay the corrected amount.
-    voided: dict[int, int] = defaultdict(int)
-    voided_on: dict[int, date] = {}
-    for account_id, void_posted_on in LedgerEntry.objects.filter(
-            account_id__in=account_ids, kind=LedgerEntry.Kind.VOID, bill__bill_date=run_on).values_list(
-            "account_id", "posted_on"):
-        voided[account_id] += 1
-        voided_on[account_id] = max(void_posted_on, voided_on.get(account_id, run_on))
-    waiting = waiting_charges(account_ids, on=run_on, lock=persist)
-    released = set(BillingException.objects.filter(
-        account_id__in=account_ids, bill_date=run_on, status=BillingException.Status.RELEASED,
-        kind=BillingException.Kind.HIGH_USAGE).values_list("account_id", flat=True))
-
+    rows = list(account_rows.values_list("id", "account_no", "book", "category", "sprinkler_supply_inches",
+                                         "owner_id", "rate_fields"))
+    # The owners by id, apart: joined, PostgreSQL hashes the whole customer table for a chunk's thousand.
+    owners = {pk: (name, address) for pk, name, address in Customer.objects.filter(
+        id__any=list({row[5] for row in rows})).order_by().values_list("id", "name", "mailing_address")}
+    accounts = [AccountRow(account_id, account_no, book, category, sprinkler, *owners[owner_id], rate_fields)
+                for account_id, account_no, book, category, sprinkler, owner_id, rate_fields in rows]
+    billed, voided, voided_on = _bills_on_the_day(account_ids, run_on)
+    # Each account's own cycle; the rest is loaded only for the accounts the day bills and not yet billed.
     spans = installation_spans(account_ids)
-    earlier = earlier_bills(account_ids, before=run_on)
-
-    # Each account's own cycle; the readings of the chunk are loaded once, up to the widest read window.
     day = _RunDayCalendar(calendar, run_on)
     cycles = {account.id: found for account in accounts
               if (found := _due_cycle(day, book=account.book, spans=spans.get(account.id, [])))}
-    widest_end = max((cycle.read_window[1] for cycle, _ in cycles.values()), default=None)
-    meter_ids = {s.meter_id for account_id in cycles for s in spans[account_id]}
-    readings: dict[int, list[Read]] = defaultdict(list)
-    end_ids = {b[-1]["end_reading_id"] for b in earlier.values() if b}
-    if widest_end is not None:
-        for rid, meter_id, read_on, value, read_type in Reading.objects.filter(
-                Q(meter_id__in=meter_ids, read_on__lte=widest_end) | Q(id__in=end_ids)).order_by(
-                "read_on").values_list("id", "meter_id", "read_on", "value", "read_type"):
-            readings[meter_id].append(Read(rid, meter_id, read_on, value, read_type))
+    result.already_billed = sum(1 for account_id in cycles if account_id in billed)
+    due = [account.id for account in accounts if account.id in cycles and account.id not in billed]
+    if not due:
+        return result
+    waiting = waiting_charges(due, on=run_on, lock=persist)
+    released = set(BillingException.objects.filter(
+        account_id__any=due, bill_date=run_on, status=BillingException.Status.RELEASED,
+        kind=BillingException.Kind.HIGH_USAGE).order_by().values_list("account_id", flat=True))
+    earlier = earlier_bills(due, before=run_on,
+                            since=min(cycles[account_id][0].billable_year_start for account_id in due))
+
+    # The readings of the chunk are loaded once, up to the widest read window, from each meter's previous close.
+    widest_end = max(cycles[account_id][0].read_window[1] for account_id in due)
+    since: dict[int, date] = {}
+    for account_id in due:
+        history = earlier.get(account_id)
+        start = history[-1]["period_end"] if history else date.min
+        for span in spans[account_id]:
+            since[span.meter_id] = min(start, since.get(span.meter_id, start))
+    readings = readings_since(since, until=widest_end,
+                              also={b[-1]["end_reading_id"] for b in earlier.values() if b})
     by_id = {r.id: r for reads in readings.values() for r in reads}
 
     new_bills: list[NewBill] = []
@@ -249,10 +331,7 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
     exceptions: list[BillingException] = []
     resolved: list[int] = []
     for account in accounts:
-        if account.id not in cycles:
-            continue
-        if account.id in billed:
-            result.already_billed += 1
+        if account.id not in cycles or account.id in billed:
             continue
         cycle, current = cycles[account.id]
         frequency, window = cycle.frequency, cycle.read_window
@@ -271,8 +350,7 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
             continue
         period_days = max((usage.end.read_on - usage.start.read_on).days, 1)
         if history and account.id not in released:
-            past_days = sum(max((b["period_end"] - b["period_start"]).days, 1) for b in history)
-            past_gallons = sum(b["gallons"] for b in history)
+            past_days, past_gallons = previous["history_days"], previous["history_gallons"]
             if usage.gallons * past_days > HIGH_USAGE_FACTOR * past_gallons * period_days:
                 average = past_gallons / past_days
                 exceptions.append(BillingException(
@@ -327,7 +405,7 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
     _bills_write(new_bills, rated_lines, carried)
     BillingException.objects.bulk_create(exceptions, ignore_conflicts=True)
     if resolved:
-        BillingException.objects.filter(account_id__in=resolved, bill_date=run_on,
+        BillingException.objects.filter(account_id__any=resolved, bill_date=run_on,
                                         status=BillingException.Status.OPEN).update(status=BillingException.Status.RESOLVED,
                                                             resolved_at=timezone.now())
     return result
