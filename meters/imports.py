@@ -18,8 +18,8 @@ reading whose change reason names the file, so the audit trail shows who importe
 The rules and the writing are ``meters.services.readings_record``'s, the same writer the API and the
 admin's reading form use; this module only reads the file. Speed: the referenced meters, their
 installations, their latest reading before the file's first date and every reading from that date on are
-loaded in a handful of queries per 5,000 meters; the rows are checked in Python and written with one bulk
-insert (plus one for the history) per 5,000 rows.
+loaded in a handful of queries per 5,000 meters; the rows are checked in Python and written, with their
+history rows, by COPY on PostgreSQL (bulk inserts elsewhere).
 """
 
 from __future__ import annotations

@@ -10,8 +10,9 @@ things in the same words:
 * ``readings_record`` — a batch of rows of text, as a CSV file or an API request brings them. All or
   nothing: every bad row is named by line and column and nothing is saved unless every row passes. It
   loads the meters' histories in a handful of queries per 5,000 meters, checks every row in memory, and
-  writes with one bulk insert (plus one for the history) per 5,000 rows. A row identical to a reading on
-  file (same meter, date and value) is skipped, so a file can be sent twice.
+  writes the readings and their history rows with COPY on PostgreSQL (a bulk insert of each per 5,000
+  rows elsewhere). A row identical to a reading on file (same meter, date and value) is skipped, so a
+  file can be sent twice.
 * ``reading_record`` / ``reading_change`` / ``reading_delete`` — one reading, as a clerk types it; the
   form asks ``reading_problems`` first, to show each problem on its field.
 
@@ -37,6 +38,7 @@ from typing import TYPE_CHECKING
 
 from django.db import IntegrityError, transaction
 from django.db.models import OuterRef, ProtectedError, Q, Subquery
+from django.utils import timezone
 from simple_history.utils import bulk_create_with_history
 
 from core.clock import refuse_future
@@ -46,6 +48,7 @@ from core.csvimport import (
     CsvRow,
     ImportErrors,
     ImportResult,
+    Progress,
     chunked,
     identifier,
     iso_date,
@@ -53,6 +56,7 @@ from core.csvimport import (
     progress_bar,
     whole_number,
 )
+from core.db import copy_rows, is_postgres, reserve_ids
 from core.errors import ApplicationError, Conflict, FieldError
 
 from . import rules
@@ -126,20 +130,44 @@ def readings_record(*, rows: list[CsvRow], as_of: date, actor: AbstractBaseUser 
             meters = _histories_by_serial(first_dates=first_dates)
             new_rows, skipped = _rows_check(parsed, meters=meters, errors=errors, words=words)
             errors.raise_if_any()
-            readings = [
-                Reading(meter_id=meters[r.serial].id, read_on=r.read_on, value=r.value, read_type=r.read_type,
-                        source=source, entered_by=actor)
-                for r in new_rows
-            ]
-            batches = list(chunked(readings))
-            for batch in progress_bar(batches, enabled=progress, desc="saving readings", unit=" batches"):
-                bulk_create_with_history(batch, Reading, batch_size=CHUNK_SIZE, default_user=actor,
-                                         default_change_reason=reason)
+            _readings_write(new_rows, meters=meters, source=source, actor=actor, reason=reason, progress=progress)
     except IntegrityError as exc:
         # Only a reading saved by someone else between our check and our insert can get here.
         raise Conflict(f"another reading was recorded for one of these meters while {words.given_in} was being "
                        f"saved; nothing was saved — {words.retry}", field=words.conflict_field) from exc
-    return ImportResult(created=len(readings), skipped=skipped)
+    return ImportResult(created=len(new_rows), skipped=skipped)
+
+
+_READING_COLUMNS = ("id", "meter_id", "read_on", "value", "read_type", "source", "note", "entered_by_id",
+                    "entered_at")
+
+
+def _readings_write(rows: list[_Row], *, meters: dict[str, rules.MeterHistory], source: str,
+                    actor: AbstractBaseUser | None, reason: str, progress: Progress) -> None:
+    """Insert the checked ``rows``, each with a "created" history row giving ``actor`` and ``reason``.
+
+    On PostgreSQL the readings and their history are streamed with COPY, ids reserved first so each history
+    row names its reading; elsewhere ``bulk_create_with_history`` writes the same rows.
+    """
+    batches = list(chunked(rows))
+    if not is_postgres():
+        for batch in progress_bar(batches, enabled=progress, desc="saving readings", unit=" batches"):
+            readings = [Reading(meter_id=meters[r.serial].id, read_on=r.read_on, value=r.value,
+                                read_type=r.read_type, source=source, entered_by=actor) for r in batch]
+            bulk_create_with_history(readings, Reading, batch_size=CHUNK_SIZE, default_user=actor,
+                                     default_change_reason=reason)
+        return
+    historical = Reading.history.model
+    user_id = actor.pk if actor is not None else None
+    now = timezone.now()
+    ids = iter(reserve_ids(Reading, len(rows)))
+    for batch in progress_bar(batches, enabled=progress, desc="saving readings", unit=" batches"):
+        readings = [(next(ids), meters[r.serial].id, r.read_on, r.value, r.read_type, source, "", user_id, now)
+                    for r in batch]
+        copy_rows(Reading, _READING_COLUMNS, readings)
+        copy_rows(historical, (*_READING_COLUMNS, "history_date", "history_change_reason", "history_type",
+                               "history_user_id"),
+                  [(*reading, now, reason, "+", user_id) for reading in readings])
 
 
 def _rows_parse(rows: list[CsvRow], *, as_of: date, errors: ImportErrors, words: BatchWords,

@@ -271,6 +271,25 @@ def test_service_raises_import_rejected_with_field_errors(meters):
     assert excinfo.value.as_dict()["errors"][0]["line"] == 2
 
 
+
+def test_a_reading_saved_by_another_writer_after_the_checks_is_a_conflict(meters, monkeypatch):
+    from core.errors import Conflict
+    from meters import services
+
+    checked = services._rows_check
+
+    def check_then_another_writer_records(*args, **kwargs):
+        result = checked(*args, **kwargs)
+        Reading.objects.create(meter=meters["M2"], read_on=date(2026, 4, 1), value=80)
+        return result
+
+    monkeypatch.setattr(services, "_rows_check", check_then_another_writer_records)
+    with pytest.raises(Conflict, match="another reading was recorded for one of these meters while the file"):
+        readings_import(file=(HEADER + "M1,2026-04-01,1500,\nM2,2026-04-01,90,\n").encode(),
+                        as_of=date(2026, 6, 30), actor=None)
+    assert not Reading.objects.filter(read_on=date(2026, 4, 1)).exists()
+    assert not Reading.history.filter(source="import").exists()
+
 # --- the admin upload page ------------------------------------------------------------------------------
 
 @pytest.fixture
