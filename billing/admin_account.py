@@ -28,9 +28,8 @@ from core.money import ADJUSTMENT_MAX, ZERO, fmt_dollars, fmt_gallons
 
 from .admin_final import ISSUE_PERMISSIONS
 from .documents.statement import statement_pdf
-from .ledger.selectors import account_balances
 from .models import Adjustment, Bill
-from .selectors import account_amounts_due, account_ledger, bill_balances, bill_status
+from .selectors import account_amounts_due, account_ledger_and_state, bill_balances, bill_status
 from .services.adjustments import adjustment_create
 from .services.bill_pdfs import bill_pdf_bytes, bill_pdf_render
 
@@ -144,13 +143,16 @@ def _ledger_line(row) -> dict:
 
 def account_billing_context(*, request, account: Account, as_of: date) -> dict:
     """Billing's part of the account page, as of a day, formatted for the page."""
-    state = account_balances([account.id], through=as_of)[account.id]  # replayed once for both
-    due = account_amounts_due(account_ids=[account.id], as_of=as_of, balances={account.id: state})[account.id]
+    rows, state = account_ledger_and_state(account=account, as_of=as_of)  # replayed once for every figure
+    account_bills = list(Bill.objects.filter(account=account).order_by("-bill_date", "-id").only(
+        "id", "number", "bill_date", "due_date", "period_start", "period_end", "gallons", "total",
+        "total_currency", "status", "final", "estimated"))
+    live_due_dates = {bill.id: bill.due_date for bill in account_bills if bill.status != Bill.Status.VOID}
+    due = account_amounts_due(account_ids=[account.id], as_of=as_of, balances={account.id: state},
+                              due_dates=live_due_dates)[account.id]
     balances = bill_balances(account=account, as_of=as_of, state=state)
     bills = []
-    for bill in Bill.objects.filter(account=account).order_by("-bill_date", "-id").only(
-            "id", "number", "bill_date", "due_date", "period_start", "period_end", "gallons", "total",
-            "total_currency", "status", "final", "estimated"):
+    for bill in account_bills:
         balance = balances.get(bill.pk)
         bills.append({"pk": bill.pk, "number": bill.number, "final": bill.final, "estimated": bill.estimated,
                       "bill_date": bill.bill_date, "due_date": bill.due_date,
@@ -159,7 +161,6 @@ def account_billing_context(*, request, account: Account, as_of: date) -> dict:
                       "unpaid": fmt_dollars(balance.unpaid_total if balance else ZERO),
                       "status": "void" if bill.status == Bill.Status.VOID else bill_status(balance),
                       "pdf_url": reverse("admin:billing_bill_pdf", args=[bill.pk])})
-    rows = account_ledger(account=account, as_of=as_of)
     user = request.user
     return {
         "billing_as_of": as_of, "amount_due": due, "balance": fmt_dollars(rows[-1].balance if rows else ZERO),

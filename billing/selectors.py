@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
 
-from django.db.models import Q
+from django.db.models import Prefetch, Q
 
 from accounts.models import Account
 from core.money import ZERO, fmt_amount, fmt_rate
@@ -13,8 +13,8 @@ from core.money import ZERO, fmt_amount, fmt_rate
 from .documents.money_box import BillSummary
 from .ledger.allocation import PENALTY_KINDS, AccountBalance, BillBalance, Entry, Ledger, allocate, replay_order
 from .ledger.selectors import account_balances, entries_for_accounts
-from .models import Bill, Deposit, LedgerEntry, Payment
-from .ordinance import ordinance_on, payment_order
+from .models import Bill, BillLine, Deposit, LedgerEntry, Payment
+from .ordinance import Ordinance, ordinance_on, payment_order
 from .penalties import BillTerms, penalties_owed
 from .penalty_selectors import waived_charges
 
@@ -47,12 +47,13 @@ def account_statement(*, account: Account, as_of: date, state: AccountBalance | 
     """
     if state is None:
         state = account_balances([account.id], through=as_of)[account.id]
+    # Lines by position within each bill: ordering by the bill (the model's default) would join the bills and
+    # their accounts only to sort by them.
     bills = (Bill.objects.filter(account=account, bill_date__lte=as_of).exclude(status=Bill.Status.VOID)
-             .prefetch_related("lines").order_by("bill_date", "id"))
-    bill_numbers = {}
+             .prefetch_related(Prefetch("lines", queryset=BillLine.objects.order_by("position")))
+             .order_by("bill_date", "id"))
     out_bills = []
     for bill in bills:
-        bill_numbers[bill.id] = bill.number
         balance = state.bills.get((bill.bill_date, bill.id))
         out_bills.append({
             "number": bill.number, "bill_date": bill.bill_date.isoformat(), "due_date": bill.due_date.isoformat(),
@@ -62,28 +63,40 @@ def account_statement(*, account: Account, as_of: date, state: AccountBalance | 
             "estimated": bill.estimated,
             "lines": [bill_line_data(line) for line in bill.lines.all()],
         })
-    charges = []
-    corrections = [LedgerEntry.Kind.PENALTY_CORRECTION, LedgerEntry.Kind.INTEREST_CORRECTION]
-    corrected: dict[int, Decimal] = defaultdict(Decimal)  # a late charge's corrections, by the charge's id
-    for corrects_id, amount in LedgerEntry.objects.filter(
-            account=account, posted_on__lte=as_of, kind__in=corrections).values_list("corrects_id", "amount"):
-        corrected[corrects_id] += amount
-    for entry in (LedgerEntry.objects.filter(account=account, posted_on__lte=as_of)
-                  .exclude(kind__in=[LedgerEntry.Kind.WATER, LedgerEntry.Kind.PAYMENT, *corrections])
-                  # A fee or fine a bill carries is one of the bill's lines, in its total: listed there, once.
-                  .exclude(kind__in=[LedgerEntry.Kind.FEE, LedgerEntry.Kind.FINE], bill__isnull=False)
-                  .select_related("bill").order_by("posted_on", "id")):
-        # A late charge is shown as it stands after its corrections; one corrected to nothing is not shown.
-        amount = entry.amount.amount + corrected.get(entry.id, ZERO)
-        if entry.kind in (LedgerEntry.Kind.PENALTY, LedgerEntry.Kind.INTEREST) and not amount:
-            continue
-        charges.append({"kind": entry.kind, "date": entry.posted_on.isoformat(), "amount": fmt_amount(amount),
-                        "citation": entry.citation, "description": entry.description,
-                        "bill": entry.bill.number if entry.bill_id else None})
     payments = [{"paid_on": p.paid_on.isoformat(), "amount": fmt_amount(p.amount.amount), "reference": p.reference}
                 for p in Payment.objects.filter(account=account, paid_on__lte=as_of).order_by("paid_on", "id")]
     return {"account_no": account.account_no, "as_of": as_of.isoformat(), "balance": fmt_amount(state.balance),
-            "bills": out_bills, "charges": charges, "payments": payments}
+            "bills": out_bills, "charges": account_charges(account=account, as_of=as_of), "payments": payments}
+
+
+LATE_CORRECTIONS = (LedgerEntry.Kind.PENALTY_CORRECTION, LedgerEntry.Kind.INTEREST_CORRECTION)
+
+
+def account_charges(*, account: Account, as_of: date) -> list[dict]:
+    """The statement's ``charges``: the account's entries through ``as_of`` other than water, payments and a
+    bill's own fees and fines (listed among its lines), oldest first; a late charge as it stands after its
+    corrections, and not at all when corrected to nothing. Read in one query, the corrections with them."""
+    rows = list(LedgerEntry.objects.filter(account=account, posted_on__lte=as_of)
+                .exclude(kind__in=[LedgerEntry.Kind.WATER, LedgerEntry.Kind.PAYMENT])
+                # A fee or fine a bill carries is one of the bill's lines, in its total: listed there, once.
+                .exclude(kind__in=[LedgerEntry.Kind.FEE, LedgerEntry.Kind.FINE], bill__isnull=False)
+                .order_by("posted_on", "id")
+                .values_list("id", "kind", "posted_on", "amount", "citation", "description", "bill__number",
+                             "corrects_id"))
+    corrected: dict[int, Decimal] = defaultdict(Decimal)  # a late charge's corrections, by the charge's id
+    for _, kind, _, amount, *_, corrects_id in rows:
+        if kind in LATE_CORRECTIONS:
+            corrected[corrects_id] += amount
+    charges = []
+    for entry_id, kind, posted_on, amount, citation, description, bill_number, _ in rows:
+        if kind in LATE_CORRECTIONS:
+            continue
+        amount += corrected.get(entry_id, ZERO)
+        if kind in (LedgerEntry.Kind.PENALTY, LedgerEntry.Kind.INTEREST) and not amount:
+            continue
+        charges.append({"kind": kind, "date": posted_on.isoformat(), "amount": fmt_amount(amount),
+                        "citation": citation, "description": description, "bill": bill_number})
+    return charges
 
 
 def account_deposits(*, account: Account, as_of: date) -> list[dict]:
@@ -101,23 +114,26 @@ def account_deposits(*, account: Account, as_of: date) -> list[dict]:
 
 # --- What a bill tells the customer -----------------------------------------------------------------------
 
-def bill_summaries(*, bills: list[Bill]) -> dict[int, BillSummary]:
+def bill_summaries(*, bills: list[Bill], ordinance: Ordinance | None = None) -> dict[int, BillSummary]:
     """Summaries of many bills in a fixed number of queries.
 
     A bill says what was known when it was issued: entries dated on or before its issue date *and*
     recorded by the time it was issued (a payment dated earlier but imported later does not change a
     reprint). Penalties are the ones the facts make owed (``billing.penalties.penalties_owed``), so a bill
-    issued before the night's assessment ran still counts the penalty due on its own date.
+    issued before the night's assessment ran still counts the penalty due on its own date. ``ordinance``:
+    the installed ordinance when the caller has it already (of any date: only its penalty scheme and payment
+    order are read, and neither changes with the date).
     """
     if not bills:
         return {}
     last_issued = max(b.issued_on for b in bills)
-    ordinance = ordinance_on(last_issued)
+    if ordinance is None:
+        ordinance = ordinance_on(last_issued)
     scheme, order = ordinance.penalties, ordinance.payment_order
     account_ids = sorted({b.account_id for b in bills})
     entries = entries_for_accounts(account_ids, through=last_issued, recorded_at=True)
     others: dict[int, list[tuple]] = defaultdict(list)
-    for row in Bill.objects.filter(account_id__in=account_ids).values_list(
+    for row in Bill.objects.filter(account_id__in=account_ids).order_by().values_list(
             "id", "account_id", "bill_date", "issued_on", "due_date", "status", "created_at", "voided_at"):
         others[row[1]].append(row)
     waived = waived_charges(account_ids=account_ids)
@@ -192,14 +208,15 @@ class AmountDue:
     due_date: date | None  # the next due date of an unpaid bill not yet past due; None when none
 
 
-def account_amounts_due(*, account_ids, as_of: date,
-                        balances: dict[int, AccountBalance] | None = None) -> dict[int, AmountDue]:
-    """What each account owes on ``as_of``; ``balances``: their allocations through ``as_of``, when the caller
-    has them already."""
+def account_amounts_due(*, account_ids, as_of: date, balances: dict[int, AccountBalance] | None = None,
+                        due_dates: dict[int, date] | None = None) -> dict[int, AmountDue]:
+    """What each account owes on ``as_of``; ``balances``: their allocations through ``as_of``, and
+    ``due_dates``: the due date of each of their live bills by id, when the caller has them already."""
     if balances is None:
         balances = account_balances(account_ids, through=as_of)
-    due_dates = dict(Bill.objects.filter(account_id__in=list(account_ids)).exclude(status=Bill.Status.VOID)
-                     .values_list("id", "due_date"))
+    if due_dates is None:
+        due_dates = dict(Bill.objects.filter(account_id__in=list(account_ids)).exclude(status=Bill.Status.VOID)
+                         .order_by().values_list("id", "due_date"))
     out = {}
     for account_id, state in balances.items():
         past_due, upcoming = ZERO, []
@@ -285,11 +302,17 @@ def account_ledger(*, account: Account, as_of: date) -> list[LedgerRow]:
     allocation applied it (``Ledger(record=True)``), a credit left over going to later charges first in,
     first out. The final balance is ``account_statement``'s. A refundable deposit is not owed and is not
     here (the statement lists it)."""
+    return account_ledger_and_state(account=account, as_of=as_of)[0]
+
+
+def account_ledger_and_state(*, account: Account, as_of: date) -> tuple[list[LedgerRow], AccountBalance]:
+    """``account_ledger``, and the account's allocation through ``as_of`` from the same replay (what
+    ``account_balances`` gives), for a page that shows both."""
     entries = entries_for_accounts([account.id], through=as_of).get(account.id, [])
     ledger = Ledger(payment_order(), record=True)
     for entry in sorted(entries, key=replay_order):
         ledger.post(entry)
-    ledger.state()
+    state = ledger.state()
     rows = list(LedgerEntry.objects.filter(account=account, posted_on__lte=as_of)
                 .exclude(kind__in=[LedgerEntry.Kind.DEPOSIT, LedgerEntry.Kind.DEPOSIT_REFUND])
                 .values_list("id", "kind", "posted_on", "amount", "bill_id", "bill__number", "bill__status",
@@ -357,4 +380,4 @@ def account_ledger(*, account: Account, as_of: date) -> list[LedgerRow]:
         out.append(LedgerRow(on=posted_on, kind=kind, label=label, detail=detail, amount=amount, balance=balance,
                              bill_id=bill_id, bill_number=number or "", paid=parts,
                              waiting=waiting.get(entry_id, ZERO), reversed_on=reversed_on.get(entry_id)))
-    return out
+    return out, state

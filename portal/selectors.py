@@ -13,20 +13,21 @@ from backflow.models import DeviceTest, Tester
 from billing.charts import chart_points
 from billing.documents.bill import line_views
 from billing.documents.money_box import money_box
-from billing.ledger.allocation import DEPOSIT_KINDS
-from billing.ledger.selectors import account_balances
+from billing.ledger.allocation import DEPOSIT_KINDS, AccountBalance, allocate
+from billing.ledger.selectors import entries_for_accounts
 from billing.models import Bill, Payment
-from billing.ordinance import ordinance_on
+from billing.ordinance import Ordinance, ordinance_on, payment_order
 from billing.selectors import (
     account_amounts_due,
+    account_charges,
     account_deposits,
-    account_statement,
     bill_balances,
     bill_status,
     bill_summaries,
     consumption_history,
 )
 from core.dates import fmt_day
+from core.errors import ApplicationError
 from termination.models import ACTIVE, CaseEvent, Notice, TerminationCase
 from termination.policy import METHOD_WORDS, termination_policy
 from termination.selectors import case_bills, case_deadlines, case_next_step, case_unpaid
@@ -39,11 +40,31 @@ def account_list_for_customer(user) -> list[Account]:
                 .order_by("account_no"))
 
 
-def account_cards_for_customer(user, *, as_of: date) -> list[dict]:
-    """The home page: each linked account with the amount due and when."""
+def installed_ordinance(on: date) -> Ordinance | None:
+    """The installed preset's ordinance on a date, or None before a preset is installed."""
+    try:
+        return ordinance_on(on)
+    except ApplicationError:
+        return None
+
+
+def _balances(account_ids: list[int], *, as_of: date, ordinance: Ordinance | None) -> dict[int, AccountBalance]:
+    """Each account as it stands at the end of ``as_of`` (``account_balances``), under the payment order of the
+    ordinance the page has read already rather than the utility's row read again."""
+    order = (ordinance.payment_order if ordinance is not None else "") or payment_order()
+    entries = entries_for_accounts(account_ids, through=as_of)
+    return {account_id: allocate(entries.get(account_id, []), order=order) for account_id in account_ids}
+
+
+def home_overview(user, *, as_of: date) -> dict:
+    """The home page: each linked account with the amount due and when (``cards``), and the utility."""
     accounts = account_list_for_customer(user)
-    due = account_amounts_due(account_ids=[a.id for a in accounts], as_of=as_of)
-    return [{"account": a, "due": due[a.id]} for a in accounts]
+    ordinance = installed_ordinance(as_of)
+    account_ids = [a.id for a in accounts]
+    due = account_amounts_due(account_ids=account_ids, as_of=as_of,
+                              balances=_balances(account_ids, as_of=as_of, ordinance=ordinance))
+    return {"cards": [{"account": a, "due": due[a.id]} for a in accounts],
+            "utility": ordinance.utility if ordinance is not None else None}
 
 
 def account_get_for_customer(user, public_id: UUID | str) -> Account:
@@ -68,37 +89,47 @@ def bill_get_for_customer(user, public_id: UUID | str) -> Bill:
 
 
 def account_overview(*, account: Account, as_of: date) -> dict:
-    """Balance, bills (newest first), payments and the consumption chart points of one account."""
-    state = account_balances([account.id], through=as_of)[account.id]  # replayed once for every figure
-    statement = account_statement(account=account, as_of=as_of, state=state)
-    deposits = account_deposits(account=account, as_of=as_of)
-    bills = list(Bill.objects.filter(account=account, issued_on__lte=as_of).exclude(status=Bill.Status.VOID)
-                 .order_by("-bill_date", "-id"))
+    """Balance, bills (newest first), payments and the consumption chart points of one account.
+
+    The account's live bills are read once, for the list (those issued by ``as_of``), the chart (those dated
+    by then) and the due dates; the ledger is replayed once for every figure. With them, the utility for the
+    page's heading, from the ordinance whose payment order the replay follows."""
+    ordinance = installed_ordinance(as_of)
+    state = _balances([account.id], as_of=as_of, ordinance=ordinance)[account.id]
+    live = list(Bill.objects.filter(account=account).exclude(status=Bill.Status.VOID).order_by("-bill_date", "-id"))
     balances = bill_balances(account=account, as_of=as_of, state=state)
-    history = consumption_history(account_ids=[account.id], through=as_of).get(account.id, [])
+    deposits = account_deposits(account=account, as_of=as_of)
+    due = account_amounts_due(account_ids=[account.id], as_of=as_of, balances={account.id: state},
+                              due_dates={b.id: b.due_date for b in live})
     return {
-        "balance": statement["balance"],
-        "due": account_amounts_due(account_ids=[account.id], as_of=as_of, balances={account.id: state})[account.id],
+        "balance": state.balance,
+        "due": due[account.id],
         "bills": [{"bill": b, "unpaid": balances[b.pk].unpaid_total if b.pk in balances else 0,
-                   "status": bill_status(balances.get(b.pk))} for b in bills],
+                   "status": bill_status(balances.get(b.pk))} for b in live if b.issued_on <= as_of],
         "payments": list(Payment.objects.filter(account=account, paid_on__lte=as_of).order_by("-paid_on", "-id")),
         # Deposits are the customer's money held: shown in their own section, not among the charges.
-        "charges": [c for c in statement["charges"] if c["kind"] not in DEPOSIT_KINDS],
+        "charges": [c for c in account_charges(account=account, as_of=as_of) if c["kind"] not in DEPOSIT_KINDS],
         "deposits": deposits,
         "deposits_held": sum((Decimal(d["amount"]) for d in deposits if d["status"] == "held"), Decimal(0)),
-        "points": chart_points(history, through=as_of),
+        "points": chart_points([(b.bill_date, b.gallons) for b in reversed(live) if b.bill_date <= as_of],
+                               through=as_of),
+        "utility": ordinance.utility if ordinance is not None else None,
     }
 
 
 def bill_detail(*, bill: Bill, as_of: date) -> dict:
-    """What the bill page shows: the same figures, rows and formatters as the paper bill."""
+    """What the bill page shows: the same figures, rows and formatters as the paper bill (and the utility, for
+    the page's heading, from the ordinance read for them)."""
     account_id = bill.account_id
     history = consumption_history(account_ids=[account_id], through=bill.bill_date).get(account_id, [])
-    summary = bill_summaries(bills=[bill])[bill.pk]
-    scheme = ordinance_on(bill.bill_date).penalties
-    balance = bill_balances(account=bill.account, as_of=as_of).get(bill.pk)
+    ordinance = ordinance_on(bill.bill_date)
+    summary = bill_summaries(bills=[bill], ordinance=ordinance)[bill.pk]
+    scheme = ordinance.penalties
+    state = _balances([account_id], as_of=as_of, ordinance=ordinance)[account_id]
+    balance = bill_balances(account=bill.account, as_of=as_of, state=state).get(bill.pk)
     return {
-        "lines": line_views(bill.lines.all()),
+        # By position alone: the model's ordering (by bill) would join the bills and accounts to sort one bill.
+        "lines": line_views(bill.lines.order_by("position")),
         "box": money_box(summary, late_charges=scheme.late_charges_label),
         "status": bill_status(balance),
         "unpaid": balance.unpaid_total if balance else 0,
@@ -107,6 +138,7 @@ def bill_detail(*, bill: Bill, as_of: date) -> dict:
         "readings": [(label, r) for label, r in (("Previous", bill.start_reading), ("Current", bill.end_reading))
                      if r is not None],
         "points": chart_points(history, through=bill.bill_date),
+        "utility": ordinance.utility,
     }
 
 

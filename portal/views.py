@@ -18,7 +18,6 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from backflow.services.compliance import device_get, test_record
 from billing.charts import consumption_chart_svg
-from billing.ordinance import ordinance_on
 from billing.services.bill_pdfs import bill_pdf_bytes
 from core import clock
 from core.dates import fmt_day
@@ -57,22 +56,22 @@ def _chart(points, element_id: str):
 
 def utility_context(request):
     """The utility's name and contact for every portal page (used as a context helper, not a processor)."""
-    try:
-        return ordinance_on(timezone.localdate()).utility
-    except ApplicationError:
-        return None
+    ordinance = selectors.installed_ordinance(timezone.localdate())
+    return ordinance.utility if ordinance is not None else None
 
 
 def _render(request, template: str, context: dict, status: int = 200):
-    return render(request, template, {"utility": utility_context(request), **context}, status=status)
+    """A portal page; the utility is looked up for it unless the context has it already."""
+    if "utility" not in context:
+        context = {"utility": utility_context(request), **context}
+    return render(request, template, context, status=status)
 
 
 def home(request):
     if not request.user.is_authenticated:
         return _render(request, "portal/welcome.html", {})
     return _render(request, "portal/home.html", {
-        "cards": selectors.account_cards_for_customer(request.user, as_of=timezone.localdate()),
-        "link_form": LinkAccountForm(),
+        **selectors.home_overview(request.user, as_of=timezone.localdate()), "link_form": LinkAccountForm(),
     })
 
 

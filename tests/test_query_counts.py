@@ -161,12 +161,12 @@ def counted_get(client, url: str, expected: int):
 
 
 # The token with its user, the user's own and group permissions, the account (``account_get``); then the
-# statement's 8.
-API_STATEMENT = {"postgresql": 4 + 8, "sqlite": 4 + 8}
+# statement's 7.
+API_STATEMENT = {"postgresql": 4 + 7, "sqlite": 4 + 7}
 # The payment order (the utility's row), the account's ledger entries and bills for its balances; its bills
-# and their lines (prefetched); the corrections of late charges; the other charges with their bills; the
-# payments.
-STATEMENT = {"postgresql": 8, "sqlite": 8}
+# and their lines (prefetched); the payments; the charges other than bills, with their corrections and
+# their bills' numbers.
+STATEMENT = {"postgresql": 7, "sqlite": 7}
 
 
 def test_the_statement_takes_the_same_queries_with_2_bills_as_with_20(books):
@@ -196,14 +196,15 @@ def portal_client(account) -> Client:
 
 
 # Session and user; the bill through the customer's links (with its account, premises, readings and
-# meters); the consumption history; the bill's summary (utility, ledger entries, the account's bills, due
-# dates, waivers); the penalty scheme (utility); the bill's balance (utility, entries, bills); the lines;
-# the utility's name for the page; whether the user is a backflow tester (the menu).
-PORTAL_BILL = {"postgresql": 16, "sqlite": 16}
-# Session and user; the account through the customer's links; the ledger replayed once (utility, entries,
-# bills) for the statement (5 more), the bills' balances and the amount due (due dates); deposits; the bills;
-# the consumption history; the payments; termination cases; the utility's name for the page; the tester menu.
-PORTAL_ACCOUNT = {"postgresql": 19, "sqlite": 19}
+# meters); the consumption history; the ordinance (the utility: its penalty scheme, its payment order and its
+# name for the page); the bill's summary (ledger entries, the account's bills, waivers); the bill's balance
+# (entries, bills); the lines; whether the user is a backflow tester (the menu).
+PORTAL_BILL = {"postgresql": 13, "sqlite": 13}
+# Session and user; the account through the customer's links; the ordinance (the utility: its payment order
+# and its name for the page); the ledger replayed once (entries, bills) for the balance, the bills' balances
+# and the amount due; the account's live bills (the list, the chart, the due dates); deposits; the payments;
+# the charges other than bills; termination cases; the tester menu.
+PORTAL_ACCOUNT = {"postgresql": 12, "sqlite": 12}
 
 
 def test_the_portal_bill_page_takes_the_same_queries_with_2_bills_as_with_20(books):
@@ -222,11 +223,11 @@ def test_the_portal_account_page_takes_the_same_queries_with_2_bills_as_with_20(
     assert all(bill.number in page for bill in Bill.objects.filter(account=account))
 
 
-# Session and user; the account and its notes; the ledger replayed once for the bills' balances and the
-# amount due (utility, entries, bills, due dates) and again for the running-balance ledger; meters,
-# installations and readings; termination cases; owners, portal links, premises and customers for the form;
-# the utility's name.
-ADMIN_ACCOUNT = {"postgresql": 28, "sqlite": 28}
+# Session and user; the account and its notes; the ledger replayed once (utility, entries, bills) for the
+# running-balance ledger, the bills' balances and the amount due, with the ledger's rows; the bills (their due
+# dates with them); meters, installations and readings; termination cases; owners, portal links, premises and
+# customers for the form; the utility's name.
+ADMIN_ACCOUNT = {"postgresql": 24, "sqlite": 24}
 
 
 def test_the_admin_account_page_takes_the_same_queries_with_2_bills_as_with_20(client, books):

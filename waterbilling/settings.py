@@ -91,6 +91,10 @@ TEMPLATES = [
 ]
 
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
+# Each web process keeps its connection between requests (checked before reuse): opening one costs PostgreSQL a
+# new backend that must load its catalog again, many times what a portal page's queries cost.
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=600)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Billing runs write in bursts; wait for the lock rather than fail.
     DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
@@ -173,6 +177,9 @@ NIGHTLY_RUN_WAIT_SECONDS = env.float("NIGHTLY_RUN_WAIT_SECONDS", default=1800)
 if REDIS_URL:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
                           "KEY_PREFIX": f"waterbilling:{CELERY_TASK_DEFAULT_QUEUE}"}}
+    # Sessions read from that shared cache, the database behind it: a page is spared its session query, and
+    # signing out (which clears both) holds in every process.
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 # Render bill PDFs as soon as a run issues them (workers do it); run eagerly, the nightly job renders them.
