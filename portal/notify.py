@@ -23,11 +23,11 @@ def bills_issued_notify(bill_ids) -> int:
     Safe to call twice: a ``BillNotice`` row (unique per bill and customer) is written before sending,
     and removed again if the mail server refuses, so a retry sends what did not go.
     """
-    bills = {b.id: b for b in Bill.objects.filter(pk__in=list(bill_ids), account__paperless=True)
+    bills = {b.id: b for b in Bill.objects.filter(pk__any=list(bill_ids), account__paperless=True)
              .exclude(status=Bill.Status.VOID).select_related("account__premises")}
     if not bills:
         return 0
-    links = (PortalLink.objects.filter(account_id__in={b.account_id for b in bills.values()})
+    links = (PortalLink.objects.filter(account_id__any=list({b.account_id for b in bills.values()}))
              .exclude(user__email="").filter(user__is_active=True).select_related("user"))
     by_account: dict[int, list] = {}
     for link in links:
