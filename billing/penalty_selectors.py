@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 
-from django.db.models import Q, Sum
+from django.db.models import Count, Q, Sum
 
 from accounts.models import Account
 from core.clock import today
@@ -30,10 +30,10 @@ from core.errors import ApplicationError
 from core.models import NightlyStep
 from core.money import ZERO
 
-from .ledger.allocation import CATEGORY, DEPOSIT_KINDS, REVERSAL_KIND
+from .ledger.allocation import CATEGORY, DEPOSIT_KINDS, REVERSAL_KIND, Entry
 from .ledger.posting import Posting, correction_source, late_charge_source
-from .ledger.selectors import entries_for_accounts
-from .ledger.standing import open_balances
+from .ledger.selectors import _rows, collector_paused
+from .ledger.standing import accounts_where, open_balances
 from .models import Bill, LedgerEntry, PenaltyWaiver, Utility
 from .ordinance import ordinance_on
 from .penalties import BillTerms, late_charge, penalties_owed
@@ -130,63 +130,73 @@ def penalty_candidates_split(*, as_of: date) -> CandidatesSince | None:
     if updated is None or updated >= since:
         return None
     scheme = ordinance_on(as_of).penalties
-    candidates: set[int] = set()
-    changed: set[int] = set()
-    falls_due: set[int] = set()
-    draws: dict[tuple[date, date], tuple[bool, bool]] = {}
     # A bill recorded since T changes its account; so does one due on or after L (the assessment of L did
-    # not look at it) with a late-charge day on or before L. The others may fall due after L.
-    past_due = Bill.objects.filter(due_date__lt=as_of)
-    changed.update(past_due.filter(created_at__gte=since).values_list("account_id", flat=True).distinct())
-    candidates.update(changed)
-    earlier = past_due.filter(created_at__lt=since)
-    for account_id, bill_date, due_date, status in earlier.values_list("account_id", "bill_date", "due_date", "status"):
-        candidates.add(account_id)
-        if account_id in changed or status == Bill.Status.VOID:
-            continue
-        terms = (bill_date, due_date)
-        if terms not in draws:
-            dues = scheme.dates(bill_date=bill_date, due_date=due_date, through=as_of)
-            draws[terms] = (any(due.on > assessed for due in dues),
-                            due_date >= assessed and any(due.on <= assessed for due in dues))
-        later, unassessed = draws[terms]
-        if unassessed:
+    # not look at it) with a late-charge day on or before L. The others may fall due after L. Whether a bill
+    # has such days follows from its bill date and due date, which a village's bills share: each pair is
+    # worked out once, and the database finds the accounts with a bill of each kind of pair.
+    past_due = Bill.objects.filter(due_date__lt=as_of).order_by()
+    candidates = set(past_due.values_list("account_id", flat=True).distinct())
+    changed = set(past_due.filter(created_at__gte=since).values_list("account_id", flat=True).distinct())
+    unassessed_terms, later_terms = [], []
+    for bill_date, due_date in past_due.values_list("bill_date", "due_date").distinct():
+        dues = scheme.dates(bill_date=bill_date, due_date=due_date, through=as_of)
+        if due_date >= assessed and any(due.on <= assessed for due in dues):
+            unassessed_terms.append((bill_date, due_date))
+        elif any(due.on > assessed for due in dues):
+            later_terms.append((bill_date, due_date))
+    earlier = past_due.filter(created_at__lt=since).exclude(status=Bill.Status.VOID)
+    changed.update(_accounts_with_terms(earlier, unassessed_terms))
+    falls_due = _accounts_with_terms(earlier, later_terms)
+    # One pass over the ledger: the accounts with an entry recorded since T (not a late charge or correction)
+    # or dated after L (``changed_since``), and each account's balance at the end of L and whether it has a
+    # principal charge below zero (none is written today; it could leave one bill owing beside another's
+    # credit).
+    late_kinds = [*LATE_CHARGE_KINDS, *CORRECTION_OF.values()]
+    reversed_payments = LedgerEntry.objects.filter(kind=REVERSAL_KIND, posted_on__lte=assessed).values("corrects_id")
+    owed_by_account = LedgerEntry.objects.order_by().values("account_id").annotate(
+        recorded=Count("id", filter=(Q(created_at__gte=since) & ~Q(kind__in=late_kinds)) | Q(posted_on__gt=assessed)),
+        total=Sum("amount", filter=Q(posted_on__lte=assessed) & ~Q(kind__in=[*DEPOSIT_KINDS, REVERSAL_KIND])
+                  & ~Q(id__in=reversed_payments)),
+        negative=Count("id", filter=Q(kind__in=PRINCIPAL_KINDS, amount__lt=0)))
+    owes: set[int] = set()
+    for account_id, recorded, total, negative in owed_by_account.values_list("account_id", "recorded", "total",
+                                                                              "negative"):
+        if recorded:
             changed.add(account_id)
-        elif later:
-            falls_due.add(account_id)
-    changed.update(changed_since(assessed=assessed, since=since))
+        if negative or (total is not None and total >= HALF_CENT):
+            owes.add(account_id)
+    changed.update(PenaltyWaiver.objects.filter(Q(requested_at__gte=since) | Q(decided_at__gte=since)).order_by()
+                   .values_list("account_id", flat=True).distinct())
     changed &= candidates
-    owing = falls_due - changed
-    if owing:
-        reversed_payments = (LedgerEntry.objects.filter(kind=REVERSAL_KIND, posted_on__lte=assessed)
-                             .values("corrects_id"))
-        balances = (LedgerEntry.objects.filter(posted_on__lte=assessed)
-                    .exclude(kind__in=[*DEPOSIT_KINDS, REVERSAL_KIND]).exclude(id__in=reversed_payments)
-                    .values("account_id").annotate(total=Sum("amount")).values_list("account_id", "total"))
-        # A charge below zero (none is written today) could leave one bill owing beside another's credit.
-        negative = set(LedgerEntry.objects.filter(kind__in=PRINCIPAL_KINDS, amount__lt=0)
-                       .values_list("account_id", flat=True).distinct())
-        owing &= {account_id for account_id, total in balances if total is not None and total >= HALF_CENT} | negative
+    owing = (falls_due - changed) & owes
     return CandidatesSince(assessed=assessed, since=since, changed=changed, carried=owing)
 
 
-def changed_since(*, assessed: date, since: datetime, account_ids=None) -> set[int]:
-    """The accounts (of ``account_ids``, or all) with a ledger entry recorded since ``since`` other than the late
-    charges and corrections reconciliations post, an entry dated after ``assessed``, or a waiver asked for or
-    decided since ``since`` (``penalty_candidates_since``; a bill recorded since is looked for apart)."""
+def _accounts_with_terms(bills, terms: list[tuple[date, date]]) -> set[int]:
+    """The accounts with one of these bills whose bill date and due date are one of ``terms``."""
+    if not terms:
+        return set()
+    where = Q()
+    for bill_date, due_date in terms:
+        where |= Q(bill_date=bill_date, due_date=due_date)
+    return set(bills.filter(where).values_list("account_id", flat=True).distinct())
+
+
+def changed_since(*, assessed: date, since: datetime, account_ids) -> set[int]:
+    """The accounts of ``account_ids`` with a ledger entry recorded since ``since`` other than the late charges
+    and corrections reconciliations post, an entry dated after ``assessed``, a bill recorded since ``since``, or
+    a waiver asked for or decided since ``since`` (``penalty_candidates_since`` finds them for every account)."""
+    ids = list(account_ids)
+    where = accounts_where(ids)
     late_kinds = [*LATE_CHARGE_KINDS, *CORRECTION_OF.values()]
-    entries = LedgerEntry.objects.filter((Q(created_at__gte=since) & ~Q(kind__in=late_kinds))
+    entries = LedgerEntry.objects.filter(where, (Q(created_at__gte=since) & ~Q(kind__in=late_kinds))
                                          | Q(posted_on__gt=assessed))
-    waivers = PenaltyWaiver.objects.filter(Q(requested_at__gte=since) | Q(decided_at__gte=since))
-    bills = Bill.objects.filter(created_at__gte=since)
-    if account_ids is not None:
-        ids = list(account_ids)
-        entries, waivers, bills = (q.filter(account_id__in=ids) for q in (entries, waivers, bills))
-    found = set(entries.values_list("account_id", flat=True).distinct())
-    found.update(waivers.values_list("account_id", flat=True).distinct())
-    if account_ids is not None:  # the scan of every bill past due finds these for the whole village
-        found.update(bills.values_list("account_id", flat=True).distinct())
-    return found
+    waivers = PenaltyWaiver.objects.filter(where, Q(requested_at__gte=since) | Q(decided_at__gte=since))
+    bills = Bill.objects.filter(where, created_at__gte=since)
+    found: set[int] = set()
+    for rows in (entries, waivers, bills):
+        found.update(rows.order_by().values_list("account_id", flat=True).distinct())
+    return found.intersection(ids)
 
 
 @dataclass(frozen=True)
@@ -206,6 +216,74 @@ def waived_charges(*, account_ids) -> dict[int, dict[WaivedKey, Waived]]:
     return out
 
 
+@dataclass
+class PlanFacts:
+    """What planning the late charges of some accounts reads, loaded in three queries."""
+
+    entries: dict[int, list[Entry]]  # each account's entries of what is owed and paid (``entries_for_accounts``)
+    bills: dict[int, list[BillTerms]]  # each account's live bills due before the last day
+    numbers: dict[int, str]  # every bill's number, by id
+    # Per account: each late charge posted, as ((bill id, day, kind), [entry id, account id, net amount, kind]),
+    # its net being the charge with its corrections; and how many times each charge was corrected.
+    posted: dict[int, list[tuple[WaivedKey, list]]]
+    corrected_times: dict[int, int]
+
+
+def plan_facts(account_ids: list[int], *, through: date) -> PlanFacts:
+    """The entries, bills and posted late charges of these accounts (ids in order) through ``through``: one
+    query of bills and one of ledger entries (late charges among them), as ``entries_for_accounts`` and the
+    books would give them."""
+    wanted = set(account_ids)
+    where = accounts_where(account_ids)
+    bill_keys: dict[int, tuple] = {}
+    numbers: dict[int, str] = {}
+    bills: dict[int, list[BillTerms]] = defaultdict(list)
+    void = Bill.Status.VOID
+    for bill_id, account_id, bill_date, due_date, number, status in _rows(
+            Bill.objects.filter(where).order_by().values_list(
+                "id", "account_id", "bill_date", "due_date", "number", "status")):
+        if account_id not in wanted:
+            continue
+        key = bill_keys[bill_id] = (bill_date, bill_id)
+        numbers[bill_id] = number
+        if due_date < through and status != void:
+            bills[account_id].append(BillTerms(key=key, bill_date=bill_date, due_date=due_date))
+    rows = [row for row in _rows(
+        LedgerEntry.objects.filter(where, posted_on__lte=through).exclude(kind__in=DEPOSIT_KINDS).order_by("id")
+        .values_list("account_id", "id", "kind", "posted_on", "amount", "bill_id", "corrects_id"))
+        if row[0] in wanted]
+    missing = {row[5] for row in rows if row[5] is not None and row[5] not in bill_keys}
+    if missing:  # an entry on another account's bill
+        for bill_id, bill_date, number in Bill.objects.filter(id__in=missing).values_list("id", "bill_date", "number"):
+            bill_keys[bill_id], numbers[bill_id] = (bill_date, bill_id), number
+    # A reversal within the range takes itself and the payment it reverses out of the replay.
+    reversed_ids = {row[6] for row in rows if row[2] == REVERSAL_KIND}
+    entries: dict[int, list[Entry]] = defaultdict(list)
+    posted: dict[int, list[tuple[WaivedKey, list]]] = defaultdict(list)
+    by_id: dict[int, list] = {}
+    corrected_times: dict[int, int] = defaultdict(int)
+    late_kinds, correction_kinds = set(LATE_CHARGE_KINDS), set(CORRECTION_OF.values())
+    new_entry, set_field = object.__new__, object.__setattr__
+    for account_id, entry_id, kind, posted_on, amount, bill_id, corrects_id in rows:
+        if kind in late_kinds:
+            by_id[entry_id] = row = [entry_id, account_id, amount, kind]
+            posted[account_id].append(((bill_id, posted_on, kind), row))
+            continue  # the replay makes its own late charges
+        if kind in correction_kinds:
+            by_id[corrects_id][2] += amount
+            corrected_times[corrects_id] += 1
+            continue
+        if kind == REVERSAL_KIND or entry_id in reversed_ids:
+            continue
+        # As ``entries_for_accounts`` makes them: the frozen dataclass's fields set at once.
+        entry = new_entry(Entry)
+        set_field(entry, "__dict__", {"kind": kind, "posted_on": posted_on, "amount": amount,
+                                      "bill_key": bill_keys[bill_id] if bill_id is not None else None,
+                                      "entry_id": entry_id, "recorded_at": None})
+        entries[account_id].append(entry)
+    return PlanFacts(entries=entries, bills=bills, numbers=numbers, posted=posted, corrected_times=corrected_times)
+
+
 def penalties_plan(*, through: dict[int, date]) -> list[Posting]:
     """The postings that bring the late charges of these accounts (account id → the last day to look at) in
     line with what the facts, approved waivers among them, make owed. Reads only."""
@@ -215,46 +293,29 @@ def penalties_plan(*, through: dict[int, date]) -> list[Posting]:
     last_day = max(through.values())
     ordinance = ordinance_on(last_day)
     scheme, order = _DatesOnce(ordinance.penalties), ordinance.payment_order
-    entries = entries_for_accounts(account_ids, through=last_day)
-    waived = waived_charges(account_ids=account_ids)
-    bills: dict[int, list[BillTerms]] = defaultdict(list)
-    numbers: dict[int, str] = {}
-    for bill_id, account_id, bill_date, due_date, number, status in Bill.objects.filter(
-            account_id__in=account_ids, due_date__lt=last_day).values_list(
-            "id", "account_id", "bill_date", "due_date", "number", "status"):
-        numbers[bill_id] = number
-        if status != Bill.Status.VOID:
-            bills[account_id].append(BillTerms(key=(bill_date, bill_id), bill_date=bill_date, due_date=due_date))
-    # What is posted: per bill, day and kind, the late charge's row and its net amount after corrections.
-    posted: dict[tuple[int, date, str], list] = {}
-    posted_by_account: dict[int, list[tuple[tuple[int, date, str], list]]] = defaultdict(list)
-    by_id: dict[int, list] = {}
-    corrections: list[tuple[int, Decimal]] = []
-    corrected_times: dict[int, int] = defaultdict(int)
-    for entry_id, account_id, bill_id, posted_on, kind, amount, corrects_id in LedgerEntry.objects.filter(
-            account_id__in=account_ids, kind__in=[*LATE_CHARGE_KINDS, *CORRECTION_OF.values()],
-            posted_on__lte=last_day).values_list("id", "account_id", "bill_id", "posted_on", "kind", "amount",
-                                                 "corrects_id").order_by("id"):
-        if kind in LATE_CHARGE_KINDS:
-            key = (bill_id, posted_on, kind)
-            posted[key] = by_id[entry_id] = [entry_id, account_id, amount, kind]
-            posted_by_account[account_id].append((key, posted[key]))
-        else:
-            corrections.append((corrects_id, amount))
-    for corrects_id, amount in corrections:
-        by_id[corrects_id][2] += amount
-        corrected_times[corrects_id] += 1
+    with collector_paused():
+        facts = plan_facts(account_ids, through=last_day)
+        waived = waived_charges(account_ids=account_ids)
+        return _plan(account_ids, through=through, facts=facts, waived=waived, scheme=scheme, order=order)
 
+
+def _plan(account_ids, *, through, facts: PlanFacts, waived, scheme, order) -> list[Posting]:
+    numbers, corrected_times = facts.numbers, facts.corrected_times
     new: list[Posting] = []
     for account_id in account_ids:
         mine = waived.get(account_id, {})
-        owed = penalties_owed(entries=entries.get(account_id, []), bills=bills.get(account_id, []), scheme=scheme,
-                              through=through[account_id], order=order, waived=mine.keys())
+        posted = facts.posted.get(account_id, ())
+        last = through[account_id]
+        owed = penalties_owed(entries=facts.entries.get(account_id, ()), bills=facts.bills.get(account_id, ()),
+                              scheme=scheme, through=last, order=order, waived=mine.keys())
+        if not owed and not posted:
+            continue
+        rows = dict(posted)
         seen = set()
         for penalty in owed:
             bill_id, day, kind = penalty.bill_key[1], penalty.due.on, penalty.due.kind
             seen.add((bill_id, day, kind))
-            row = posted.get((bill_id, day, kind))
+            row = rows.get((bill_id, day, kind))
             if row is None:
                 new.append(Posting(account_id=account_id, bill_id=bill_id, kind=kind,
                                    posted_on=day, amount=penalty.amount, source=late_charge_source(bill_id, day),
@@ -263,8 +324,8 @@ def penalties_plan(*, through: dict[int, date]) -> list[Posting]:
             elif row[2] != penalty.amount:
                 new.append(_correction(row, penalty.amount, bill_id=bill_id, day=day, number=numbers[bill_id],
                                        times=corrected_times[row[0]]))
-        for (bill_id, day, kind), row in posted_by_account.get(account_id, ()):
-            if day <= through[account_id] and (bill_id, day, kind) not in seen and row[2]:
+        for (bill_id, day, kind), row in posted:
+            if day <= last and (bill_id, day, kind) not in seen and row[2]:
                 new.append(_correction(row, ZERO, bill_id=bill_id, day=day, number=numbers[bill_id],
                                        times=corrected_times[row[0]], waived=mine.get((bill_id, day, kind))))
     return new
@@ -287,16 +348,26 @@ def penalties_carried(account_ids: list[int], *, assessed: date, through: date, 
     ordinance = ordinance_on(through)
     scheme = _DatesOnce(ordinance.penalties)
     amount_of_unpaid = getattr(scheme, "amount_of_unpaid", None)
+    nothing = {"penalty": ZERO, "fee": ZERO, "water": ZERO}
+    # A bill paid in full draws nothing more when the scheme says so (only late charges are added here).
+    done_with = getattr(scheme, "owes_no_more_late_charges", None)
+    paid_draws_nothing = done_with is not None and done_with(nothing)
     states = open_balances(account_ids, through=assessed)
     bills: dict[int, list[tuple]] = defaultdict(list)
+    later: dict[tuple[date, date], list] = {}  # the days after L of each bill date and due date
     for bill_id, account_id, bill_date, due_date, number in Bill.objects.filter(
-            account_id__in=account_ids, due_date__lt=through).exclude(status=Bill.Status.VOID).values_list(
-            "id", "account_id", "bill_date", "due_date", "number"):
-        dues = [due for due in scheme.dates(bill_date=bill_date, due_date=due_date, through=through)
+            accounts_where(account_ids), due_date__lt=through).exclude(status=Bill.Status.VOID).order_by(
+            ).values_list("id", "account_id", "bill_date", "due_date", "number"):
+        state = states.get(account_id)
+        if state is None or (paid_draws_nothing and (bill_date, bill_id) not in state.bills):
+            continue  # another account's in the range of ids, or a bill paid in full
+        dues = later.get((bill_date, due_date))
+        if dues is None:
+            dues = later[bill_date, due_date] = [
+                due for due in scheme.dates(bill_date=bill_date, due_date=due_date, through=through)
                 if due.on > assessed]
         if dues:
             bills[account_id].append(((bill_date, bill_id), number, dues))
-    nothing = {"penalty": ZERO, "fee": ZERO, "water": ZERO}
     left: list[int] = []
     for account_id in account_ids:
         state = states[account_id]

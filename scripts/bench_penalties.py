@@ -5,9 +5,10 @@
         --accounts 20000
 
 Migrates, installs the Mineola preset with N demo accounts and bills the last two years (once; reused on
-later runs), posts the demo payments, then times three assessments: the catch-up of every penalty due
-through the last day, the same night again (nothing new), and the next night. ``--fresh`` deletes the
-penalties first. Prints seconds, penalties posted and accounts looked at for each.
+later runs), posts the demo payments, then times the assessments (``penalties_measure``): the catch-up of
+every penalty due through the last day, the same night again (nothing new), and the next night on which
+late charges fall due, as the nightly job assesses it. ``--fresh`` deletes the penalties first. Prints
+seconds, penalties posted and accounts looked at for each.
 """
 
 import argparse
@@ -27,6 +28,8 @@ def main() -> None:
     parser.add_argument("--accounts", type=int, default=20000)
     parser.add_argument("--through", default="2026-11-02", help="the catch-up's date (default 2026-11-02)")
     parser.add_argument("--fresh", action="store_true", help="delete earlier penalties first")
+    parser.add_argument("--workers", type=int, default=2,
+                        help="processes sharing the reconciliations of every account (assess_penalties --workers)")
     args = parser.parse_args()
 
     import django
@@ -59,7 +62,7 @@ def main() -> None:
             if connection.vendor == "postgresql":
                 cursor.execute("ALTER TABLE billing_ledgerentry ENABLE TRIGGER USER")
 
-    penalties_measure(through=date.fromisoformat(args.through), on_night=_print_night)
+    penalties_measure(through=date.fromisoformat(args.through), on_night=_print_night, workers=args.workers)
 
 
 def _print_night(night: dict) -> None:
@@ -67,11 +70,12 @@ def _print_night(night: dict) -> None:
           f"{night['accounts']:,} accounts charged")
 
 
-def penalties_measure(*, through: date, on_night=None) -> dict:
+def penalties_measure(*, through: date, on_night=None, workers: int = 2) -> dict:
     """Time the assessments: the catch-up of everything due through ``through`` and the same night again, each
-    reconciling every account (``assess_penalties``); then the next night as the nightly job assesses it,
-    looking only at the accounts the night of ``through`` left something to do on, and the same next night
-    again reconciling every account. Returns ``{"nights": [{"label", "date", "seconds", "posted", "accounts"},
+    reconciling every account (``assess_penalties --workers``, the accounts shared by ``workers`` processes);
+    then the next night on which late charges fall due (``_next_charge_day``) as the nightly job assesses it
+    (``nightly_penalties``: one process, looking only at the accounts the night of ``through`` left something
+    to do on), and the same night again reconciling every account. Returns ``{"nights": [{"label", "date", "seconds", "posted", "accounts"},
     ...]}``; ``on_night`` is called with each as soon as it is done.
 
     Before the nightly job's night, the catch-up is recorded as the nightly assessment of ``through`` and
@@ -84,6 +88,7 @@ def penalties_measure(*, through: date, on_night=None) -> dict:
     from billing.services.penalties import penalties_assess_due
 
     nights = []
+    _vacuum()
 
     def timed(label: str, day: date, **options) -> dict:
         before = LedgerEntry.objects.filter(kind="penalty").count()
@@ -101,9 +106,10 @@ def penalties_measure(*, through: date, on_night=None) -> dict:
     from django.utils import timezone
 
     catch_up_started = timezone.now()
-    timed("catch-up", through)
-    timed("same night again", through)
+    timed("catch-up", through, workers=workers)
+    timed("same night again", through, workers=workers)
     _as_a_night(through, started=catch_up_started)
+    _vacuum()
     started = time.perf_counter()
     kept = refresh_standings()
     standings = {"label": "standings kept", "date": through.isoformat(), "seconds": time.perf_counter() - started,
@@ -111,9 +117,36 @@ def penalties_measure(*, through: date, on_night=None) -> dict:
     nights.append(standings)
     if on_night:
         on_night(standings)
-    timed("next night", through + timedelta(days=1), since_last_night=True)
-    timed("next night, every account", through + timedelta(days=1))
+    night = _next_charge_day(through)
+    timed("next night", night, since_last_night=True)  # as ``nightly_penalties`` assesses it
+    timed("next night, every account", night, workers=workers)
     return {"nights": nights}
+
+
+def _vacuum() -> None:
+    """Clear the ledger and the bills of the rows this bench deleted or rewrote (PostgreSQL): the ledger is
+    append-only and an issued bill is final, so only a bench leaves dead rows in them for every read to step
+    over."""
+    from django.db import connection
+
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("VACUUM billing_ledgerentry, billing_bill")
+
+
+def _next_charge_day(through: date) -> date:
+    """The first day after ``through`` on which a late charge falls due on a live bill (the night that posts a
+    day's penalties over every open bill), if it is not after today; else the day after ``through``."""
+    from billing.models import Bill
+    from billing.ordinance import ordinance_on
+    from core.clock import today
+
+    last = today()
+    scheme = ordinance_on(last).penalties
+    days = [due.on for bill_date, due_date in Bill.objects.exclude(status=Bill.Status.VOID).order_by()
+            .values_list("bill_date", "due_date").distinct()
+            for due in scheme.dates(bill_date=bill_date, due_date=due_date, through=last) if due.on > through]
+    return min(days, default=through + timedelta(days=1))
 
 
 def _as_a_night(day: date, *, started) -> None:

@@ -23,15 +23,19 @@ to zero on its own day ("… waived: <reason>") and never posted again (``billin
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
+from multiprocessing import get_context
+from multiprocessing.util import Finalize
 
-from django.db import transaction
+from django.db import connection, connections, transaction
 from django.db.models import Max
 
 from accounts.models import Account
 from core.clock import refuse_future
+from core.db import is_postgres
 from core.money import ZERO
 
 from ..ledger.posting import ledger_post_many
+from ..ledger.standing import accounts_where
 from ..models import LedgerEntry
 from ..penalty_selectors import (
     CHUNK,
@@ -63,7 +67,8 @@ class PenaltyResult:
         self.accounts += other.accounts
 
 
-def penalties_assess_due(*, as_of: date, progress=None, since_last_night: bool = False) -> PenaltyResult:
+def penalties_assess_due(*, as_of: date, progress=None, since_last_night: bool = False,
+                         workers: int = 1) -> PenaltyResult:
     """``assess_penalties``: every penalty due on or before ``as_of``, exactly once, on the facts known.
 
     Every candidate is reconciled, whatever ran before, unless ``since_last_night`` (the nightly job): then,
@@ -71,7 +76,11 @@ def penalties_assess_due(*, as_of: date, progress=None, since_last_night: bool =
     at (``penalty_candidates_split``, the shortcut the penalties preview takes): those whose facts changed
     since are reconciled in full, and the others' charges of the days after L are carried forward from what
     their books leave open at the end of L (``penalties_carry``). With no such night to rely on, every
-    candidate is reconciled. ``assess_penalties`` run by hand reconciles every candidate."""
+    candidate is reconciled. ``assess_penalties`` run by hand reconciles every candidate.
+
+    ``workers`` above one shares the chunks to reconcile among that many forked processes (a catch-up of
+    months on every account), each with a connection of its own, on PostgreSQL; inside a transaction they
+    are reconciled here, as the processes could not see what it has written."""
     refuse_future(as_of, doing="assessed")
     result = PenaltyResult()
     split = penalty_candidates_split(as_of=as_of) if since_last_night else None
@@ -79,9 +88,13 @@ def penalties_assess_due(*, as_of: date, progress=None, since_last_night: bool =
         ids, carried = penalty_candidates(as_of=as_of), []
     else:
         ids, carried = sorted(split.changed), sorted(split.carried)
-    for start in range(0, len(ids), CHUNK):
-        part = ids[start:start + CHUNK]
-        result.add(penalties_reconcile(through=dict.fromkeys(part, as_of)))
+    chunks = [ids[start:start + CHUNK] for start in range(0, len(ids), CHUNK)]
+    if workers > 1 and len(chunks) > 1 and is_postgres() and not connection.in_atomic_block:
+        done = _reconciled_in_processes(chunks, as_of=as_of, workers=workers)
+    else:
+        done = (penalties_reconcile(through=dict.fromkeys(part, as_of)) for part in chunks)
+    for part, reconciled in zip(chunks, done, strict=True):
+        result.add(reconciled)
         if progress:
             progress(len(part))
     for start in range(0, len(carried), CHUNK):
@@ -92,13 +105,38 @@ def penalties_assess_due(*, as_of: date, progress=None, since_last_night: bool =
     return result
 
 
+def _reconciled_in_processes(chunks: list[list[int]], *, as_of: date, workers: int):
+    """``penalties_reconcile`` of each chunk through ``as_of`` in a pool of ``workers`` forked processes, the
+    results in the chunks' order as each is done. The connections are closed first: each process opens its
+    own."""
+    connections.close_all()
+    pool = get_context("fork").Pool(workers, initializer=_close_connections_at_exit)
+    try:
+        yield from pool.imap(_reconcile_chunk, [(part, as_of) for part in chunks])
+    except BaseException:
+        pool.terminate()
+        raise
+    pool.close()
+    pool.join()
+
+
+def _close_connections_at_exit() -> None:
+    """In a pool process: close its database connections when it exits, telling the server so."""
+    Finalize(None, connections.close_all, exitpriority=0)
+
+
+def _reconcile_chunk(job: tuple[list[int], date]) -> PenaltyResult:
+    part, as_of = job
+    return penalties_reconcile(through=dict.fromkeys(part, as_of))
+
+
 @transaction.atomic
 def penalties_carry(account_ids: list[int], *, since: CandidatesSince, through: date) -> PenaltyResult:
     """Post the late charges of the days after the last nightly assessment (``since.assessed``) through
     ``through`` on accounts nothing has happened to since (``billing.penalty_selectors.penalties_carried``),
     under the accounts' locks; an account something was recorded on since the accounts were chosen, or one
     the carrying leaves to the full plan, is reconciled in full."""
-    list(Account.objects.select_for_update().filter(id__in=account_ids).order_by("id").values_list("id"))
+    _lock(account_ids)
     changed = changed_since(assessed=since.assessed, since=since.since, account_ids=account_ids)
     new: list = []
     left = penalties_carried([a for a in account_ids if a not in changed], assessed=since.assessed,
@@ -129,10 +167,16 @@ def penalties_reconcile(*, through: dict[int, date]) -> PenaltyResult:
     what the facts make owed: lock the accounts, plan (``billing.penalty_selectors.penalties_plan``, which
     the preview runs alone) and post the plan."""
     account_ids = sorted(through)
-    list(Account.objects.select_for_update().filter(id__in=account_ids).order_by("id").values_list("id"))
+    _lock(account_ids)
     new = penalties_plan(through=through)
     ledger_post_many(new, fresh=True)  # compared with the books under the accounts' locks
     return _result(new)
+
+
+def _lock(account_ids: list[int]) -> None:
+    """Lock these accounts, in id order; read as a range of ids where they fill a good part of one."""
+    accounts = Account.objects.filter(accounts_where(account_ids, field="id"), id__in=account_ids)
+    list(accounts.select_for_update().order_by("id").values_list("id"))
 
 
 def _result(new) -> PenaltyResult:
