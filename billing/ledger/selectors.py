@@ -67,11 +67,11 @@ def _bill_keys(account_ids, bill_ids) -> dict[int, tuple]:
     """``(bill_date, bill_id)`` of each bill, the key that orders an account's bills oldest first (one tuple
     per bill, shared by its entries)."""
     keys = {bill_id: (bill_date, bill_id) for bill_id, bill_date in _rows(
-        Bill.objects.filter(account_id__in=account_ids).values_list("id", "bill_date"))}
+        Bill.objects.filter(account_id__any=account_ids).order_by().values_list("id", "bill_date"))}
     missing = [bill_id for bill_id in bill_ids if bill_id not in keys]  # an entry on another account's bill
     if missing:
         keys.update((bill_id, (bill_date, bill_id)) for bill_id, bill_date in
-                    Bill.objects.filter(id__in=missing).values_list("id", "bill_date"))
+                    Bill.objects.filter(id__any=missing).order_by().values_list("id", "bill_date"))
     return keys
 
 
@@ -88,7 +88,7 @@ def entries_for_accounts(account_ids, *, through: date | None = None,
 
 
 def _entries_for_accounts(account_ids: list, *, through: date | None, recorded_at: bool) -> dict[int, list[Entry]]:
-    rows = LedgerEntry.objects.filter(account_id__in=account_ids).exclude(kind__in=DEPOSIT_KINDS)
+    rows = LedgerEntry.objects.filter(account_id__any=account_ids).exclude(kind__in=DEPOSIT_KINDS)
     if through is not None:
         rows = rows.filter(posted_on__lte=through)
     columns = ["account_id", "id", "kind", "posted_on", "amount", "bill_id", "corrects_id"]
@@ -126,7 +126,7 @@ def accounts_that_may_owe(*, through: date, account_ids=None) -> list[int]:
     numbers) as on PostgreSQL."""
     rows = LedgerEntry.objects.filter(posted_on__lte=through).exclude(kind__in=DEPOSIT_KINDS)
     if account_ids is not None:
-        rows = rows.filter(account_id__in=list(account_ids))
+        rows = rows.filter(account_id__any=list(account_ids))
     listed = {account_id for account_id, cents in rows.values("account_id").annotate(
         cents=Sum(Round(F("amount") * 100))).order_by("account_id").values_list("account_id", "cents") if cents}
     listed.update(rows.filter(kind__in=PRINCIPAL_KINDS, amount__lt=0).values_list("account_id", flat=True))
