@@ -225,6 +225,15 @@ def copy_limit_rate(bench: Bench, rows: int, units: int, unit: str) -> str:
     return f"{bench.copy_rows_per_s / per:,.0f} {unit} ({per:.1f} rows each)"
 
 
+def analyze() -> None:
+    """Refresh PostgreSQL's statistics, untimed, as autovacuum does on a server as tables grow (it may be
+    off on a bench server, and the planner would then plan for the empty tables it saw last)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+
+
 def village_ensure(bench: Bench) -> None:
     """The bench database migrated, with a demo village in it (made untimed when missing)."""
     from accounts.models import Account
@@ -235,6 +244,7 @@ def village_ensure(bench: Bench) -> None:
         print(f"  (making a demo village of {bench.args.accounts:,} accounts first, untimed)", flush=True)
         bench.manage("setup_utility", "mineola", "--demo", str(bench.args.accounts), "--date",
                      bench.as_of.isoformat())
+    analyze()
 
 
 def billing_months(bench: Bench) -> tuple[list[date], date]:
@@ -260,6 +270,7 @@ def billed_ensure(bench: Bench) -> None:
     print(f"  (billing {len(months) + 1} months first, untimed)", flush=True)
     for month in [*months, last]:
         call_command("run_billing", "--date", month.isoformat(), "--no-progress", stdout=io.StringIO())
+    analyze()
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -359,6 +370,7 @@ def piece_billing(bench: Bench):
         traceback.print_exc(limit=-3, file=sys.stderr)
         yield bench.failed("billing", _reason(exc))
     before = rows_written()
+    analyze()
     pool = billing_pool_measure(dates=[pool_month], workers=bench.args.workers)["months"][0]
     written = rows_written() - before
     yield bench.row(
@@ -445,6 +457,7 @@ def _celery_month(month: date, worker: subprocess.Popen, log_path: Path) -> dict
     from billing.runs.lifecycle import billing_run_create, billing_run_hand_out
     from billing.tasks import billing_run_dispatch, chunk_send
 
+    analyze()
     started = timezone.now()
     run = billing_run_create(run_on=month)
     billing_run_dispatch.delay(run.pk)
