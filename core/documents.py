@@ -6,16 +6,24 @@ list of documents, one stylesheet, and for each document what the file says abou
 * **Byte-for-byte the same.** No clock is read: the file's dates are the ``created`` moment the caller
   gives (a bill's issue time), the file carries no random identifier (no ``/ID``), and the only fonts are
   the system's (a stylesheet names one family). A document's file is the same whether it was laid out
-  alone or in a batch.
+  alone or in a batch, and whatever the process rendered before it.
 * **Fast.** Each stylesheet is parsed once per process; a batch of documents is laid out as one
   WeasyPrint document whose pages are then written out document by document; and the user-agent
   stylesheet leaves out WeasyPrint's universal pseudo-element rules (``_user_agent_stylesheet``).
+  Each file still embeds its own subset of each font, but every subset keeps the font's printable
+  ASCII glyphs besides those the document uses, so most documents share one, which is made and
+  compressed once per process (``_subset_once``, ``_compress_fonts_once``). While documents render,
+  Python's cyclic garbage collector runs in larger steps (``_collecting_less``).
   What makes a page itself quick to lay out (positioned columns rather than tables, no element ids,
   pictures as data images) belongs to its template and is said there.
 """
 
+import gc
 import io
-from collections.abc import Callable, Iterable, Sequence
+import threading
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache, lru_cache
@@ -67,6 +75,70 @@ def _html_class():
     return LeanHTML
 
 
+# Every embedded subset keeps these characters' glyphs, so documents differing only in which letters and
+# digits they use embed the same subset (and it is made once); a few kilobytes more in each file.
+_COMMON_CHARACTERS = range(0x20, 0x7F)  # printable ASCII
+_SUBSETS_KEPT = 64  # subsets kept per font file (a few dozen at most in a run of bills)
+
+
+@dataclass
+class _FontFile:
+    """A font file WeasyPrint embeds, its common glyphs, and the subsets made of it, by what they keep."""
+
+    content: bytes
+    common_glyphs: frozenset[int]
+    subsets: dict[tuple, bytes]
+
+
+_font_files: dict[tuple[int, int], list[_FontFile]] = {}
+
+
+def _font_file(content: bytes, index: int) -> _FontFile:
+    """The one record of this font file (by its bytes: each document reads its own copy of them)."""
+    files = _font_files.setdefault((len(content), index), [])
+    for known in files:
+        if known.content == content:
+            return known
+    from fontTools.ttLib import TTFont
+
+    ttfont = TTFont(io.BytesIO(content), fontNumber=index, lazy=True)
+    cmap = ttfont.getBestCmap() or {}
+    glyphs = frozenset(ttfont.getGlyphID(cmap[code]) for code in _COMMON_CHARACTERS if code in cmap)
+    files.append(_FontFile(content=content, common_glyphs=glyphs, subsets={}))
+    return files[-1]
+
+
+@cache
+def _subset_once() -> None:
+    """Make WeasyPrint subset each font once per process for each set of glyphs, keeping the common ones.
+
+    WeasyPrint 70 subsets a font anew for every file it writes (``Font.subset``): a few milliseconds a
+    bill with HarfBuzz, a quarter of a second with fontTools where HarfBuzz's subsetter is not
+    installed. The subset is a function of the font file, the glyphs kept and the subsetting options,
+    so a document's file stays the same whatever was rendered before it. Only which glyph outlines the
+    file carries changes: the glyphs drawn, their widths and their text are WeasyPrint's as ever.
+    """
+    from weasyprint.pdf.fonts import Font
+
+    make_subset = Font.subset
+
+    def subset(font, to_unicode, hinting):
+        if not to_unicode:
+            return make_subset(font, to_unicode, hinting)
+        record = _font_file(font.file_content, font.index)
+        glyphs = frozenset(to_unicode) | record.common_glyphs
+        key = (glyphs, hinting, bool(font.missing))
+        made = record.subsets.get(key)
+        if made is None:
+            make_subset(font, dict.fromkeys(sorted(glyphs)), hinting)
+            if len(record.subsets) >= _SUBSETS_KEPT:
+                record.subsets.clear()
+            made = record.subsets[key] = font.file_content
+        font.file_content = made
+
+    Font.subset = subset
+
+
 @cache
 def _stylesheet(name: str):
     from weasyprint import CSS
@@ -76,6 +148,7 @@ def _stylesheet(name: str):
 
 def _layout(*, template: str, stylesheet: str, context_name: str, documents: Sequence):
     """One WeasyPrint document laying out these documents."""
+    _subset_once()
     html = render_to_string(template, {context_name: documents})
     return _html_class()(string=html, base_url=str(settings.BASE_DIR)).render(stylesheets=[_stylesheet(stylesheet)])
 
@@ -84,12 +157,32 @@ def _pdf_date(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("D:%Y%m%d%H%M%SZ")
 
 
+@lru_cache(maxsize=_SUBSETS_KEPT)
+def _deflated(font: bytes) -> bytes:
+    """An embedded font file compressed as pydyf compresses a stream (zlib at level 9): the same bytes."""
+    compressor = zlib.compressobj(level=9)
+    return compressor.compress(font) + compressor.flush()
+
+
+def _compress_fonts_once(pdf) -> None:
+    """Put the file's font streams in already compressed: the subsets are shared (``_subset_once``), so
+    each is compressed once per process rather than once per file. A font stream holds the font file
+    alone; the file's bytes are those pydyf would write."""
+    for stream in pdf.objects:
+        if (isinstance(stream, pydyf.Stream) and stream.compress and len(stream.stream) == 1
+                and ("Length1" in stream.extra or stream.extra.get("Subtype") == "/OpenType")):
+            stream.stream = [_deflated(stream.stream[0])]
+            stream.extra["Filter"] = "/FlateDecode"
+            stream.compress = False
+
+
 def _finisher(info: PdfInfo):
     def finish(document, pdf):
         pdf.info["Title"] = pydyf.String(info.title)
         pdf.info["Author"] = pydyf.String(info.author)
         pdf.info["CreationDate"] = pydyf.String(_pdf_date(info.created))
         pdf.info["ModDate"] = pydyf.String(_pdf_date(info.created))
+        _compress_fonts_once(pdf)
     return finish
 
 
@@ -111,6 +204,37 @@ def _split(document, infos: list[PdfInfo], *, stylesheet: str) -> list[list]:
     return out
 
 
+# Objects allocated between two collections of the youngest generation while documents render (Python's
+# default is 700). Laying out a page allocates some hundred thousand boxes and layouts; at the default
+# every few hundred of them set off a collection, and every hundredth of those walks the whole heap.
+_RENDER_GC_THRESHOLD = 50_000
+_gc_lock = threading.Lock()
+_gc_rendering = 0  # renders in progress in this process
+_gc_thresholds = gc.get_threshold()
+
+
+@contextmanager
+def _collecting_less() -> Iterator[None]:
+    """Collect garbage less often while documents render: about a tenth of a page's time otherwise.
+
+    Garbage is still collected (the collector stays on), only in larger steps; the thresholds in force
+    before are put back when the last render in the process ends.
+    """
+    global _gc_rendering, _gc_thresholds
+    with _gc_lock:
+        if not _gc_rendering:
+            _gc_thresholds = gc.get_threshold()
+            gc.set_threshold(max(_gc_thresholds[0], _RENDER_GC_THRESHOLD), *_gc_thresholds[1:])
+        _gc_rendering += 1
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_rendering -= 1
+            if not _gc_rendering:
+                gc.set_threshold(*_gc_thresholds)
+
+
 def _batches(items: Sequence, size: int) -> Iterable[Sequence]:
     for start in range(0, len(items), size):
         yield items[start:start + size]
@@ -120,11 +244,13 @@ def pdf_files(*, template: str, stylesheet: str, context_name: str, documents: S
               info: Callable[[Any], PdfInfo], batch: int) -> list[bytes]:
     """One PDF file per document, in the order given; ``batch`` documents are laid out together."""
     out = []
-    for part in _batches(documents, batch):
-        infos = [info(d) for d in part]
-        document = _layout(template=template, stylesheet=stylesheet, context_name=context_name, documents=part)
-        for pages, document_info in zip(_split(document, infos, stylesheet=stylesheet), infos, strict=True):
-            out.append(_write(document, pages, document_info))
+    with _collecting_less():
+        for part in _batches(documents, batch):
+            infos = [info(d) for d in part]
+            document = _layout(template=template, stylesheet=stylesheet, context_name=context_name,
+                               documents=part)
+            for pages, document_info in zip(_split(document, infos, stylesheet=stylesheet), infos, strict=True):
+                out.append(_write(document, pages, document_info))
     return out
 
 
@@ -137,10 +263,12 @@ def pdf_one_file(*, template: str, stylesheet: str, context_name: str, documents
     if not documents:
         raise ValueError("no documents to render")
     pages, first = [], None
-    for part in _batches(documents, batch):
-        document = _layout(template=template, stylesheet=stylesheet, context_name=context_name, documents=part)
-        first = first or document
-        pages.extend(document.pages)
-        if progress:
-            progress(len(part))
-    return _write(first, pages, info)
+    with _collecting_less():
+        for part in _batches(documents, batch):
+            document = _layout(template=template, stylesheet=stylesheet, context_name=context_name,
+                               documents=part)
+            first = first or document
+            pages.extend(document.pages)
+            if progress:
+                progress(len(part))
+        return _write(first, pages, info)
