@@ -151,6 +151,13 @@ def api_client() -> APIClient:
     return client
 
 
+@pytest.fixture(autouse=True)
+def sessions_in_the_database(settings):
+    """Pages read their session from the database, as without Redis: where Redis is set the session comes
+    from the shared cache (one query fewer), and the counts below must not depend on the machine."""
+    settings.SESSION_ENGINE = "django.contrib.sessions.backends.db"
+
+
 def counted_get(client, url: str, expected: int):
     assert client.get(url).status_code == 200  # the process's first request, not counted
     with CaptureQueriesContext(connection) as captured:
