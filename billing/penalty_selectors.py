@@ -32,7 +32,7 @@ from core.money import ZERO
 
 from .ledger.allocation import CATEGORY, DEPOSIT_KINDS, REVERSAL_KIND, Entry
 from .ledger.posting import Posting, correction_source, late_charge_source
-from .ledger.selectors import _rows, collector_paused
+from .ledger.selectors import _rows, collector_paused, replay_entry
 from .ledger.standing import accounts_where, open_balances
 from .models import Bill, LedgerEntry, PenaltyWaiver, Utility
 from .ordinance import ordinance_on
@@ -263,7 +263,6 @@ def plan_facts(account_ids: list[int], *, through: date) -> PlanFacts:
     by_id: dict[int, list] = {}
     corrected_times: dict[int, int] = defaultdict(int)
     late_kinds, correction_kinds = set(LATE_CHARGE_KINDS), set(CORRECTION_OF.values())
-    new_entry, set_field = object.__new__, object.__setattr__
     for account_id, entry_id, kind, posted_on, amount, bill_id, corrects_id in rows:
         if kind in late_kinds:
             by_id[entry_id] = row = [entry_id, account_id, amount, kind]
@@ -275,12 +274,8 @@ def plan_facts(account_ids: list[int], *, through: date) -> PlanFacts:
             continue
         if kind == REVERSAL_KIND or entry_id in reversed_ids:
             continue
-        # As ``entries_for_accounts`` makes them: the frozen dataclass's fields set at once.
-        entry = new_entry(Entry)
-        set_field(entry, "__dict__", {"kind": kind, "posted_on": posted_on, "amount": amount,
-                                      "bill_key": bill_keys[bill_id] if bill_id is not None else None,
-                                      "entry_id": entry_id, "recorded_at": None})
-        entries[account_id].append(entry)
+        entries[account_id].append(replay_entry(kind, posted_on, amount,
+                                                bill_keys[bill_id] if bill_id is not None else None, entry_id))
     return PlanFacts(entries=entries, bills=bills, numbers=numbers, posted=posted, corrected_times=corrected_times)
 
 

@@ -18,13 +18,14 @@ def is_postgres() -> bool:
     return connection.vendor == "postgresql"
 
 
-def is_any_of(column: str, values: Sequence) -> tuple[str, list]:
+def is_any_of(column: str, values: Sequence, *, vendor: str | None = None) -> tuple[str, list]:
     """SQL and parameters for ``column`` being one of ``values``: one array parameter on PostgreSQL
-    (``= ANY(%s)``), a list of parameters elsewhere. For raw queries over a chunk's thousand ids."""
-    if is_postgres():
+    (``= ANY(%s)``), a list of parameters elsewhere. For raw queries over a chunk's thousand ids, and the
+    ``__any`` lookup. Raises ``EmptyResultSet`` for no values where an array is not used."""
+    if (vendor or connection.vendor) == "postgresql":
         return f"{column} = ANY(%s)", [list(values)]
     if not values:
-        return "1 = 0", []
+        raise EmptyResultSet
     return f"{column} IN ({', '.join(['%s'] * len(values))})", list(values)
 
 
@@ -42,11 +43,8 @@ class AnyOf(Lookup):
 
     def as_sql(self, compiler, connection):
         lhs, lhs_params = self.process_lhs(compiler, connection)
-        if connection.vendor == "postgresql":
-            return f"{lhs} = ANY(%s)", [*lhs_params, self.rhs]
-        if not self.rhs:
-            raise EmptyResultSet
-        return f"{lhs} IN ({', '.join(['%s'] * len(self.rhs))})", [*lhs_params, *self.rhs]
+        sql, params = is_any_of(lhs, self.rhs, vendor=connection.vendor)
+        return sql, [*lhs_params, *params]
 
 
 def reserve_ids(model: type[models.Model], count: int) -> list[int]:
