@@ -305,7 +305,7 @@ class CureForm(NoticeStepForm):
         self.fields["cured_on"].initial = today()
 
     def perform(self, *, actor) -> str:
-        notice = svc.notice_cure(notice=self.notice, cured_on=self.cleaned_data["cured_on"])
+        notice = svc.notice_cure(notice=self.notice, cured_on=self.cleaned_data["cured_on"], actor=actor)
         return (f"Complied with on {fmt_day(notice.cured_on)}: no fine runs after it, and nothing more is charged "
                 "for this notice.")
 
@@ -384,10 +384,14 @@ class FineForm(ServiceForm):
     aliases = {"date": "as_of"}
     account_no = forms.CharField(label="Account number", max_length=20)
     as_of = DayField(label="As of", doing="charged")
+    amount = forms.DecimalField(label="Fine to charge", required=False, max_digits=12, decimal_places=2,
+                                help_text="Where the section sets only a maximum (Lansing § 141-11 B), the fine the "
+                                          "clerk imposes, up to the maximum proposed.")
 
     def perform(self, *, actor) -> str:
         account = account_get(account_no=self.cleaned_data["account_no"].strip())
-        posted = svc.fine_post(account=account, as_of=self.cleaned_data["as_of"], actor=actor)
+        posted = svc.fine_post(account=account, as_of=self.cleaned_data["as_of"], actor=actor,
+                               amount=self.cleaned_data.get("amount"))
         if not posted:
             return (f"Nothing more to charge to account {account.account_no}: every day of fine through "
                     f"{fmt_day(self.cleaned_data['as_of'])} is already charged.")
@@ -581,7 +585,7 @@ class DeviceAdmin(BackflowAdmin):
     fieldsets = (
         (None, {"fields": ("serial", "type", "size", "make", "model", "location", "installed_on", "removed_on",
                            "status")}),
-        ("Premises", {"fields": ("account_link", "assessment_shown", "flagged", "flag_reason")}),
+        ("Premises", {"fields": ("account_link", "assessment_shown", "type_allowed")}),
         ("Test schedule", {"fields": ("next_due_detail", "last_test")}),
     )
     inlines = (DeviceTestInline, DeviceNoticeInline)
@@ -607,6 +611,13 @@ class DeviceAdmin(BackflowAdmin):
     @admin.display(description="service address", ordering="account__premises__service_address")
     def service_address(self, obj):
         return obj.account.premises.service_address
+
+    @admin.display(description="type allowed by the premises' rule")
+    def type_allowed(self, obj):
+        # In words, true to the label: never a bare ✖ beside "type not allowed" on an allowed device.
+        if obj.flagged:
+            return format_html('<span class="flagged">No: {}</span>', obj.flag_reason)
+        return "Yes"
 
     @admin.display(description="flagged")
     def flag_shown(self, obj):
@@ -1113,6 +1124,7 @@ class ComplianceNoticeAdmin(BackflowAdmin):
             charges=[(c, fmt_dollars(c.charge.amount.amount)) for c in charges], may_charge=may_charge,
             total=fmt_dollars(sum((line.amount for line in lines), ZERO)),
             uncharged=fmt_dollars(sum((line.amount for line in uncharged), ZERO)) if uncharged else "",
+            proposed=f"{sum((line.amount for line in uncharged), ZERO):.2f}",
             as_of=form.cleaned_data["as_of"] if account else None))
 
     def _act_permissions(self, policy: BackflowPolicy) -> list[str]:

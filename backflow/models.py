@@ -18,6 +18,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from core.workflow import Workflow
+
 DEVICE_TYPES = [("AG", "Air gap"), ("RPZ", "Reduced-pressure zone assembly"), ("DCA", "Double check assembly"),
                 ("AVB", "Atmospheric vacuum breaker"), ("PVB", "Pressure vacuum breaker")]
 
@@ -67,7 +69,8 @@ class Device(models.Model):
     installed_on = models.DateField()
     removed_on = models.DateField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
-    flagged = models.BooleanField(default=False, help_text="Its type is not one the premises' rule allows.")
+    flagged = models.BooleanField(default=False, help_text="Yes when its type is not one the premises' rule "
+                                                           "allows.")
     flag_reason = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -113,6 +116,9 @@ class DeviceTest(models.Model):
         ACCEPTED = "accepted", "Accepted"
         REJECTED = "rejected", "Rejected"
 
+    # A test submitted online waits for the clerk; every review goes through core.workflow.transition.
+    workflow = Workflow("status", {Status.SUBMITTED: {Status.ACCEPTED, Status.REJECTED}})
+
     device = models.ForeignKey(Device, on_delete=models.PROTECT, related_name="tests")
     tester = models.ForeignKey(Tester, on_delete=models.PROTECT, related_name="tests")
     tested_on = models.DateField()
@@ -121,6 +127,10 @@ class DeviceTest(models.Model):
     check_valve_2_psid = models.DecimalField(max_digits=5, decimal_places=1, null=True, blank=True)
     relief_valve_opening_psid = models.DecimalField(max_digits=5, decimal_places=1, null=True, blank=True)
     repairs = models.TextField(blank=True)
+    by_department = models.BooleanField(
+        "performed by the Department's agents", default=False,
+        help_text="Yes when the Water Department's own agents performed the test (Old Westbury: the test its $250 "
+                  "fee is for), not a tester the owner hired.")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACCEPTED)
     submitted_online = models.BooleanField(default=False)
     submitted_at = models.DateTimeField(auto_now_add=True)
@@ -152,6 +162,17 @@ class ComplianceNotice(models.Model):
         VIOLATION = "violation", "Violation"
         DEMAND = "demand", "Demand for the test fee"
 
+    class Status(models.TextChoices):
+        OPEN = "open", "Open: the owner has not complied"
+        HEARING_REQUESTED = "hearing_requested", "A hearing was requested"
+        CURED = "cured", "Complied with"
+
+    # Every change of status goes through core.workflow.transition with the actor and a status-change row; a
+    # cured notice's cure date may be corrected (cured → cured) until a fine is charged to it.
+    workflow = Workflow("status", {Status.OPEN: {Status.HEARING_REQUESTED, Status.CURED},
+                                   Status.HEARING_REQUESTED: {Status.CURED},
+                                   Status.CURED: {Status.CURED}})
+
     class Method(models.TextChoices):
         FIRST_CLASS_MAIL = "first_class_mail", "First-class mail"
         PERSONAL = "personal", "Personal delivery"
@@ -177,6 +198,12 @@ class ComplianceNotice(models.Model):
     amount = models.DecimalField(max_digits=10, decimal_places=2, null=True, blank=True,
                                  help_text="A fee demanded (Old Westbury's test fee).")
     due_for = models.DateField(null=True, blank=True, help_text="The due date a test-due or overdue notice is about.")
+    status = models.CharField(max_length=18, choices=Status.choices, default=Status.OPEN)
+    hearing_requested_on = models.DateField(
+        null=True, blank=True, help_text="The day the owner's written request for a hearing was received (Old "
+                                         "Westbury: before the Board of Zoning Appeals, within the 7 days).")
+    test = models.ForeignKey(DeviceTest, null=True, blank=True, on_delete=models.PROTECT, related_name="demands",
+                             help_text="A demand's test: the one the Department's agents performed.")
     cured_on = models.DateField(null=True, blank=True)
     pdf = models.FileField(upload_to="backflow/%Y/%m/", blank=True)
     served_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
@@ -192,6 +219,12 @@ class ComplianceNotice(models.Model):
                                     name="one_reminder_per_device_due_date"),
             models.CheckConstraint(condition=Q(shortened_to__isnull=True) | ~Q(shortened_reason=""),
                                    name="shortened_window_has_reason"),
+            # Old Westbury's $250 is one fee per test the Department performed, never one per demand.
+            models.UniqueConstraint(fields=["test"], condition=Q(kind="demand"), name="one_demand_per_test"),
+            models.CheckConstraint(condition=Q(kind="demand") | Q(test__isnull=True),
+                                   name="only_a_demand_names_a_test"),
+            models.CheckConstraint(condition=~Q(status="cured") | Q(cured_on__isnull=False),
+                                   name="a_cured_notice_has_its_cure_date"),
         ]
 
     def __str__(self) -> str:

@@ -32,6 +32,9 @@ class FineRule:
     per_day: Decimal
     after_days: int = 0  # days after the notice before the fine runs
     on_kinds: tuple[str, ...] = ()
+    # The section sets a maximum ("shall not exceed"): the clerk enters the fine, the maximum proposed, and it is
+    # never charged above it (Lansing § 141-11 B). Otherwise the daily amount is imposed on the notice.
+    amount_entered: bool = False
 
 
 @dataclass(frozen=True)
@@ -109,7 +112,7 @@ POLICIES = {
                                           "Correct the deficiencies and deliver a new certification within 15 days "
                                           "of the date of this notice.")},
         fine=FineRule(scheme="per_day_pipe", fee_code="backflow_fine", citation="§ 141-11 B",
-                      per_day=Decimal("25.00"), after_days=180, on_kinds=("certification",)),
+                      per_day=Decimal("25.00"), after_days=180, on_kinds=("certification",), amount_entered=True),
         termination_section="§ 141-5"),
     "old_westbury": BackflowPolicy(
         preset="old_westbury", citation="§ 210-43; backflow enforcement",

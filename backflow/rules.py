@@ -24,8 +24,8 @@ How several conditions combine (every preset but Mineola, whose codes pick one r
   one whose weakest allowed device is the strongest (AG > RPZ > DCA > AVB > PVB), then the one allowing
   fewer types, then the first in the rule's order. A device that protects against the worst hazard is
   the one an inspector would ask for; the flag tells the clerk the conditions need a second look.
-* A type allowed only with a recorded reason (Lansing ``toxic`` and ``sewage_plant``: RPZ only where an air
-  gap cannot reasonably be met) counts as allowed when ``reason`` is given; otherwise it is listed in
+* A type allowed only with a recorded reason (Lansing ``sewage_plant``: RPZ only where an air gap cannot
+  reasonably be met) counts as allowed when ``reason`` is given; otherwise it is listed in
   ``needs_reason``, not in ``allowed``.
 * Waivers (Lansing ``popup_sprinkler`` and ``multi_customer``, "RPZ unless waived") are their own codes,
   ``waived:popup_sprinkler`` and ``waived:multi_customer``: recording the waiver records the condition as
@@ -64,14 +64,10 @@ Interpretations and differences between ORDINANCES.md and the seeds (the spec is
   the table (the spec) still allows DCA, AVB and PVB for a connection without back pressure or hazard, so a
   cross-connection raises the ``approval_required`` flag instead of narrowing the types. The seed letters the
   table's paragraph "b." twice (H(2)); the rule cites "§ 45.45 H" as the spec does.
-* Lansing: ORDINANCES.md cites § 141-3 B, and § 141-3 B(5) for toxic substances; the seed has six
-  paragraphs. Toxic substances are B(4) (not under pressure: an air gap or an RPZ, freely) and B(5) (under
-  pressure: an air gap; an RPZ only where the air gap cannot reasonably be met and the purveyor accepts
-  it). The spec's one ``toxic`` code follows B(5) ("→ AG; RPZ with a recorded reason") and cites
-  "§ 141-3 B(4)–(5)". Sewage treatment plants and pumping stations are B(6) in the seed, a paragraph the
-  spec never numbers; ``sewage_plant`` cites § 141-3 B(6). B(6) lets an RPZ stand in where the air gap
-  cannot reasonably be met, without B(5)'s "acceptable to the water purveyor"; the spec gives both codes
-  the same recorded-reason rule.
+* Lansing § 141-3 B(4) (a toxic substance handled in liquid form, even if not under pressure: ``toxic``) and
+  B(5) (under pressure: ``toxic_pressure``): an air gap or an approved RPZ, either one lawful, no reason
+  needed. B(6) (a sewage treatment plant or pumping station: ``sewage_plant``): an air gap; an RPZ only where
+  the air gap's conditions cannot reasonably be met and the purveyor accepts it, with the reason recorded.
 * Lansing ``private_well`` (§ 141-12 B(1)): the spec gives no device. A well is an auxiliary supply, so its
   device follows § 141-3 B(1)–(2): AG, RPZ or DCA, narrowed by ``auxiliary_approved`` (DCA) or
   ``auxiliary_unapproved`` / ``auxiliary_cross_connected`` (AG or RPZ) when recorded with it.
@@ -581,11 +577,11 @@ LANSING = ConditionListRule(
         Protection("objectionable", "objectionable (not necessarily health-hazardous) substance handled so as "
                    "to constitute a cross-connection: double check valve or air gap", "§ 141-3 B(3)",
                    allowed=("AG", "DCA")),
-        Protection("toxic", "unusually toxic substance (liquid, or solid or gas used as a liquid), with or "
-                   "without pressure: air gap; RPZ only where the air gap cannot reasonably be met and the "
-                   "purveyor accepts it", "§ 141-3 B(4)–(5)", allowed=("AG",), with_reason=("RPZ",),
-                   reason_words="toxic: the air gap cannot reasonably be met and the purveyor accepts an RPZ",
-                   reason_citation="§ 141-3 B(5)"),
+        Protection("toxic", "unusually toxic substance handled as a liquid (or a solid or gas used as a liquid), "
+                   "even if not under pressure: an air gap or an approved RPZ, either one", "§ 141-3 B(4)",
+                   allowed=("AG", "RPZ")),
+        Protection("toxic_pressure", "unusually toxic substance (liquid, or solid or gas used as a liquid) under "
+                   "pressure: an air gap or an approved RPZ, either one", "§ 141-3 B(5)", allowed=("AG", "RPZ")),
         Protection("sewage_plant", "sewage treatment plant or sewage pumping station: air gap; RPZ only where "
                    "the air gap cannot reasonably be met", "§ 141-3 B(6)", allowed=("AG",), with_reason=("RPZ",),
                    reason_words="sewage_plant: the air gap cannot reasonably be met",

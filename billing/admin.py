@@ -685,6 +685,8 @@ class DepositAdmin(ReadOnlyAdmin):
         return request.user.has_perm("billing.change_deposit")
 
     def add_view(self, request, form_url="", extra_context=None):
+        if not self.has_add_permission(request):
+            raise PermissionDenied  # a staff login without "add deposit" never reaches deposit_receive
         form = DepositReceiveForm(request.POST or None, initial={"received_on": today()})
         if request.method == "POST" and form.is_valid():
             data = form.cleaned_data

@@ -18,6 +18,8 @@
   units of work any Celery worker can take; ``BillingException`` rows are accounts a clerk must look at.
 """
 
+from decimal import Decimal
+
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
@@ -57,10 +59,16 @@ class Utility(models.Model):
         help_text="Office policy, not in the ordinance: what a payment pays first.")
     is_demo_site = models.BooleanField(
         default=False, help_text="A demo or training site: billing on the preset's sample rates is allowed.")
+    list_floor = models.DecimalField(
+        "floor under shut-off and relevy lists", max_digits=12, decimal_places=2, default=Decimal("25.00"),
+        help_text="Office policy, not in the ordinance: an account owing less than this is not proposed for a "
+                  "shut-off case or the relevy list (the preset's [policy] list_floor, $25.00 unless it says "
+                  "otherwise). Lower it to 0.00 to list every amount.")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         verbose_name_plural = "utility"
+        constraints = [models.CheckConstraint(condition=Q(list_floor__gte=0), name="utility_list_floor_not_negative")]
 
     def __str__(self) -> str:
         return self.name

@@ -92,17 +92,18 @@ class PenaltyScheme(Protocol):
     late_charges_label: ClassVar[str]  # the bill's row: "Penalties", "Interest and penalties"
     citation: str
     words: str  # the rule as printed on the bill
+    # The principal categories of a bill (water, fee, fine) the late charge is computed on, as the section reads
+    # (``[penalty] charges_on``): Lansing § 141-17 charges the delinquent water rent only.
+    charges_on: tuple[str, ...]
 
     def dates(self, *, bill_date: date, due_date: date, through: date) -> list["PenaltyDue"]:
         """The days a charge is assessed on a bill, up to ``through``; each due names its ledger kind
         (``penalty`` or ``interest``)."""
 
     def amount(self, due: "PenaltyDue", *, unpaid_principal: Decimal, unpaid_total: Decimal) -> Decimal:
-        """The charge on one of those days, given what the bill then owes (and, for a due marked
-        ``with_interest``, its unpaid interest as ``unpaid_interest``)."""
+        """The charge on one of those days, given what the bill then owes: ``unpaid_principal`` is its unpaid
+        ``charges_on`` (and, for a due marked ``with_interest``, its unpaid interest as ``unpaid_interest``)."""
 
-    def late_amount(self, principal: Decimal) -> Decimal:
-        """What the bill comes to the day after its due date (the bill's "if paid late" line)."""
 
 
 @runtime_checkable

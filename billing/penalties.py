@@ -9,6 +9,12 @@ total). Each ``PenaltyDue`` names the ledger kind it is posted as: ``penalty`` (
 with ``with_interest`` is charged on the bill's unpaid interest as well, which the replay then passes to
 ``amount`` as ``unpaid_interest`` (schemes that never ask for it need not take it).
 
+**What a late charge is charged on** is the section's own words, declared by each preset (``[penalty]
+charges_on``): the principal categories of a bill — ``water`` (water rents and charges), ``fee`` (fees, service
+charges, debit memos) and ``fine`` — the scheme computes its percentage of. Lansing § 141-17 charges 15% of the
+delinquent *water rent* only, Washingtonville § 169-26 its interest on water rents; a fine is never a base unless
+the section says so. ``unpaid_principal`` handed to ``amount`` is that base.
+
 ``penalties_owed`` turns the facts (charges, payments, credits) into the penalties they make owed: it
 replays the ledger day by day and, at the start of each penalty day, charges every bill that is then
 unpaid. What is owed therefore depends only on what happened and when — never on when an assessment ran
@@ -26,7 +32,7 @@ from core.dates import add_months
 from core.errors import ApplicationError
 from core.money import ZERO, percent_of
 
-from .ledger.allocation import CATEGORY, PENALTY_KINDS, PRINCIPAL_FIRST, Entry, Ledger
+from .ledger.allocation import CATEGORY, PENALTY_KINDS, PRINCIPAL_CATEGORIES, PRINCIPAL_FIRST, Entry, Ledger
 from .registries import PENALTY_SCHEMES
 
 # A scheme works out a due date's late-charge days up to a last day once and keeps them (the bills of a book
@@ -43,6 +49,36 @@ class PenaltyDue:
     on_total: bool = False  # charged on the unpaid total including earlier interest/penalties
     kind: str = "penalty"  # the ledger kind it is posted as: "penalty" or "interest"
     with_interest: bool = False  # charged on unpaid principal plus the bill's unpaid interest (not penalties)
+
+
+def charges_on_from(params: dict, *, required: bool = True) -> tuple[str, ...]:
+    """The ``[penalty] charges_on`` of a preset: which principal categories the late charge is computed on,
+    refused naming the key unless each is one of ``PRINCIPAL_CATEGORIES``."""
+    value = params.get("charges_on")
+    if value is None:
+        if required:
+            raise ApplicationError(
+                f"[penalty] charges_on: name the charges the late charge is computed on (any of "
+                f"{', '.join(PRINCIPAL_CATEGORIES)}), as {params.get('citation') or 'the section'} reads",
+                field="penalty")
+        return ()
+    if isinstance(value, str) or not all(isinstance(v, str) for v in value):
+        raise ApplicationError("[penalty] charges_on is a list of charge kinds", field="penalty")
+    unknown = [v for v in value if v not in PRINCIPAL_CATEGORIES]
+    if unknown:
+        raise ApplicationError(f"[penalty] charges_on: {', '.join(unknown)} is not a charge a late charge is "
+                               f"computed on; use {', '.join(PRINCIPAL_CATEGORIES)}", field="penalty")
+    return tuple(dict.fromkeys(value))
+
+
+class _ChargedOn:
+    """The categories of a bill the scheme charges on (``charges_on``) and their unpaid sum."""
+
+    charges_on: tuple[str, ...]
+
+    def base(self, unpaid: dict[str, Decimal]) -> Decimal:
+        """What the scheme charges its percentage of: the bill's unpaid ``charges_on`` categories."""
+        return sum((unpaid.get(cat, ZERO) for cat in self.charges_on), ZERO)
 
 
 class _DaysByDueDate:
@@ -66,7 +102,7 @@ class _DaysByDueDate:
 
 
 @PENALTY_SCHEMES.register
-class FirstThenMonthly(_DaysByDueDate):
+class FirstThenMonthly(_ChargedOn, _DaysByDueDate):
     """Mineola § 45.29 E: 5% of unpaid principal on the day after the due date, then 1% on each monthly
     anniversary of that day ("each month or fraction of a month thereafter")."""
 
@@ -76,6 +112,7 @@ class FirstThenMonthly(_DaysByDueDate):
     def __init__(self, params: dict):
         self.first = Decimal(params["first_percent"])
         self.monthly = Decimal(params["monthly_percent"])
+        self.charges_on = charges_on_from(params)
         self.citation = params["citation"]
         self.description = params.get("description", "Late payment penalty")
         self.words = params.get("words", "")
@@ -100,21 +137,17 @@ class FirstThenMonthly(_DaysByDueDate):
 
     def amount_of_unpaid(self, due: PenaltyDue, unpaid: dict[str, Decimal]) -> Decimal:
         """``amount`` from the bill's unpaid amounts by category (``BillBalance.unpaid``)."""
-        base = sum(unpaid.values(), ZERO) if due.on_total else unpaid["fee"] + unpaid["water"]
+        base = sum(unpaid.values(), ZERO) if due.on_total else self.base(unpaid)
         return percent_of(base, due.percent) if base > ZERO else ZERO
 
     def owes_no_more_late_charges(self, unpaid: dict[str, Decimal]) -> bool:
         """Whether a bill with these unpaid amounts can draw no late charge again as long as it is never
-        charged principal again: its unpaid principal is paid (its days are never ``on_total``)."""
-        return unpaid["fee"] + unpaid["water"] <= ZERO
-
-    def late_amount(self, principal: Decimal) -> Decimal:
-        """What the bill comes to the day after its due date, for the bill's 'if paid late' line."""
-        return principal + percent_of(principal, self.first)
+        charged principal again: what it is charged on is paid (its days are never ``on_total``)."""
+        return self.base(unpaid) <= ZERO
 
 
 @PENALTY_SCHEMES.register
-class OneTime:
+class OneTime(_ChargedOn):
     """A single penalty of a percentage of the unpaid principal, on one day counted either from the due date
     (``days_after_due``, the default: the day after it) or from the bill date (``days_after_bill_date``).
 
@@ -127,6 +160,7 @@ class OneTime:
 
     def __init__(self, params: dict):
         self.percent = Decimal(params["percent"])
+        self.charges_on = charges_on_from(params)
         if "days_after_due" in params and "days_after_bill_date" in params:
             raise ApplicationError(f"{params['citation']}: the one_time penalty counts its day from the due date "
                                    "(days_after_due) or from the bill date (days_after_bill_date), not both",
@@ -150,16 +184,13 @@ class OneTime:
 
     def amount_of_unpaid(self, due: PenaltyDue, unpaid: dict[str, Decimal]) -> Decimal:
         """``amount`` from the bill's unpaid amounts by category (``BillBalance.unpaid``)."""
-        base = unpaid["fee"] + unpaid["water"]
+        base = self.base(unpaid)
         return percent_of(base, due.percent) if base > ZERO else ZERO
 
     def owes_no_more_late_charges(self, unpaid: dict[str, Decimal]) -> bool:
         """Whether a bill with these unpaid amounts can draw no late charge again as long as it is never
-        charged principal again: its unpaid principal is paid."""
-        return unpaid["fee"] + unpaid["water"] <= ZERO
-
-    def late_amount(self, principal: Decimal) -> Decimal:
-        return principal + percent_of(principal, self.percent)
+        charged principal again: what it is charged on is paid."""
+        return self.base(unpaid) <= ZERO
 
 
 @PENALTY_SCHEMES.register
@@ -170,6 +201,7 @@ class NoPenalty:
     def __init__(self, params: dict):
         self.citation = params.get("citation", "")
         self.words = params.get("words", "")
+        self.charges_on = charges_on_from(params, required=False)
 
     def dates(self, *, bill_date: date, due_date: date, through: date) -> list[PenaltyDue]:
         return []
@@ -186,12 +218,9 @@ class NoPenalty:
     def owes_no_more_late_charges(self, unpaid: dict[str, Decimal]) -> bool:
         return True
 
-    def late_amount(self, principal: Decimal) -> Decimal:
-        return principal
-
 
 @PENALTY_SCHEMES.register
-class MonthlyInterestFebruaryPenalty(_DaysByDueDate):
+class MonthlyInterestFebruaryPenalty(_ChargedOn, _DaysByDueDate):
     """Washingtonville § 169-26: interest of 2% a month on water rents unpaid after the 30 days, and a
     penalty of 5% "of the total amount due, including accumulated interest", every February 1.
 
@@ -216,6 +245,7 @@ class MonthlyInterestFebruaryPenalty(_DaysByDueDate):
 
     def __init__(self, params: dict):
         self.citation = params["citation"]
+        self.charges_on = charges_on_from(params)
         self.interest = Decimal(params["interest_percent"])
         self.interest_citation = params.get("interest_citation", self.citation)
         self.interest_description = params.get("interest_description", "Interest")
@@ -250,7 +280,7 @@ class MonthlyInterestFebruaryPenalty(_DaysByDueDate):
 
     def amount_of_unpaid(self, due: PenaltyDue, unpaid: dict[str, Decimal]) -> Decimal:
         """``amount`` from the bill's unpaid amounts by category (``BillBalance.unpaid``)."""
-        base = unpaid["fee"] + unpaid["water"]
+        base = self.base(unpaid)
         if due.with_interest:
             base = base + unpaid.get("interest", ZERO)
         return percent_of(base, due.percent) if base > ZERO else ZERO
@@ -259,12 +289,8 @@ class MonthlyInterestFebruaryPenalty(_DaysByDueDate):
         """Whether a bill with these unpaid amounts can draw no late charge again as long as it is never
         charged principal again: its principal is paid, so no interest falls on it, and so is the interest a
         February penalty would be charged on."""
-        principal = unpaid["fee"] + unpaid["water"]
+        principal = self.base(unpaid)
         return principal <= ZERO and principal + unpaid.get("interest", ZERO) <= ZERO
-
-    def late_amount(self, principal: Decimal) -> Decimal:
-        """The day after the due date the first interest charge falls."""
-        return principal + percent_of(principal, self.interest)
 
 
 @dataclass(frozen=True)
@@ -289,7 +315,7 @@ def late_charge(scheme, due, unpaid: dict, *, amount_of_unpaid=None) -> Decimal:
     from the bill's unpaid principal and total (and interest, for a due marked ``with_interest``)."""
     if amount_of_unpaid is not None:
         return amount_of_unpaid(due, unpaid)
-    principal = unpaid.get("fee", ZERO) + unpaid.get("water", ZERO)
+    principal = sum((unpaid.get(cat, ZERO) for cat in scheme.charges_on), ZERO)
     total = sum(unpaid.values(), ZERO)
     if due.with_interest:
         return scheme.amount(due, unpaid_principal=principal, unpaid_total=total,

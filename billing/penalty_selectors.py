@@ -30,7 +30,7 @@ from core.errors import ApplicationError
 from core.models import NightlyStep
 from core.money import ZERO
 
-from .ledger.allocation import CATEGORY, DEPOSIT_KINDS, REVERSAL_KIND, Entry
+from .ledger.allocation import CATEGORY, DEPOSIT_KINDS, PRINCIPAL_CATEGORIES, REVERSAL_KIND, Entry
 from .ledger.posting import Posting, correction_source, late_charge_source
 from .ledger.selectors import _rows, collector_paused, replay_entry
 from .ledger.standing import accounts_where, open_balances
@@ -54,7 +54,7 @@ NIGHTLY_PENALTIES_STEP = "penalties"
 # is a little behind, carries a time a little before the step's start: it counts as recorded after it.
 RECORDED_MARGIN = timedelta(minutes=5)
 # The kinds of entry that charge principal (water, fees, fines, debit memos), late charges apart.
-PRINCIPAL_KINDS = tuple(kind for kind, category in CATEGORY.items() if category in ("water", "fee"))
+PRINCIPAL_KINDS = tuple(kind for kind, category in CATEGORY.items() if category in PRINCIPAL_CATEGORIES)
 # Half a cent: an account balance summed by the database (in floating point on SQLite) below it is at most zero.
 HALF_CENT = Decimal("0.005")
 
@@ -343,7 +343,7 @@ def penalties_carried(account_ids: list[int], *, assessed: date, through: date, 
     ordinance = ordinance_on(through)
     scheme = _DatesOnce(ordinance.penalties)
     amount_of_unpaid = getattr(scheme, "amount_of_unpaid", None)
-    nothing = {"penalty": ZERO, "fee": ZERO, "water": ZERO}
+    nothing = {"penalty": ZERO, "fee": ZERO, "fine": ZERO, "water": ZERO}
     # A bill paid in full draws nothing more when the scheme says so (only late charges are added here).
     done_with = getattr(scheme, "owes_no_more_late_charges", None)
     paid_draws_nothing = done_with is not None and done_with(nothing)

@@ -62,6 +62,20 @@ def _jsonable(value):
     return value
 
 
+def list_floor_from(policy: dict) -> Decimal:
+    """``[policy] list_floor``: the office's floor under shut-off and relevy lists, $25.00 unless the preset says."""
+    value = policy.get("list_floor", "25.00")
+    try:
+        floor = Decimal(str(value))
+        exact = floor.is_finite() and floor >= 0 and floor == floor.quantize(Decimal("0.01")) and floor < 10**9
+    except ArithmeticError:
+        exact = False
+    if not exact:
+        raise ApplicationError(f"[policy] list_floor '{value}' is not an amount of dollars and cents of at least 0.00",
+                               field="list_floor")
+    return floor
+
+
 @transaction.atomic
 def preset_install(*, code: str, mark_demo_site: bool = False) -> InstallReport:
     """Install or update preset ``code``. ``mark_demo_site`` marks the site a demo/training site (billing
@@ -83,6 +97,7 @@ def preset_install(*, code: str, mark_demo_site: bool = False) -> InstallReport:
         raise ApplicationError(f"[policy] payment_order '{utility_values['payment_order']}' is not one of "
                                f"{', '.join(PaymentOrder.values)}", field="payment_order")
     final_bill_rule_from(data.get("final_bill", {}))
+    floor = list_floor_from(data.get("policy", {}))
     # A scheme the code does not know is refused here, naming the known ones, not at the first billing run.
     CALENDARS.build(calendar["scheme"], utility_values["calendar_params"])
     PENALTY_SCHEMES.build(penalty["scheme"], utility_values["penalty_params"])
@@ -90,7 +105,8 @@ def preset_install(*, code: str, mark_demo_site: bool = False) -> InstallReport:
     Utility.objects.exclude(preset=code).delete()
     current = Utility.objects.filter(preset=code).first()
     if current is None:
-        Utility.objects.create(preset=code, **utility_values)
+        # The floor is the clerk's to lower or raise on the Utility page after that: installing again keeps it.
+        Utility.objects.create(preset=code, list_floor=floor, **utility_values)
         report.created.append(f"utility {code}")
     elif any(getattr(current, k) != v for k, v in utility_values.items()):
         # ``update`` skips ``auto_now``: the day the rules changed is what the penalties preview checks.

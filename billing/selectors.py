@@ -259,7 +259,7 @@ def book_bills(*, book: int, bill_date: date):
 
 # --- The account's ledger as the customer would understand it ----------------------------------------------
 
-CATEGORY_WORDS = {"water": "water", "fee": "fees", "interest": "interest", "penalty": "penalty"}
+CATEGORY_WORDS = {"water": "water", "fee": "fees", "fine": "fine", "interest": "interest", "penalty": "penalty"}
 
 
 @dataclass(frozen=True)
@@ -268,7 +268,7 @@ class PaidPart:
 
     what: str  # "bill 202602-1-00001" or the lone charge's description
     bill_id: int | None
-    category: str  # water, fee, interest or penalty
+    category: str  # water, fee, fine, interest or penalty
     amount: Decimal
     applied_on: date | None  # set when later than the credit's own day (a credit left over)
 

@@ -251,7 +251,9 @@ def csv_rows(*, text: str, layout: CsvLayout, errors: ImportErrors) -> list[CsvR
             errors.add(line=line, field="", message=f"has {len(values)} values; the header has {len(header)} "
                                                     f"columns ({','.join(header)})")
             continue
-        values = {name: value.strip() for name, value in zip(header, values, strict=True)}
+        # Only plain spaces around a value are trimmed: a tab or a line break is a control character, refused
+        # naming it (an account number "1-0001<TAB>" is not quietly taken as 1-0001).
+        values = {name: value.strip(" ") for name, value in zip(header, values, strict=True)}
         # PostgreSQL cannot take NUL in text: such a row is an error here, and never reaches a query.
         if with_nul := [name for name, value in values.items() if "\x00" in value]:
             for name in with_nul:

@@ -67,3 +67,14 @@ class NotFound(ApplicationError):
 
 class Conflict(ApplicationError):
     status_code = 409
+
+
+NUL_MESSAGE = "contains a NUL character (\\x00), which is not allowed"
+
+
+def refuse_nul(**values) -> None:
+    """Refuse, naming the field, any text value holding a NUL (``\\x00``): PostgreSQL can neither store nor compare
+    it, so one reaching a query would be a traceback, not a refusal."""
+    errors = [FieldError(field, NUL_MESSAGE) for field, value in values.items()
+              if isinstance(value, str) and "\x00" in value]
+    refuse_any(errors)

@@ -8,8 +8,9 @@ admin and the portal alike. The API answers ``{"errors": [{"field", "message"}]}
 
 from django.http import HttpResponseBadRequest, JsonResponse
 
+from .errors import NUL_MESSAGE
+
 NUL = "\x00"
-NUL_MESSAGE = "contains a NUL character (\\x00), which is not allowed"
 API_PREFIX = "/api/"
 
 

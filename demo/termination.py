@@ -29,10 +29,11 @@ from decimal import Decimal
 from django.db import transaction
 
 from accounts.models import Account
+from billing.models import LedgerEntry
 from core.errors import ApplicationError
 from termination.models import TerminationCase
 from termination.policy import termination_policy
-from termination.selectors import delinquencies, required_roles
+from termination.selectors import case_unpaid, delinquencies, required_roles
 from termination.services import cases as svc
 from termination.services.nightly import nightly_deadlines
 
@@ -70,6 +71,8 @@ def demo_cases_create(*, as_of: date) -> list[TerminationCase]:
     if TerminationCase.objects.exists():
         return []  # the demo's cases are made once, with the village
     policy = termination_policy()
+    if not policy.nonpayment:
+        raise ApplicationError(f"none for nonpayment: {policy.no_nonpayment}", field="grounds")
     unpaid_today = {d.account_id: {b.bill_id for b in d.bills} for d in delinquencies(as_of=as_of, policy=policy)}
     used: set[int] = set()
     made = []
@@ -79,20 +82,37 @@ def demo_cases_create(*, as_of: date) -> list[TerminationCase]:
         else:
             served_on = _weekday_on_or_before(as_of - timedelta(days=stage.served_days_ago))
             opened_on = _weekday_on_or_before(served_on - timedelta(days=3))
-        candidates = [d for d in delinquencies(as_of=opened_on, policy=policy)
+        found_then = [d for d in delinquencies(as_of=opened_on, policy=policy)
                       if d.case_number is None and d.account_id not in used and d.amount >= MIN_AMOUNT
                       and {b.bill_id for b in d.bills} <= unpaid_today.get(d.account_id, set())]
+        # A case ends when its amount is paid, however the payments were allocated: only accounts that have not
+        # paid that much since.
+        paid = _paid_since([d.account_id for d in found_then], opened_on)
+        candidates = [d for d in found_then if paid.get(d.account_id, Decimal(0)) < d.amount]
         for found in candidates[:TRIES_PER_STAGE]:
             try:
                 with transaction.atomic():
                     case = _walk(stage, Account.objects.get(pk=found.account_id), opened_on=opened_on,
                                  served_on=served_on, as_of=as_of, policy=policy)
+                    if case_unpaid(case, as_of=as_of) <= 0:
+                        # Paid since it opened (the case's amount, however later payments were allocated):
+                        # its ground has ended, so it is no case to show.
+                        raise ApplicationError("the case's amount is paid", field="amount_delinquent")
             except ApplicationError:
                 continue  # refused for this account (rolled back): the next one
             used.add(found.account_id)
             made.append(case)
             break
     return made
+
+
+def _paid_since(account_ids: list[int], day: date) -> dict[int, Decimal]:
+    """What each account paid (payments and credits) on or after ``day``; summed in Python, exactly."""
+    out: dict[int, Decimal] = {}
+    for account_id, amount in LedgerEntry.objects.filter(account_id__in=account_ids, kind__in=["payment", "credit"],
+                                                         posted_on__gte=day).values_list("account_id", "amount"):
+        out[account_id] = out.get(account_id, Decimal(0)) - amount
+    return out
 
 
 def _walk(stage: Stage, account: Account, *, opened_on: date, served_on: date | None, as_of: date,

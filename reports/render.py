@@ -253,12 +253,25 @@ def _aging(r: s.Aging) -> ReportView:
         more=[], totals={"accounts": len(rows)})
 
 
+def _floor_note(floor, count: int, what: str) -> str:
+    return (f"Office policy, not the ordinance: accounts owing less than {fmt_dollars(floor)} are not {what} "
+            f"({_count(count, 'account')} left off); the Utility page sets the floor.")
+
+
+def _delinquency_notes(r: s.DelinquencyList) -> list[str]:
+    if r.why_empty:
+        return [f"No account is listed: {r.why_empty}"]
+    return [f"Accounts delinquent under {r.citation}: what of each delinquent bill a shut-off may be for (the "
+            "amounts the section's ground covers, each from the day it became eligible), as the ledger allocates "
+            "payments. An account with an active termination case names it.",
+            _floor_note(r.floor, r.below_floor, "proposed for a shut-off case")]
+
+
 def _delinquency(r: s.DelinquencyList) -> ReportView:
     return ReportView(
         name="delinquency", title=REPORTS["delinquency"].title, as_of=r.as_of,
         parameters=[("date", "As of", r.as_of)],
-        notes=[f"Accounts delinquent under {r.citation}: each delinquent bill's unpaid charges, penalties and "
-               "interest as the ledger allocates payments. An account with an active termination case names it."],
+        notes=_delinquency_notes(r),
         main=Table("rows", "Termination candidates", (
             Column("account_no", "Account", width=9), Column("owner", "Owner", width=20),
             Column("service_address", "Service address", width=20), Column("bills", "Delinquent bills", width=22),
@@ -273,6 +286,8 @@ def _relevy(r: s.Relevy) -> ReportView:
     notes = [f"{lien.words}" + (f" For {lien.list_for}." if lien.list_for else ""),
              f"Unpaid charges past due on {fmt_day(r.levy_on)}: water charges, fees and fines, with the penalties "
              f"and interest on them through the levy date shown apart."]
+    notes.append(_floor_note(r.floor, r.below_floor, "put on the relevy list")
+                 + (f" Together they owe {fmt_dollars(r.below_floor_amount)}." if r.below_floor else ""))
     if r.without_sbl:
         notes.append(f"{r.without_sbl} account{'s have' if r.without_sbl != 1 else ' has'} no SBL: add it on the "
                      "premises before the list is sent.")

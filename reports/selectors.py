@@ -42,7 +42,7 @@ from billing.runs.preview import BookTotal, LineTotal  # the same totals as a ru
 from core.csvimport import chunked
 from core.money import ZERO
 from termination.policy import termination_policy
-from termination.selectors import delinquencies
+from termination.selectors import delinquencies, list_floor
 
 # Accounts read at a time: a chunk's ids go into one IN (...) list per query.
 CHUNK = 2000
@@ -219,6 +219,9 @@ class DelinquencyList:
     citation: str
     rows: list[DelinquencyRow]
     total: Decimal
+    floor: Decimal = ZERO  # office policy: accounts owing less are not proposed
+    below_floor: int = 0  # how many accounts that is
+    why_empty: str = ""  # the chapter grants no nonpayment shut-off: why the list is always empty
 
     @property
     def with_case(self) -> int:
@@ -229,13 +232,19 @@ def delinquency(*, as_of: date) -> DelinquencyList:
     """The accounts that qualify for termination for nonpayment on ``as_of`` under the preset's rule
     (``termination.selectors.delinquencies``), with what each still owes and its open case, if any."""
     policy = termination_policy()
+    floor = list_floor()
+    if not policy.nonpayment:
+        return DelinquencyList(as_of=as_of, citation=policy.cite("grounds"), rows=[], total=ZERO, floor=floor,
+                               why_empty=policy.no_nonpayment)
+    found = delinquencies(as_of=as_of, policy=policy, floor=ZERO)
     rows = [DelinquencyRow(account_no=d.account_no, owner=d.owner, service_address=d.service_address,
                            bills=", ".join(b.number for b in d.bills),
                            delinquent_from=min(b.delinquent_from for b in d.bills), amount=d.amount,
                            case_number=d.case_number or "")
-            for d in delinquencies(as_of=as_of, policy=policy)]
+            for d in found if d.amount >= floor or d.case_number]
     return DelinquencyList(as_of=as_of, citation=policy.trigger.citation, rows=rows,
-                           total=sum((row.amount for row in rows), ZERO))
+                           total=sum((row.amount for row in rows), ZERO), floor=floor,
+                           below_floor=len(found) - len(rows))
 
 
 # --- relevy -----------------------------------------------------------------------------------------------
@@ -285,6 +294,9 @@ class Relevy:
     # Penalties and interest the facts make owed through the levy date less those posted: not zero when the
     # assessment has not run through the levy date (the list then lacks them).
     late_charges_not_posted: Decimal
+    floor: Decimal = ZERO  # office policy: an account owing less is left off the list
+    below_floor: int = 0  # how many accounts that is
+    below_floor_amount: Decimal = ZERO  # and what they owe together
 
     @property
     def total(self) -> Decimal:
@@ -324,6 +336,10 @@ def relevy(*, levy_on: date) -> Relevy:
             late = sum((_unpaid_late(bill) for bill in past_due), ZERO)
             if charges + late > ZERO:
                 found[account_id] = (charges, late)
+    floor = list_floor()
+    below = {account_id: sum(owed, ZERO) for account_id, owed in found.items() if sum(owed, ZERO) < floor}
+    for account_id in below:
+        del found[account_id]
     # The late charges owed and not yet posted: an account whose posted late charges are provably those owed
     # has none, and its ledger is not read.
     settled = _late_charges_as_owed(levy_on=levy_on)
@@ -357,7 +373,8 @@ def relevy(*, levy_on: date) -> Relevy:
     rows.sort(key=lambda row: (sbl_order(row.sbl), row.account_no))
     return Relevy(levy_on=levy_on, lien=lien_rule(ordinance.utility), rows=rows,
                   charges=sum((row.charges for row in rows), ZERO),
-                  late_charges=sum((row.late_charges for row in rows), ZERO), late_charges_not_posted=not_posted)
+                  late_charges=sum((row.late_charges for row in rows), ZERO), late_charges_not_posted=not_posted,
+                  floor=floor, below_floor=len(below), below_floor_amount=sum(below.values(), ZERO))
 
 
 def _late_charges_as_owed(*, levy_on: date) -> set[int]:

@@ -43,13 +43,21 @@ from core.admin import (
 from core.clock import refuse_future, today
 from core.dates import fmt_day, iso_date
 from core.errors import ApplicationError
-from core.money import fmt_dollars
+from core.money import ZERO, fmt_dollars
 from core.papers import paper_pdf
 
 from .documents import determination_pdf_store, notice_pdf_store, work_order_paper
 from .models import CaseBill, CaseEvent, Interruption, Notice, TerminationCase, WorkOrder
 from .policy import METHOD_WORDS, TerminationPolicy, termination_policy
-from .selectors import case_board, case_deadlines, case_next_step, case_unpaid, current_notices, delinquencies
+from .selectors import (
+    case_board,
+    case_deadlines,
+    case_next_step,
+    case_unpaid,
+    current_notices,
+    delinquencies,
+    list_floor,
+)
 from .services import cases as svc
 
 PERMISSIONS = {"change": "termination.change_terminationcase",
@@ -464,8 +472,12 @@ class WorkOrderInline(ReadOnlyInline):
 class CaseEventInline(ReadOnlyInline):
     model = CaseEvent
     after = "Appeal"
-    fields = readonly_fields = ("on", "what", "by", "flagged")
+    fields = readonly_fields = ("on", "what", "by", "needs_a_look")
     verbose_name_plural = "timeline"
+
+    @admin.display(description="needs a look")
+    def needs_a_look(self, obj):
+        return "Yes: late" if obj.flagged else "—"
 
 
 class CaseChangeList(ChangeList):
@@ -488,14 +500,14 @@ class TerminationCaseAdmin(CsvExportMixin, admin.ModelAdmin):
     change_form_template = "admin/termination/terminationcase/change_form.html"
     change_list_template = "admin/termination/terminationcase/change_list.html"
     fieldsets = (
-        (None, {"fields": ("number", "account_link", "status", "next_step_detail", "deadlines", "flagged")}),
+        (None, {"fields": ("number", "account_link", "status", "next_step_detail", "deadlines", "flag_detail")}),
         ("Grounds", {"fields": ("grounds", "section", "grounds_detail", "amount_shown", "unpaid_today",
                                 "opened_on", "opened_by")}),
         ("Hearing", {"fields": ("hearing_on", "hearing_time", "hearing_place", "request_received_on", "request_via",
-                                "request_late", "request_text", "attendance", "evidence_notes")}),
-        ("Determination", {"fields": ("outcome", "by_default", "determined_on", "determined_by",
+                                "request_timing", "request_text", "attendance", "evidence_notes")}),
+        ("Determination", {"fields": ("outcome", "determination_basis", "determined_on", "determined_by",
                                       "determination_mailed_on", "outcome_notes", "determination_paper")}),
-        ("Appeal", {"fields": ("appeal_filed_on", "appeal_late", "appeal_grounds", "decision", "appeal_hearing_on",
+        ("Appeal", {"fields": ("appeal_filed_on", "appeal_timing", "appeal_grounds", "decision", "appeal_hearing_on",
                                "appeal_notice_mailed_on", "decided_on", "closed_on")}),
     )
     inlines = (NoticeInline, CaseBillInline, WorkOrderInline, CaseEventInline, StatusChangeInline)
@@ -542,6 +554,40 @@ class TerminationCaseAdmin(CsvExportMixin, admin.ModelAdmin):
     @admin.display(description="flagged", boolean=True)
     def flagged(self, obj):
         return obj.request_late or obj.appeal_late
+
+    # Every yes/no a clerk reads here says in words what is true of the case: a bare ✖ beside "received after
+    # the window closed" reads, in a hearing file, as the opposite of what it means.
+
+    @admin.display(description="flagged for the hearing officer")
+    def flag_detail(self, obj):
+        late = [what for what, is_late in (
+            ("the request for a hearing came after its window closed", obj.request_late),
+            ("the appeal was filed after its window closed", obj.appeal_late)) if is_late]
+        return "Yes: " + "; ".join(late) if late else "No"
+
+    @admin.display(description="request timing")
+    def request_timing(self, obj):
+        if obj.request_received_on is None:
+            return "No written request received"
+        if obj.request_late:
+            return "Late: received after the request window closed (accepted and flagged)"
+        return "On time: received within the request window"
+
+    @admin.display(description="determined")
+    def determination_basis(self, obj):
+        if not obj.outcome:
+            return "—"
+        if obj.by_default:
+            return "By default: no timely written request for a hearing"
+        return "After the hearing"
+
+    @admin.display(description="appeal timing")
+    def appeal_timing(self, obj):
+        if obj.appeal_filed_on is None:
+            return "No appeal filed"
+        if obj.appeal_late:
+            return "Late: filed after the appeal window closed (accepted and flagged)"
+        return "On time: filed within the appeal window"
 
     @admin.display(description="account")
     def account_link(self, obj):
@@ -716,12 +762,15 @@ class TerminationCaseAdmin(CsvExportMixin, admin.ModelAdmin):
                         reverse("admin:termination_terminationcase_change", args=[case.pk]), case.number,
                         account.account_no, fmt_dollars(case.amount_delinquent)), messages.SUCCESS)
             return HttpResponseRedirect(url)
-        rows = delinquencies(as_of=as_of)
+        policy, floor = termination_policy(), list_floor()
+        everyone = delinquencies(as_of=as_of, policy=policy, floor=ZERO)
+        rows = [d for d in everyone if d.amount >= floor or d.case_number]
         cases = dict(TerminationCase.objects.filter(number__in=[d.case_number for d in rows if d.case_number])
                      .values_list("number", "pk"))
         return TemplateResponse(request, "admin/termination/terminationcase/delinquent.html", self._context(
             request, rows=rows, table_rows=_delinquent_rows(rows, cases, can_open=can_open), as_of=as_of,
-            can_open=can_open, rule=termination_policy().trigger, title=f"Delinquency list on {fmt_day(as_of)}"))
+            can_open=can_open and policy.nonpayment, rule=policy.trigger, policy=policy, floor=floor,
+            below_floor=len(everyone) - len(rows), title=f"Delinquency list on {fmt_day(as_of)}"))
 
     def timeline_view(self, request, pk):
         case = self._case(request, pk)

@@ -81,7 +81,8 @@ class TerminationCase(models.Model):
     hearing_place = models.CharField(max_length=200, blank=True)
     # The written request for the hearing.
     request_received_on = models.DateField(null=True, blank=True)
-    request_late = models.BooleanField(default=False, help_text="Received after the request window closed.")
+    request_late = models.BooleanField(default=False, help_text="Yes when the request was received after the request "
+                                                                "window closed.")
     request_via = models.CharField(max_length=8, choices=RequestVia.choices, blank=True)
     request_text = models.TextField(blank=True)
     request_recorded_at = models.DateTimeField(null=True, blank=True)
@@ -91,7 +92,8 @@ class TerminationCase(models.Model):
     # The hearing officer's determination and its mailed notice.
     outcome = models.CharField(max_length=12, choices=Outcome.choices, blank=True)
     outcome_notes = models.TextField(blank=True)
-    by_default = models.BooleanField(default=False, help_text="Determined without a timely request for a hearing.")
+    by_default = models.BooleanField(default=False, help_text="Yes when determined without a timely request for a "
+                                                              "hearing.")
     determined_on = models.DateField(null=True, blank=True)
     determined_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
                                       related_name="+")
@@ -99,7 +101,8 @@ class TerminationCase(models.Model):
     # The appeal to the Commission and its final decision.
     appeal_filed_on = models.DateField(null=True, blank=True)
     appeal_grounds = models.TextField(blank=True)
-    appeal_late = models.BooleanField(default=False)
+    appeal_late = models.BooleanField(default=False, help_text="Yes when the appeal was filed after the appeal "
+                                                               "window closed.")
     decision = models.CharField(max_length=8, choices=Decision.choices, blank=True)
     appeal_hearing_on = models.DateField(null=True, blank=True)
     appeal_notice_mailed_on = models.DateField(null=True, blank=True)
@@ -248,7 +251,7 @@ class CaseEvent(models.Model):
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
                               related_name="+")
     by = models.CharField(max_length=150, help_text="Who: the user's name, the customer online, or the nightly job.")
-    flagged = models.BooleanField(default=False, help_text="Needs a look: a late request or appeal.")
+    flagged = models.BooleanField(default=False, help_text="Yes when it needs a look: a late request or appeal.")
     at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -8,9 +8,12 @@ count the same days.
 
 from dataclasses import dataclass
 from datetime import date, timedelta
+from decimal import Decimal
 
 from billing.models import Utility
+from core.dates import fmt_day
 from core.errors import ApplicationError
+from core.money import ZERO, fmt_dollars
 
 METHOD_WORDS = {
     "personal": "personal service",
@@ -22,39 +25,97 @@ METHOD_WORDS = {
 RECEIVED_WHEN_SERVED = ("personal", "suitable_age_and_mail")
 
 
+# Everything a bill can owe, by the ledger's categories (``billing.ledger.allocation``).
+ALL_CATEGORIES = ("water", "fee", "fine", "interest", "penalty")
+
+
+@dataclass(frozen=True)
+class Eligible:
+    """What of one bill a nonpayment case may be for on a day: ``amount``, eligible since ``since`` (the
+    earliest of its parts), in words by part."""
+
+    amount: Decimal
+    since: date
+    parts: tuple[str, ...]
+
+
 @dataclass(frozen=True)
 class Trigger:
-    """Nonpayment: a bill is delinquent from ``after`` (its due date or bill date) + ``days``; a bill carrying
-    a fine, from the fine's charge date + ``fine_days`` where the preset has that rule."""
+    """Nonpayment: what of a bill a shut-off may be for, and from when (ORDINANCES.md, "What a shut-off may be
+    for, and how much"). The categories in ``covers`` (water rents with their interest and penalty, and fees
+    where the section counts them) are eligible from ``after`` (the bill's due date or bill date) + ``days``; where
+    the preset has ``fine_days``, a fine is eligible on its own, ``fine_days`` after it was imposed (Washingtonville
+    § 169-26: "any fine ... within 10 days"). Anything else on the bill (a fee § 169-26 does not name) is never a
+    ground, and rents not yet eligible never ride along with an eligible fine."""
 
     after: str
     days: int
     citation: str
     fine_days: int | None = None
+    covers: tuple[str, ...] = ALL_CATEGORIES
 
-    def delinquent_from(self, *, bill_date: date, due_date: date, fine_charged_on: date | None = None) -> date:
-        anchor = due_date if self.after == "due_date" else bill_date
-        start = anchor + timedelta(days=self.days)
-        if fine_charged_on is not None and self.fine_days is not None:
+    def rents_from(self, *, bill_date: date, due_date: date) -> date:
+        return (due_date if self.after == "due_date" else bill_date) + timedelta(days=self.days)
+
+    def eligible(self, *, bill_date: date, due_date: date, unpaid: dict, fines: list[tuple[date, Decimal]],
+                 as_of: date) -> Eligible | None:
+        """What of a bill with these unpaid amounts (by category) a case may be for on ``as_of``, or None.
+        ``fines`` are the fines charged to the bill, (day charged, amount), oldest first: a payment pays a
+        bill's fines as one category, so what is unpaid of them is the newest ones."""
+        parts, amount, since = [], ZERO, []
+        rents_from = self.rents_from(bill_date=bill_date, due_date=due_date)
+        if rents_from <= as_of:
+            rents = sum((unpaid.get(cat, ZERO) for cat in self.covers), ZERO)
+            if rents > ZERO:
+                amount += rents
+                since.append(rents_from)
+                parts.append(f"{fmt_dollars(rents)} unpaid since {fmt_day(rents_from)} ({self.citation})")
+        if self.fine_days is not None and "fine" not in self.covers:
+            unpaid_fine = unpaid.get("fine", ZERO)
             # A fine is imposed on the account when charged; it reaches the customer with the bill.
-            start = min(start, max(fine_charged_on, bill_date) + timedelta(days=self.fine_days))
-        return start
+            not_yet = sum((fine for day, fine in fines
+                           if max(day, bill_date) + timedelta(days=self.fine_days) > as_of), ZERO)
+            eligible_fine = unpaid_fine - not_yet
+            if eligible_fine > ZERO:
+                first = min(max(day, bill_date) + timedelta(days=self.fine_days) for day, _ in fines) if fines \
+                    else bill_date + timedelta(days=self.fine_days)
+                amount += eligible_fine
+                since.append(first)
+                parts.append(f"fine {fmt_dollars(eligible_fine)} unpaid {self.fine_days - 1} days after it was "
+                             f"imposed ({self.citation})")
+        if amount <= ZERO:
+            return None
+        return Eligible(amount=amount, since=min(since), parts=tuple(parts))
 
     @property
     def words(self) -> str:
-        """The trigger in words: "a bill unpaid 91 days after its bill date"."""
+        """The trigger in words: "water rents, interest and penalties unpaid 91 days after the bill date"."""
         anchor = "its due date" if self.after == "due_date" else "its bill date"
-        words = ("a bill unpaid after its due date" if (self.after, self.days) == ("due_date", 1)
-                 else f"a bill unpaid {self.days} days after {anchor}")
+        what = ("a bill" if set(self.covers) >= set(ALL_CATEGORIES)
+                else _joined([CATEGORY_WORDS[cat] for cat in self.covers]) + " of a bill")
+        words = (f"{what} unpaid after its due date" if (self.after, self.days) == ("due_date", 1)
+                 else f"{what} unpaid {self.days} days after {anchor}")
         if self.fine_days is not None:
             words += f", or a fine unpaid {self.fine_days - 1} days after it was imposed"
         return words
+
+
+CATEGORY_WORDS = {"water": "water charges", "fee": "fees", "fine": "fines", "interest": "interest",
+                  "penalty": "penalties"}
+
+
+def _joined(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
 @dataclass(frozen=True)
 class TerminationPolicy:
     citation: str
     is_policy: bool
+    # Whether the chapter grants a shut-off for nonpayment at all; where it does not (Lansing, Old Westbury),
+    # ``no_nonpayment`` says so and names the remedy (the relevy).
+    nonpayment: bool
+    no_nonpayment: str
     notice_min_days: int
     request_days: int
     appeal_days: int
@@ -105,16 +166,19 @@ def termination_policy() -> TerminationPolicy:
         raise ApplicationError("no preset with termination rules is installed (manage.py setup_utility PRESET)",
                                field="preset")
     p = utility.termination_params
-    trigger = p.get("trigger", {"after": "due_date", "days": 1, "citation": p.get("citation", "")})
+    trigger = p.get("trigger") or {"after": "due_date", "days": 1, "citation": p.get("citation", "")}
     emergency = p.get("emergency", {})
     return TerminationPolicy(
         citation=p.get("citation", ""), is_policy=bool(p.get("policy", False)),
         notice_min_days=int(p["notice_min_days_before_hearing"]), request_days=int(p["request_window_days"]),
         appeal_days=int(p["appeal_window_days"]), appeal_notice_min_days=int(p["appeal_notice_min_days"]),
         methods=tuple(p.get("methods", ("personal", "certified_mail"))), citations=dict(p.get("citations", {})),
+        nonpayment=bool(p.get("nonpayment", True)),
+        no_nonpayment=p.get("no_nonpayment", "The chapter grants no power to shut off water for nonpayment; unpaid "
+                                             "charges are a lien collected by relevy (Village Law § 11-1118)."),
         trigger=Trigger(after=trigger.get("after", "due_date"), days=int(trigger.get("days", 1)),
                         citation=trigger.get("citation", p.get("citation", "")),
-                        fine_days=trigger.get("fine_days")),
+                        fine_days=trigger.get("fine_days"), covers=tuple(trigger.get("covers", ALL_CATEGORIES))),
         issued_by=p.get("issued_by", "Village Clerk"), hearing_officer=p.get("hearing_officer", "the hearing officer"),
         appeal_body=p.get("appeal_body", "the Commission"), hearing_place=p.get("hearing_place", ""),
         disconnect_fee=p.get("disconnect_fee", ""), restore_fee=p.get("restore_fee", ""),

@@ -1,16 +1,17 @@
 """What the termination pages, commands and API read: who is delinquent, a case's deadlines and stage, the
 board of cases by stage, and a case as the ``termination show --json`` contract has it."""
 
+from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal
 
-from django.db.models import Min
-
 from accounts.models import Account
-from billing.ledger.selectors import account_balances, accounts_that_may_owe
+from billing.ledger.allocation import allocate
+from billing.ledger.selectors import accounts_that_may_owe, entries_for_accounts
 from billing.ledger.standing import open_balances
-from billing.models import Bill, PendingCharge
+from billing.models import Bill, PendingCharge, Utility
+from billing.ordinance import payment_order
 from core.errors import NotFound
 from core.money import ZERO
 
@@ -25,7 +26,8 @@ class DelinquentBill:
     bill_date: date
     due_date: date
     delinquent_from: date
-    amount: Decimal
+    amount: Decimal  # what of the bill the ground covers: the case's amount for it
+    parts: tuple[str, ...] = ()  # that amount in words, by ground
 
 
 @dataclass(frozen=True)
@@ -39,16 +41,32 @@ class Delinquency:
     case_number: str | None = None
 
 
-def _fines_charged_on(bill_ids) -> dict[int, date]:
-    return dict(PendingCharge.objects.filter(bill_id__in=bill_ids, kind=PendingCharge.Kind.FINE,
-                                             cancelled_at__isnull=True)
-                .values("bill_id").annotate(first=Min("charged_on")).values_list("bill_id", "first"))
+def _fines_of(bill_ids) -> dict[int, list[tuple[date, Decimal]]]:
+    """Each bill's fines, (day charged, amount), oldest first."""
+    out: dict[int, list[tuple[date, Decimal]]] = defaultdict(list)
+    for bill_id, charged_on, amount in (PendingCharge.objects.filter(
+            bill_id__in=list(bill_ids), kind=PendingCharge.Kind.FINE, cancelled_at__isnull=True)
+            .order_by("charged_on", "id").values_list("bill_id", "charged_on", "amount")):
+        out[bill_id].append((charged_on, amount))
+    return out
 
 
-def delinquencies(*, as_of: date, account_ids=None, policy: TerminationPolicy | None = None) -> list[Delinquency]:
-    """Accounts delinquent on ``as_of`` under the preset's rule, with the unpaid amount of each delinquent
-    bill (its charges and late charges, as the ledger allocates payments). ``account_ids`` limits the look."""
+def list_floor() -> Decimal:
+    """The office's floor under shut-off and relevy lists (``Utility.list_floor``, office policy)."""
+    return Utility.objects.values_list("list_floor", flat=True).first() or ZERO
+
+
+def delinquencies(*, as_of: date, account_ids=None, policy: TerminationPolicy | None = None,
+                  floor: Decimal | None = None) -> list[Delinquency]:
+    """Accounts a nonpayment case may be opened for on ``as_of`` under the preset's rule, each with what of
+    each delinquent bill the ground covers (``Trigger.eligible``: never a fee the section does not name, never
+    rents not yet eligible beside an eligible fine), as the ledger allocates payments. An account whose eligible
+    amount is below ``floor`` (the office's, ``list_floor()``, unless given) is left out; so is every account
+    where the chapter grants no shut-off for nonpayment. ``account_ids`` limits the look."""
     policy = policy or termination_policy()
+    if not policy.nonpayment:
+        return []
+    floor = list_floor() if floor is None else floor
     trigger = policy.trigger
     bills = Bill.objects.exclude(status=Bill.Status.VOID).filter(issued_on__lte=as_of)
     if account_ids is not None:
@@ -59,7 +77,7 @@ def delinquencies(*, as_of: date, account_ids=None, policy: TerminationPolicy | 
     rows = {b[0]: b for b in bills.values_list("id", "account_id", "number", "bill_date", "due_date")}
     if not rows:
         return []
-    fines = _fines_charged_on(rows) if trigger.fine_days is not None else {}
+    fines = _fines_of(rows) if trigger.fine_days is not None else {}
     # An account whose ledger nets to zero (and has no charge below zero) owes nothing on any bill: not replayed.
     accounts_with_bills = {row[1] for row in rows.values()}
     # Every account asked at once unless a few are: faster than an IN list of nearly all of them.
@@ -75,11 +93,13 @@ def delinquencies(*, as_of: date, account_ids=None, policy: TerminationPolicy | 
             row = rows.get(key[1]) if len(key) == 2 else None
             if row is None or balance.unpaid_total <= ZERO:
                 continue
-            start = trigger.delinquent_from(bill_date=row[3], due_date=row[4], fine_charged_on=fines.get(row[0]))
-            if start <= as_of:
+            eligible = trigger.eligible(bill_date=row[3], due_date=row[4], unpaid=balance.unpaid,
+                                        fines=fines.get(row[0], []), as_of=as_of)
+            if eligible is not None:
                 found.append(DelinquentBill(bill_id=row[0], number=row[2], bill_date=row[3], due_date=row[4],
-                                            delinquent_from=start, amount=balance.unpaid_total))
-        if found:
+                                            delinquent_from=eligible.since, amount=eligible.amount,
+                                            parts=eligible.parts))
+        if found and sum((b.amount for b in found), ZERO) >= floor:
             owing[account_id] = found
     if not owing:
         return []
@@ -98,11 +118,30 @@ def delinquencies(*, as_of: date, account_ids=None, policy: TerminationPolicy | 
 
 
 def case_unpaid(case: TerminationCase, *, as_of: date) -> Decimal:
-    """What is still unpaid on the case's bills on ``as_of`` (charges and late charges): zero is payment in
-    full."""
-    bill_ids = set(case.bills.values_list("bill_id", flat=True))
-    state = account_balances([case.account_id], through=as_of)[case.account_id]
-    return sum((b.unpaid_total for key, b in state.bills.items() if len(key) == 2 and key[1] in bill_ids), ZERO)
+    """What is still unpaid on ``as_of`` of the amount the case is for: zero ends the ground. The case is for the
+    eligible amount only, so paying that amount ends it even if other charges remain, however the payment order
+    allocates the money (a payment pays a bill's fees first): what the customer has paid since the case opened
+    counts against the case's amount, and so does whatever the ledger shows paid of what the ground covers on
+    the case's bills. A reversed payment never counts (``entries_for_accounts`` leaves it out)."""
+    if case.grounds != "nonpayment":
+        return ZERO
+    policy = termination_policy()
+    bills = dict(case.bills.values_list("bill_id", "bill__bill_date"))
+    entries = entries_for_accounts([case.account_id], through=as_of).get(case.account_id, [])
+    state = allocate(entries, order=payment_order())
+    fines = _fines_of(bills) if policy.trigger.fine_days is not None else {}
+    due_dates = dict(Bill.objects.filter(id__in=list(bills)).values_list("id", "due_date"))
+    covered = ZERO
+    for key, balance in state.bills.items():
+        if len(key) == 2 and key[1] in bills:
+            # As of the day the case opened at the latest: what became eligible since is not this case's.
+            eligible = policy.trigger.eligible(bill_date=key[0], due_date=due_dates[key[1]], unpaid=balance.unpaid,
+                                               fines=fines.get(key[1], []), as_of=min(as_of, max(case.opened_on,
+                                                                                              key[0])))
+            covered += eligible.amount if eligible else ZERO
+    paid_since = -sum((e.amount for e in entries if e.kind in ("payment", "credit") and e.posted_on >= case.opened_on),
+                      ZERO)
+    return max(ZERO, min(covered, case.amount_delinquent - paid_since))
 
 
 def current_notices(case: TerminationCase) -> dict[str, Notice]:

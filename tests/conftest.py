@@ -1,4 +1,5 @@
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -26,14 +27,35 @@ def pytest_addoption(parser):
                           '"§ 45.29" runs A to F; "policy" runs the office-policy tests)')
 
 
+# "45.33–45.34", "169-31 – 169-37", "141-3–141-14": a range of sections of one chapter (an en dash between).
+_RANGE = re.compile(r"(\d+)([.-])(\d+)\s*–\s*(?:\1\2)?(\d+)")
+
+
+def cited_sections(text: str) -> list[str]:
+    """What a citation names, section by section: "§§ 45.33–45.34" names "§ 45.33" and "§ 45.34" (and itself),
+    "§§ 169-25, 169-26" names each, "§§ 45.31–45.35" every section from 45.31 to 45.35."""
+    out = [text]
+    for chapter, sep, first, last in _RANGE.findall(text):
+        if int(last) - int(first) <= 100:
+            out.extend(f"§ {chapter}{sep}{n}" for n in range(int(first), int(last) + 1))
+    if text.startswith("§§"):
+        for part in re.split(r"[,;]\s*(?:and\s+)?", text[2:]):
+            part = part.strip()
+            if part and "–" not in part:
+                out.append(f"§ {part.removeprefix('§').strip()}")
+    return out
+
+
 def pytest_collection_modifyitems(config, items):
-    """``--citation "§ 45.29 E"``: citation → rule module → test in one hop."""
+    """``--citation "§ 45.29 E"``: citation → rule module → test in one hop. Every section a mark names counts,
+    whether it is the mark's first, another of its arguments, or inside a range ("§§ 45.33–45.34")."""
     wanted = config.getoption("--citation")
     if not wanted:
         return
     selected, deselected = [], []
     for item in items:
-        sections = [mark.args[0] for mark in item.iter_markers("citation")]
+        sections = [section for mark in item.iter_markers("citation") for arg in mark.args
+                    for section in cited_sections(str(arg))]
         (selected if any(wanted in section for section in sections) else deselected).append(item)
     if deselected:
         config.hook.pytest_deselected(items=deselected)

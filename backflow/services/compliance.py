@@ -15,8 +15,9 @@ from accounts.models import Account
 from billing.services.charges import charge_add
 from core.clock import refuse_future, today
 from core.dates import fmt_day
-from core.errors import ApplicationError, FieldError, NotFound, refuse_any
+from core.errors import ApplicationError, FieldError, NotFound, refuse_any, refuse_nul
 from core.money import ZERO, cents, fmt_dollars
+from core.workflow import transition
 
 from ..documents import notice_pdf_store
 from ..fines import lansing_fine
@@ -76,6 +77,7 @@ def _flag(device: Device, assessment: Assessment | None) -> None:
 def device_register(*, account: Account, type: str, serial: str, size: str, installed_on: date, actor,
                     make: str = "", model: str = "", location: str = "") -> Device:
     refuse_future(installed_on, field="installed_on", doing="recorded")
+    refuse_nul(type=type, serial=serial, size=size, make=make, model=model, location=location)
     errors = []
     if type not in Device.Type.values:
         errors.append(FieldError("type", f"'{type}' is not a device type; use {', '.join(Device.Type.values)}"))
@@ -148,6 +150,7 @@ def tester_save(*, tester: Tester | None, certification_no: str, name: str, cert
 
 
 def tester_get(certification_no: str) -> Tester:
+    refuse_nul(tester=certification_no)
     tester = Tester.objects.filter(certification_no=(certification_no or "").strip()).first()
     if tester is None:
         raise NotFound(f"no tester with NYS certification number '{certification_no}'", field="tester")
@@ -155,6 +158,7 @@ def tester_get(certification_no: str) -> Tester:
 
 
 def device_get(serial: str) -> Device:
+    refuse_nul(serial=serial)
     device = Device.objects.select_related("account").filter(serial=(serial or "").strip()).first()
     if device is None:
         raise NotFound(f"no device with serial '{serial}'", field="serial")
@@ -164,8 +168,13 @@ def device_get(serial: str) -> Device:
 def _psid(value, field: str, errors: list) -> Decimal | None:
     if value in (None, ""):
         return None
+    text = str(value).strip()
+    # Decimal() reads any script's digits ("١٢٫٥"); a gauge reading is written in ASCII digits only.
+    if not text.isascii():
+        errors.append(FieldError(field, f"'{value}' is not a number of psid (digits 0–9 and a point)"))
+        return None
     try:
-        number = Decimal(str(value))
+        number = Decimal(text)
     except ArithmeticError:
         errors.append(FieldError(field, f"'{value}' is not a number of psid"))
         return None
@@ -178,7 +187,7 @@ def _psid(value, field: str, errors: list) -> Decimal | None:
 @transaction.atomic
 def test_record(*, device: Device, tester: Tester, tested_on: date, result: str, actor, as_of: date | None = None,
                 check_valve_1=None, check_valve_2=None, relief_valve=None, repairs: str = "",
-                online: bool = False) -> DeviceTest:
+                online: bool = False, by_department: bool = False) -> DeviceTest:
     """Record a test. A tester whose certification had lapsed on the test day is refused (NYS certification
     is what makes a test count). Submitted online, the test waits for the clerk to accept it."""
     as_of = as_of or today()
@@ -205,21 +214,19 @@ def test_record(*, device: Device, tester: Tester, tested_on: date, result: str,
     return DeviceTest.objects.create(
         device=device, tester=tester, tested_on=tested_on, result=result, repairs=(repairs or "").strip()[:TEXT_MAX],
         status=DeviceTest.Status.SUBMITTED if online else DeviceTest.Status.ACCEPTED, submitted_online=online,
+        by_department=by_department and not online,
         reviewed_by=None if online else _actor(actor), reviewed_on=None if online else as_of, **readings)
 
 
 @transaction.atomic
 def test_review(*, test: DeviceTest, accept: bool, actor, as_of: date, note: str = "") -> DeviceTest:
     """The clerk accepts (or rejects, with a note) a test a tester submitted online."""
-    test = DeviceTest.objects.select_for_update().get(pk=test.pk)
-    if test.status != DeviceTest.Status.SUBMITTED:
-        raise ApplicationError(f"the test is already {test.get_status_display().lower()}", field="status")
-    if not accept and not (note or "").strip():
+    note = (note or "").strip()
+    if not accept and not note:
         raise ApplicationError("a rejected test says why", field="note")
-    test.status = DeviceTest.Status.ACCEPTED if accept else DeviceTest.Status.REJECTED
-    test.reviewed_by, test.reviewed_on, test.review_note = _actor(actor), as_of, (note or "").strip()
-    test.save(update_fields=["status", "reviewed_by", "reviewed_on", "review_note"])
-    return test
+    return transition(test, to=DeviceTest.Status.ACCEPTED if accept else DeviceTest.Status.REJECTED, actor=actor,
+                      note=note or "accepted", changes={"reviewed_by": _actor(actor), "reviewed_on": as_of,
+                                                        "review_note": note})
 
 
 @dataclass(frozen=True)
@@ -282,7 +289,7 @@ def notice_deadline(notice: ComplianceNotice, *, policy: BackflowPolicy | None =
 def notice_serve(*, account: Account, kind: str, served_on: date, actor, method: str = "", as_of: date | None = None,
                  received_on: date | None = None, article_number: str = "", device: Device | None = None,
                  largest_pipe: Decimal | None = None, per_day: Decimal | None = None, due_for: date | None = None,
-                 render: bool = True) -> ComplianceNotice:
+                 test: DeviceTest | None = None, render: bool = True) -> ComplianceNotice:
     """Serve a compliance notice of the preset; its deadline follows the preset (``backflow.policy``)."""
     as_of = as_of or today()
     policy = backflow_policy()
@@ -311,13 +318,22 @@ def notice_serve(*, account: Account, kind: str, served_on: date, actor, method:
                                                 f"{fmt_dollars(fine.per_day)} ({fine.citation})"))
     if device is not None and device.account_id != account.pk:
         errors.append(FieldError("device", f"device {device.serial} is not at account {account.account_no}"))
+    if kind == "demand" and policy.demand is not None:
+        if test is None and device is not None:
+            # The device's latest test by the Department's agents on or before the demand, not yet demanded.
+            test = (device.tests.filter(by_department=True, tested_on__lte=served_on, demands__isnull=True)
+                    .order_by("-tested_on", "-id").first()
+                    or device.tests.filter(by_department=True).order_by("-tested_on", "-id").first())
+        errors.extend(demand_refusals(account=account, test=test, served_on=served_on, policy=policy))
+    elif test is not None:
+        errors.append(FieldError("test", f"only a demand for the test fee names a test ({rule.citation})"))
     refuse_any(errors)
     if method in ("personal", "suitable_age_and_mail") and received_on is None:
         received_on = served_on
     notice = ComplianceNotice(
         account=account, device=device, kind=kind, citation=rule.citation, served_on=served_on, method=method,
         article_number=(article_number or "").strip(), received_on=received_on, largest_pipe_inches=largest_pipe,
-        per_day=per_day, due_for=due_for, served_by=_actor(actor),
+        per_day=per_day, due_for=due_for, served_by=_actor(actor), test=test if kind == "demand" else None,
         amount=policy.demand.amount if kind == "demand" and policy.demand else None)
     notice.deadline = notice_deadline(notice, policy=policy)
     notice.save()
@@ -351,14 +367,98 @@ def notice_shorten(*, notice: ComplianceNotice, to: date, by: str, reason: str) 
 
 
 @transaction.atomic
-def notice_cure(*, notice: ComplianceNotice, cured_on: date) -> ComplianceNotice:
-    """The owner complied (or paid the fee demanded): the fine stops and nothing more is charged."""
+def notice_cure(*, notice: ComplianceNotice, cured_on: date, actor=None) -> ComplianceNotice:
+    """The owner complied (or paid the fee demanded): the fine stops and nothing more is charged. A cure date
+    already recorded may be corrected only while no fine has been charged to it: a fine's days are counted up to
+    the day before the cure, so moving it would leave charged days the facts no longer make owed (or owed days
+    never charged)."""
     refuse_future(cured_on, field="cured_on", doing="recorded")
     if cured_on < notice.served_on:
         raise ApplicationError(f"{cured_on} is before the notice ({notice.served_on})", field="cured_on")
-    notice.cured_on = cured_on
-    notice.save(update_fields=["cured_on"])
-    return notice
+
+    def guard(locked: ComplianceNotice) -> list[FieldError]:
+        charged = locked.charges.exclude(last_day__isnull=True).order_by("-last_day").first()
+        if charged is None:
+            return []
+        if locked.cured_on is not None and locked.cured_on != cured_on:
+            return [FieldError("cured_on", (
+                f"the cure date {fmt_day(locked.cured_on)} cannot move: fines were charged to it (through "
+                f"{fmt_day(charged.last_day)}, {charged.computation})"))]
+        if charged.last_day >= cured_on:
+            return [FieldError("cured_on", (
+                f"fines are already charged through {fmt_day(charged.last_day)} ({charged.computation}); a cure on "
+                f"{fmt_day(cured_on)} would leave days charged after the owner complied"))]
+        return []
+
+    moved = notice.cured_on is not None and notice.cured_on != cured_on
+    what = (f"cure date moved from {fmt_day(notice.cured_on)} to {fmt_day(cured_on)}" if moved
+            else f"complied with on {fmt_day(cured_on)}")
+    return transition(notice, to=ComplianceNotice.Status.CURED, actor=actor, note=what, guard=guard,
+                      changes={"cured_on": cured_on})
+
+
+@transaction.atomic
+def notice_hearing_request(*, notice: ComplianceNotice, received_on: date, actor, as_of: date) -> ComplianceNotice:
+    """The owner's written request for a hearing, received by the office (Old Westbury: before the Board of Zoning
+    Appeals, within 7 days of receipt of the notice). One received after the window is recorded, and says so; the
+    Department's test and its fee follow only where no request came in time."""
+    refuse_future(received_on, field="received_on", doing="recorded")
+    errors = []
+    if received_on > as_of:
+        errors.append(FieldError("received_on", f"{received_on} is after {as_of}"))
+    if received_on < notice.served_on:
+        errors.append(FieldError("received_on", f"{received_on} is before the notice was served ({notice.served_on})"))
+    refuse_any(errors)
+    late = notice.deadline is not None and received_on > notice.deadline
+    what = (f"written request for a hearing received {fmt_day(received_on)}"
+            + (f", after the window closed on {fmt_day(notice.deadline)}" if late else ""))
+    return transition(notice, to=ComplianceNotice.Status.HEARING_REQUESTED, actor=actor, note=what,
+                      changes={"hearing_requested_on": received_on})
+
+
+def demand_refusals(*, account: Account, test: DeviceTest | None, served_on: date,
+                    policy: BackflowPolicy) -> list[FieldError]:
+    """Why a demand for the test fee may not be served (Old Westbury, backflow enforcement B(3)): the fee is for a
+    test the Department's agents performed after the owner, served a violation notice, neither asked for a hearing
+    nor cured within 7 days of receipt; one fee per test performed, never one per demand. Every reason, each
+    naming the section."""
+    cite = policy.demand.citation
+    if test is None:
+        return [FieldError("test", f"a demand is for a test the Department's agents performed: name the device whose "
+                                   f"test it was ({cite})")]
+    out = []
+    if test.device.account_id != account.pk:
+        out.append(FieldError("test", f"the test of {test.device.serial} is not at account {account.account_no}"))
+    if not test.by_department:
+        out.append(FieldError("test", f"the test of {test.device.serial} on {fmt_day(test.tested_on)} was not "
+                                      f"performed by the Department's agents: no fee is due for it ({cite})"))
+    if test.tested_on > served_on:
+        out.append(FieldError("served_on", f"the demand ({fmt_day(served_on)}) comes before the test it is for "
+                                           f"({fmt_day(test.tested_on)})"))
+    if ComplianceNotice.objects.filter(kind="demand", test=test).exists():
+        out.append(FieldError("test", f"the test of {test.device.serial} on {fmt_day(test.tested_on)} was already "
+                                      f"demanded: one fee per test performed, never one per demand ({cite})"))
+    violation = (account.backflow_notices.filter(kind="violation", served_on__lt=test.tested_on)
+                 .order_by("-served_on", "-id").first())
+    if violation is None:
+        out.append(FieldError("test", f"no violation notice was served before the test on "
+                                      f"{fmt_day(test.tested_on)}: the Department tests only after one ({cite})"))
+        return out
+    if violation.deadline is None:
+        out.append(FieldError("test", f"the violation notice of {fmt_day(violation.served_on)} has no receipt date "
+                                      f"recorded: its 7 days run from receipt ({violation.citation})"))
+    elif test.tested_on <= violation.deadline:
+        out.append(FieldError("test", f"the test on {fmt_day(test.tested_on)} came within the owner's 7 days, which "
+                                      f"end {fmt_day(violation.deadline)} ({violation.citation})"))
+    if violation.hearing_requested_on is not None and (violation.deadline is None
+                                                       or violation.hearing_requested_on <= violation.deadline):
+        out.append(FieldError("test", f"the owner asked for a hearing on {fmt_day(violation.hearing_requested_on)}, "
+                                      f"within the 7 days: no test fee while the Board of Zoning Appeals hears it "
+                                      f"({cite})"))
+    if violation.cured_on is not None and violation.cured_on <= test.tested_on:
+        out.append(FieldError("test", f"the owner cured the violation on {fmt_day(violation.cured_on)}, before the "
+                                      f"test: no fee is due ({cite})"))
+    return out
 
 
 # --- Fines and fees to the bill -----------------------------------------------------------------------------
@@ -398,6 +498,9 @@ def fine_lines(*, account: Account, as_of: date, uncharged_only: bool = False) -
         end = min(as_of, notice.cured_on - timedelta(days=1)) if notice.cured_on else as_of
         if end < notice.served_on:
             continue
+        rule = policy.notices.get(notice.kind)
+        if rule is not None and rule.days > 0 and notice.deadline is None:
+            continue  # the time to comply is not known yet (a mailed notice's receipt is not recorded)
         if fine.scheme == "per_day_pipe":
             computed = lansing_fine(notice_on=notice.served_on, as_of=end,
                                     largest_pipe_inches=notice.largest_pipe_inches)
@@ -408,6 +511,12 @@ def fine_lines(*, account: Account, as_of: date, uncharged_only: bool = False) -
                 continue
             first = notice.served_on + timedelta(days=1)
             days, per_day, inches = max((end - notice.served_on).days, 0), notice.per_day, None
+        # A fine never accrues inside the notice's time to comply (Washingtonville § 169-33: 120 days to install;
+        # § 169-37: "for each day the violation continues after notice"): its first day is after the deadline.
+        grace_end = notice.deadline or notice.served_on
+        if first <= grace_end:
+            first = grace_end + timedelta(days=1)
+            days = max((end - grace_end).days, 0)
         if uncharged_only:
             through = _charged_through(notice)
             if through is not None and through >= first:
@@ -432,20 +541,49 @@ def fine_quote(*, account: Account, as_of: date) -> dict:
 
 
 @transaction.atomic
-def fine_post(*, account: Account, as_of: date, actor) -> list[NoticeCharge]:
+def fine_post(*, account: Account, as_of: date, actor, amount: Decimal | None = None) -> list[NoticeCharge]:
     """Charge the days of fine not yet charged as pending charges for the next bill, each with its computation
-    and citation; posting again the same day charges nothing more."""
+    and citation; posting again the same day charges nothing more.
+
+    Where the section sets only a maximum ("shall not exceed", Lansing § 141-11 B), the clerk enters ``amount``:
+    the computed fine is the maximum, proposed, and ``amount`` is refused above it (or when the days of more than
+    one notice are waiting: they are charged one notice at a time). Elsewhere the daily fine was imposed on the
+    notice and no amount is taken."""
     refuse_future(as_of, doing="charged")
     policy = backflow_policy()
+    fine = policy.fine
+    lines = fine_lines(account=account, as_of=as_of, uncharged_only=True)
+    if fine is not None and lines:
+        maximum = sum((line.amount for line in lines), ZERO)
+        if fine.amount_entered:
+            if amount is None:
+                raise ApplicationError(f"enter the fine to charge: at most {fmt_dollars(maximum)} (proposed), the "
+                                       f"maximum {fine.citation} allows", field="amount")
+            if amount <= ZERO or amount != cents(amount):
+                raise ApplicationError(f"{amount} is not an amount of dollars and cents above $0.00", field="amount")
+            if amount > maximum:
+                raise ApplicationError(f"{fmt_dollars(amount)} is more than the maximum of {fmt_dollars(maximum)} "
+                                       f"{fine.citation} allows ({lines[0].computation})", field="amount")
+            if len(lines) > 1:
+                raise ApplicationError("the days of more than one notice are waiting; an entered fine is charged for "
+                                       "one notice at a time", field="amount")
+        elif amount is not None:
+            raise ApplicationError(f"the daily fine was imposed on the notice ({fine.citation}); no amount is entered "
+                                   "here", field="amount")
     posted = []
-    for line in fine_lines(account=account, as_of=as_of, uncharged_only=True):
-        charge = charge_add(account=account, code=policy.fine.fee_code, as_of=as_of, actor=actor, amount=line.amount,
-                            kind="fine", note=f"backflow notice {line.notice.pk}: {line.computation}")
-        charge.description = f"{charge.description}: {line.computation}"[:200]
-        charge.quantity, charge.rate = Decimal(line.days), line.per_day * (line.inches or 1)
+    for line in lines:
+        charged = amount if fine.amount_entered else line.amount
+        computation = line.computation if charged == line.amount else (
+            f"{fmt_dollars(charged)} as entered, at most {line.computation}")
+        charge = charge_add(account=account, code=fine.fee_code, as_of=as_of, actor=actor, amount=charged,
+                            kind="fine", note=f"backflow notice {line.notice.pk}: {computation}")
+        charge.description = f"{charge.description}: {computation}"[:200]
+        # Days × the daily rate; a figure the clerk entered below the maximum is its own line (1 × the amount).
+        charge.quantity, charge.rate = ((Decimal(line.days), line.per_day * (line.inches or 1))
+                                        if charged == line.amount else (Decimal(1), charged))
         charge.save(update_fields=["description", "quantity", "rate"])
         posted.append(NoticeCharge.objects.create(notice=line.notice, charge=charge, first_day=line.first_day,
-                                                  last_day=line.last_day, computation=line.computation))
+                                                  last_day=line.last_day, computation=computation))
     return posted
 
 

@@ -7,7 +7,7 @@ credit memos, voids; negative). Replaying them day by day gives every balance:
   does any credit left over (an overpayment) go to them, so the order in which same-day charges were
   recorded never changes who owes what. Each credit is then applied as it comes.
 * **What a payment pays** is the preset's policy (ORDINANCES.md, conventions). ``principal_first`` (the
-  default): unpaid principal — fees and water — of every bill, oldest bill first, and only then late
+  default): unpaid principal — fees, fines and water — of every bill, oldest bill first, and only then late
   charges, oldest bill first, each bill's interest before its penalties; an unpaid penalty therefore never
   turns into principal that draws more penalties. Interest is kept apart from penalties because a rule may
   charge a penalty on unpaid interest (Washingtonville § 169-26: 5% of the amount due "including
@@ -52,14 +52,19 @@ PAYMENT_ORDERS = (PRINCIPAL_FIRST, PENALTIES_FIRST)
 # A bill's balance by category; ``interest`` joins a bill's dicts with its first interest charge, so the
 # bills of a village that charges none show only these three.
 CATEGORIES = ("penalty", "fee", "water")
+# Principal: what a bill charges for service, fees and fines, in the order a payment pays them within a bill
+# (``principal_first``). A fine is kept apart from fees (it joins a bill's dicts with its first fine, as interest
+# does) because a section may charge a late charge on fees but never on a fine (Lansing § 141-17: water rent
+# only), and a shut-off may be for a fine on its own days (Washingtonville § 169-26).
+PRINCIPAL_CATEGORIES = ("fee", "fine", "water")
 # Order of a bill's charges for ``penalties_first``.
-PENALTIES_FIRST_ORDER = ("penalty", "interest", "fee", "water")
+PENALTIES_FIRST_ORDER = ("penalty", "interest", "fee", "fine", "water")
 # Order when a bill's own credit (memo, void) applies: the charges first.
-CREDIT_ORDER = ("water", "fee", "interest", "penalty")
+CREDIT_ORDER = ("water", "fee", "fine", "interest", "penalty")
 # What a payment pays of each bill once every bill's principal is paid (``principal_first``).
 LATE_ORDER = ("interest", "penalty")
 # Charges by the category they add to; a correction adds (usually a negative amount) to what it corrects.
-CATEGORY = {"water": "water", "fee": "fee", "fine": "fee", "debit": "fee", "penalty": "penalty",
+CATEGORY = {"water": "water", "fee": "fee", "fine": "fine", "debit": "fee", "penalty": "penalty",
             "interest": "interest", "penalty_correction": "penalty", "interest_correction": "interest"}
 # Late charges: owed because of when principal was paid, never principal themselves.
 PENALTY_KINDS = ("penalty", "interest", "penalty_correction", "interest_correction")
@@ -93,7 +98,8 @@ class BillBalance:
 
     @property
     def unpaid_principal(self) -> Decimal:
-        return self.unpaid["fee"] + self.unpaid["water"]
+        unpaid = self.unpaid
+        return unpaid["fee"] + unpaid.get("fine", ZERO) + unpaid["water"]
 
     @property
     def unpaid_interest(self) -> Decimal:
@@ -223,7 +229,7 @@ class Ledger:
         if len(bills) != len(self._unpaid):  # a bill added since (bills are never removed): sort them again
             self._unpaid = [(key, bills[key].unpaid) for key in sorted(bills)]
         record = self.record
-        for cats in (("fee", "water"), LATE_ORDER) if self.order == PRINCIPAL_FIRST else (PENALTIES_FIRST_ORDER,):
+        for cats in (PRINCIPAL_CATEGORIES, LATE_ORDER) if self.order == PRINCIPAL_FIRST else (PENALTIES_FIRST_ORDER,):
             for key, unpaid in self._unpaid:
                 for cat in cats:
                     owed = unpaid.get(cat, ZERO)

@@ -19,10 +19,10 @@ from django.db.models.sql.constants import MULTI
 
 from ..models import Bill, LedgerEntry
 from ..ordinance import payment_order
-from .allocation import CATEGORY, DEPOSIT_KINDS, REVERSAL_KIND, AccountBalance, Entry, allocate
+from .allocation import CATEGORY, DEPOSIT_KINDS, PRINCIPAL_CATEGORIES, REVERSAL_KIND, AccountBalance, Entry, allocate
 
 # Charges of principal (water, fees, fines, debit memos): the kinds a charge below zero could leave a bill owing.
-PRINCIPAL_KINDS = tuple(kind for kind, category in CATEGORY.items() if category in ("fee", "water"))
+PRINCIPAL_KINDS = tuple(kind for kind, category in CATEGORY.items() if category in PRINCIPAL_CATEGORIES)
 _new_entry = object.__new__
 _set = object.__setattr__
 

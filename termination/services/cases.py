@@ -30,7 +30,15 @@ from core.workflow import transition
 from ..documents import determination_pdf_store, notice_pdf_store
 from ..models import ACTIVE, CaseBill, CaseEvent, Interruption, Notice, TerminationCase, WorkOrder
 from ..policy import METHOD_WORDS, TerminationPolicy, termination_policy
-from ..selectors import case_deadlines, case_unpaid, current_notices, delinquencies, received_on_for, required_roles
+from ..selectors import (
+    case_deadlines,
+    case_unpaid,
+    current_notices,
+    delinquencies,
+    list_floor,
+    received_on_for,
+    required_roles,
+)
 
 TEXT_MAX = 5000
 
@@ -83,17 +91,25 @@ def case_open(*, account: Account, grounds: str, as_of: date, actor, section: st
         errors.append(FieldError("account_no", f"account {account.account_no} already has case {existing.number} "
                                                f"({existing.get_status_display().lower()})"))
     found = None
-    if grounds == "nonpayment" and not errors:
-        found = next(iter(delinquencies(as_of=as_of, account_ids=[account.pk], policy=policy)), None)
+    if grounds == "nonpayment" and not policy.nonpayment:
+        errors.append(FieldError("grounds", policy.no_nonpayment))
+    elif grounds == "nonpayment" and not errors:
+        found = next(iter(delinquencies(as_of=as_of, account_ids=[account.pk], policy=policy, floor=ZERO)), None)
+        floor = list_floor()
         if found is None:
             errors.append(FieldError("grounds", (
                 f"account {account.account_no} has nothing delinquent on {as_of} under {policy.trigger.citation} "
                 f"({policy.trigger.words}); nonpayment needs an amount delinquent")))
+        elif found.amount < floor:
+            errors.append(FieldError("amount_delinquent", (
+                f"account {account.account_no} owes {fmt_dollars(found.amount)} that a shut-off may be for, below the "
+                f"office's floor of {fmt_dollars(floor)} under shut-off lists (office policy, not the ordinance: "
+                "the Utility page sets it)")))
     refuse_any(errors)
     if grounds == "nonpayment":
         section = section or policy.trigger.citation
         detail = detail or ("Failure to pay " + "; ".join(
-            f"bill {b.number} dated {fmt_day(b.bill_date)}, due {fmt_day(b.due_date)}, {fmt_dollars(b.amount)} unpaid"
+            f"bill {b.number} dated {fmt_day(b.bill_date)}, due {fmt_day(b.due_date)}: " + "; ".join(b.parts)
             for b in found.bills))
     case = TerminationCase.objects.create(
         account=account, grounds=grounds, section=section, grounds_detail=detail,
@@ -114,6 +130,8 @@ def cases_open_delinquent(*, as_of: date, actor, account_nos: list[str] | None =
     """Open a nonpayment case for every account delinquent on ``as_of`` that has none (or those named)."""
     refuse_future(as_of, doing="recorded")
     policy = termination_policy()
+    if not policy.nonpayment:
+        raise ApplicationError(policy.no_nonpayment, field="grounds")
     ids = None
     if account_nos is not None:
         ids = list(Account.objects.filter(account_no__in=account_nos).values_list("id", flat=True))

@@ -332,7 +332,9 @@ def test_the_fine_view_shows_lansings_worked_example_and_charges_it_once(tmp_pat
     assert errors(client.get(fine, {"account_no": "9-9999", "as_of": "2026-07-15"}))["account_no"] == [
         "no account '9-9999'"]
 
-    charge = {"account_no": "1-0001", "as_of": "2026-07-15"}
+    assert 'id="fine-amount" name="amount" value="750.00"' in html  # the maximum, proposed (§ 141-11 B)
+    charge = {"account_no": "1-0001", "as_of": "2026-07-15", "amount": "750.00"}
+    assert "at most $750.00 (proposed)" in errors(client.post(fine, {**charge, "amount": ""}))["amount"][0]
     first = client.post(fine, charge, follow=True)
     assert "Charged to account 1-0001's next bill: $750.00 (15 days × $25.00 × 2 in = $750.00" in " ".join(
         messages_of(first))
@@ -414,3 +416,20 @@ def test_the_admin_home_links_the_backflow_pages_and_others_are_kept_out(tmp_pat
     for name in ("backflow_device_reports", "backflow_compliancenotice_noncompliance", "backflow_compliancenotice_fine",
                  "backflow_assessment_add", "backflow_device_add"):
         assert officer.get(reverse(f"admin:{name}")).status_code == 403, name
+
+
+@pytest.mark.citation("§ 45.45 H")
+def test_the_device_page_says_in_words_whether_its_type_is_allowed(tmp_path, login):
+    """An allowed device reads "Yes" beside "type allowed by the premises' rule", never a ✖ beside "type not
+    allowed"; a flagged one says "No" and why."""
+    village(tmp_path, "mineola")
+    bf("require", "1-0001", "--condition", "cross_connection", "--condition", "back_pressure", "--condition",
+       "hazardous", date_="2026-01-05")
+    allowed, not_allowed = device("RP-OK", type_="RPZ"), device("DC-NO", type_="DCA")
+    client = login("Backflow inspector")
+    page = text(client.get(reverse("admin:backflow_device_change", args=[allowed.pk])))
+    assert "allowed by the premises&#x27; rule:</label> <div class=\"readonly\">Yes</div>" in page
+    assert "icon-no.svg" not in page and "icon-yes.svg" not in page
+    assert "is not one the premises" not in page
+    page = text(client.get(reverse("admin:backflow_device_change", args=[not_allowed.pk])))
+    assert "No: a DCA is not allowed at these premises: AG, RPZ (§ 45.45 H)" in page

@@ -166,7 +166,8 @@ LANSING_ALONE = [
     ("auxiliary_cross_connected", True, ("AG", "RPZ"), (), "§ 141-3 B(2)"),
     ("auxiliary_unapproved", True, ("AG", "RPZ"), (), "§ 141-3 B(2)"),
     ("objectionable", True, ("AG", "DCA"), (), "§ 141-3 B(3)"),
-    ("toxic", True, ("AG",), ("RPZ",), "§ 141-3 B(4)–(5)"),
+    ("toxic", True, ("AG", "RPZ"), (), "§ 141-3 B(4)"),
+    ("toxic_pressure", True, ("AG", "RPZ"), (), "§ 141-3 B(5)"),
     ("sewage_plant", True, ("AG",), ("RPZ",), "§ 141-3 B(6)"),
     ("private_well", True, ("AG", "RPZ", "DCA"), (), "§ 141-12 B(1)"),
     ("underground_sprinkler", True, ("RPZ",), (), "§ 141-12 B(2)"),
@@ -198,10 +199,19 @@ def test_lansing_each_condition_alone(code, required, allowed, needs_reason, cit
     assert citation in answer.trace[0]
 
 
+@pytest.mark.citation("§ 141-3 B(4)")
 @pytest.mark.citation("§ 141-3 B(5)")
+@pytest.mark.parametrize("code", ["toxic", "toxic_pressure"])
+def test_lansing_toxic_substances_take_an_air_gap_or_an_rpz_either_lawful_without_a_reason(code):
+    answer = assess("lansing", code)
+    assert answer.allowed == ("AG", "RPZ") and answer.needs_reason == ()
+    assert answer.allows("RPZ") and answer.allows("AG") and not answer.allows("DCA")
+    assert "reason_recorded" not in answer.flags
+
+
 @pytest.mark.citation("§ 141-3 B(6)")
-@pytest.mark.parametrize(("code", "citation"), [("toxic", "§ 141-3 B(5)"), ("sewage_plant", "§ 141-3 B(6)")])
-def test_lansing_rpz_for_toxic_or_sewage_only_with_a_recorded_reason(code, citation):
+@pytest.mark.parametrize(("code", "citation"), [("sewage_plant", "§ 141-3 B(6)")])
+def test_lansing_rpz_for_sewage_only_with_a_recorded_reason(code, citation):
     without = assess("lansing", code)
     assert without.allowed == ("AG",) and without.needs_reason == ("RPZ",)
     assert not without.allows("RPZ")
@@ -232,14 +242,14 @@ def test_lansing_rpz_for_toxic_or_sewage_only_with_a_recorded_reason(code, citat
     # {DCA} ∩ {AG, RPZ}: empty → the strictest condition alone (its weakest device RPZ beats DCA)
     (("auxiliary_approved", "auxiliary_unapproved"), "", ("AG", "RPZ"), (), "§ 141-3 B(2)", False),
     (("auxiliary_approved", "underground_sprinkler"), "", ("RPZ",), (), "§ 141-12 B(2)", False),
-    # {DCA} ∩ {AG}: empty → toxic decides; with a reason toxic allows AG, RPZ
-    (("auxiliary_approved", "toxic"), "", ("AG",), ("RPZ",), "§ 141-3 B(4)–(5)", False),
-    (("auxiliary_approved", "toxic"), "purveyor accepts", ("AG", "RPZ"), (), "§ 141-3 B(4)–(5)", False),
-    # {AG} ∩ {RPZ}: empty → toxic (AG) decides; a reason makes RPZ common to both
-    (("toxic", "underground_sprinkler"), "", ("AG",), ("RPZ",), "§ 141-3 B(4)–(5)", False),
-    (("toxic", "underground_sprinkler"), "purveyor accepts", ("RPZ",), (), "§ 141-3 B(4)–(5); § 141-12 B(2)",
-     True),
-    (("toxic", "sewage_plant"), "", ("AG",), ("RPZ",), "§ 141-3 B(4)–(5); § 141-3 B(6)", True),
+    # {DCA} ∩ {AG, RPZ}: empty → toxic decides (its weakest device RPZ beats DCA)
+    (("auxiliary_approved", "toxic"), "", ("AG", "RPZ"), (), "§ 141-3 B(4)", False),
+    (("auxiliary_approved", "toxic_pressure"), "", ("AG", "RPZ"), (), "§ 141-3 B(5)", False),
+    # {AG, RPZ} ∩ {RPZ} = {RPZ}
+    (("toxic", "underground_sprinkler"), "", ("RPZ",), (), "§ 141-3 B(4); § 141-12 B(2)", True),
+    # {AG, RPZ} ∩ {AG} = {AG}; the sewage plant's RPZ needs its reason
+    (("toxic", "sewage_plant"), "", ("AG",), ("RPZ",), "§ 141-3 B(4); § 141-3 B(6)", True),
+    (("toxic", "sewage_plant"), "no room for the air gap", ("AG", "RPZ"), (), "§ 141-3 B(4); § 141-3 B(6)", True),
 ])
 def test_lansing_several_conditions_the_strictest_wins(codes, reason, allowed, needs_reason, citation, common):
     answer = assess("lansing", *codes, reason=reason)

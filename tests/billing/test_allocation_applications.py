@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from billing.ledger.allocation import (
+    CATEGORY,
     PAYMENT_ORDERS,
     PENALTIES_FIRST,
     PRINCIPAL_FIRST,
@@ -157,6 +158,6 @@ def test_each_credit_paid_exactly_what_it_gave_and_balances_are_unchanged(case):
     for e in entries:
         if e.is_charge:
             key = e.bill_key if e.bill_key is not None else (e.posted_on, -1, e.entry_id)
-            charged[(key, {"fine": "fee"}.get(e.kind, e.kind))] += e.amount
+            charged[(key, CATEGORY[e.kind])] += e.amount
     for (key, cat), amount in charged.items():
         assert amount - recorded.bills[key].unpaid[cat] == on_charge.get((key, cat), D(0)), (key, cat)

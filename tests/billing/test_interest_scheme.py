@@ -12,7 +12,8 @@ pytestmark = pytest.mark.citation("§ 169-26")
 
 D = Decimal
 SCHEME = MonthlyInterestFebruaryPenalty({
-    "citation": "§ 169-26", "interest_percent": "2", "penalty_percent": "5", "penalty_month": 2, "penalty_day": 1})
+    "citation": "§ 169-26", "interest_percent": "2", "penalty_percent": "5", "penalty_month": 2, "penalty_day": 1,
+    "charges_on": ["water"]})
 
 
 def bill(bill_date, due_date, amount, bill_id=1):

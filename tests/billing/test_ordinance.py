@@ -38,7 +38,7 @@ def test_an_unknown_name_is_refused_with_the_known_ones(registry, some_known):
 def test_a_registry_builds_the_named_class_from_its_parameters():
     calendar = CALENDARS.build("quarterly_single_book", {"months": [2, 5, 8, 11], "due": {"days_after_bill_date": 30}})
     assert isinstance(calendar, QuarterlySingleBook) and calendar.months == (2, 5, 8, 11)
-    scheme = PENALTY_SCHEMES.build("one_time", {"percent": "15", "citation": "§ 141-17"})
+    scheme = PENALTY_SCHEMES.build("one_time", {"percent": "15", "citation": "§ 141-17", "charges_on": ["water"]})
     assert isinstance(scheme, OneTime) and scheme.citation == "§ 141-17"
     # A schedule that names no structure is rated by Mineola's blocks, as every schedule was before.
     assert isinstance(rate_structure_for({"per_bill": {}}), MineolaBlocks)

@@ -25,12 +25,13 @@ from billing.penalties import (
 from core.dates import add_months
 
 MINEOLA = {"citation": "§ 45.29 E", "first_percent": "5", "monthly_percent": "1",
-           "description": "Late payment penalty"}
+           "description": "Late payment penalty", "charges_on": ["water", "fee"]}
 WASHINGTONVILLE = {"citation": "§ 169-26", "interest_percent": "2", "interest_days_after_due": 1,
                    "interest_description": "Interest on unpaid water rents", "penalty_percent": "5",
-                   "penalty_month": 2, "penalty_day": 1, "penalty_description": "February 1 penalty"}
+                   "penalty_month": 2, "penalty_day": 1, "penalty_description": "February 1 penalty",
+                   "charges_on": ["water"]}
 SCHEMES = {"mineola": (FirstThenMonthly, MINEOLA), "washingtonville": (MonthlyInterestFebruaryPenalty, WASHINGTONVILLE),
-           "lansing": (OneTime, {"citation": "§ 141-17", "percent": "15"})}
+           "lansing": (OneTime, {"citation": "§ 141-17", "percent": "15", "charges_on": ["water"]})}
 # One instance of each kept across examples, as a long-lived ordinance keeps it (its days worked out once).
 KEPT = {name: cls(params) for name, (cls, params) in SCHEMES.items()}
 START = date(2025, 1, 1)
@@ -41,6 +42,7 @@ class Plain:
 
     def __init__(self, scheme):
         self._scheme = scheme
+        self.charges_on = scheme.charges_on  # what every scheme declares (the protocol)
 
     def dates(self, **kwargs):
         return self._scheme.dates(**kwargs)
@@ -51,7 +53,7 @@ class Plain:
 
 # --- The oracle --------------------------------------------------------------------------------------------
 
-CHARGE = {"water": "water", "fee": "fee", "fine": "fee", "debit": "fee", "penalty": "penalty",
+CHARGE = {"water": "water", "fee": "fee", "fine": "fine", "debit": "fee", "penalty": "penalty",
           "interest": "interest", "penalty_correction": "penalty", "interest_correction": "interest"}
 LATE = ("penalty", "interest", "penalty_correction", "interest_correction")
 
@@ -59,7 +61,8 @@ LATE = ("penalty", "interest", "penalty_correction", "interest_correction")
 class PlainLedger:
     def __init__(self, order):
         self.order = order
-        self.unpaid = defaultdict(lambda: {"penalty": Decimal(0), "fee": Decimal(0), "water": Decimal(0)})
+        self.unpaid = defaultdict(lambda: {"penalty": Decimal(0), "fee": Decimal(0), "fine": Decimal(0),
+                                           "water": Decimal(0)})
         self.pool = Decimal(0)
         self.day = None
         self.unsettled = False
@@ -81,7 +84,7 @@ class PlainLedger:
             self.pool -= amount
         else:
             unpaid, credit = self.unpaid[key], -amount
-            for cat in ("water", "fee", "interest", "penalty"):
+            for cat in ("water", "fee", "fine", "interest", "penalty"):
                 take = min(credit, unpaid.get(cat, Decimal(0)))
                 if take > 0:
                     unpaid[cat] -= take
@@ -92,9 +95,9 @@ class PlainLedger:
     def settle(self):
         self.unsettled = False
         if self.order == PRINCIPAL_FIRST:
-            passes = [("fee", "water"), ("interest", "penalty")]
+            passes = [("fee", "fine", "water"), ("interest", "penalty")]
         else:
-            passes = [("penalty", "interest", "fee", "water")]
+            passes = [("penalty", "interest", "fee", "fine", "water")]
         for cats in passes:
             for key in sorted(self.unpaid):
                 for cat in cats:
@@ -124,7 +127,7 @@ def oracle(*, entries, bills, scheme, through, order, waived):
             if bill.key not in ledger.unpaid or (bill.key[1], due.on, due.kind) in waived:
                 continue
             unpaid = ledger.unpaid[bill.key]
-            principal = unpaid["fee"] + unpaid["water"]
+            principal = sum((unpaid[cat] for cat in scheme.charges_on), Decimal(0))
             extra = {"unpaid_interest": unpaid.get("interest", Decimal("0.00"))} if due.with_interest else {}
             amount = scheme.amount(due, unpaid_principal=principal, unpaid_total=sum(unpaid.values(), Decimal("0.00")),
                                    **extra)

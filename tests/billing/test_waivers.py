@@ -278,7 +278,7 @@ def test_a_waived_interest_charge_is_not_accumulated_interest_for_the_february_p
     2026-01-02 ($2.00 each), and on 2026-02-01 5% of the unpaid rents and interest: 5% × 104.00 = $5.20. With
     the December interest waived it is owed as nothing, so February's penalty is 5% × 102.00 = $5.10."""
     scheme = MonthlyInterestFebruaryPenalty({"citation": "§ 169-26", "interest_percent": "2", "penalty_percent": "5",
-                                             "penalty_month": 2, "penalty_day": 1})
+                                             "penalty_month": 2, "penalty_day": 1, "charges_on": ["water"]})
     key = (date(2025, 11, 1), 1)
     terms = [BillTerms(key=key, bill_date=date(2025, 11, 1), due_date=date(2025, 12, 1))]
     entries = [Entry(kind="water", posted_on=date(2025, 11, 1), amount=Decimal("100.00"), bill_key=key)]

@@ -205,7 +205,8 @@ def test_a_payment_imported_late_corrects_interest_and_the_penalty(village, tmp_
 
 
 @pytest.mark.citation("§ 169-23")
-def test_a_fee_goes_on_the_next_bill_and_draws_interest_as_rents(washingtonville, tmp_path):
+@pytest.mark.citation("§ 169-26")
+def test_a_fee_goes_on_the_next_bill_and_draws_no_interest_only_water_rents_do(washingtonville, tmp_path):
     accounts = tmp_path / "accounts.csv"
     accounts.write_text(HEADER + ACCOUNTS["1-0001"])
     cmd("import_accounts", str(accounts), "--date", "2025-10-31")
@@ -215,12 +216,13 @@ def test_a_fee_goes_on_the_next_bill_and_draws_interest_as_rents(washingtonville
     cmd("import_readings", str(readings), "--date", "2025-10-31")
     cmd("run_billing", "--date", "2025-11-01", "--no-progress")
     (bill,) = statement("1-0001", "2025-11-01")["bills"]
-    # $85.00 water + $25.00 shut-off fee = $110.00; interest on 12/2 is 2% of 110.00 = 2.20.
+    # $85.00 water + $25.00 shut-off fee = $110.00; interest on 12/2 is 2% of the water rents only (§ 169-26): 2% of
+    # 85.00 = 1.70, not 2% of 110.00 = 2.20.
     assert [(line["kind"], line["amount"], line["citation"]) for line in bill["lines"]][-1] == (
         "fee", "25.00", "§ 169-23")
     assert bill["total"] == "110.00"
     assess("2025-12-02")
-    assert charges(statement("1-0001", "2025-12-02")) == [("interest", "2025-12-02", "2.20")]
+    assert charges(statement("1-0001", "2025-12-02")) == [("interest", "2025-12-02", "1.70")]
 
 
 @pytest.mark.citation("§ 169-21")

@@ -399,3 +399,21 @@ def test_the_delinquency_list_states_the_presets_rule(mineola, admin_client):
     delinquent_account()
     page = admin_client.get(reverse("admin:termination_terminationcase_delinquent") + "?as_of=2026-03-05")
     assert "under § 45.31 (a bill unpaid after its due date)" in page.content.decode()
+
+
+@pytest.mark.citation("§ 45.32")
+def test_every_yes_no_on_the_case_page_reads_true_to_its_label(clerk):
+    """A timely request is shown as on time, never beside "received after the request window closed" with a ✖."""
+    account, _ = delinquent_account()
+    case = case_of(served_case(account))
+    assert clerk.post(url("request", case), {"received_on": "2026-04-10", "text": "I dispute the bill"}).status_code == 302
+    page = clerk.get(reverse("admin:termination_terminationcase_change", args=[case.pk])).content.decode()
+    assert "On time: received within the request window" in page
+    assert "No appeal filed" in page
+    assert "Received after the request window closed" not in page
+    assert "icon-no.svg" not in page and "icon-yes.svg" not in page
+    case.refresh_from_db()
+    TerminationCase.objects.filter(pk=case.pk).update(request_late=True)
+    page = clerk.get(reverse("admin:termination_terminationcase_change", args=[case.pk])).content.decode()
+    assert "Late: received after the request window closed (accepted and flagged)" in page
+    assert "Yes: the request for a hearing came after its window closed" in page

@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from accounts.selectors import account_get
 from core.commands import as_of_argument, parse_as_of
 from core.dates import iso_date
-from core.errors import ApplicationError
+from core.errors import ApplicationError, refuse_nul
 from core.money import fmt_dollars
 
 from ...models import ComplianceNotice
@@ -117,6 +117,8 @@ class Command(BaseCommand):
         p.add_argument("--cv2", metavar="PSID")
         p.add_argument("--rv", metavar="PSID", help="relief valve opening")
         p.add_argument("--repairs", default="")
+        p.add_argument("--by-department", action="store_true",
+                       help="the Department's own agents performed it (Old Westbury: the test its fee is for)")
 
         p = add("notice", "serve a compliance notice; its deadline follows the preset")
         p.add_argument("account_no")
@@ -135,6 +137,10 @@ class Command(BaseCommand):
         p.add_argument("--by", required=True)
         p.add_argument("--reason", required=True)
 
+        p = add("hearing-requested", "the owner's written request for a hearing on a notice was received")
+        p.add_argument("notice", type=int)
+        p.add_argument("--on", required=True, metavar="D")
+
         p = add("cured", "the owner complied with a notice (or paid the fee demanded)")
         p.add_argument("notice", type=int)
         p.add_argument("--on", required=True, metavar="D")
@@ -143,6 +149,8 @@ class Command(BaseCommand):
         p.add_argument("account_no")
         p.add_argument("--json", action="store_true")
         p.add_argument("--post", action="store_true", help="charge it for the next bill, once")
+        p.add_argument("--amount", metavar="DOLLARS", help="the fine the clerk imposes, up to the maximum where the "
+                                                           "section sets only one (Lansing § 141-11 B)")
 
         p = add("due", "devices whose test is due or overdue on the date")
         p.add_argument("--json", action="store_true")
@@ -159,7 +167,9 @@ class Command(BaseCommand):
     def handle(self, *args, subcommand, **o):
         as_of = parse_as_of(o["date"])
         try:
-            getattr(self, "do_" + subcommand)(as_of, o)
+            # Every text argument, before any reaches a query (PostgreSQL refuses NUL in text).
+            refuse_nul(**{f"--{name.replace('_', '-')}": value for name, value in o.items() if isinstance(value, str)})
+            getattr(self, "do_" + subcommand.replace("-", "_"))(as_of, o)
         except ApplicationError as exc:
             raise CommandError("refused: " + "; ".join(str(e) for e in exc.errors)) from exc
 
@@ -203,7 +213,7 @@ class Command(BaseCommand):
         device = got["device"]
         test = svc.test_record(device=device, tester=got["tester"], tested_on=got["tested_on"], result=o["result"],
                                actor=None, as_of=as_of, check_valve_1=o["cv1"], check_valve_2=o["cv2"],
-                               relief_valve=o["rv"], repairs=o["repairs"])
+                               relief_valve=o["rv"], repairs=o["repairs"], by_department=o["by_department"])
         due = svc.device_due(device, as_of=max(as_of, test.tested_on))
         self._say(f"Test of {device.serial} on {test.tested_on}: {test.result}; next test due {due.due_on} "
                   f"({due.citation})")
@@ -227,6 +237,11 @@ class Command(BaseCommand):
                                     reason=o["reason"])
         self._say(f"Notice {notice.pk}: window shortened to {notice.deadline} by {notice.shortened_by}")
 
+    def do_hearing_requested(self, as_of, o):
+        notice = svc.notice_hearing_request(notice=_notice(o["notice"]), received_on=_day(o["on"], "on"), actor=None,
+                                            as_of=as_of)
+        self._say(f"Notice {notice.pk}: written request for a hearing received {notice.hearing_requested_on}")
+
     def do_cured(self, as_of, o):
         notice = svc.notice_cure(notice=_notice(o["notice"]), cured_on=_day(o["on"], "on"))
         self._say(f"Notice {notice.pk}: complied with on {notice.cured_on}")
@@ -235,7 +250,8 @@ class Command(BaseCommand):
         account = account_get(account_no=o["account_no"])
         quote = svc.fine_quote(account=account, as_of=as_of)
         if o["post"]:
-            posted = svc.fine_post(account=account, as_of=as_of, actor=None)
+            posted = svc.fine_post(account=account, as_of=as_of, actor=None,
+                                   amount=_dollars(o["amount"], "amount") if o["amount"] else None)
             quote["posted"] = [{"notice": c.notice_id, "amount": f"{c.charge.amount.amount:.2f}",
                                 "computation": c.computation} for c in posted]
         if o["json"]:

@@ -76,7 +76,7 @@ class Command(BaseCommand):
         try:
             cases = demo_cases_create(as_of=as_of)
         except ApplicationError as exc:
-            self.stderr.write(f"termination cases: {exc}")
+            self.stdout.write(f"Demo: no termination cases: {'; '.join(e.message for e in exc.errors)}")
             return
         if cases:
             self.stdout.write(f"Demo: {len(cases)} termination cases: " + ", ".join(

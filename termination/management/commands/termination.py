@@ -16,7 +16,8 @@ from core.money import fmt_dollars
 
 from ...documents import notice_pdf, paper_pdf, work_order_paper
 from ...models import TerminationCase, WorkOrder
-from ...selectors import case_board, case_get, case_show, delinquencies
+from ...policy import termination_policy
+from ...selectors import case_board, case_get, case_show, delinquencies, list_floor
 from ...services import cases as svc
 from ...services.nightly import nightly_deadlines
 
@@ -181,7 +182,12 @@ class Command(BaseCommand):
         for d in rows:
             self._say(f"{d.account_no:<12} {fmt_dollars(d.amount):>12}  {d.owner}, {d.service_address}"
                       + (f"  [case {d.case_number}]" if d.case_number else ""))
-        self._say(f"{len(rows)} accounts delinquent on {as_of}")
+        policy = termination_policy()
+        if not policy.nonpayment:
+            self._say(f"No account is listed: {policy.no_nonpayment}")
+            return
+        self._say(f"{len(rows)} accounts delinquent on {as_of} (accounts owing less than "
+                  f"{fmt_dollars(list_floor())} are left off: office policy, set on the Utility page)")
 
     def do_serve(self, as_of, o):
         case = case_get(o["case"])
