@@ -47,7 +47,7 @@ from django.utils.safestring import mark_safe
 
 from accounts.models import Account
 from accounts.selectors import account_get
-from core.admin import DATE_WIDGET, LINE_WIDGET, TEXT_WIDGET, DayField, ReadOnlyInline, ServiceForm
+from core.admin import DATE_WIDGET, LINE_WIDGET, TEXT_WIDGET, DayField, ReadOnlyInline, ServiceForm, StatusChangeInline
 from core.clock import refuse_future, today
 from core.dates import fmt_day, iso_date
 from core.errors import ApplicationError
@@ -206,6 +206,10 @@ class RecordTestForm(ServiceForm):
     check_valve_2 = forms.CharField(label="Check valve 2 (psid)", required=False, max_length=10)
     relief_valve = forms.CharField(label="Relief valve opened at (psid)", required=False, max_length=10)
     repairs = forms.CharField(label="Repairs", required=False, widget=TEXT_WIDGET)
+    by_department = forms.BooleanField(
+        label="Performed by the Department's agents", required=False,
+        help_text="Tick when the Water Department's own agents performed the test (Old Westbury: the test its $250 "
+                  "fee is for), not a tester the owner hired.")
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -217,7 +221,7 @@ class RecordTestForm(ServiceForm):
         self.test = test = svc.test_record(
             device=device, tester=d["tester"], tested_on=d["tested_on"], result=d["result"], actor=actor,
             as_of=today(), check_valve_1=d["check_valve_1"], check_valve_2=d["check_valve_2"],
-            relief_valve=d["relief_valve"], repairs=d["repairs"])
+            relief_valve=d["relief_valve"], repairs=d["repairs"], by_department=d["by_department"])
         due = svc.device_due(device, as_of=today())
         return (f"Test of {device.serial} on {fmt_day(test.tested_on)} recorded: {test.get_result_display().lower()}; "
                 f"next test due {fmt_day(due.due_on)} ({due.citation}).")
@@ -294,6 +298,23 @@ class ShortenForm(NoticeStepForm):
         d = self.cleaned_data
         notice = svc.notice_shorten(notice=self.notice, to=d["to"], by=d["by"], reason=d["reason"])
         return f"Window shortened: act by {fmt_day(notice.deadline)} ({notice.shortened_by})."
+
+
+class HearingRequestForm(NoticeStepForm):
+    submit = "Record the request"
+    received_on = DayField(label="Written request received on")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["received_on"].initial = today()
+
+    def perform(self, *, actor) -> str:
+        notice = svc.notice_hearing_request(notice=self.notice, received_on=self.cleaned_data["received_on"],
+                                            actor=actor, as_of=today())
+        late = notice.deadline is not None and notice.hearing_requested_on > notice.deadline
+        return (f"Written request for a hearing received {fmt_day(notice.hearing_requested_on)}"
+                + (f", after the window closed on {fmt_day(notice.deadline)}." if late
+                   else ": no test fee follows while the hearing is pending."))
 
 
 class CureForm(NoticeStepForm):
@@ -948,18 +969,19 @@ class NoticeChargeInline(ReadOnlyInline):
 @admin.register(ComplianceNotice)
 class ComplianceNoticeAdmin(BackflowAdmin):
     add_label = "Serve notice"
-    list_display = ("served_on", "kind", "account_no", "device", "method", "deadline", "cured_on", "citation")
+    list_display = ("served_on", "kind", "account_no", "device", "method", "deadline", "status", "cured_on", "citation")
     list_filter = ("kind", "method", ("cured_on", admin.EmptyFieldListFilter))
     search_fields = ("account__account_no", "account__owner__name", "device__serial", "article_number")
     list_select_related = ("account", "device")
     date_hierarchy = "served_on"
     fieldsets = (
-        (None, {"fields": ("kind", "citation", "account_link", "device_link", "due_for", "paper")}),
+        (None, {"fields": ("kind", "citation", "status", "account_link", "device_link", "due_for", "paper")}),
         ("Service", {"fields": ("served_on", "method", "article_number", "received_on", "served_by")}),
-        ("Deadline", {"fields": ("deadline", "shortened_to", "shortened_by", "shortened_reason", "cured_on")}),
-        ("Fine or fee", {"fields": ("largest_pipe_inches", "per_day", "amount", "fine_link")}),
+        ("Deadline", {"fields": ("deadline", "shortened_to", "shortened_by", "shortened_reason",
+                                 "hearing_requested_on", "cured_on")}),
+        ("Fine or fee", {"fields": ("largest_pipe_inches", "per_day", "amount", "test", "fine_link")}),
     )
-    inlines = (NoticeChargeInline,)
+    inlines = (NoticeChargeInline, StatusChangeInline)
 
     def get_readonly_fields(self, request, obj=None):
         return [name for _, options in self.fieldsets for name in options["fields"]]
@@ -1001,6 +1023,7 @@ class ComplianceNoticeAdmin(BackflowAdmin):
     def _offered(self, notice: ComplianceNotice, policy: BackflowPolicy | None) -> dict[str, bool]:
         rule = policy.notices.get(notice.kind) if policy else None
         return {"shorten": bool(rule and rule.shortenable and notice.cured_on is None),
+                "hearing": bool(rule and rule.shortenable and notice.status == ComplianceNotice.Status.OPEN),
                 "cure": notice.cured_on is None}
 
     def page_buttons(self, request, obj):
@@ -1008,6 +1031,9 @@ class ComplianceNoticeAdmin(BackflowAdmin):
         if request.user.has_perm("backflow.change_compliancenotice"):
             if offered["shorten"]:
                 buttons.append(("Shorten window", reverse("admin:backflow_compliancenotice_shorten", args=[obj.pk])))
+            if offered["hearing"]:
+                buttons.append(("Hearing requested",
+                                reverse("admin:backflow_compliancenotice_hearing", args=[obj.pk])))
             if offered["cure"]:
                 buttons.append(("Complied / paid", reverse("admin:backflow_compliancenotice_cure", args=[obj.pk])))
         return buttons
@@ -1019,6 +1045,8 @@ class ComplianceNoticeAdmin(BackflowAdmin):
             path("<int:pk>/shorten/", view(self.step_view), {"step": "shorten"},
                  name="backflow_compliancenotice_shorten"),
             path("<int:pk>/cure/", view(self.step_view), {"step": "cure"}, name="backflow_compliancenotice_cure"),
+            path("<int:pk>/hearing/", view(self.step_view), {"step": "hearing"},
+                 name="backflow_compliancenotice_hearing"),
             path("fine/", view(self.fine_view), name="backflow_compliancenotice_fine"),
             path("noncompliance/", view(self.noncompliance_view), name="backflow_compliancenotice_noncompliance"),
         ] + super().get_urls()
@@ -1053,13 +1081,14 @@ class ComplianceNoticeAdmin(BackflowAdmin):
         if policy is None:
             return _no_policy(request)
         page = reverse("admin:backflow_compliancenotice_change", args=[notice.pk])
-        label = {"shorten": "Shorten window", "cure": "Complied / paid"}[step]
+        label = {"shorten": "Shorten window", "cure": "Complied / paid", "hearing": "Hearing requested"}[step]
         if not self._offered(notice, policy)[step]:
             self.message_user(request, f"“{label}” is not offered for this notice"
                                        + (f": it was complied with on {fmt_day(notice.cured_on)}." if notice.cured_on
                                           else f" ({notice.citation})."), messages.WARNING)
             return HttpResponseRedirect(page)
-        form = (ShortenForm if step == "shorten" else CureForm)(request.POST or None, notice=notice)
+        form = {"shorten": ShortenForm, "cure": CureForm, "hearing": HearingRequestForm}[step](request.POST or None,
+                                                                                             notice=notice)
         if request.method == "POST" and form.is_valid():
             message = form.run(actor=request.user)
             if message is not None:
@@ -1068,10 +1097,12 @@ class ComplianceNoticeAdmin(BackflowAdmin):
         facts = [("Notice", f"{notice.get_kind_display()} served {fmt_day(notice.served_on)} ({notice.citation})"),
                  ("Account", f"{notice.account.account_no}, {notice.account.premises.service_address}"),
                  ("Act by", fmt_day(notice.deadline) if notice.deadline else "—")]
-        intro = ("The Board of Trustees or the Superintendent may shorten the window for exigent circumstances; who "
-                 "and why are recorded." if step == "shorten" else
-                 "The owner complied with the notice (or paid the fee demanded): a fine stops the day before, and "
-                 "nothing more is charged for it.")
+        intro = {"shorten": "The Board of Trustees or the Superintendent may shorten the window for exigent "
+                            "circumstances; who and why are recorded.",
+                 "hearing": "The owner's written request for a hearing before the Board of Zoning Appeals, received "
+                            "by the office: within the window, no test by the Department and no test fee follow.",
+                 "cure": "The owner complied with the notice (or paid the fee demanded): a fine stops the day before, "
+                         "and nothing more is charged for it."}[step]
         return self._form_page(request, form, obj=notice, facts=facts, title=f"{label}: notice {notice.pk}",
                                intro=intro)
 

@@ -160,11 +160,39 @@ class _Parser:
         raise ExpressionError(f"column {column}: unexpected {text!r} where a number or a name is expected")
 
 
+# How deep a formula's tree may go (parentheses, signs, a chain of operators): far past any rate formula, and well
+# inside what the recursive parser and evaluator can follow.
+MAX_DEPTH = 100
+
+
+def _depth(node) -> int:
+    deepest, stack = 0, [(node, 1)]
+    while stack:
+        node, depth = stack.pop()
+        deepest = max(deepest, depth)
+        tag = node[0]
+        if tag == "neg":
+            stack.append((node[1], depth + 1))
+        elif tag == "bin":
+            stack.extend(((node[2], depth + 1), (node[3], depth + 1)))
+        elif tag == "call":
+            stack.extend((arg, depth + 1) for arg in node[2])
+    return deepest
+
+
 @lru_cache(maxsize=4096)
 def _parse(text: str):
     if not isinstance(text, str):
         raise ExpressionError(f"column 1: a formula is text, not {type(text).__name__}")
-    return _Parser(text).formula()
+    too_deep = ExpressionError(f"column 1: the formula nests more than {MAX_DEPTH} levels deep (parentheses, signs "
+                               "or a chain of operators); write it more simply")
+    try:
+        node = _Parser(text).formula()
+    except RecursionError:
+        raise too_deep from None
+    if _depth(node) > MAX_DEPTH:
+        raise too_deep
+    return node
 
 
 def _names(node, found: dict[str, None]) -> None:

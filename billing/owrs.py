@@ -352,6 +352,8 @@ def parse(text: str, *, provided: Iterable[str] = _DEFAULT_PROVIDED) -> OwrsFile
                         line=mark.line + 1 if mark else None) from None
     except yaml.YAMLError as exc:
         raise OwrsError(f"the file is not valid YAML: {exc}", field="file") from None
+    except RecursionError:
+        raise OwrsError("the file nests lists or mappings more deeply than a rate file can", field="file") from None
     if not isinstance(root, yaml.MappingNode):
         raise OwrsError("the file must be a mapping with metadata and rate_structure", field="file",
                         line=_line(root) if root is not None else None)

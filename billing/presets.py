@@ -6,6 +6,7 @@ it (a clerk corrects a sample before billing), otherwise the change is refused a
 effective date — history is never rewritten.
 """
 
+import re
 import tomllib
 from dataclasses import dataclass, field
 from datetime import date
@@ -36,8 +37,9 @@ class InstallReport:
 
 
 def preset_path(code: str) -> Path:
+    # A preset is a file of the presets folder, named by its code: never a path that leads out of it.
     path = PRESET_DIR / f"{code}.toml"
-    if not path.exists():
+    if not re.fullmatch(r"[a-z][a-z0-9_]{0,39}", code or "") or not path.exists():
         known = ", ".join(sorted(p.stem for p in PRESET_DIR.glob("*.toml")))
         raise ApplicationError(f"unknown preset '{code}'; known presets: {known}", field="preset")
     return path
@@ -79,8 +81,21 @@ def list_floor_from(policy: dict) -> Decimal:
 @transaction.atomic
 def preset_install(*, code: str, mark_demo_site: bool = False) -> InstallReport:
     """Install or update preset ``code``. ``mark_demo_site`` marks the site a demo/training site (billing
-    on the preset's sample rates allowed); without it the mark stays as it was: installing never clears it."""
+    on the preset's sample rates allowed); without it the mark stays as it was: installing never clears it.
+    A file that lacks a table or key the install reads is refused naming it, and nothing is installed."""
     data = preset_load(code)
+    try:
+        return _install(code, data, mark_demo_site=mark_demo_site)
+    except KeyError as exc:
+        raise ApplicationError(f"{code}.toml is incomplete: it lacks {exc.args[0]!r} (every preset has [utility] "
+                               "name and office_address, [calendar] and [penalty] schemes, and each rate schedule "
+                               "and fee its keys)", field="preset") from None
+    except (TypeError, AttributeError) as exc:
+        raise ApplicationError(f"{code}.toml is malformed: a table or value is not of the kind expected ({exc})",
+                               field="preset") from None
+
+
+def _install(code: str, data: dict, *, mark_demo_site: bool) -> InstallReport:
     report = InstallReport()
     util = data["utility"]
     calendar, penalty = data["calendar"], data["penalty"]

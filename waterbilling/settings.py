@@ -199,7 +199,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["core.permissions.StaffModelPermissions"],
     # JSON in: the bulk endpoints take lists, which a form cannot carry.
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["core.api.JSONParser"],
     "DEFAULT_SCHEMA_CLASS": "core.schema.ApiSchema",
     "EXCEPTION_HANDLER": "core.api.exception_handler",
 }

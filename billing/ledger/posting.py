@@ -31,6 +31,7 @@ from django.utils import timezone
 from djmoney.money import Money
 
 from core.db import copy_rows, is_postgres
+from core.errors import ApplicationError, Conflict
 
 from ..models import LedgerEntry
 
@@ -94,10 +95,46 @@ COLUMNS = ("account_id", "kind", "posted_on", "amount", "amount_currency", "sour
            "description", "payment_id", "adjustment_id", "corrects_id", "created_at")
 
 
+CITATION_MAX = LedgerEntry._meta.get_field("citation").max_length
+
+
+class PostingConflict(Conflict):
+    """The same source and kind posted again with other facts: a retry posts the same row, never another."""
+
+
+def _checked(posting: Posting) -> Posting:
+    if len(posting.citation) > CITATION_MAX:
+        raise ApplicationError(f"the citation '{posting.citation}' is {len(posting.citation)} characters; a ledger "
+                               f"row keeps at most {CITATION_MAX}, and a citation is never cut short", field="citation")
+    return posting
+
+
+def _same(existing: LedgerEntry, posting: Posting) -> None:
+    """A row already posted for the source must be the one asked for: a different amount, day, account or bill
+    is a mistake in the caller, never quietly answered with the old row."""
+    differs = [name for name in ("amount", "posted_on", "account", "bill")
+               if _value(posting, name) != _value(existing, name)]
+    if differs:
+        raise PostingConflict(
+            f"{posting.source} ({posting.kind}) is already posted with "
+            + ", ".join(f"{name} {_value(existing, name)}" for name in differs)
+            + "; posting it again with " + ", ".join(f"{name} {_value(posting, name)}" for name in differs)
+            + " would change a fact the ledger already holds", field="source")
+
+
+def _value(row, name: str):
+    if name == "amount":
+        return row.amount if isinstance(row, Posting) else row.amount.amount
+    return getattr(row, {"account": "account_id", "bill": "bill_id"}.get(name, name))
+
+
 def ledger_post(posting: Posting) -> LedgerEntry:
-    """Write one row, or return the row already written for the same source and kind."""
+    """Write one row, or return the row already written for the same source and kind (refused when that row
+    differs from the one asked for)."""
+    _checked(posting)
     existing = LedgerEntry.objects.filter(source=posting.source, kind=posting.kind).first()
     if existing is not None:
+        _same(existing, posting)
         return existing
     try:
         with transaction.atomic():
@@ -107,6 +144,7 @@ def ledger_post(posting: Posting) -> LedgerEntry:
         existing = LedgerEntry.objects.filter(source=posting.source, kind=posting.kind).first()
         if existing is None:
             raise
+        _same(existing, posting)
         return existing
 
 
@@ -116,18 +154,25 @@ def ledger_post_many(postings: Sequence[Posting], *, fresh: bool = False) -> int
     locks), which skips the check and lets PostgreSQL take them with COPY; the unique key still holds."""
     if not postings:
         return 0
+    for posting in postings:
+        _checked(posting)
     if fresh and is_postgres():
         now = timezone.now()
         copy_rows(LedgerEntry, COLUMNS, [
-            (p.account_id, p.kind, p.posted_on, p.amount, "USD", p.source, p.bill_id, p.citation[:80],
+            (p.account_id, p.kind, p.posted_on, p.amount, "USD", p.source, p.bill_id, p.citation,
              p.description[:200], p.payment_id, p.adjustment_id, p.corrects_id, now) for p in postings])
         return len(postings)
     if not fresh:
         sources = sorted({p.source for p in postings})
-        posted = set()
+        posted: dict[tuple[str, str], Decimal] = {}
         for start in range(0, len(sources), 5000):
-            posted.update(LedgerEntry.objects.filter(source__in=sources[start:start + 5000])
-                          .values_list("source", "kind"))
+            posted.update(((source, kind), amount) for source, kind, amount in LedgerEntry.objects.filter(
+                source__in=sources[start:start + 5000]).values_list("source", "kind", "amount"))
+        for p in postings:
+            if (p.source, p.kind) in posted and posted[(p.source, p.kind)] != p.amount:
+                raise PostingConflict(f"{p.source} ({p.kind}) is already posted with amount "
+                                      f"{posted[(p.source, p.kind)]}; posting it again with amount {p.amount} would "
+                                      "change a fact the ledger already holds", field="source")
         postings = [p for p in postings if (p.source, p.kind) not in posted]
     LedgerEntry.objects.bulk_create([p.entry() for p in postings], batch_size=5000)
     return len(postings)
@@ -136,6 +181,6 @@ def ledger_post_many(postings: Sequence[Posting], *, fresh: bool = False) -> int
 def _fields(posting: Posting) -> dict:
     return {"account_id": posting.account_id, "kind": posting.kind, "posted_on": posting.posted_on,
             "amount": Money(posting.amount, "USD"), "source": posting.source, "bill_id": posting.bill_id,
-            "citation": posting.citation[:80], "description": posting.description[:200],
+            "citation": posting.citation, "description": posting.description[:200],
             "payment_id": posting.payment_id, "adjustment_id": posting.adjustment_id,
             "corrects_id": posting.corrects_id}

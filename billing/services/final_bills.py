@@ -371,7 +371,7 @@ def _arrears_transfer(*, old: Account, new: Account, on: date, rule: FinalBillRu
                                                created_by=actor)
         ledger_post(Posting(account_id=account.pk, kind=kind, posted_on=on, amount=sign * balance,
                             source=adjustment_source(adjustment.pk), adjustment_id=adjustment.pk,
-                            citation=rule.arrears_citation[:80], description=words[:200]))
+                            citation=rule.arrears_citation, description=words[:200]))
     penalties_correct_posted(account_ids=[old.pk], after={old.pk: on})
     return balance
 

@@ -102,3 +102,10 @@ def test_a_blank_date_is_a_400(root, books, url, field):
 def test_the_fee_schedule_before_any_fee_took_effect_is_empty(root):
     response = root.get("/api/v1/fees/", {"as_of": "1900-01-01"})
     assert response.status_code == 200 and response.json() == {"as_of": "1900-01-01", "results": []}
+
+
+def test_a_body_nested_five_thousand_deep_is_a_400_not_a_500(root, books):
+    body = "[" * 5000 + "]" * 5000
+    response = root.post("/api/v1/payments/", body, content_type="application/json")
+    assert response.status_code == 400
+    assert "nested too deeply" in response.json()["errors"][0]["message"]

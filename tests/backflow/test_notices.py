@@ -92,3 +92,32 @@ def test_a_notice_with_an_unknown_account_and_an_impossible_date_names_both_and_
     assert "--served-on: '2026-13-01' is not a date" in message
     assert "--largest-pipe: 'two' is not a size in inches" in message
     assert not ComplianceNotice.objects.exists()
+
+
+@pytest.mark.citation("§ 141-4 C")
+def test_a_test_submitted_online_is_reviewed_through_the_workflow_with_the_actor(tmp_path):
+    """A device test's review changes its status through core.workflow.transition: a status-change row with the
+    reviewer, and a test already reviewed cannot be reviewed again."""
+    from datetime import date
+
+    from django.contrib.auth import get_user_model
+
+    from backflow.models import Device, DeviceTest, Tester
+    from backflow.services.compliance import test_record, test_review
+    from core.workflow import TransitionRefused, status_history
+
+    village(tmp_path, "lansing")
+    bf("device", "1-0001", "--type", "RPZ", "--serial", "RP-9", "--size", "2", "--installed-on", "2025-06-01",
+       date_="2026-01-05")
+    bf("tester", "NY-9", "--name", "Pat Tester", "--expires", "2027-12-31", date_="2026-01-05")
+    clerk = get_user_model().objects.create_user("clerk9", password="x", is_staff=True)
+    test = test_record(device=Device.objects.get(serial="RP-9"), tester=Tester.objects.get(certification_no="NY-9"),
+                       tested_on=date(2026, 2, 1), result="pass", actor=None, as_of=date(2026, 2, 1), online=True)
+    assert test.status == DeviceTest.Status.SUBMITTED
+    test_review(test=test, accept=True, actor=clerk, as_of=date(2026, 2, 2))
+    test.refresh_from_db()
+    assert (test.status, test.reviewed_by, test.reviewed_on) == ("accepted", clerk, date(2026, 2, 2))
+    [change] = status_history(test)
+    assert (change.from_status, change.to_status, change.actor) == ("submitted", "accepted", clerk)
+    with pytest.raises(TransitionRefused, match="accepted is final"):
+        test_review(test=test, accept=False, actor=clerk, as_of=date(2026, 2, 3), note="wrong gauge")

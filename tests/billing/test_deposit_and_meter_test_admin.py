@@ -60,3 +60,21 @@ def test_a_clerk_settles_a_meter_test_and_the_fee_waits_for_the_next_bill(clerk)
     assert PendingCharge.objects.get().amount.amount == Decimal("20.00")
     assert MeterTest.objects.get(pk=test.pk).settled_on is not None
     assert MeterTest.objects.get(pk=untested.pk).settled_on is None
+
+
+@pytest.mark.citation("§ 169-4")
+def test_receiving_a_deposit_needs_the_add_permission(washingtonville_fees):
+    """A staff login that may only look at deposits never reaches deposit_receive through the add page."""
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Permission
+
+    account, _ = wv_account()
+    viewer = get_user_model().objects.create_user("viewer", password="x", is_staff=True)
+    viewer.user_permissions.add(Permission.objects.get(codename="view_deposit"))
+    client = Client()
+    client.force_login(viewer)
+    add = reverse("admin:billing_deposit_add")
+    assert client.get(add).status_code == 403
+    assert client.post(add, {"account_no": account.account_no, "received_on": "2026-02-02",
+                             "reference": "CK 1"}).status_code == 403
+    assert not Deposit.objects.exists()

@@ -174,3 +174,47 @@ def test_one_account_billed_through_a_year(installed):
     result = penalties_assess_due(as_of=assessed_on)
     assert (result.posted, result.corrected) == (0, 0)
     assert _billing_facts() == facts
+
+
+def test_termination_and_backflow_policy_of_every_preset(installed):
+    """Each preset's due process and backflow enforcement load and hold together: every period and step cited;
+    a nonpayment ground only where the chapter grants one (what it covers, from when), else the refusal naming the
+    relevy; the late charge's base declared; the policy floor installed; the notices, fine and fee codes of
+    backflow enforcement present in the fee schedule."""
+    from backflow.models import ComplianceNotice
+    from backflow.policy import backflow_policy
+    from backflow.rules import device_rule
+    from billing.ledger.allocation import PRINCIPAL_CATEGORIES
+    from billing.models import Fee, Utility
+    from billing.presets import list_floor_from
+    from termination.policy import ALL_CATEGORIES, termination_policy
+
+    data = preset_load(installed)
+    assert "charges_on" in data["penalty"] or data["penalty"]["scheme"] == "none"
+    assert set(PENALTY_SCHEMES.build(data["penalty"]["scheme"], data["penalty"]).charges_on) <= set(
+        PRINCIPAL_CATEGORIES)
+    assert Utility.objects.get().list_floor == list_floor_from(data.get("policy", {})) >= 0
+    fee_codes = set(Fee.objects.values_list("code", flat=True))
+
+    policy = termination_policy()
+    assert min(policy.notice_min_days, policy.request_days, policy.appeal_days, policy.appeal_notice_min_days) > 0
+    for step in ("grounds", "notice", "request", "hearing", "appeal", "restore"):
+        assert policy.cite(step), step
+    assert {policy.disconnect_fee, policy.restore_fee} - {""} <= fee_codes
+    if policy.nonpayment:
+        assert policy.trigger.citation and policy.trigger.days > 0
+        assert policy.trigger.covers and set(policy.trigger.covers) <= set(ALL_CATEGORIES)
+    else:
+        assert "relevy" in policy.no_nonpayment and "§ 11-1118" in policy.no_nonpayment
+        assert "nonpayment" not in policy.cite("grounds")
+
+    backflow = backflow_policy()
+    assert backflow.preset == installed and backflow.citation
+    for kind, rule in backflow.notices.items():
+        assert rule.citation and rule.days >= 0 and kind in ComplianceNotice.Kind.values, kind
+        assert set(rule.methods) <= set(ComplianceNotice.Method.values), kind
+    if backflow.fine is not None:
+        assert backflow.fine.fee_code in fee_codes and set(backflow.fine.on_kinds) <= set(backflow.notices)
+    if backflow.demand is not None:
+        assert backflow.demand.fee_code in fee_codes and "demand" in backflow.notices
+    assert all(condition.citation for condition in device_rule(installed).conditions())

@@ -99,3 +99,18 @@ def test_a_payment_recorded_after_the_nightly_assessment_and_dated_before_it_cha
     r = selectors.relevy(levy_on=NIGHT)
     assert _rows(r) == [("1-0001", D("186.13"), D("9.31"))]
     assert r.late_charges_not_posted == 0
+
+
+@pytest.mark.citation("policy: a floor under relevy lists")
+def test_accounts_owing_less_than_the_floor_are_left_off_the_relevy_and_counted(paid_village):
+    """Office policy: the late charges of $9.31 and $3.80 are under the $25.00 floor: left off, counted and said."""
+    from reports.render import report_view
+
+    run("assess_penalties", "--date", LEVY_ON.isoformat())
+    r = selectors.relevy(levy_on=LEVY_ON)
+    assert (r.rows, r.floor, r.below_floor, r.below_floor_amount) == ([], D("25.00"), 2, D("13.11"))
+    notes = " ".join(report_view(r).notes)
+    assert "Office policy, not the ordinance: accounts owing less than $25.00 are not put on the relevy list " \
+           "(2 accounts left off)" in notes and "Together they owe $13.11." in notes
+    Utility.objects.update(list_floor=D("5.00"))
+    assert [row.account_no for row in selectors.relevy(levy_on=LEVY_ON).rows] == ["1-0001"]
