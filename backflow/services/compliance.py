@@ -545,20 +545,17 @@ def fine_post(*, account: Account, as_of: date, actor, amount: Decimal | None = 
     """Charge the days of fine not yet charged as pending charges for the next bill, each with its computation
     and citation; posting again the same day charges nothing more.
 
-    Where the section sets only a maximum ("shall not exceed", Lansing § 141-11 B), the clerk enters ``amount``:
-    the computed fine is the maximum, proposed, and ``amount`` is refused above it (or when the days of more than
-    one notice are waiting: they are charged one notice at a time). Elsewhere the daily fine was imposed on the
-    notice and no amount is taken."""
+    Where the section sets only a maximum ("shall not exceed", Lansing § 141-11 B), the computed fine is that
+    maximum, proposed: without ``amount`` the clerk accepts it, and an ``amount`` the clerk enters is charged
+    instead, refused above the maximum (or when the days of more than one notice are waiting: an entered fine is
+    for one notice at a time). Elsewhere the daily fine was imposed on the notice and no amount is taken."""
     refuse_future(as_of, doing="charged")
     policy = backflow_policy()
     fine = policy.fine
     lines = fine_lines(account=account, as_of=as_of, uncharged_only=True)
     if fine is not None and lines:
         maximum = sum((line.amount for line in lines), ZERO)
-        if fine.amount_entered:
-            if amount is None:
-                raise ApplicationError(f"enter the fine to charge: at most {fmt_dollars(maximum)} (proposed), the "
-                                       f"maximum {fine.citation} allows", field="amount")
+        if fine.amount_entered and amount is not None:
             if amount <= ZERO or amount != cents(amount):
                 raise ApplicationError(f"{amount} is not an amount of dollars and cents above $0.00", field="amount")
             if amount > maximum:
@@ -572,7 +569,7 @@ def fine_post(*, account: Account, as_of: date, actor, amount: Decimal | None = 
                                    "here", field="amount")
     posted = []
     for line in lines:
-        charged = amount if fine.amount_entered else line.amount
+        charged = amount if amount is not None else line.amount
         computation = line.computation if charged == line.amount else (
             f"{fmt_dollars(charged)} as entered, at most {line.computation}")
         charge = charge_add(account=account, code=fine.fee_code, as_of=as_of, actor=actor, amount=charged,

@@ -284,7 +284,8 @@ def test_serve_shorten_and_cure_an_old_westbury_violation_notice(tmp_path, login
     assert (notice.received_on, notice.deadline) == (date(2026, 5, 4), date(2026, 5, 11))
 
     page = client.get(reverse("admin:backflow_compliancenotice_change", args=[notice.pk]))
-    assert [label for label, _ in page.context["page_buttons"]] == ["Shorten window", "Complied / paid"]
+    assert [label for label, _ in page.context["page_buttons"]] == ["Shorten window", "Hearing requested",
+                                                                    "Complied / paid"]
     shorten = reverse("admin:backflow_compliancenotice_shorten", args=[notice.pk])
     refused = errors(client.post(shorten, {"to": "2026-05-12"}))
     assert refused["to"] == ["2026-05-12 does not shorten the window ending 2026-05-11"]
@@ -299,12 +300,20 @@ def test_serve_shorten_and_cure_an_old_westbury_violation_notice(tmp_path, login
     notice.refresh_from_db()
     assert notice.pdf  # rendered once and stored
 
+    hearing = reverse("admin:backflow_compliancenotice_hearing", args=[notice.pk])
+    assert "before the notice was served" in errors(client.post(hearing, {"received_on": "2026-05-01"}))[
+        "received_on"][0]
+    done = client.post(hearing, {"received_on": "2026-05-05"}, follow=True)
+    assert "no test fee follows while the hearing is pending" in " ".join(messages_of(done))
+    notice.refresh_from_db()
+    assert (notice.status, notice.hearing_requested_on) == ("hearing_requested", date(2026, 5, 5))
+
     cure = reverse("admin:backflow_compliancenotice_cure", args=[notice.pk])
     assert errors(client.post(cure, {"cured_on": "2026-05-01"}))["cured_on"] == [
         "2026-05-01 is before the notice (2026-05-04)"]
     client.post(cure, {"cured_on": "2026-05-05"})
     notice.refresh_from_db()
-    assert notice.cured_on == date(2026, 5, 5)
+    assert (notice.cured_on, notice.status) == (date(2026, 5, 5), "cured")
     assert client.get(reverse("admin:backflow_compliancenotice_change", args=[notice.pk])).context[
         "page_buttons"] == []
 
@@ -334,7 +343,8 @@ def test_the_fine_view_shows_lansings_worked_example_and_charges_it_once(tmp_pat
 
     assert 'id="fine-amount" name="amount" value="750.00"' in html  # the maximum, proposed (§ 141-11 B)
     charge = {"account_no": "1-0001", "as_of": "2026-07-15", "amount": "750.00"}
-    assert "at most $750.00 (proposed)" in errors(client.post(fine, {**charge, "amount": ""}))["amount"][0]
+    assert "more than the maximum of $750.00 § 141-11 B allows" in errors(
+        client.post(fine, {**charge, "amount": "750.01"}))["amount"][0]
     first = client.post(fine, charge, follow=True)
     assert "Charged to account 1-0001's next bill: $750.00 (15 days × $25.00 × 2 in = $750.00" in " ".join(
         messages_of(first))

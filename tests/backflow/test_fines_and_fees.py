@@ -35,8 +35,8 @@ def test_lansing_worked_example_through_the_commands(tmp_path):
         "days": 15, "per_day": "25.00", "inches": "2", "amount": "750.00", "citation": "§ 141-11 B"}
     assert bf_json("fine", "1-0001", date_="2026-06-29")["amount"] == "0.00"  # day 179
     assert bf_json("fine", "1-0001", date_="2026-07-01")["amount"] == "50.00"  # day 181: 1 × $25 × 2
-    bf("fine", "1-0001", "--post", "--amount", "750.00", date_="2026-07-15")  # the maximum, as proposed
-    bf("fine", "1-0001", "--post", "--amount", "750.00", date_="2026-07-15")  # again: nothing more
+    bf("fine", "1-0001", "--post", date_="2026-07-15")  # the maximum, proposed and accepted
+    bf("fine", "1-0001", "--post", date_="2026-07-15")  # again: nothing more
     charge = PendingCharge.objects.get(code="backflow_fine")
     assert charge.amount.amount == D("750.00") and charge.kind == "fine" and charge.citation == "§ 141-11 B"
     assert "15 days × $25.00 × 2 in = $750.00" in charge.description
@@ -186,13 +186,11 @@ def test_washingtonville_no_fine_inside_the_120_days_to_install(tmp_path):
 
 @pytest.mark.citation("§ 141-11 B")
 def test_lansing_the_clerk_enters_the_fine_up_to_the_maximum(tmp_path):
-    """§ 141-11 B "shall not exceed": the worked example's $750.00 is the maximum, proposed; the clerk enters the
-    fine, never above it."""
+    """§ 141-11 B "shall not exceed": the worked example's $750.00 is the maximum, proposed (``--post`` alone
+    accepts it); the clerk may enter a lower fine, never a higher one."""
     village(tmp_path, "lansing")
     bf("notice", "1-0001", "--kind", "certification", "--served-on", "2026-01-01", "--largest-pipe", "2",
        date_="2026-01-01")
-    assert "enter the fine to charge: at most $750.00 (proposed)" in refused("fine", "1-0001", "--post",
-                                                                            date_="2026-07-15")
     assert "$750.01 is more than the maximum of $750.00 § 141-11 B allows" in refused(
         "fine", "1-0001", "--post", "--amount", "750.01", date_="2026-07-15")
     bf("fine", "1-0001", "--post", "--amount", "500.00", date_="2026-07-15")
