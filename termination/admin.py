@@ -874,8 +874,9 @@ def _delinquent_rows(rows, cases: dict[str, int], *, can_open: bool):
     def row(d) -> str:
         pick = format_html('<td><input type="checkbox" name="account_no" value="{}" id="open-{}" '
                            'aria-label="Open a case for account {}"></td>', d.account_no, d.account_no, d.account_no)
-        bills = format_html_join(mark_safe("<br>"), "{} (due {}, ${})",
-                                 ((b.number, fmt_day(b.due_date), b.amount) for b in d.bills))
+        bills = format_html_join(mark_safe("<br>"), "{} (due {}; ${} eligible since {})",
+                                 ((b.number, fmt_day(b.due_date), b.amount, fmt_day(b.delinquent_from))
+                                  for b in d.bills))
         case = (format_html('<a href="{}">{}</a>', case_url.replace("/0/", f"/{cases[d.case_number]}/"),
                             d.case_number) if d.case_number in cases else "—")
         return format_html("<tr>{}<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>${}</td><td>{}</td></tr>",

@@ -69,7 +69,8 @@ class Trigger:
             if rents > ZERO:
                 amount += rents
                 since.append(rents_from)
-                parts.append(f"{fmt_dollars(rents)} unpaid since {fmt_day(rents_from)} ({self.citation})")
+                parts.append(f"{self.covered_words} {fmt_dollars(rents)} unpaid, a ground since {fmt_day(rents_from)} "
+                             f"({self.citation})")
         if self.fine_days is not None and "fine" not in self.covers:
             unpaid_fine = unpaid.get("fine", ZERO)
             # A fine is imposed on the account when charged; it reaches the customer with the bill.
@@ -88,11 +89,18 @@ class Trigger:
         return Eligible(amount=amount, since=min(since), parts=tuple(parts))
 
     @property
+    def covered_words(self) -> str:
+        """What the ground covers of a bill: "charges" (all of them) or "water charges, interest and penalties"."""
+        if set(self.covers) >= set(ALL_CATEGORIES):
+            return "charges"
+        return _joined([CATEGORY_WORDS[cat] for cat in self.covers])
+
+    @property
     def words(self) -> str:
-        """The trigger in words: "water rents, interest and penalties unpaid 91 days after the bill date"."""
+        """The trigger in words: "water charges, interest and penalties of a bill unpaid 91 days after its bill
+        date"."""
         anchor = "its due date" if self.after == "due_date" else "its bill date"
-        what = ("a bill" if set(self.covers) >= set(ALL_CATEGORIES)
-                else _joined([CATEGORY_WORDS[cat] for cat in self.covers]) + " of a bill")
+        what = "a bill" if self.covered_words == "charges" else f"{self.covered_words} of a bill"
         words = (f"{what} unpaid after its due date" if (self.after, self.days) == ("due_date", 1)
                  else f"{what} unpaid {self.days} days after {anchor}")
         if self.fine_days is not None:
