@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "reports",
     "portal",
     "demo",
+    "conversion",
     # Last: the composition root: its admin module puts together pages from the apps' parts; the nightly
     # job's command and task.
     "waterbilling",

@@ -1,0 +1,103 @@
+"""``convert``: conversion from another system. ``check``: the opening balances checked, nothing saved;
+``parallel``: the old system's bills of one period against ours."""
+
+import csv
+import io
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from core.commands import parse_as_of, today
+from core.errors import ApplicationError
+from core.money import fmt_dollars
+
+from ...opening import KINDS, mapping_load, opening_balances_read
+from ...parallel import STATUS_WORDS, parallel_run
+
+
+class Command(BaseCommand):
+    help = "Conversion from another system: the opening balances checked; the parallel run of a period's bills."
+
+    def add_arguments(self, parser):
+        sub = parser.add_subparsers(dest="subcommand", required=True)
+        p = sub.add_parser("check", help="check an opening-balances file (account_no,bill_no,bill_date,due_date,kind,"
+                                         "amount,description): every problem with its line and column; saves nothing")
+        p.add_argument("file", metavar="FILE")
+        p.add_argument("--mapping", metavar="M", help="a TOML mapping of another system's columns, codes and dates")
+        p.add_argument("--date", metavar="YYYY-MM-DD", help="the day of the check (default: today)")
+        p.add_argument("--json", action="store_true", help="the control totals as JSON")
+        p = sub.add_parser("parallel", help="the old system's bills of one period (account_no,bill_date,kind,amount) "
+                                            "against our preview of the same period; nothing is issued")
+        p.add_argument("legacy_bills", metavar="LEGACY_BILLS.csv")
+        p.add_argument("--date", required=True, metavar="YYYY-MM-DD",
+                       help="our bill date for the period (a run on this date; previewed up to 45 days ahead)")
+        p.add_argument("--format", choices=["text", "csv", "json"], default="text")
+        p.add_argument("--out", metavar="FILE", help="write the report here instead of to standard output")
+
+    def handle(self, *args, subcommand, **o):
+        try:
+            getattr(self, f"do_{subcommand}")(o)
+        except ApplicationError as exc:
+            for error in exc.errors:
+                self.stderr.write(str(error))
+            if exc.unlisted:
+                self.stderr.write(f"… and {exc.unlisted} more error(s) not listed")
+            raise CommandError(f"refused: {exc.error_count} error(s); nothing was saved or compared") from None
+
+    def do_check(self, o):
+        as_of = parse_as_of(o["date"])
+        mapping = mapping_load(o["mapping"]) if o["mapping"] else None
+        checked = opening_balances_read(o["file"], as_of=as_of, mapping=mapping)
+        totals = checked.control_totals()
+        if o["json"]:
+            self.stdout.write(json.dumps(totals, indent=2))
+            return
+        self.stdout.write(f"{o['file']}: no problems in {totals['rows']} rows; nothing was saved")
+        self.stdout.write(f"  {totals['accounts']} accounts, {totals['open_bills']} open bills")
+        for kind in KINDS:
+            self.stdout.write(f"  {kind:<9} {fmt_dollars(checked.by_kind.get(kind, 0)):>16}")
+        self.stdout.write(f"  owed (charges less credits) {fmt_dollars(checked.owed)}; deposits held "
+                          f"{fmt_dollars(checked.by_kind.get('deposit', 0))}")
+
+    def do_parallel(self, o):
+        run_on = parse_as_of(o["date"], allow_future=True)
+        result = parallel_run(legacy=o["legacy_bills"], run_on=run_on, today=today())
+        if o["format"] == "json":
+            text = json.dumps(result.as_dict(), indent=2)
+        elif o["format"] == "csv":
+            out = io.StringIO()
+            writer = csv.writer(out, lineterminator="\n")
+            writer.writerow(["account_no", "status", "kind", "legacy", "ours", "difference", "note"])
+            for account in result.accounts:
+                for k in account.kinds or ():
+                    writer.writerow([account.account_no, account.status, k.kind,
+                                     "" if k.legacy is None else f"{k.legacy:.2f}",
+                                     "" if k.ours is None else f"{k.ours:.2f}", f"{k.difference:.2f}", account.note])
+            text = out.getvalue().rstrip("\n")
+        else:
+            text = self._text(result)
+        if o["out"]:
+            Path(o["out"]).write_text(text + "\n")
+            self.stdout.write(f"written to {o['out']}")
+        else:
+            self.stdout.write(text)
+
+    @staticmethod
+    def _text(result) -> str:
+        lines = [f"Parallel run: the old system's bills dated {result.legacy_bill_date or '—'} against ours dated "
+                 f"{result.bill_date}",
+                 "  " + ", ".join(f"{result.count(status)} {words}" for status, words in STATUS_WORDS.items())
+                 + f" ({len(result.accounts)} accounts)",
+                 f"  totals: old system {fmt_dollars(result.legacy_total)}, ours {fmt_dollars(result.our_total)}, "
+                 f"difference {fmt_dollars(result.our_total - result.legacy_total)}"]
+        for account in result.not_identical:
+            lines.append(f"{account.account_no}: {STATUS_WORDS[account.status]}, old system "
+                         f"{fmt_dollars(account.legacy_total)}, ours {fmt_dollars(account.our_total)}"
+                         + (f" ({account.note})" if account.note else ""))
+            for k in account.kinds:
+                if k.difference or account.status != "different":
+                    lines.append(f"    {k.kind:<6} old system {'—' if k.legacy is None else fmt_dollars(k.legacy):>12}"
+                                 f"  ours {'—' if k.ours is None else fmt_dollars(k.ours):>12}"
+                                 f"  difference {fmt_dollars(k.difference):>12}")
+        return "\n".join(lines)

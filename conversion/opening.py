@@ -1,0 +1,228 @@
+"""Opening balances from another system, checked: what each customer owes by open bill, read all or nothing.
+
+Design overview:
+
+* **The file** is the old system's open items, one row per charge or credit:
+  ``account_no,bill_no,bill_date,due_date,kind,amount,description``, ``kind`` ∈ water, sewer, fee, fine,
+  penalty, interest (the charges of an open bill, each with its bill's number and dates), credit (an unapplied
+  credit) or deposit (a refundable deposit held); amounts are positive, the kind gives the direction.
+* **A mapping** (TOML) turns another system's export into that file without hand editing: ``[columns]`` names
+  the export's header for each of our columns, ``[kinds]`` its charge codes, ``[dates] format`` its date
+  format (strftime, e.g. ``%m/%d/%Y``). ``fixtures/conversion/example_mapping.toml`` is a worked one.
+* **Checked as every import is** (``core.csvimport``): every problem with its line and column, nothing saved —
+  an unknown account, a bill number used by two accounts or with two different dates, a due date before its
+  bill date, a date after the day of the check, a bill number already one of ours. A clean file gives its
+  **control totals**: the accounts, the open bills, the amount owed by kind, the credits and the deposits held,
+  which the reconciliation after posting compares with the books to the cent.
+"""
+
+import csv
+import io
+import tomllib
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from decimal import Decimal
+from pathlib import Path
+
+from accounts.models import Account
+from billing.models import Bill
+from core.csvimport import (
+    CsvLayout,
+    ImportErrors,
+    ImportFile,
+    chunked,
+    csv_rows,
+    dollars,
+    identifier,
+    import_source_read,
+    text,
+)
+from core.dates import iso_date
+from core.errors import ApplicationError
+from core.money import ZERO
+
+OPENING_LAYOUT = CsvLayout(required=("account_no", "bill_no", "bill_date", "due_date", "kind", "amount",
+                                     "description"))
+BILL_KINDS = ("water", "sewer", "fee", "fine", "penalty", "interest")  # the charges of an open bill
+ACCOUNT_KINDS = ("credit", "deposit")  # of the account, on no bill
+KINDS = BILL_KINDS + ACCOUNT_KINDS
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """How another system's export reads as the opening-balances file."""
+
+    columns: dict[str, str] = field(default_factory=dict)  # our column → the export's header
+    kinds: dict[str, str] = field(default_factory=dict)  # the export's code → our kind
+    date_format: str = ""  # strftime; blank: YYYY-MM-DD
+
+
+def mapping_load(path: str | Path) -> Mapping:
+    """A mapping file, refused naming what is wrong in it."""
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise ApplicationError(f"cannot read {path}: {exc.strerror}", field="mapping") from None
+    return mapping_parse(raw, name=Path(path).name)
+
+
+def mapping_parse(raw: bytes, *, name: str) -> Mapping:
+    """A mapping's text (as uploaded, or read from a file), refused naming what is wrong in it."""
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ApplicationError(f"{name} is not valid TOML: {exc}", field="mapping") from None
+    columns, kinds = data.get("columns", {}), data.get("kinds", {})
+    problems = [f"[columns] {ours}: not a column of the opening balances ({', '.join(OPENING_LAYOUT.columns)})"
+                for ours in columns if ours not in OPENING_LAYOUT.columns]
+    problems += [f"[kinds] {theirs} = '{ours}': not a kind ({', '.join(KINDS)})" for theirs, ours in kinds.items()
+                 if ours not in KINDS]
+    date_format = data.get("dates", {}).get("format", "")
+    if date_format and "%" not in date_format:
+        problems.append(f"[dates] format '{date_format}': a strftime format such as %m/%d/%Y")
+    if problems:
+        raise ApplicationError("; ".join(problems), field="mapping")
+    return Mapping(columns={str(k): str(v) for k, v in columns.items()},
+                   kinds={str(k): str(v) for k, v in kinds.items()}, date_format=date_format)
+
+
+def _mapped(file: ImportFile, mapping: Mapping) -> str:
+    """The export rewritten as the opening-balances file: its columns renamed and put in our order, its codes
+    and dates in ours. A value the mapping cannot read is left as it was, for the check to name."""
+    rows = list(csv.reader(io.StringIO(file.text)))
+    if not rows:
+        return file.text
+    header = [name.strip() for name in rows[0]]
+    source = {ours: mapping.columns.get(ours, ours) for ours in OPENING_LAYOUT.columns}
+    missing = [theirs for theirs in source.values() if theirs not in header]
+    if missing:
+        raise ApplicationError(f"the export has no column {', '.join(repr(m) for m in missing)} that the mapping "
+                               f"names (its header: {', '.join(header)})", field="mapping")
+    where = {ours: header.index(theirs) for ours, theirs in source.items()}
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(OPENING_LAYOUT.columns)
+    for row in rows[1:]:
+        if not any(value.strip() for value in row):
+            writer.writerow([])
+            continue
+        values = {ours: row[index].strip(" ") if index < len(row) else "" for ours, index in where.items()}
+        values["kind"] = mapping.kinds.get(values["kind"], values["kind"])
+        if mapping.date_format:
+            for column in ("bill_date", "due_date"):
+                if values[column]:
+                    try:
+                        values[column] = datetime.strptime(values[column], mapping.date_format).date().isoformat()
+                    except ValueError:
+                        pass  # left as written: the check names it
+        writer.writerow([values[ours] for ours in OPENING_LAYOUT.columns])
+    return out.getvalue()
+
+
+@dataclass(frozen=True)
+class OpenItem:
+    line: int
+    account_no: str
+    bill_no: str
+    bill_date: date | None
+    due_date: date | None
+    kind: str
+    amount: Decimal
+    description: str
+
+
+@dataclass
+class OpeningBalances:
+    """A checked file: its rows and its control totals."""
+
+    items: list[OpenItem]
+    accounts: int
+    bills: int
+    by_kind: dict[str, Decimal]
+
+    @property
+    def charges(self) -> Decimal:
+        return sum((self.by_kind.get(kind, ZERO) for kind in BILL_KINDS), ZERO)
+
+    @property
+    def owed(self) -> Decimal:
+        """What the accounts owe together: the open bills' charges less the credits (deposits are held, not
+        owed)."""
+        return self.charges - self.by_kind.get("credit", ZERO)
+
+    def control_totals(self) -> dict:
+        return {"rows": len(self.items), "accounts": self.accounts, "open_bills": self.bills,
+                "by_kind": {kind: f"{self.by_kind.get(kind, ZERO):.2f}" for kind in KINDS},
+                "charges": f"{self.charges:.2f}", "owed": f"{self.owed:.2f}",
+                "deposits_held": f"{self.by_kind.get('deposit', ZERO):.2f}"}
+
+
+def opening_balances_read(source, *, as_of: date, mapping: Mapping | None = None) -> OpeningBalances:
+    """The opening balances checked, all or nothing (``ImportRejected`` lists every problem with its line and
+    column); nothing is saved either way."""
+    file = import_source_read(source)
+    body = _mapped(file, mapping) if mapping else file.text
+    errors = ImportErrors(columns=OPENING_LAYOUT.columns)
+    account_no, bill_no, words = identifier(max_length=20), identifier(max_length=40, required=False), \
+        text(max_length=200, required=False)
+    items: list[OpenItem] = []
+    bills: dict[str, tuple[str, date | None, date | None, int]] = {}
+    for row in csv_rows(text=body, layout=OPENING_LAYOUT, errors=errors):
+        number = errors.parse(row, "account_no", account_no)
+        bill = errors.parse(row, "bill_no", bill_no) or ""
+        kind = row["kind"]
+        if kind not in KINDS:
+            errors.add(line=row.line, field="kind", message=f"'{kind}' is not a kind; use {', '.join(KINDS)}"
+                                                            + (" (or map it in the mapping's [kinds])" if kind else ""))
+        on_bill = kind in BILL_KINDS
+        bill_date = due_date = None
+        if on_bill or row["bill_date"] or row["due_date"]:
+            bill_date = errors.parse(row, "bill_date", iso_date)
+            due_date = errors.parse(row, "due_date", iso_date)
+        for column, day in (("bill_date", bill_date), ("due_date", due_date)):
+            if day is not None and day > as_of and not (column == "due_date" and bill_date and bill_date <= as_of):
+                errors.add(line=row.line, field=column, message=f"{day} is after {as_of}: an open item is dated "
+                                                                "before the conversion")
+        if bill_date and due_date and due_date < bill_date:
+            errors.add(line=row.line, field="due_date", message=f"{due_date} is before the bill date {bill_date}")
+        if on_bill and not bill:
+            errors.add(line=row.line, field="bill_no", message=f"is required: a {kind} charge belongs to an open bill")
+        amount = errors.parse(row, "amount", _positive)
+        description = errors.parse(row, "description", words) or ""
+        if on_bill and bill and number is not None:
+            seen = bills.get(bill)
+            if seen is None:
+                bills[bill] = (number, bill_date, due_date, row.line)
+            elif seen[0] != number:
+                errors.add(line=row.line, field="bill_no", message=(
+                    f"bill {bill} is account {seen[0]}'s (line {seen[3]}); a bill belongs to one account"))
+            elif (seen[1], seen[2]) != (bill_date, due_date):
+                errors.add(line=row.line, field="bill_date", message=(
+                    f"bill {bill} is dated {seen[1]}, due {seen[2]} on line {seen[3]}; every row of a bill has its "
+                    "dates"))
+        if number is not None and amount is not None and kind in KINDS:
+            items.append(OpenItem(line=row.line, account_no=number, bill_no=bill, bill_date=bill_date,
+                                  due_date=due_date, kind=kind, amount=amount, description=description))
+    first_line = {}
+    for item in items:
+        first_line.setdefault(item.account_no, item.line)
+    for chunk in chunked(sorted(first_line)):
+        known = set(Account.objects.filter(account_no__in=list(chunk)).values_list("account_no", flat=True))
+        for number in chunk:
+            if number not in known:
+                errors.add(line=first_line[number], field="account_no", message=f"unknown account '{number}'")
+    for chunk in chunked(sorted(bills)):
+        for number in Bill.objects.filter(number__in=list(chunk)).values_list("number", flat=True):
+            errors.add(line=bills[number][3], field="bill_no", message=f"bill {number} is already one of ours")
+    errors.raise_if_any()
+    by_kind: dict[str, Decimal] = defaultdict(Decimal)
+    for item in items:
+        by_kind[item.kind] += item.amount
+    return OpeningBalances(items=items, accounts=len(first_line), bills=len(bills), by_kind=dict(by_kind))
+
+
+def _positive(value: str) -> Decimal:
+    if value.strip().startswith("-") or value.strip().startswith("(") or value.strip().startswith("$-"):
+        raise ValueError(f"'{value}': amounts are positive; the kind says a credit or a deposit")
+    return dollars(value)

@@ -1,0 +1,117 @@
+"""``convert check``: an opening-balances file checked all or nothing, its control totals worked by hand, and
+another system's export read through the shipped mapping."""
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from django.apps import apps
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from tests.billing.steps import account_with_meter
+
+pytestmark = [pytest.mark.django_db, pytest.mark.citation("policy: bad input changes nothing")]
+MAPPING = Path(settings.BASE_DIR) / "fixtures" / "conversion" / "example_mapping.toml"
+HEADER = "account_no,bill_no,bill_date,due_date,kind,amount,description\n"
+CLEAN = HEADER + (
+    "1-0001,L-1,2026-02-01,2026-03-01,water,186.13,Water first half\n"
+    "1-0001,L-1,2026-02-01,2026-03-01,penalty,9.31,Late penalty 5%\n"
+    "1-0002,L-2,2026-05-01,2026-06-01,water,45.00,Minimum\n"
+    "1-0002,L-2,2026-05-01,2026-06-01,fee,25.00,Meter test\n"
+    "1-0003,,,,credit,12.00,Overpayment\n"
+    "1-0003,,,,deposit,250.00,Hydrant meter deposit\n")
+
+
+@pytest.fixture
+def accounts(mineola):
+    for number in ("1-0001", "1-0002", "1-0003"):
+        account_with_meter(book=1, account_no=number)
+
+
+def check(tmp_path, text: str, *args) -> str:
+    path = tmp_path / "open.csv"
+    path.write_text(text)
+    out = io.StringIO()
+    call_command("convert", "check", str(path), "--date", "2026-06-15", *args, stdout=out, stderr=io.StringIO())
+    return out.getvalue()
+
+
+def counts() -> dict:
+    return {model._meta.label: model.objects.count() for model in apps.get_models()}
+
+
+def test_a_clean_file_gives_its_control_totals_and_saves_nothing(accounts, tmp_path):
+    before = counts()
+    totals = json.loads(check(tmp_path, CLEAN, "--json"))
+    # Charges: 186.13 + 9.31 + 45.00 + 25.00 = 265.44; owed: less the 12.00 credit = 253.44; the deposit is held.
+    assert totals == {"rows": 6, "accounts": 3, "open_bills": 2,
+                      "by_kind": {"water": "231.13", "sewer": "0.00", "fee": "25.00", "fine": "0.00",
+                                  "penalty": "9.31", "interest": "0.00", "credit": "12.00", "deposit": "250.00"},
+                      "charges": "265.44", "owed": "253.44", "deposits_held": "250.00"}
+    assert "no problems in 6 rows; nothing was saved" in check(tmp_path, CLEAN)
+    assert counts() == before
+
+
+def test_every_problem_is_named_with_its_line_and_column_and_nothing_is_saved(accounts, tmp_path):
+    before = counts()
+    bad = HEADER + (
+        "9-9999,L-9,2026-02-01,2026-03-01,water,10.00,\n"            # 2: unknown account
+        "1-0001,L-1,2026-02-01,2026-03-01,water,186.13,\n"           # 3: fine
+        "1-0002,L-1,2026-02-01,2026-03-01,fee,5.00,\n"               # 4: L-1 is 1-0001's
+        "1-0001,L-1,2026-02-02,2026-03-01,penalty,9.31,\n"           # 5: L-1 dated otherwise
+        "1-0001,L-3,2026-04-01,2026-03-01,water,10.00,\n"            # 6: due before the bill date
+        "1-0001,L-4,2026-04-01,2026-05-01,rent,10.00,\n"             # 7: not a kind
+        "1-0001,,2026-04-01,2026-05-01,water,10.00,\n"               # 8: a charge needs its bill
+        "1-0003,,,,credit,-12.00,\n"                                 # 9: amounts are positive
+        "1-0001,L-5,2026-07-01,2026-08-01,water,10.00,\n")           # 10: after the day of the check
+    err = io.StringIO()
+    path = tmp_path / "bad.csv"
+    path.write_text(bad)
+    with pytest.raises(CommandError, match="nothing was saved"):
+        call_command("convert", "check", str(path), "--date", "2026-06-15", stdout=io.StringIO(), stderr=err)
+    said = err.getvalue()
+    for expected in ("line 2: account_no: unknown account '9-9999'",
+                     "line 4: bill_no: bill L-1 is account 1-0001's (line 3); a bill belongs to one account",
+                     "line 5: bill_date: bill L-1 is dated 2026-02-01, due 2026-03-01 on line 3",
+                     "line 6: due_date: 2026-03-01 is before the bill date 2026-04-01",
+                     "line 7: kind: 'rent' is not a kind; use water, sewer, fee, fine, penalty, interest, credit",
+                     "line 8: bill_no: is required: a water charge belongs to an open bill",
+                     "line 9: amount: '-12.00': amounts are positive; the kind says a credit or a deposit",
+                     "line 10: bill_date: 2026-07-01 is after 2026-06-15"):
+        assert expected in said, (expected, said)
+    assert counts() == before
+
+
+def test_another_systems_export_converts_through_the_shipped_mapping(accounts, tmp_path):
+    export = ("ACCT_NO,BILL_NUMBER,BILL_DT,DUE_DT,CHG_CODE,AMT,MEMO\n"
+              "1-0001,L-1,02/01/2026,03/01/2026,WA,186.13,Water first half\n"
+              "1-0001,L-1,02/01/2026,03/01/2026,PN,9.31,Late penalty 5%\n"
+              "1-0002,L-2,05/01/2026,06/01/2026,WA,45.00,Minimum\n"
+              "1-0002,L-2,05/01/2026,06/01/2026,FE,25.00,Meter test\n"
+              "1-0003,,,,CR,12.00,Overpayment\n"
+              "1-0003,,,,DP,250.00,Hydrant meter deposit\n")
+    assert json.loads(check(tmp_path, export, "--json", "--mapping", str(MAPPING))) == json.loads(
+        check(tmp_path, CLEAN, "--json"))
+    # A code the mapping does not know, and a date it cannot read, are named on their lines.
+    path = tmp_path / "open.csv"
+    path.write_text(export.replace("PN,9.31", "XX,9.31").replace("05/01/2026,06/01/2026,FE", "13/45/2026,06/01/2026,FE"))
+    err = io.StringIO()
+    with pytest.raises(CommandError):
+        call_command("convert", "check", str(path), "--mapping", str(MAPPING), "--date", "2026-06-15",
+                     stdout=io.StringIO(), stderr=err)
+    assert "line 3: kind: 'XX' is not a kind" in err.getvalue()
+    assert "line 5: bill_date: '13/45/2026' is not a date" in err.getvalue()
+
+
+def test_a_mapping_that_names_what_is_not_there_is_refused(accounts, tmp_path):
+    mapping = tmp_path / "m.toml"
+    mapping.write_text('[columns]\nacct = "ACCT_NO"\n[kinds]\nWA = "rent"\n')
+    err = io.StringIO()
+    with pytest.raises(CommandError):
+        call_command("convert", "check", str(tmp_path / "none.csv"), "--mapping", str(mapping), stdout=io.StringIO(),
+                     stderr=err)
+    assert "[columns] acct: not a column of the opening balances" in err.getvalue()
+    assert "[kinds] WA = 'rent': not a kind" in err.getvalue()
