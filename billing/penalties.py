@@ -72,13 +72,30 @@ def charges_on_from(params: dict, *, required: bool = True) -> tuple[str, ...]:
 
 
 class _ChargedOn:
-    """The categories of a bill the scheme charges on (``charges_on``) and their unpaid sum."""
+    """The categories of a bill the scheme charges on (``charges_on``) and their unpaid sum (``base``)."""
 
-    charges_on: tuple[str, ...]
+    _charges_on: tuple[str, ...] = ()
+    base = staticmethod(lambda unpaid: ZERO)
 
-    def base(self, unpaid: dict[str, Decimal]) -> Decimal:
-        """What the scheme charges its percentage of: the bill's unpaid ``charges_on`` categories."""
-        return sum((unpaid.get(cat, ZERO) for cat in self.charges_on), ZERO)
+    @property
+    def charges_on(self) -> tuple[str, ...]:
+        return self._charges_on
+
+    @charges_on.setter
+    def charges_on(self, categories: tuple[str, ...]) -> None:
+        self._charges_on = categories
+        self.base = _base_of(categories)
+
+
+def _base_of(categories: tuple[str, ...]):
+    """``base(unpaid)``: what the scheme charges its percentage of, the bill's unpaid ``categories`` added up. The
+    usual ones are written out: the replay asks for it on every late-charge day of every bill. ``fee`` and
+    ``water`` are in every bill's dicts; ``fine`` joins a bill's with its first fine."""
+    if categories == ("water",):
+        return lambda unpaid: unpaid["water"]
+    if set(categories) == {"water", "fee"}:
+        return lambda unpaid: unpaid["fee"] + unpaid["water"]
+    return lambda unpaid: sum((unpaid.get(cat, ZERO) for cat in categories), ZERO)
 
 
 class _DaysByDueDate:

@@ -76,6 +76,12 @@ REVERSAL_KIND = "payment_reversal"
 _NOT_OWED = frozenset((*DEPOSIT_KINDS, REVERSAL_KIND))  # neither a charge nor a credit in the replay
 
 
+# What a leftover credit pays, pass by pass, under each payment order; and the same without the fine category.
+_PASSES = {PRINCIPAL_FIRST: (PRINCIPAL_CATEGORIES, LATE_ORDER), PENALTIES_FIRST: (PENALTIES_FIRST_ORDER,)}
+_PASSES_WITHOUT_FINES = {order: tuple(tuple(cat for cat in cats if cat != "fine") for cats in passes)
+                         for order, passes in _PASSES.items()}
+
+
 @dataclass(frozen=True)
 class Entry:
     kind: str  # water, fee, fine, penalty, interest, penalty_correction, interest_correction, debit, payment,
@@ -158,6 +164,9 @@ class Ledger:
         self.applications: list[Application] = []
         self._sources: deque[list] = deque()  # [entry_id, amount still waiting]
         self._shortfall = ZERO  # a negative pool (a positive non-charge entry) that later credits fill first
+        # The categories a leftover credit pays, in order: without the fine category until a fine is charged (most
+        # ledgers never have one, and the replay settles every bill after every credit).
+        self._passes = _PASSES_WITHOUT_FINES[order]
 
     def post(self, e: Entry) -> None:
         kind = e.kind
@@ -175,6 +184,8 @@ class Ledger:
             key = e.bill_key
             bill, amount = self.bills[key if key is not None else (posted_on, -1, e.entry_id)], e.amount
             charged, unpaid = bill.charged, bill.unpaid
+            if cat == "fine":
+                self._passes = _PASSES[self.order]
             charged[cat] = charged.get(cat, ZERO) + amount
             unpaid[cat] = unpaid.get(cat, ZERO) + amount
             self._unsettled = True
@@ -209,6 +220,8 @@ class Ledger:
             self._settle()
         self._day = posted_on
         cat = CATEGORY[kind]
+        if cat == "fine":
+            self._passes = _PASSES[self.order]
         bill = self.bills[key]
         charged, unpaid = bill.charged, bill.unpaid
         charged[cat] = charged.get(cat, ZERO) + amount
@@ -229,7 +242,7 @@ class Ledger:
         if len(bills) != len(self._unpaid):  # a bill added since (bills are never removed): sort them again
             self._unpaid = [(key, bills[key].unpaid) for key in sorted(bills)]
         record = self.record
-        for cats in (PRINCIPAL_CATEGORIES, LATE_ORDER) if self.order == PRINCIPAL_FIRST else (PENALTIES_FIRST_ORDER,):
+        for cats in self._passes:
             for key, unpaid in self._unpaid:
                 for cat in cats:
                     owed = unpaid.get(cat, ZERO)
