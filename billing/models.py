@@ -250,7 +250,8 @@ class Bill(models.Model):
     start_reading = models.ForeignKey("meters.Reading", null=True, on_delete=models.PROTECT, related_name="+")
     end_reading = models.ForeignKey("meters.Reading", null=True, on_delete=models.PROTECT, related_name="+")
     estimated = models.BooleanField(default=False)
-    rate_schedule = models.ForeignKey(RateSchedule, on_delete=models.PROTECT, related_name="bills")
+    rate_schedule = models.ForeignKey(RateSchedule, null=True, blank=True, on_delete=models.PROTECT, related_name="bills",
+                                      help_text="The schedule it was rated under; none for a converted bill.")
     total = money_field()
     created_at = models.DateTimeField(auto_now_add=True)
     voided_at = models.DateTimeField(null=True, blank=True)
@@ -263,6 +264,10 @@ class Bill(models.Model):
     final = models.BooleanField(
         default=False, db_default=False,
         help_text="An off-cycle final bill, issued on a move-out or a sale from the final reading.")
+    converted_on = models.DateField(
+        null=True, blank=True,
+        help_text="For a bill brought over from the village's previous system: the cutover date. Its charges and the "
+                  "late charges before that day are the old system's; ours start on it.")
 
     class Meta:
         ordering = ["-bill_date", "account"]
@@ -273,6 +278,8 @@ class Bill(models.Model):
             models.CheckConstraint(condition=Q(issued_on__gte=models.F("bill_date")),
                                    name="bill_issued_not_before_date"),
             models.CheckConstraint(condition=Q(gallons__gte=0), name="bill_gallons_not_negative"),
+            models.CheckConstraint(condition=Q(rate_schedule__isnull=False) | Q(converted_on__isnull=False),
+                                   name="bill_rated_or_converted"),
         ]
         indexes = [models.Index(fields=["account", "-bill_date"], name="bill_account_date")]
 
@@ -424,6 +431,9 @@ class LedgerEntry(models.Model):
         DEPOSIT = "deposit", "Deposit held"
         DEPOSIT_REFUND = "deposit_refund", "Deposit refunded"
         PAYMENT_REVERSAL = "payment_reversal", "Payment reversed"
+        # Late charges the village's previous system charged before the cutover: facts, never recomputed.
+        CONVERTED_PENALTY = "converted_penalty", "Penalty (previous system)"
+        CONVERTED_INTEREST = "converted_interest", "Interest (previous system)"
 
     # No index of its own: ``ledger_account_date`` leads with the account.
     account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="ledger", db_index=False)
@@ -455,7 +465,7 @@ class LedgerEntry(models.Model):
             models.CheckConstraint(condition=~Q(source=""), name="ledger_entry_has_source"),
             models.CheckConstraint(
                 condition=(Q(kind__in=["water", "fee", "fine", "penalty", "interest", "debit", "deposit_refund",
-                                       "payment_reversal"],
+                                       "payment_reversal", "converted_penalty", "converted_interest"],
                              amount__gte=0)
                            | Q(kind__in=["payment", "credit", "void", "deposit"], amount__lte=0)
                            | Q(kind__in=["penalty_correction", "interest_correction"])),

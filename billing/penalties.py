@@ -317,6 +317,9 @@ class BillTerms:
     key: tuple  # (bill_date, bill_id), as on ledger entries
     bill_date: date
     due_date: date
+    # A bill converted from the village's previous system: its cutover date. That system's late charges before
+    # it stand as charged (``converted_penalty``, ``converted_interest``); ours fall on it and after.
+    charges_from: date | None = None
 
 
 @dataclass(frozen=True)
@@ -368,9 +371,13 @@ def penalties_owed(*, entries: Iterable[Entry], bills: Iterable[BillTerms], sche
     for n, bill in enumerate(bills):
         if in_order is not None:
             dues = in_order(bill_date=bill.bill_date, due_date=bill.due_date, through=through)
+            if bill.charges_from is not None:
+                dues = tuple(due for due in dues if due.on >= bill.charges_from)
             places = None
         else:
             given = tuple(scheme.dates(bill_date=bill.bill_date, due_date=bill.due_date, through=through))
+            if bill.charges_from is not None:
+                given = tuple(due for due in given if due.on >= bill.charges_from)
             places = sorted(range(len(given)), key=lambda i, given=given: given[i].on)
             dues = tuple(given[i] for i in places)
         if dues:

@@ -239,15 +239,16 @@ def plan_facts(account_ids: list[int], *, through: date) -> PlanFacts:
     numbers: dict[int, str] = {}
     bills: dict[int, list[BillTerms]] = defaultdict(list)
     void = Bill.Status.VOID
-    for bill_id, account_id, bill_date, due_date, number, status in _rows(
+    for bill_id, account_id, bill_date, due_date, number, status, converted_on in _rows(
             Bill.objects.filter(where).order_by().values_list(
-                "id", "account_id", "bill_date", "due_date", "number", "status")):
+                "id", "account_id", "bill_date", "due_date", "number", "status", "converted_on")):
         if account_id not in wanted:
             continue
         key = bill_keys[bill_id] = (bill_date, bill_id)
         numbers[bill_id] = number
         if due_date < through and status != void:
-            bills[account_id].append(BillTerms(key=key, bill_date=bill_date, due_date=due_date))
+            bills[account_id].append(BillTerms(key=key, bill_date=bill_date, due_date=due_date,
+                                               charges_from=converted_on))
     rows = [row for row in _rows(
         LedgerEntry.objects.filter(where, posted_on__lte=through).exclude(kind__in=DEPOSIT_KINDS).order_by("id")
         .values_list("account_id", "id", "kind", "posted_on", "amount", "bill_id", "corrects_id"))
@@ -350,9 +351,9 @@ def penalties_carried(account_ids: list[int], *, assessed: date, through: date, 
     states = open_balances(account_ids, through=assessed)
     bills: dict[int, list[tuple]] = defaultdict(list)
     later: dict[tuple[date, date], list] = {}  # the days after L of each bill date and due date
-    for bill_id, account_id, bill_date, due_date, number in Bill.objects.filter(
+    for bill_id, account_id, bill_date, due_date, number, converted_on in Bill.objects.filter(
             accounts_where(account_ids), due_date__lt=through).exclude(status=Bill.Status.VOID).order_by(
-            ).values_list("id", "account_id", "bill_date", "due_date", "number"):
+            ).values_list("id", "account_id", "bill_date", "due_date", "number", "converted_on"):
         state = states.get(account_id)
         if state is None or (paid_draws_nothing and (bill_date, bill_id) not in state.bills):
             continue  # another account's in the range of ids, or a bill paid in full
@@ -361,6 +362,8 @@ def penalties_carried(account_ids: list[int], *, assessed: date, through: date, 
             dues = later[bill_date, due_date] = [
                 due for due in scheme.dates(bill_date=bill_date, due_date=due_date, through=through)
                 if due.on > assessed]
+        if converted_on is not None:  # the old system's days before the cutover are not ours to charge
+            dues = [due for due in dues if due.on >= converted_on]
         if dues:
             bills[account_id].append(((bill_date, bill_id), number, dues))
     left: list[int] = []

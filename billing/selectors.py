@@ -11,7 +11,7 @@ from accounts.models import Account
 from core.money import ZERO, fmt_amount, fmt_rate
 
 from .documents.money_box import BillSummary
-from .ledger.allocation import PENALTY_KINDS, AccountBalance, BillBalance, Entry, Ledger, allocate, replay_order
+from .ledger.allocation import CATEGORY, PENALTY_KINDS, AccountBalance, BillBalance, Entry, Ledger, allocate, replay_order
 from .ledger.selectors import account_balances, entries_for_accounts
 from .models import Bill, BillLine, Deposit, LedgerEntry, Payment
 from .ordinance import Ordinance, ordinance_on, payment_order
@@ -134,7 +134,8 @@ def bill_summaries(*, bills: list[Bill], ordinance: Ordinance | None = None) -> 
     entries = entries_for_accounts(account_ids, through=last_issued, recorded_at=True)
     others: dict[int, list[tuple]] = defaultdict(list)
     for row in Bill.objects.filter(account_id__in=account_ids).order_by().values_list(
-            "id", "account_id", "bill_date", "issued_on", "due_date", "status", "created_at", "voided_at"):
+            "id", "account_id", "bill_date", "issued_on", "due_date", "status", "created_at", "voided_at",
+            "converted_on"):
         others[row[1]].append(row)
     waived = waived_charges(account_ids=account_ids)
     return {bill.pk: _bill_summary(bill, entries.get(bill.account_id, []), others[bill.account_id],
@@ -151,12 +152,14 @@ def _bill_summary(bill: Bill, entries: list[Entry], account_bills: list[tuple], 
     live = [row for row in account_bills if row[6] <= issued_at and (row[7] is None or row[7] > issued_at)]
     previous_date = max((row[3] for row in live if row[2] < bill.bill_date), default=None)
     due_of = {(row[2], row[0]): row[4] for row in live}
+    converted_on = {(row[2], row[0]): row[8] for row in live if row[8] is not None}
     facts = [e for e in entries if e.kind not in PENALTY_KINDS and e.posted_on <= bill.issued_on
              and (e.recorded_at is None or e.recorded_at <= issued_at)]
     late_on = first_late_day(scheme, bill_date=bill.bill_date, due_date=bill.due_date)
     # A charge waived by the time of issue was not owed on the bill (a waiver approved later does not change it).
     owed = penalties_owed(entries=facts, scheme=scheme, order=order, through=late_on,
-                          bills=[BillTerms(key=key, bill_date=key[0], due_date=due) for key, due in due_of.items()],
+                          bills=[BillTerms(key=key, bill_date=key[0], due_date=due, charges_from=converted_on.get(key))
+                                 for key, due in due_of.items()],
                           waived={key for key, w in waived.items() if w.decided_at <= issued_at})
     penalties = [Entry(kind=p.due.kind, posted_on=p.due.on, amount=p.amount, bill_key=p.bill_key) for p in owed]
     at_issue = facts + [p for p in penalties if p.posted_on <= bill.issued_on]
@@ -169,7 +172,7 @@ def _bill_summary(bill: Bill, entries: list[Entry], account_bills: list[tuple], 
             current += e.amount
         elif e.kind == "payment":
             payments += e.amount
-        elif e.kind in ("penalty", "interest"):
+        elif CATEGORY.get(e.kind) in ("penalty", "interest"):
             penalty_total += e.amount
         else:
             other += e.amount
@@ -356,7 +359,7 @@ def account_ledger_and_state(*, account: Account, as_of: date) -> tuple[list[Led
             group = ("entry", entry_id)
         grouped.setdefault(group, []).append(row)
     ordered = sorted(grouped.values(), key=lambda group: min(
-        (r[2], r[1] not in ("water", "fee", "fine", "penalty", "interest", "debit"), r[0]) for r in group))
+        (r[2], r[1] not in CATEGORY, r[0]) for r in group))
     out, balance = [], ZERO
     for group in ordered:
         entry_id, kind, posted_on, amount, bill_id, number, status, description, citation, _, reference = group[0]

@@ -17,6 +17,7 @@ Design overview:
 """
 
 import csv
+import hashlib
 import io
 import tomllib
 from collections import defaultdict
@@ -140,6 +141,8 @@ class OpeningBalances:
     accounts: int
     bills: int
     by_kind: dict[str, Decimal]
+    name: str = ""  # the file's name as given
+    digest: str = ""  # SHA-256 of the file as read (after its mapping): the same file posts once
 
     @property
     def charges(self) -> Decimal:
@@ -156,6 +159,16 @@ class OpeningBalances:
                 "by_kind": {kind: f"{self.by_kind.get(kind, ZERO):.2f}" for kind in KINDS},
                 "charges": f"{self.charges:.2f}", "owed": f"{self.owed:.2f}",
                 "deposits_held": f"{self.by_kind.get('deposit', ZERO):.2f}"}
+
+
+def opening_digest(source, *, mapping: Mapping | None = None) -> str:
+    """SHA-256 of the file as read (after its mapping): the same file, however named, has the same digest."""
+    file = import_source_read(source)
+    return _digest(_mapped(file, mapping) if mapping else file.text)
+
+
+def _digest(body: str) -> str:
+    return hashlib.sha256(body.encode()).hexdigest()
 
 
 def opening_balances_read(source, *, as_of: date, mapping: Mapping | None = None) -> OpeningBalances:
@@ -183,7 +196,7 @@ def opening_balances_read(source, *, as_of: date, mapping: Mapping | None = None
         for column, day in (("bill_date", bill_date), ("due_date", due_date)):
             if day is not None and day > as_of and not (column == "due_date" and bill_date and bill_date <= as_of):
                 errors.add(line=row.line, field=column, message=f"{day} is after {as_of}: an open item is dated "
-                                                                "before the conversion")
+                                                                "before the cutover")
         if bill_date and due_date and due_date < bill_date:
             errors.add(line=row.line, field="due_date", message=f"{due_date} is before the bill date {bill_date}")
         if on_bill and not bill:
@@ -219,7 +232,8 @@ def opening_balances_read(source, *, as_of: date, mapping: Mapping | None = None
     by_kind: dict[str, Decimal] = defaultdict(Decimal)
     for item in items:
         by_kind[item.kind] += item.amount
-    return OpeningBalances(items=items, accounts=len(first_line), bills=len(bills), by_kind=dict(by_kind))
+    return OpeningBalances(items=items, accounts=len(first_line), bills=len(bills), by_kind=dict(by_kind),
+                           name=file.name, digest=_digest(body))
 
 
 def _positive(value: str) -> Decimal:

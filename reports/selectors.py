@@ -348,10 +348,11 @@ def relevy(*, levy_on: date) -> Relevy:
         entries = entries_for_accounts(chunk, through=levy_on)
         waived = waived_charges(account_ids=chunk)  # a waived charge is owed as nothing
         terms: dict[int, list[BillTerms]] = defaultdict(list)
-        for account_id, bill_date, bill_id, due_date in Bill.objects.filter(
+        for account_id, bill_date, bill_id, due_date, converted_on in Bill.objects.filter(
                 account_id__in=chunk, due_date__lt=levy_on).exclude(status=Bill.Status.VOID).values_list(
-                "account_id", "bill_date", "id", "due_date"):
-            terms[account_id].append(BillTerms(key=(bill_date, bill_id), bill_date=bill_date, due_date=due_date))
+                "account_id", "bill_date", "id", "due_date", "converted_on"):
+            terms[account_id].append(BillTerms(key=(bill_date, bill_id), bill_date=bill_date, due_date=due_date,
+                                               charges_from=converted_on))
         for account_id in chunk:
             account_entries = entries.get(account_id, [])
             posted = sum((e.amount for e in account_entries if e.kind in PENALTY_KINDS), ZERO)

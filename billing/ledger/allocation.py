@@ -64,8 +64,11 @@ CREDIT_ORDER = ("water", "fee", "fine", "interest", "penalty")
 # What a payment pays of each bill once every bill's principal is paid (``principal_first``).
 LATE_ORDER = ("interest", "penalty")
 # Charges by the category they add to; a correction adds (usually a negative amount) to what it corrects.
+# A late charge the village's previous system charged before the cutover (``converted_penalty``,
+# ``converted_interest``) is owed like one of ours, but it is a fact: the penalty replay never makes its own.
 CATEGORY = {"water": "water", "fee": "fee", "fine": "fine", "debit": "fee", "penalty": "penalty",
-            "interest": "interest", "penalty_correction": "penalty", "interest_correction": "interest"}
+            "interest": "interest", "penalty_correction": "penalty", "interest_correction": "interest",
+            "converted_penalty": "penalty", "converted_interest": "interest"}
 # Late charges: owed because of when principal was paid, never principal themselves.
 PENALTY_KINDS = ("penalty", "interest", "penalty_correction", "interest_correction")
 # Money held for the customer (a refundable deposit and its refund): never part of what is owed.

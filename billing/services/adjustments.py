@@ -58,6 +58,10 @@ def bill_void(*, bill: Bill, reason: str, as_of: date, actor, description: str =
     bill = Bill.objects.select_for_update().get(pk=bill.pk)
     if bill.status == Bill.Status.VOID:
         raise ApplicationError(f"bill {bill.number} is already void", field="status")
+    if bill.converted_on is not None:
+        raise ApplicationError(f"bill {bill.number} was brought over from the previous system on {bill.converted_on}; "
+                               "no run of ours bills its period again, so correct it with a credit or debit memo",
+                               field="status")
     if not reason.strip():
         raise ApplicationError("voiding a bill needs a reason", field="reason")
     description = (description.strip() or f"Bill {bill.number} voided; a corrected bill replaces it")[:200]

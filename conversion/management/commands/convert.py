@@ -1,5 +1,7 @@
 """``convert``: conversion from another system. ``check``: the opening balances checked, nothing saved;
-``parallel``: the old system's bills of one period against ours."""
+``post``: posted as a batch on a cutover, all or nothing, once; ``reconcile``: the files against the books;
+``rollback``: a batch removed whole, until the first bill run after its cutover; ``parallel``: the old system's
+bills of one period against ours."""
 
 import csv
 import io
@@ -11,9 +13,12 @@ from django.core.management.base import BaseCommand, CommandError
 from core.commands import parse_as_of, today
 from core.errors import ApplicationError
 from core.money import fmt_dollars
+from reports.render import as_csv, as_json, as_pdf, printed
 
 from ...opening import KINDS, mapping_load, opening_balances_read
 from ...parallel import STATUS_WORDS, parallel_run
+from ...posting import conversion_post, conversion_rollback
+from ...reconcile import reconciliation, reconciliation_view
 
 
 class Command(BaseCommand):
@@ -27,6 +32,20 @@ class Command(BaseCommand):
         p.add_argument("--mapping", metavar="M", help="a TOML mapping of another system's columns, codes and dates")
         p.add_argument("--date", metavar="YYYY-MM-DD", help="the day of the check (default: today)")
         p.add_argument("--json", action="store_true", help="the control totals as JSON")
+        p = sub.add_parser("post", help="post an opening-balances file as one batch on the cutover: all or nothing; "
+                                        "the same file posts once")
+        p.add_argument("file", metavar="FILE")
+        p.add_argument("--cutover", required=True, metavar="YYYY-MM-DD",
+                       help="the first day on our books: the file is what was owed at the close of the day before")
+        p.add_argument("--mapping", metavar="M", help="a TOML mapping of another system's columns, codes and dates")
+        p = sub.add_parser("reconcile", help="the posted files of a cutover against the books, to the cent")
+        p.add_argument("--cutover", required=True, metavar="YYYY-MM-DD")
+        p.add_argument("--format", choices=["text", "csv", "json", "pdf"], default="text")
+        p.add_argument("--out", metavar="FILE", help="write the report here instead of to standard output "
+                                                     "(required for pdf)")
+        p = sub.add_parser("rollback", help="remove a posted batch whole (until the first bill run after its "
+                                            "cutover)")
+        p.add_argument("batch", metavar="BATCH", type=int)
         p = sub.add_parser("parallel", help="the old system's bills of one period (account_no,bill_date,kind,amount) "
                                             "against our preview of the same period; nothing is issued")
         p.add_argument("legacy_bills", metavar="LEGACY_BILLS.csv")
@@ -43,7 +62,7 @@ class Command(BaseCommand):
                 self.stderr.write(str(error))
             if exc.unlisted:
                 self.stderr.write(f"… and {exc.unlisted} more error(s) not listed")
-            raise CommandError(f"refused: {exc.error_count} error(s); nothing was saved or compared") from None
+            raise CommandError(f"refused: {exc.error_count} error(s); nothing was saved") from None
 
     def do_check(self, o):
         as_of = parse_as_of(o["date"])
@@ -59,6 +78,58 @@ class Command(BaseCommand):
             self.stdout.write(f"  {kind:<9} {fmt_dollars(checked.by_kind.get(kind, 0)):>16}")
         self.stdout.write(f"  owed (charges less credits) {fmt_dollars(checked.owed)}; deposits held "
                           f"{fmt_dollars(checked.by_kind.get('deposit', 0))}")
+
+    def do_post(self, o):
+        cutover = parse_as_of(o["cutover"], allow_future=True)
+        mapping = mapping_load(o["mapping"]) if o["mapping"] else None
+        posted = conversion_post(o["file"], cutover=cutover, today=today(), mapping=mapping)
+        batch = posted.batch
+        if posted.already:
+            self.stdout.write(f"{o['file']} was posted already as conversion {batch.pk} on "
+                              f"{batch.posted_at:%Y-%m-%d}; nothing was posted now")
+            return
+        totals = batch.control
+        self.stdout.write(f"posted conversion {batch.pk}: {totals['accounts']} accounts, {batch.bills} open bills, "
+                          f"{batch.entries} ledger rows; owed {fmt_dollars(posted.checked.owed)}, deposits held "
+                          f"{fmt_dollars(posted.checked.by_kind.get('deposit', 0))}")
+        self.stdout.write(f"  reconcile it: manage.py convert reconcile --cutover {cutover}")
+
+    def do_reconcile(self, o):
+        view = reconciliation_view(reconciliation(cutover=parse_as_of(o["cutover"], allow_future=True)))
+        if o["format"] == "pdf":
+            if not o["out"]:
+                raise ApplicationError("--out FILE is needed for a PDF", field="out")
+            Path(o["out"]).write_bytes(as_pdf(view))
+            self.stdout.write(f"written to {o['out']}")
+            return
+        if o["format"] == "json":
+            text = json.dumps(as_json(view), indent=2)
+        elif o["format"] == "csv":
+            text = as_csv(view).rstrip("\r\n")
+        else:
+            text = "\n".join([*view.notes, *self._tables(view)])
+        if o["out"]:
+            Path(o["out"]).write_text(text + "\n")
+            self.stdout.write(f"written to {o['out']}")
+        else:
+            self.stdout.write(text)
+
+    @staticmethod
+    def _tables(view) -> list[str]:
+        lines = []
+        for table in view.tables:
+            shown = printed(table)
+            lines.append(f"{table.title}:")
+            if not shown.rows:
+                lines.append("  none")
+            for row in [shown.headers, *shown.rows, *([shown.total] if shown.total else [])]:
+                lines.append("  " + "  ".join(f"{c.text:>14}" if c.numeric else f"{c.text:<22}" for c in row))
+        return lines
+
+    def do_rollback(self, o):
+        batch = conversion_rollback(o["batch"])
+        self.stdout.write(f"rolled back conversion {batch.pk} ({batch.file_name}, cutover {batch.cutover}): its bills, "
+                          "ledger rows and deposits are removed")
 
     def do_parallel(self, o):
         run_on = parse_as_of(o["date"], allow_future=True)

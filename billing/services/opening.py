@@ -1,0 +1,234 @@
+"""Opening books: what each account owed the village's previous system on the cutover, written as billing's own
+bills and ledger rows, and taken out again whole by a rollback.
+
+Design overview:
+
+* **Billing writes them; the caller names them.** A conversion (``conversion``, above billing) checks the old
+  system's file and hands over the open bills and account items; every row written here has a ledger source
+  under the caller's ``prefix`` (``convert:<batch>:``, ``opening_source``), so the rows of one conversion are
+  found, counted and removed together.
+* **An open bill is a bill** (``Bill.converted_on`` = the cutover; no rate schedule, no readings, no gallons),
+  with one line per charge as the old system described it, so aging, the relevy, shut-off eligibility and the
+  payment order read it like any bill, from its own bill and due dates. Its ledger rows are posted on its bill
+  date: the water and sewer charges as ``water``, fees as ``fee``, fines as ``fine``.
+* **Late charges the old system already charged** are ``converted_penalty`` and ``converted_interest`` rows on
+  the bill, dated the day before the cutover: owed like ours and paid in the same order, but facts the penalty
+  replay never recomputes; and a converted bill's late-charge days before the cutover are never ours
+  (``BillTerms.charges_from``). From the cutover on, the preset's penalty scheme charges it as any bill.
+* **Credits and deposits** are the account's: an unapplied credit is a ``credit`` row and a deposit a held
+  ``Deposit`` with its ``deposit`` row, both dated the day before the cutover.
+* **Only fresh books are opened**: an account with a bill or ledger row of its own already is refused.
+* **Rollback** (``opening_books_remove``) deletes exactly those rows, nothing else, in one transaction; on
+  PostgreSQL the append-only triggers let it through only inside that transaction (billing 0021).
+"""
+
+import uuid
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from decimal import Decimal
+
+from django.db import connection
+from django.db.models import Subquery
+from django.utils import timezone
+from djmoney.money import Money
+
+from accounts.models import Account
+from core.csvimport import chunked
+from core.db import copy_rows, is_postgres, reserve_ids
+from core.errors import ApplicationError, FieldError
+from core.money import ZERO
+
+from ..ledger.posting import Posting, ledger_post_many
+from ..models import AccountStanding, Bill, BillLine, Deposit, LedgerEntry
+from ..ordinance import ordinance_on
+from ..runs.issue import installation_spans
+
+# The old system's kinds of a bill's charge, as our bill lines and ledger kinds.
+LINE_KINDS = {"water": BillLine.Kind.CHARGE, "sewer": BillLine.Kind.SEWER, "fee": BillLine.Kind.FEE,
+              "fine": BillLine.Kind.FINE}
+ENTRY_KINDS = {"water": LedgerEntry.Kind.WATER, "sewer": LedgerEntry.Kind.WATER, "fee": LedgerEntry.Kind.FEE,
+               "fine": LedgerEntry.Kind.FINE, "penalty": LedgerEntry.Kind.CONVERTED_PENALTY,
+               "interest": LedgerEntry.Kind.CONVERTED_INTEREST}
+LATE_KINDS = ("penalty", "interest")
+DEPOSIT_CODE = "converted"
+
+
+def opening_source(prefix: str, what: str, key: int) -> str:
+    """``<prefix><what>:<id>``: a converted bill's rows (``bill``), an account's credit (``credit``), a deposit."""
+    return f"{prefix}{what}:{key}"
+
+
+@dataclass
+class OpeningBill:
+    """One open bill of the previous system: its charges (kind, description, amount) in the file's order."""
+
+    account_id: int
+    number: str
+    bill_date: date
+    due_date: date
+    charges: list[tuple[str, str, Decimal]] = field(default_factory=list)
+
+    @property
+    def total(self) -> Decimal:
+        """What the bill charged for service, fees and fines (its late charges are apart, as on our bills)."""
+        return sum((amount for kind, _, amount in self.charges if kind in LINE_KINDS), ZERO)
+
+
+@dataclass(frozen=True)
+class AccountItem:
+    account_id: int
+    kind: str  # credit or deposit
+    amount: Decimal
+    description: str
+
+
+@dataclass(frozen=True)
+class OpeningWritten:
+    bills: int
+    lines: int
+    entries: int
+    deposits: int
+
+
+def opening_books_post(*, bills: Sequence[OpeningBill], items: Sequence[AccountItem], cutover: date,
+                       prefix: str) -> OpeningWritten:
+    """Write the open bills and account items (in the caller's transaction, all or nothing). Refused, writing
+    nothing, for an account that already has books here."""
+    account_ids = sorted({b.account_id for b in bills} | {i.account_id for i in items})
+    accounts = {}
+    for chunk in chunked(account_ids, 5000):  # locked in id order, as a run locks them
+        accounts.update((row[0], row[1:]) for row in Account.objects.filter(id__any=list(chunk)).select_for_update(
+            of=("self",)).order_by("id").values_list("id", "account_no", "book", "owner__name",
+                                                     "owner__mailing_address"))
+    _refuse_accounts_with_books(account_ids, accounts)
+    eve = cutover - timedelta(days=1)
+    calendar = ordinance_on(cutover).calendar
+    spans = installation_spans(account_ids)
+    frequency = {account_id: calendar.frequency_for(spans[account_id][-1].size if spans.get(account_id) else "")
+                 for account_id in account_ids}
+    rows = [Bill(number=b.number, public_id=uuid.uuid4(), account_id=b.account_id, status=Bill.Status.ISSUED,
+                 frequency=frequency[b.account_id], bill_date=b.bill_date, issued_on=b.bill_date, due_date=b.due_date,
+                 recipient_name=accounts[b.account_id][2] or "", recipient_address=accounts[b.account_id][3] or "",
+                 period_start=b.bill_date, period_end=b.bill_date, gallons=0, total=Money(b.total, "USD"),
+                 converted_on=cutover) for b in bills]
+    now = timezone.now()
+    if is_postgres():
+        for row, pk in zip(rows, reserve_ids(Bill, len(rows)), strict=True):
+            row.pk = pk
+        columns = ("id", "number", "public_id", "account_id", "status", "frequency", "bill_date", "issued_on",
+                   "recipient_name", "recipient_address", "due_date", "period_start", "period_end", "gallons",
+                   "schedule_gallons", "includes_annual_minimum", "estimated", "total", "total_currency",
+                   "created_at", "void_reason", "void_description", "pdf", "final", "converted_on")
+        copy_rows(Bill, columns, [
+            (r.pk, r.number, r.public_id, r.account_id, r.status, r.frequency, r.bill_date, r.issued_on,
+             r.recipient_name, r.recipient_address, r.due_date, r.period_start, r.period_end, 0, 0, False, False,
+             r.total.amount, "USD", now, "", "", "", False, cutover) for r in rows])
+    else:
+        Bill.objects.bulk_create(rows, batch_size=2000)
+    lines, postings = [], []
+    for bill, row in zip(bills, rows, strict=True):
+        by_kind: dict[str, Decimal] = defaultdict(Decimal)
+        position = 0
+        for kind, description, amount in bill.charges:
+            entry_kind = ENTRY_KINDS[kind]
+            by_kind[entry_kind] += amount
+            if kind in LINE_KINDS:
+                position += 1
+                lines.append((row.pk, position, LINE_KINDS[kind], description or LINE_KINDS[kind].label, "",
+                              Decimal(1), amount, amount, "USD"))
+        source = opening_source(prefix, "bill", row.pk)
+        for entry_kind, amount in by_kind.items():
+            late = entry_kind in (LedgerEntry.Kind.CONVERTED_PENALTY, LedgerEntry.Kind.CONVERTED_INTEREST)
+            postings.append(Posting(account_id=bill.account_id, bill_id=row.pk, kind=entry_kind,
+                                    posted_on=max(eve, bill.bill_date) if late else bill.bill_date, amount=amount,
+                                    source=source, description=f"Bill {bill.number} (previous system)"))
+    line_columns = ("bill_id", "position", "kind", "description", "citation", "quantity", "rate", "amount",
+                    "amount_currency")
+    if is_postgres():
+        copy_rows(BillLine, line_columns, lines)
+    else:
+        BillLine.objects.bulk_create([BillLine(**dict(zip(line_columns, line, strict=True))) for line in lines],
+                                     batch_size=5000)
+    credits: dict[int, tuple[Decimal, str]] = {}
+    deposits = []
+    for item in items:
+        if item.kind == "credit":
+            amount, words = credits.get(item.account_id, (ZERO, ""))
+            credits[item.account_id] = (amount + item.amount, words or item.description)
+        else:
+            deposits.append(Deposit(account_id=item.account_id, code=DEPOSIT_CODE, citation="",
+                                    description=item.description or "Deposit held (previous system)",
+                                    amount=Money(item.amount, "USD"), received_on=eve,
+                                    reference="previous system"))
+    postings.extend(Posting(account_id=account_id, kind=LedgerEntry.Kind.CREDIT, posted_on=eve, amount=-amount,
+                            source=opening_source(prefix, "credit", account_id),
+                            description=words or "Credit (previous system)")
+                    for account_id, (amount, words) in credits.items())
+    # Deposits without a history row: they are opening facts of the books, like the bills.
+    Deposit.objects.bulk_create(deposits, batch_size=2000)
+    postings.extend(Posting(account_id=d.account_id, kind=LedgerEntry.Kind.DEPOSIT, posted_on=eve,
+                            amount=-d.amount.amount, source=opening_source(prefix, "deposit", d.pk),
+                            description=d.description) for d in deposits)
+    ledger_post_many(postings, fresh=True)
+    return OpeningWritten(bills=len(rows), lines=len(lines), entries=len(postings), deposits=len(deposits))
+
+
+def _refuse_accounts_with_books(account_ids: list[int], accounts: dict) -> None:
+    with_books: set[int] = set()
+    for chunk in chunked(account_ids, 5000):
+        ids = list(chunk)
+        with_books.update(LedgerEntry.objects.filter(account_id__any=ids).values_list("account_id", flat=True)
+                          .distinct().order_by())
+        with_books.update(Bill.objects.filter(account_id__any=ids).values_list("account_id", flat=True)
+                          .distinct().order_by())
+    if with_books:
+        numbers = sorted(accounts[account_id][0] for account_id in with_books)
+        raise ApplicationError(errors=[FieldError(field="account_no", message=(
+            f"account {number} already has bills or ledger entries here; opening balances open an account's "
+            "books, so it is left out of the file or its books are corrected by hand")) for number in numbers[:50]],
+            unlisted=max(len(numbers) - 50, 0))
+
+
+def opening_books_remove(*, prefix: str) -> OpeningWritten:
+    """Delete every row the conversion under ``prefix`` wrote, in the caller's transaction. Refused, deleting
+    nothing, once anything else was recorded on its accounts (a payment, a bill of ours, a late charge)."""
+    entries = LedgerEntry.objects.filter(source__startswith=prefix)
+    accounts = Subquery(entries.values("account_id"))
+    list(Account.objects.filter(id__in=accounts).select_for_update(of=("self",)).order_by("id")
+         .values_list("id", flat=True))
+    others = LedgerEntry.objects.filter(account_id__in=accounts).exclude(source__startswith=prefix)
+    other_bills = Bill.objects.filter(account_id__in=accounts, converted_on__isnull=True)
+    found = others.order_by("posted_on", "id").values_list("account__account_no", "kind", "posted_on").first()
+    if found is None:
+        found = other_bills.order_by("bill_date", "id").values_list("account__account_no", "number", "bill_date").first()
+    if found is not None:
+        count = others.count() + other_bills.count()
+        raise ApplicationError(
+            f"{count} entr{'y' if count == 1 else 'ies'} of ours since (the first: account {found[0]}, {found[1]} of "
+            f"{found[2]}); a conversion is rolled back only while its accounts have nothing else on their books",
+            field="batch")
+    account_ids = list(entries.values_list("account_id", flat=True).distinct().order_by())
+    bill_ids = list(entries.exclude(bill_id=None).values_list("bill_id", flat=True).distinct().order_by())
+    deposit_ids = [int(source.rsplit(":", 1)[1]) for source in entries.filter(
+        kind=LedgerEntry.Kind.DEPOSIT).values_list("source", flat=True)]
+    counts = defaultdict(int)
+    with connection.cursor() as cursor:
+        if is_postgres():
+            cursor.execute("SET LOCAL billing.conversion_rollback = 'on'")
+        counts["entries"] = entries._raw_delete(using="default")
+        for chunk in chunked(bill_ids, 5000):
+            counts["lines"] += BillLine.objects.filter(bill_id__any=list(chunk))._raw_delete(using="default")
+            counts["bills"] += Bill.objects.filter(id__any=list(chunk), converted_on__isnull=False)._raw_delete(
+                using="default")
+        for chunk in chunked(deposit_ids, 5000):
+            Deposit.history.filter(id__any=list(chunk)).delete()
+            counts["deposits"] += Deposit.objects.filter(id__any=list(chunk))._raw_delete(using="default")
+        if is_postgres():
+            cursor.execute("SET LOCAL billing.conversion_rollback = 'off'")
+    # Derived, never facts: the accounts' kept standings are worked out again on the next read.
+    for chunk in chunked(account_ids, 5000):
+        AccountStanding.objects.filter(account_id__any=list(chunk)).delete()
+    return OpeningWritten(bills=counts["bills"], lines=counts["lines"], entries=counts["entries"],
+                          deposits=counts["deposits"])

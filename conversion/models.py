@@ -1,0 +1,70 @@
+"""A conversion is a batch: one checked opening-balances file posted on one cutover, kept with every row it said,
+so its reconciliation compares the file with the books at any later time and its rollback knows what it wrote
+(billing's rows carry the source ``convert:<batch id>:``)."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from billing.models import money_field
+
+
+class ConversionBatch(models.Model):
+    class Status(models.TextChoices):
+        POSTED = "posted", "Posted"
+        ROLLED_BACK = "rolled_back", "Rolled back"
+
+    file_name = models.CharField(max_length=200)
+    digest = models.CharField(max_length=64, help_text="SHA-256 of the file as read (after its mapping).")
+    cutover = models.DateField(help_text="The first day on our books: the file is what was owed at the close of the "
+                                         "day before.")
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.POSTED)
+    control = models.JSONField(help_text="The file's control totals (accounts, open bills, amounts by kind).")
+    bills = models.PositiveIntegerField(default=0, help_text="Open bills written.")
+    entries = models.PositiveIntegerField(default=0, help_text="Ledger rows written.")
+    posted_at = models.DateTimeField(auto_now_add=True)
+    posted_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+                                  related_name="+")
+    rolled_back_at = models.DateTimeField(null=True, blank=True)
+    rolled_back_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+                                       related_name="+")
+
+    class Meta:
+        verbose_name = "conversion batch"
+        verbose_name_plural = "conversion batches"
+        ordering = ["-posted_at", "-id"]
+        constraints = [
+            # Posting the same file again posts nothing: one live batch per file.
+            models.UniqueConstraint(fields=["digest"], condition=Q(status="posted"), name="one_posted_batch_per_file"),
+            models.CheckConstraint(condition=Q(status="posted") | Q(rolled_back_at__isnull=False),
+                                   name="rolled_back_batch_dated"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Conversion {self.pk} ({self.file_name}, cutover {self.cutover})"
+
+    @property
+    def source_prefix(self) -> str:
+        """The ledger source every row of this batch starts with."""
+        return f"convert:{self.pk}:"
+
+
+class OpeningItem(models.Model):
+    """One row of a posted file, as it was read: what the reconciliation compares with the books."""
+
+    batch = models.ForeignKey(ConversionBatch, on_delete=models.CASCADE, related_name="items")
+    line = models.PositiveIntegerField()
+    account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="+")
+    bill_no = models.CharField(max_length=40, blank=True)
+    bill_date = models.DateField(null=True, blank=True)
+    due_date = models.DateField(null=True, blank=True)
+    kind = models.CharField(max_length=10)
+    amount = money_field()
+    description = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["batch", "line"]
+        constraints = [models.UniqueConstraint(fields=["batch", "line"], name="one_item_per_line")]
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.kind} {self.amount} on {self.bill_no or self.account_id}"

@@ -1,0 +1,138 @@
+"""Posting a conversion, and rolling it back.
+
+Design overview:
+
+* **Post** (``conversion_post``) reads the file as ``convert check`` does (``opening.opening_balances_read``,
+  all or nothing, every problem with its line and column), with every item dated before the cutover, then in
+  one durable transaction records the batch and its rows and has billing write the open bills and account
+  items (``billing.services.opening``, through the one ledger writer). Anything refused refuses the whole
+  file: nothing is saved.
+* **The same file posts once**: a batch keeps the file's digest (the unique key ``one_posted_batch_per_file``);
+  posting it again answers the batch already posted and writes nothing. Another file naming a bill already
+  converted is refused by the check (the bill number is one of ours).
+* **Rollback** (``conversion_rollback``) removes the batch's rows whole, leaving the books as they were before
+  it, until the first bill run on or after its cutover; then, or once anything else is on its accounts (a
+  payment, a late charge of ours), it refuses. The batch stays, marked rolled back, for the record.
+"""
+
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from accounts.models import Account
+from billing.models import BillingRun
+from billing.services.opening import AccountItem, OpeningBill, opening_books_post, opening_books_remove
+from core.csvimport import chunked
+from core.db import copy_rows, is_postgres, lock_for_transaction
+from core.errors import ApplicationError
+
+from .models import ConversionBatch, OpeningItem
+from .opening import ACCOUNT_KINDS, Mapping, OpeningBalances, opening_balances_read, opening_digest
+
+LOCK = "conversion"
+
+
+@dataclass(frozen=True)
+class Posted:
+    batch: ConversionBatch
+    checked: OpeningBalances | None
+    already: bool  # the file was posted before: nothing was written now
+
+
+def conversion_post(source, *, cutover: date, today: date, actor=None, mapping: Mapping | None = None) -> Posted:
+    """Post the opening balances in ``source`` (a path, bytes or an upload) as of ``cutover``: all or nothing."""
+    if cutover > today:
+        raise ApplicationError(f"the cutover {cutover} is after today ({today}); post the file on or after its "
+                               "cutover, when the old system's books are closed", field="cutover")
+    existing = ConversionBatch.objects.filter(digest=opening_digest(source, mapping=mapping),
+                                              status=ConversionBatch.Status.POSTED).first()
+    if existing is not None:
+        return Posted(batch=existing, checked=None, already=True)
+    checked = opening_balances_read(source, as_of=cutover - timedelta(days=1), mapping=mapping)
+    try:
+        with transaction.atomic(durable=True):
+            lock_for_transaction(LOCK)
+            batch = ConversionBatch.objects.create(file_name=checked.name[:200], digest=checked.digest,
+                                                   cutover=cutover, control=checked.control_totals(),
+                                                   posted_by=actor)
+            written = _write(batch, checked, cutover=cutover)
+            ConversionBatch.objects.filter(pk=batch.pk).update(bills=written.bills, entries=written.entries)
+    except IntegrityError:
+        # The same file posted at the same moment by someone else: theirs is the batch.
+        existing = ConversionBatch.objects.filter(digest=checked.digest, status=ConversionBatch.Status.POSTED).first()
+        if existing is None:
+            raise
+        return Posted(batch=existing, checked=checked, already=True)
+    batch.refresh_from_db()
+    return Posted(batch=batch, checked=checked, already=False)
+
+
+def _write(batch: ConversionBatch, checked: OpeningBalances, *, cutover: date):
+    numbers = sorted({item.account_no for item in checked.items})
+    ids: dict[str, int] = {}
+    for chunk in chunked(numbers, 5000):
+        ids.update(Account.objects.filter(account_no__in=list(chunk)).values_list("account_no", "id"))
+    bills: dict[str, OpeningBill] = {}
+    items: list[AccountItem] = []
+    for item in checked.items:
+        account_id = ids[item.account_no]
+        if item.kind in ACCOUNT_KINDS:
+            items.append(AccountItem(account_id=account_id, kind=item.kind, amount=item.amount,
+                                     description=item.description))
+            continue
+        bill = bills.get(item.bill_no)
+        if bill is None:
+            bill = bills[item.bill_no] = OpeningBill(account_id=account_id, number=item.bill_no,
+                                                     bill_date=item.bill_date, due_date=item.due_date)
+        bill.charges.append((item.kind, item.description, item.amount))
+    written = opening_books_post(bills=list(bills.values()), items=items, cutover=cutover,
+                                 prefix=batch.source_prefix)
+    columns = ("batch_id", "line", "account_id", "bill_no", "bill_date", "due_date", "kind", "amount",
+               "amount_currency", "description")
+    rows = [(batch.pk, i.line, ids[i.account_no], i.bill_no, i.bill_date, i.due_date, i.kind, i.amount, "USD",
+             i.description) for i in checked.items]
+    if is_postgres():
+        copy_rows(OpeningItem, columns, rows)
+    else:
+        OpeningItem.objects.bulk_create([OpeningItem(**dict(zip(columns, row, strict=True))) for row in rows],
+                                        batch_size=5000)
+    return written
+
+
+def rollback_refusal(batch: ConversionBatch) -> str:
+    """Why the batch can no longer be rolled back ("" when it can)."""
+    if batch.status != ConversionBatch.Status.POSTED:
+        return f"conversion {batch.pk} was rolled back on {timezone.localdate(batch.rolled_back_at)}"
+    run = (BillingRun.objects.filter(run_on__gte=batch.cutover, dry_run=False).order_by("run_on", "id")
+           .values_list("pk", "run_on").first())
+    if run is not None:
+        return (f"billing run {run[0]} of {run[1]} is on or after the cutover {batch.cutover}: from the first bill "
+                "run the converted books are ours, corrected by adjustments, never removed")
+    return ""
+
+
+def conversion_rollback(batch_id: int, *, actor=None) -> ConversionBatch:
+    """Remove a posted batch's bills, ledger rows and deposits whole; refused (nothing removed) after the first
+    bill run on or after its cutover, or once anything else is on its accounts."""
+    with transaction.atomic(durable=True):
+        lock_for_transaction(LOCK)
+        batch = ConversionBatch.objects.select_for_update().filter(pk=batch_id).first()
+        if batch is None:
+            raise ApplicationError(f"there is no conversion {batch_id}", field="batch")
+        refusal = rollback_refusal(batch)
+        if refusal:
+            raise ApplicationError(refusal, field="batch")
+        opening_books_remove(prefix=batch.source_prefix)
+        batch.status = ConversionBatch.Status.ROLLED_BACK
+        batch.rolled_back_at, batch.rolled_back_by = timezone.now(), actor
+        batch.save(update_fields=["status", "rolled_back_at", "rolled_back_by"])
+    return batch
+
+
+def batches_for(cutover: date | None = None):
+    """The posted batches (of a cutover)."""
+    batches = ConversionBatch.objects.filter(status=ConversionBatch.Status.POSTED)
+    return batches.filter(cutover=cutover) if cutover else batches
+

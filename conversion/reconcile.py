@@ -1,0 +1,189 @@
+"""Reconciliation: the converted files' control totals against the books, to the cent.
+
+Design overview:
+
+* **The file's side** is what the posted batches of a cutover said, row by row (``OpeningItem``): each
+  account's charges by kind, its credit and its deposits, the open bills, and the open charges by how long past
+  due they were at the close of the day before the cutover.
+* **The books' side** is the ledger as it stands for those accounts, every row dated before the cutover (the
+  opening position; what happens from the cutover on is ours): its rows by kind as the file's kinds (``water``
+  holds water and sewer, as a bill's water charge does; a late charge and its corrections are the late
+  charge), the converted bills, and their charges by the same aging. A clerk's memo dated before the cutover,
+  a row missing or doubled: each shows as a difference of its account.
+* **Every account whose kinds or balance differ** is listed with both sides and the difference; the control
+  totals and the aging close the report. Money is added in Python (Decimal), never by the database.
+* Drawn as a report (``reports.render``): the page, CSV (the differences), JSON and PDF agree.
+"""
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from decimal import Decimal
+
+from django.db.models import Subquery
+
+from accounts.models import Account
+from billing.models import Bill, LedgerEntry
+from core.csvimport import chunked
+from core.errors import ApplicationError
+from core.money import ZERO
+from reports.render import COUNT, MONEY, TEXT, Column, ReportView, Table
+from reports.selectors import AGING_BUCKETS, aging_bucket
+
+from .models import OpeningItem
+from .posting import batches_for
+
+# The reconciliation's kinds, in order: the file's, with water and sewer together as the ledger keeps them.
+KINDS = ("water", "fee", "fine", "penalty", "interest", "credit", "deposit")
+KIND_WORDS = {"water": "Water and sewer", "fee": "Fees", "fine": "Fines", "penalty": "Penalties",
+              "interest": "Interest", "credit": "Credits", "deposit": "Deposits held"}
+FILE_KIND = {"water": "water", "sewer": "water", "fee": "fee", "fine": "fine", "penalty": "penalty",
+             "interest": "interest", "credit": "credit", "deposit": "deposit"}
+BOOK_KIND = {"water": "water", "fee": "fee", "debit": "fee", "fine": "fine", "penalty": "penalty",
+             "penalty_correction": "penalty", "converted_penalty": "penalty", "interest": "interest",
+             "interest_correction": "interest", "converted_interest": "interest", "credit": "credit",
+             "payment": "credit", "void": "credit", "payment_reversal": "credit", "deposit": "deposit",
+             "deposit_refund": "deposit"}
+CHARGES = ("water", "fee", "fine", "penalty", "interest")
+CREDITS = ("credit", "deposit")  # the file writes them positive; the ledger negative
+
+
+@dataclass
+class Side:
+    """One side's figures: accounts and open bills counted, amounts by kind, charges by aging bucket."""
+
+    accounts: int = 0
+    bills: int = 0
+    by_kind: dict[str, Decimal] = field(default_factory=lambda: defaultdict(Decimal))
+    aging: list[Decimal] = field(default_factory=lambda: [ZERO] * len(AGING_BUCKETS))
+
+    @property
+    def owed(self) -> Decimal:
+        return sum((self.by_kind[k] for k in CHARGES), ZERO) - self.by_kind["credit"]
+
+
+@dataclass(frozen=True)
+class AccountDifference:
+    account_no: str
+    kinds: tuple[tuple[str, Decimal, Decimal], ...]  # (kind, file, books) of each kind that differs
+    file_owed: Decimal
+    books_owed: Decimal
+
+    @property
+    def difference(self) -> Decimal:
+        return self.books_owed - self.file_owed
+
+    @property
+    def what(self) -> str:
+        return "; ".join(f"{KIND_WORDS[k].lower()}: file {f:.2f}, books {b:.2f}" for k, f, b in self.kinds) \
+            or "balance"
+
+
+@dataclass
+class Reconciliation:
+    cutover: date
+    batches: list[int]
+    file: Side
+    books: Side
+    differences: list[AccountDifference]
+
+    @property
+    def matches(self) -> bool:
+        return not self.differences and self.file.accounts == self.books.accounts \
+            and self.file.bills == self.books.bills
+
+
+def reconciliation(*, cutover: date) -> Reconciliation:
+    """The posted batches of ``cutover`` against the books (refused when there is none)."""
+    batches = list(batches_for(cutover).order_by("id").values_list("id", flat=True))
+    if not batches:
+        raise ApplicationError(f"no conversion is posted with the cutover {cutover}", field="cutover")
+    eve = cutover - timedelta(days=1)
+    file, books = Side(), Side()
+    theirs: dict[int, dict[str, Decimal]] = defaultdict(lambda: defaultdict(Decimal))
+    bill_numbers: set[str] = set()
+    for account_id, bill_no, due_date, kind, amount in OpeningItem.objects.filter(batch_id__in=batches).order_by(
+            ).values_list("account_id", "bill_no", "due_date", "kind", "amount"):
+        ours = FILE_KIND[kind]
+        theirs[account_id][ours] += amount
+        file.by_kind[ours] += amount
+        if ours in CHARGES:
+            bill_numbers.add(bill_no)
+            file.aging[aging_bucket((eve - due_date).days)] += amount
+    file.accounts, file.bills = len(theirs), len(bill_numbers)
+
+    accounts = Subquery(OpeningItem.objects.filter(batch_id__in=batches).values("account_id"))
+    converted = {bill_id: due for bill_id, due in Bill.objects.filter(
+        account_id__in=accounts, converted_on=cutover).exclude(status=Bill.Status.VOID).order_by(
+        ).values_list("id", "due_date")}
+    books.bills = len(converted)
+    held: dict[int, dict[str, Decimal]] = defaultdict(lambda: defaultdict(Decimal))
+    for account_id, kind, amount, bill_id in LedgerEntry.objects.filter(
+            account_id__in=accounts, posted_on__lt=cutover).order_by().values_list(
+            "account_id", "kind", "amount", "bill_id"):
+        ours = BOOK_KIND[kind]
+        value = -amount if ours in CREDITS else amount
+        held[account_id][ours] += value
+        books.by_kind[ours] += value
+        if ours in CHARGES and bill_id in converted:
+            books.aging[aging_bucket((eve - converted[bill_id]).days)] += amount
+    books.accounts = len(held)
+
+    numbers: dict[int, str] = {}
+    ids = sorted(set(theirs) | set(held))
+    for chunk in chunked(ids, 5000):
+        numbers.update(Account.objects.filter(id__in=list(chunk)).values_list("id", "account_no"))
+    differences = []
+    for account_id in ids:
+        mine, in_books = theirs.get(account_id, {}), held.get(account_id, {})
+        kinds = tuple((k, mine.get(k, ZERO), in_books.get(k, ZERO)) for k in KINDS
+                      if mine.get(k, ZERO) != in_books.get(k, ZERO))
+        if kinds:
+            differences.append(AccountDifference(
+                account_no=numbers[account_id], kinds=kinds,
+                file_owed=_owed(mine), books_owed=_owed(in_books)))
+    differences.sort(key=lambda d: d.account_no)
+    return Reconciliation(cutover=cutover, batches=batches, file=file, books=books, differences=differences)
+
+
+def _owed(by_kind: dict[str, Decimal]) -> Decimal:
+    return sum((by_kind.get(k, ZERO) for k in CHARGES), ZERO) - by_kind.get("credit", ZERO)
+
+
+def reconciliation_view(r: Reconciliation) -> ReportView:
+    """The reconciliation as a report: the differing accounts, then the control totals and the aging."""
+    money = (Column("file", "File", MONEY), Column("books", "Books", MONEY), Column("difference", "Difference", MONEY))
+    control = [{"item": "Accounts", "file_count": r.file.accounts, "books_count": r.books.accounts,
+                "count_difference": r.books.accounts - r.file.accounts},
+               {"item": "Open bills", "file_count": r.file.bills, "books_count": r.books.bills,
+                "count_difference": r.books.bills - r.file.bills}]
+    amounts = [{"item": KIND_WORDS[k], "file": r.file.by_kind[k], "books": r.books.by_kind[k],
+                "difference": r.books.by_kind[k] - r.file.by_kind[k]} for k in KINDS]
+    amounts.append({"item": "Owed (charges less credits)", "file": r.file.owed, "books": r.books.owed,
+                    "difference": r.books.owed - r.file.owed})
+    aging = [{"item": label, "file": f, "books": b, "difference": b - f}
+             for (_, label), f, b in zip(AGING_BUCKETS, r.file.aging, r.books.aging, strict=True)]
+    rows = [{"account_no": d.account_no, "what": d.what, "file": d.file_owed, "books": d.books_owed,
+             "difference": d.difference} for d in r.differences]
+    verdict = ("The books match the file to the cent." if r.matches else
+               f"{len(r.differences):,} account(s) differ from the file; each is listed with both sides.")
+    return ReportView(
+        name="conversion_reconciliation", title="Conversion reconciliation", as_of=r.cutover,
+        parameters=[("cutover", "Cutover", r.cutover)],
+        notes=[verdict, f"Conversion batch(es) {', '.join(str(b) for b in r.batches)}: the files' rows against every "
+                        "ledger row of their accounts dated before the cutover. Water holds water and sewer, as a "
+                        "bill's water charge does; owed is charges less credits (deposits are held, not owed)."],
+        main=Table(key="rows", title="Accounts that differ", columns=(
+            Column("account_no", "Account", TEXT, width=10), Column("what", "What differs", TEXT, width=40),
+            Column("file", "File owes", MONEY), Column("books", "Books owe", MONEY),
+            Column("difference", "Difference", MONEY)), rows=rows,
+            total={"account_no": f"{len(rows):,} account(s)",
+                   "difference": sum((d.difference for d in r.differences), ZERO)} if rows else {}),
+        more=[Table(key="counts", title="Accounts and open bills", columns=(
+                  Column("item", "", TEXT), Column("file_count", "File", COUNT),
+                  Column("books_count", "Books", COUNT), Column("count_difference", "Difference", COUNT)),
+                  rows=control),
+              Table(key="by_kind", title="Amounts by kind", columns=(Column("item", "", TEXT), *money), rows=amounts),
+              Table(key="aging", title="Open charges by days past due at the cutover", columns=(
+                  Column("item", "", TEXT), *money), rows=aging)],
+        totals={"matches": r.matches, "differences": len(r.differences), "batches": r.batches})

@@ -1,0 +1,195 @@
+"""``convert post``, ``reconcile`` and ``rollback``: opening balances posted as one batch on the cutover, all or
+nothing and once; the old system's late charges stand and ours start on the cutover; the books reconciled to the
+cent; a batch removed whole, leaving the books as they were, until the first bill run after the cutover."""
+
+import io
+import json
+from datetime import date
+from decimal import Decimal
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from billing.models import Bill, BillingRun, BillLine, Deposit, LedgerEntry
+from billing.services.adjustments import adjustment_create, bill_void
+from conversion.models import ConversionBatch, OpeningItem
+from conversion.posting import conversion_post, conversion_rollback
+from conversion.reconcile import reconciliation
+from core.errors import ApplicationError
+from tests.billing.steps import account_with_meter, pay, run, statement
+from tests.conversion.test_check import CLEAN, HEADER, counts
+
+pytestmark = [pytest.mark.django_db, pytest.mark.citation("policy: conversion")]
+CUTOVER = date(2026, 6, 15)
+TODAY = date(2026, 7, 10)
+
+
+@pytest.fixture
+def accounts(mineola):
+    return {number: account_with_meter(book=1, account_no=number)[0] for number in ("1-0001", "1-0002", "1-0003")}
+
+
+def post(tmp_path, text: str = CLEAN, *, cutover: str = "2026-06-15") -> str:
+    path = tmp_path / "open.csv"
+    path.write_text(text)
+    out = io.StringIO()
+    call_command("convert", "post", str(path), "--cutover", cutover, stdout=out, stderr=io.StringIO())
+    return out.getvalue()
+
+
+def books() -> dict:
+    """Every row of the books, as the database holds it."""
+    return {"entries": list(LedgerEntry.objects.order_by("id").values()),
+            "bills": list(Bill.objects.order_by("id").values()),
+            "lines": list(BillLine.objects.order_by("id").values()),
+            "deposits": list(Deposit.objects.order_by("id").values()),
+            "deposit_history": Deposit.history.count()}
+
+
+def test_open_bills_post_on_their_own_dates_and_reconcile_to_the_cent(accounts, tmp_path):
+    said = post(tmp_path)
+    assert "posted conversion" in said and "3 accounts, 2 open bills" in said
+    l1, l2 = Bill.objects.get(number="L-1"), Bill.objects.get(number="L-2")
+    assert (l1.bill_date, l1.due_date, l1.converted_on, l1.total.amount, l1.rate_schedule_id) == (
+        date(2026, 2, 1), date(2026, 3, 1), CUTOVER, Decimal("186.13"), None)
+    assert [(line.kind, line.description, line.amount.amount) for line in l2.lines.order_by("position")] == [
+        ("charge", "Minimum", Decimal("45.00")), ("fee", "Meter test", Decimal("25.00"))]
+    rows = sorted((e.account.account_no, e.kind, e.posted_on.isoformat(), e.amount.amount)
+                  for e in LedgerEntry.objects.select_related("account"))
+    # Charges on their bill dates; the old system's penalty, the credit and the deposit at the close of the day
+    # before the cutover.
+    assert rows == [("1-0001", "converted_penalty", "2026-06-14", Decimal("9.31")),
+                    ("1-0001", "water", "2026-02-01", Decimal("186.13")),
+                    ("1-0002", "fee", "2026-05-01", Decimal("25.00")),
+                    ("1-0002", "water", "2026-05-01", Decimal("45.00")),
+                    ("1-0003", "credit", "2026-06-14", Decimal("-12.00")),
+                    ("1-0003", "deposit", "2026-06-14", Decimal("-250.00"))]
+    assert Deposit.objects.get().amount.amount == Decimal("250.00")
+    result = reconciliation(cutover=CUTOVER)
+    assert result.matches and result.differences == []
+    assert (result.file.accounts, result.file.bills, result.books.accounts, result.books.bills) == (3, 2, 3, 2)
+    # Owed: 186.13 + 9.31 + 45.00 + 25.00 - 12.00 = 253.44 on both sides.
+    assert result.file.owed == result.books.owed == Decimal("253.44")
+    out = io.StringIO()
+    call_command("convert", "reconcile", "--cutover", "2026-06-15", "--format", "json", stdout=out)
+    report = json.loads(out.getvalue())
+    assert report["totals"]["matches"] is True and report["rows"] == []
+    assert {row["item"]: (row["file"], row["books"]) for row in report["totals"]["by_kind"]}[
+        "Owed (charges less credits)"] == ("253.44", "253.44")
+
+
+def test_posting_the_same_file_again_posts_nothing(accounts, tmp_path):
+    post(tmp_path)
+    before = counts()
+    assert "was posted already as conversion" in post(tmp_path)
+    assert counts() == before
+    assert ConversionBatch.objects.count() == 1
+
+
+def test_the_old_systems_late_charges_stand_and_ours_start_on_the_cutover(accounts, tmp_path):
+    """Mineola § 45.29 E: 5% the day after the due date, 1% more each month after. L-1 (due March 1) had its 5%
+    and the months to June 2 from the old system (9.31 in all, as it charged them); L-2 (due June 1) had its
+    5% day, June 2, before the cutover, uncharged by the old system, so never charged. Ours: 1% on July 2 of
+    each: 1.86 on 186.13 and 0.70 on 45.00 + 25.00."""
+    post(tmp_path)
+    run("assess_penalties", "--date", "2026-07-02")
+    ours = sorted((e.bill.number, e.posted_on.isoformat(), e.amount.amount)
+                  for e in LedgerEntry.objects.filter(kind="penalty").select_related("bill"))
+    assert ours == [("L-1", "2026-07-02", Decimal("1.86")), ("L-2", "2026-07-02", Decimal("0.70"))]
+    assert Decimal(statement("1-0001", "2026-07-02")["balance"]) == Decimal("197.30")  # 186.13 + 9.31 + 1.86
+    assert Decimal(statement("1-0002", "2026-07-02")["balance"]) == Decimal("70.70")
+    # Assessed again, or the night after, nothing more is charged for the same days.
+    run("assess_penalties", "--date", "2026-07-03")
+    assert LedgerEntry.objects.filter(kind="penalty").count() == 2
+
+
+def test_a_payment_after_the_cutover_pays_the_converted_bill(accounts, tmp_path):
+    post(tmp_path)
+    pay(accounts["1-0001"], "195.44", "2026-06-20", "CK-1")
+    run("assess_penalties", "--date", "2026-07-02")
+    assert not LedgerEntry.objects.filter(kind="penalty", bill__number="L-1").exists()
+    assert Decimal(statement("1-0001", "2026-07-02")["balance"]) == Decimal("0.00")
+
+
+def test_a_difference_in_the_books_shows_exactly_that_account(accounts, tmp_path, admin_user):
+    post(tmp_path)
+    adjustment_create(bill=Bill.objects.get(number="L-2"), kind="debit", amount=Decimal("5.00"), reason="found later",
+                      as_of=date(2026, 6, 1), actor=admin_user)
+    result = reconciliation(cutover=CUTOVER)
+    assert [(d.account_no, d.file_owed, d.books_owed, d.difference) for d in result.differences] == [
+        ("1-0002", Decimal("70.00"), Decimal("75.00"), Decimal("5.00"))]
+    assert result.differences[0].what == "fees: file 25.00, books 30.00"
+    out = io.StringIO()
+    call_command("convert", "reconcile", "--cutover", "2026-06-15", "--format", "csv", stdout=out)
+    assert out.getvalue().splitlines()[1].startswith('1-0002,"fees: file 25.00, books 30.00",70.00,75.00,5.00')
+
+
+def test_rollback_leaves_the_books_as_they_were(accounts, tmp_path):
+    before = books()
+    post(tmp_path)
+    batch = ConversionBatch.objects.get()
+    out = io.StringIO()
+    call_command("convert", "rollback", str(batch.pk), stdout=out)
+    assert "rolled back conversion" in out.getvalue()
+    assert books() == before
+    batch.refresh_from_db()
+    assert batch.status == "rolled_back" and OpeningItem.objects.filter(batch=batch).count() == 6
+    # Rolled back, the file may be posted again (a corrected one, or the same).
+    assert "posted conversion" in post(tmp_path)
+    with pytest.raises(CommandError):
+        call_command("convert", "rollback", str(batch.pk), stdout=io.StringIO(), stderr=io.StringIO())
+
+
+def test_rollback_is_refused_after_the_first_bill_run_or_anything_else_on_the_books(accounts, tmp_path):
+    post(tmp_path)
+    batch = ConversionBatch.objects.get()
+    pay(accounts["1-0002"], "10.00", "2026-06-20", "CK-2")
+    with pytest.raises(ApplicationError, match="nothing else on their books") as refused:
+        conversion_rollback(batch.pk)
+    assert "account 1-0002, payment of 2026-06-20" in str(refused.value.errors[0])
+    before = books()
+    BillingRun.objects.create(run_on=date(2026, 7, 1), status=BillingRun.Status.DONE)
+    err = io.StringIO()
+    with pytest.raises(CommandError):
+        call_command("convert", "rollback", str(batch.pk), stdout=io.StringIO(), stderr=err)
+    assert "billing run" in err.getvalue() and "on or after the cutover 2026-06-15" in err.getvalue()
+    assert books() == before
+
+
+def test_a_bad_file_or_an_account_with_books_posts_nothing(accounts, tmp_path, admin_user):
+    before = counts()
+    with pytest.raises(CommandError):
+        post(tmp_path, CLEAN + "9-9999,L-9,2026-02-01,2026-03-01,water,10.00,\n")
+    with pytest.raises(CommandError):  # dated on the cutover: after the close of the day before
+        post(tmp_path, HEADER + "1-0001,L-1,2026-06-15,2026-07-15,water,10.00,\n")
+    assert counts() == before
+    pay(accounts["1-0003"], "10.00", "2026-06-01", "CK-3")
+    before = counts()
+    with pytest.raises(ApplicationError, match="account 1-0003 already has bills or ledger entries here"):
+        conversion_post(CLEAN.encode(), cutover=CUTOVER, today=TODAY)
+    assert counts() == before
+    with pytest.raises(ApplicationError, match="after today"):
+        conversion_post(CLEAN.encode(), cutover=date(2026, 8, 1), today=TODAY)
+
+
+def test_a_converted_bill_is_corrected_by_a_memo_never_voided(accounts, tmp_path, admin_user):
+    post(tmp_path)
+    with pytest.raises(ApplicationError, match="brought over from the previous system"):
+        bill_void(bill=Bill.objects.get(number="L-1"), reason="wrong", as_of=TODAY, actor=admin_user)
+
+
+
+def test_outside_a_rollback_the_converted_rows_stay_append_only(accounts, tmp_path):
+    """On PostgreSQL the database itself refuses to delete or change a converted row but inside a rollback."""
+    from django.db import IntegrityError, connection, transaction
+
+    if connection.vendor != "postgresql":
+        pytest.skip("the append-only triggers are PostgreSQL's")
+    post(tmp_path)
+    for rows in (LedgerEntry.objects.filter(source__startswith="convert:"), BillLine.objects.all(),
+                 Bill.objects.filter(number="L-1")):
+        with pytest.raises(IntegrityError), transaction.atomic():
+            rows._raw_delete(using="default")
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Bill.objects.filter(number="L-1").update(due_date=date(2026, 4, 1))
