@@ -1,24 +1,37 @@
-"""The Conversion page of the admin: check an opening-balances file (or another system's export through a mapping)
-and run a period's bills in parallel with the old system's — the same as ``manage.py convert check`` and
-``convert parallel``, with every problem listed under the file it is in. Nothing on this page saves anything.
+"""The Conversion page of the admin: check an opening-balances file (or another system's export through a mapping),
+post it as a batch on its cutover, reconcile the posted batches with the books (on the page, or as CSV, JSON and
+PDF), roll a batch back, and run a period's bills in parallel with the old system's — the same as ``manage.py
+convert check``, ``post``, ``reconcile``, ``rollback`` and ``parallel``, with every problem listed under the file
+it is in.
 
-Like the Reports page, conversion has no model to hang a ModelAdmin on: ``register_urls`` adds the page to the
-admin site at ``admin:conversion``, under the admin's login; staff who may view bills may use it.
+``register_urls`` adds the page to the admin site at ``admin:conversion``, under the admin's login: staff who may
+view bills may check, compare and reconcile; posting needs the permission to add conversion batches and a
+rollback the permission to change them.
 """
 
+import json
+
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
+from django.http import HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
-from django.urls import path
+from django.urls import path, reverse
 
 from core.clock import today
 from core.errors import ApplicationError
+from reports.render import as_csv, as_json, as_pdf, printed
 
+from .models import ConversionBatch
 from .opening import KINDS, mapping_parse, opening_balances_read
 from .parallel import STATUS_WORDS, parallel_run
+from .posting import conversion_post, conversion_rollback, rollback_refusal
+from .reconcile import reconciliation, reconciliation_view
 
 PERMISSION = "billing.view_bill"
+POST_PERMISSION = "conversion.add_conversionbatch"
+ROLLBACK_PERMISSION = "conversion.change_conversionbatch"
+FORMATS = {"csv": ("text/csv", "csv"), "json": ("application/json", "json"), "pdf": ("application/pdf", "pdf")}
 DATE_WIDGET = forms.DateInput(format="%Y-%m-%d", attrs={"type": "date"})
 
 
@@ -29,6 +42,18 @@ class CheckForm(forms.Form):
     mapping = forms.FileField(label="Mapping (TOML)", required=False,
                               help_text="Renames the export's columns, charge codes and date format "
                                         "(fixtures/conversion/example_mapping.toml is a worked one).")
+
+
+class PostForm(CheckForm):
+    cutover = forms.DateField(label="Cutover", widget=DATE_WIDGET,
+                              help_text="The first day on our books: the file is what was owed at the close of the "
+                                        "day before. Not after today.")
+    confirm = forms.BooleanField(label="Post it", help_text="The file is checked again; any problem posts nothing, "
+                                                           "and the same file posts once.")
+
+
+class ReconcileForm(forms.Form):
+    cutover = forms.DateField(label="Cutover", widget=DATE_WIDGET)
 
 
 class ParallelForm(forms.Form):
@@ -49,27 +74,67 @@ def _refused(form: forms.Form, exc: ApplicationError, *, field: str) -> list:
     return lines
 
 
+def _mapping(form: forms.Form):
+    upload = form.cleaned_data["mapping"]
+    return mapping_parse(upload.read(), name=upload.name) if upload else None
+
+
+def _bound(cls, request, chosen: str, name: str):
+    return cls(request.POST if chosen == name else None, request.FILES if chosen == name else None, prefix=name)
+
+
 def conversion_view(request):
     if not request.user.has_perm(PERMISSION):
         raise PermissionDenied
     chosen = request.POST.get("form") if request.method == "POST" else None
-    check = CheckForm(request.POST if chosen == "check" else None, request.FILES if chosen == "check" else None,
-                      prefix="check")
-    parallel = ParallelForm(request.POST if chosen == "parallel" else None,
-                            request.FILES if chosen == "parallel" else None, prefix="parallel")
-    context = {"check": check, "parallel": parallel, "kinds": KINDS, "status_words": STATUS_WORDS, "problems": []}
+    if chosen == "rollback":
+        return _rollback(request)
+    check, post = _bound(CheckForm, request, chosen, "check"), _bound(PostForm, request, chosen, "post")
+    parallel = _bound(ParallelForm, request, chosen, "parallel")
+    reconcile = ReconcileForm(request.GET if "reconcile-cutover" in request.GET else None, prefix="reconcile")
+    can_post, can_roll_back = request.user.has_perm(POST_PERMISSION), request.user.has_perm(ROLLBACK_PERMISSION)
+    context = {"check": check, "post": post if can_post else None, "parallel": parallel, "reconcile": reconcile,
+               "kinds": KINDS, "status_words": STATUS_WORDS, "problems": [],
+               "batches": [(batch, rollback_refusal(batch) if can_roll_back else "you may not roll back conversions")
+                           for batch in ConversionBatch.objects.select_related("posted_by")[:50]]}
     if chosen == "check" and check.is_valid():
         try:
-            mapping = None
-            if check.cleaned_data["mapping"]:
-                upload = check.cleaned_data["mapping"]
-                mapping = mapping_parse(upload.read(), name=upload.name)
-            checked = opening_balances_read(check.cleaned_data["file"], as_of=today(), mapping=mapping)
+            checked = opening_balances_read(check.cleaned_data["file"], as_of=today(), mapping=_mapping(check))
         except ApplicationError as exc:
             context["problems"] = _refused(check, exc, field="file")
         else:
             context["checked"] = checked
             context["by_kind"] = [(kind, checked.by_kind.get(kind)) for kind in KINDS]
+    if chosen == "post":
+        if not can_post:
+            raise PermissionDenied
+        if post.is_valid():
+            try:
+                posted = conversion_post(post.cleaned_data["file"], cutover=post.cleaned_data["cutover"],
+                                         today=today(), actor=request.user, mapping=_mapping(post))
+            except ApplicationError as exc:
+                context["problems"] = _refused(post, exc, field="file")
+            else:
+                batch = posted.batch
+                if posted.already:
+                    messages.warning(request, f"This file was posted already as conversion {batch.pk} on "
+                                              f"{batch.posted_at:%Y-%m-%d}; nothing was posted now.")
+                else:
+                    messages.success(request, f"Posted conversion {batch.pk}: {batch.control['accounts']} accounts, "
+                                              f"{batch.bills} open bills, {batch.entries} ledger rows.")
+                return HttpResponseRedirect(f"{reverse('admin:conversion')}?reconcile-cutover={batch.cutover}")
+    if reconcile.is_bound and reconcile.is_valid():
+        try:
+            view = reconciliation_view(reconciliation(cutover=reconcile.cleaned_data["cutover"]))
+        except ApplicationError as exc:
+            for error in exc.errors:
+                reconcile.add_error("cutover", error.message)
+        else:
+            wanted = request.GET.get("format")
+            if wanted in FORMATS:
+                return _download(view, wanted)
+            context["reconciled"] = view
+            context["reconciled_tables"] = [printed(table) for table in view.tables]
     if chosen == "parallel" and parallel.is_valid():
         try:
             result = parallel_run(legacy=parallel.cleaned_data["legacy"], run_on=parallel.cleaned_data["bill_date"],
@@ -81,6 +146,33 @@ def conversion_view(request):
             context["counts"] = [(words, result.count(status)) for status, words in STATUS_WORDS.items()]
     return TemplateResponse(request, "admin/conversion/conversion.html", {
         **admin.site.each_context(request), "title": "Conversion from another system", **context})
+
+
+def _download(view, wanted: str) -> HttpResponse:
+    content_type, extension = FORMATS[wanted]
+    if wanted == "pdf":
+        body = as_pdf(view)
+    elif wanted == "json":
+        body = json.dumps(as_json(view), indent=2)
+    else:
+        body = as_csv(view)
+    response = HttpResponse(body, content_type=content_type)
+    response["Content-Disposition"] = f'attachment; filename="conversion-reconciliation-{view.as_of}.{extension}"'
+    return response
+
+
+def _rollback(request):
+    if not request.user.has_perm(ROLLBACK_PERMISSION):
+        raise PermissionDenied
+    try:
+        batch = conversion_rollback(int(request.POST.get("batch", "0") or 0), actor=request.user)
+    except (ApplicationError, ValueError) as exc:
+        words = "; ".join(e.message for e in exc.errors) if isinstance(exc, ApplicationError) else "no such batch"
+        messages.error(request, f"Not rolled back: {words}.")
+    else:
+        messages.success(request, f"Rolled back conversion {batch.pk} ({batch.file_name}): its bills, ledger rows and "
+                                  "deposits are removed; the books are as they were before it.")
+    return HttpResponseRedirect(reverse("admin:conversion"))
 
 
 def register_urls(site: admin.AdminSite) -> None:

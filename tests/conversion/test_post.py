@@ -193,3 +193,30 @@ def test_outside_a_rollback_the_converted_rows_stay_append_only(accounts, tmp_pa
             rows._raw_delete(using="default")
     with pytest.raises(IntegrityError), transaction.atomic():
         Bill.objects.filter(number="L-1").update(due_date=date(2026, 4, 1))
+
+
+def test_the_conversion_page_posts_reconciles_and_rolls_back(accounts, client, django_user_model):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    client.force_login(django_user_model.objects.create_superuser("root", "root@example.org", "x"))
+    page = reverse("admin:conversion")
+    before = books()
+    refused = client.post(page, {"form": "post", "post-cutover": "2026-06-15", "post-confirm": "on",
+                                 "post-file": SimpleUploadedFile("open.csv", (CLEAN + "9-9,L-9,2026-02-01,2026-03-01,"
+                                                                                      "water,1.00,\n").encode())})
+    assert refused.status_code == 200 and "unknown account &#x27;9-9&#x27;" in refused.content.decode()
+    assert books() == before
+    posted = client.post(page, {"form": "post", "post-cutover": "2026-06-15", "post-confirm": "on",
+                                "post-file": SimpleUploadedFile("open.csv", CLEAN.encode())}, follow=True)
+    html = posted.content.decode()
+    assert "Posted conversion" in html and "The books match the file to the cent." in html
+    assert "<td>Owed (charges less credits)</td><td class=\"r\">$253.44</td><td class=\"r\">$253.44</td>" in html
+    pdf = client.get(page, {"reconcile-cutover": "2026-06-15", "format": "pdf"})
+    assert pdf["Content-Type"] == "application/pdf" and pdf.content.startswith(b"%PDF")
+    batch = ConversionBatch.objects.get()
+    rolled = client.post(page, {"form": "rollback", "batch": str(batch.pk)}, follow=True)
+    assert "Rolled back conversion" in rolled.content.decode()
+    assert books() == before
+    again = client.post(page, {"form": "rollback", "batch": str(batch.pk)}, follow=True)
+    assert "Not rolled back: conversion" in again.content.decode()

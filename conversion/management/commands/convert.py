@@ -6,6 +6,7 @@ bills of one period against ours."""
 import csv
 import io
 import json
+from datetime import timedelta
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -15,8 +16,9 @@ from core.errors import ApplicationError
 from core.money import fmt_dollars
 from reports.render import as_csv, as_json, as_pdf, printed
 
+from ...legacy import legacy_open_items_csv
 from ...opening import KINDS, mapping_load, opening_balances_read
-from ...parallel import STATUS_WORDS, parallel_run
+from ...parallel import STATUS_WORDS, legacy_bills_csv, our_bills, parallel_run
 from ...posting import conversion_post, conversion_rollback
 from ...reconcile import reconciliation, reconciliation_view
 
@@ -43,6 +45,13 @@ class Command(BaseCommand):
         p.add_argument("--format", choices=["text", "csv", "json", "pdf"], default="text")
         p.add_argument("--out", metavar="FILE", help="write the report here instead of to standard output "
                                                      "(required for pdf)")
+        p = sub.add_parser("demo-export", help="write a generated legacy export of the accounts installed here (the "
+                                               "demo village's): open items on the cutover, and a period's bills")
+        p.add_argument("directory", metavar="DIR")
+        p.add_argument("--cutover", required=True, metavar="YYYY-MM-DD")
+        p.add_argument("--period", metavar="YYYY-MM-DD",
+                       help="also the old system's bills of the period we bill on this date (legacy_bills.csv)")
+        p.add_argument("--seed", type=int, default=45, help="random seed (repeatable files)")
         p = sub.add_parser("rollback", help="remove a posted batch whole (until the first bill run after its "
                                             "cutover)")
         p.add_argument("batch", metavar="BATCH", type=int)
@@ -56,7 +65,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, subcommand, **o):
         try:
-            getattr(self, f"do_{subcommand}")(o)
+            getattr(self, f"do_{subcommand.replace('-', '_')}")(o)
         except ApplicationError as exc:
             for error in exc.errors:
                 self.stderr.write(str(error))
@@ -122,9 +131,24 @@ class Command(BaseCommand):
             lines.append(f"{table.title}:")
             if not shown.rows:
                 lines.append("  none")
+                continue
             for row in [shown.headers, *shown.rows, *([shown.total] if shown.total else [])]:
-                lines.append("  " + "  ".join(f"{c.text:>14}" if c.numeric else f"{c.text:<22}" for c in row))
+                lines.append("  " + "  ".join(f"{c.text:>14}" if c.numeric else f"{c.text:<30}" for c in row))
         return lines
+
+    def do_demo_export(self, o):
+        cutover = parse_as_of(o["cutover"], allow_future=True)
+        directory = Path(o["directory"])
+        directory.mkdir(parents=True, exist_ok=True)
+        opening = directory / "opening_balances.csv"
+        opening.write_text(legacy_open_items_csv(cutover=cutover, seed=o["seed"]))
+        self.stdout.write(f"written {opening}: convert check {opening} --date {cutover - timedelta(days=1)}; "
+                          f"convert post {opening} --cutover {cutover}")
+        if o["period"]:
+            run_on = parse_as_of(o["period"], allow_future=True)
+            legacy = directory / "legacy_bills.csv"
+            legacy.write_text(legacy_bills_csv(our_bills(run_on=run_on, today=today())[0], bill_date=run_on))
+            self.stdout.write(f"written {legacy}: convert parallel {legacy} --date {run_on}")
 
     def do_rollback(self, o):
         batch = conversion_rollback(o["batch"])

@@ -1,0 +1,100 @@
+"""A village of 3,000 accounts converted end to end: its old system's export checked (nothing saved), posted,
+reconciled with no difference, a difference in one account's books shown as exactly that account, rolled back to
+books identical to the row, and a period of its bills run in parallel — identical under the same rates, and with
+one rate changed, the accounts and the line that differ."""
+
+import io
+from datetime import date
+from decimal import Decimal
+
+import pytest
+from django.core.management import call_command
+
+from billing.models import Bill, BillingRun, RateSchedule
+from billing.services.adjustments import adjustment_create
+from conversion.legacy import legacy_open_items_csv
+from conversion.opening import opening_balances_read
+from conversion.parallel import legacy_bills_csv, our_bills, parallel_run
+from conversion.posting import conversion_post, conversion_rollback
+from conversion.reconcile import reconciliation
+from core.errors import ApplicationError
+from demo.village import demo_accounts_create
+from tests.conversion.test_check import counts
+from tests.conversion.test_post import books
+
+pytestmark = [pytest.mark.django_db, pytest.mark.citation("policy: conversion")]
+CUTOVER = date(2026, 6, 15)
+TODAY = date(2026, 12, 3)
+ACCOUNTS = 3_000
+
+
+@pytest.fixture
+def village(mineola):
+    demo_accounts_create(count=ACCOUNTS, as_of=date(2026, 6, 14), seed=7)
+
+
+def test_a_3000_account_village_converts_reconciles_and_rolls_back(village, tmp_path, admin_user):
+    export = legacy_open_items_csv(cutover=CUTOVER, seed=7).encode()
+    before_check = counts()
+    checked = opening_balances_read(export, as_of=date(2026, 6, 14))
+    assert counts() == before_check  # the check saves nothing
+    assert 1_000 < checked.accounts < ACCOUNTS and checked.bills > checked.accounts
+    before = books()
+
+    posted = conversion_post(export, cutover=CUTOVER, today=TODAY, actor=admin_user)
+    assert (posted.already, posted.batch.bills) == (False, checked.bills)
+    result = reconciliation(cutover=CUTOVER)
+    assert result.matches and result.differences == []
+    assert (result.books.accounts, result.books.bills) == (checked.accounts, checked.bills)
+    assert result.books.owed == result.file.owed == checked.owed
+    assert result.books.aging == result.file.aging and sum(result.file.aging) == checked.charges
+    assert conversion_post(export, cutover=CUTOVER, today=TODAY).already  # the same file posts once
+
+    # A memo dated before the cutover on one account: that account, and only it, differs.
+    bill = Bill.objects.filter(converted_on=CUTOVER).order_by("number")[17]
+    adjustment_create(bill=bill, kind="credit", amount=Decimal("3.17"), reason="disputed", as_of=date(2026, 6, 1),
+                      actor=admin_user)
+    changed = reconciliation(cutover=CUTOVER)
+    assert [(d.account_no, d.difference) for d in changed.differences] == [(bill.account.account_no, Decimal("-3.17"))]
+    # Rolling back refuses while the memo is there; without it the books are as they were before, row for row.
+    with pytest.raises(ApplicationError, match="nothing else on their books"):
+        conversion_rollback(posted.batch.pk)
+
+
+def test_rollback_of_a_3000_account_conversion_leaves_the_books_identical(village, admin_user):
+    export = legacy_open_items_csv(cutover=CUTOVER, seed=7).encode()
+    before = books()
+    posted = conversion_post(export, cutover=CUTOVER, today=TODAY, actor=admin_user)
+    assert books() != before
+    conversion_rollback(posted.batch.pk, actor=admin_user)
+    assert books() == before
+    # Posted again, then billed on or after the cutover: the conversion is ours for good.
+    posted = conversion_post(export, cutover=CUTOVER, today=TODAY, actor=admin_user)
+    BillingRun.objects.create(run_on=date(2026, 8, 1), status=BillingRun.Status.DONE)
+    with pytest.raises(ApplicationError, match="on or after the cutover"):
+        conversion_rollback(posted.batch.pk)
+
+
+def test_the_villages_period_in_parallel_identical_then_one_rate_changed(village, tmp_path):
+    """The period the demo's readings bill on June 1 (every book's 1st of the month); the old system's file is
+    our own preview, so every account is identical; then the 20,001–50,000 gal block of the one-and-two-family
+    schedule costs 10¢ more per 1,000 gal in ours, and exactly the accounts with use in that block differ, on
+    their water line."""
+    run_on = date(2026, 6, 1)
+    ours, _ = our_bills(run_on=run_on, today=TODAY)
+    assert len(ours) > 100
+    path = tmp_path / "legacy.csv"
+    path.write_text(legacy_bills_csv(ours, bill_date=run_on))
+    same = parallel_run(legacy=path, run_on=run_on, today=TODAY)
+    assert (same.count("identical"), same.not_identical) == (len(ours), [])
+    schedule = RateSchedule.objects.get()
+    rules = schedule.rules
+    rules["per_bill"]["one_two_family"]["blocks"][0]["per_1000"] = "3.20"
+    RateSchedule.objects.filter(pk=schedule.pk).update(rules=rules)
+    changed = parallel_run(legacy=path, run_on=run_on, today=TODAY)
+    assert changed.not_identical and changed.count("identical") + changed.count("different") == len(ours)
+    assert {k.kind for a in changed.not_identical for k in a.kinds if k.difference} == {"water"}
+    assert all(a.difference > 0 for a in changed.not_identical)
+    out = io.StringIO()
+    call_command("convert", "parallel", str(path), "--date", "2026-06-01", stdout=out)
+    assert f"{changed.count('different')} different" in out.getvalue()
