@@ -53,6 +53,7 @@ ENTRY_KINDS = {"water": LedgerEntry.Kind.WATER, "sewer": LedgerEntry.Kind.WATER,
                "interest": LedgerEntry.Kind.CONVERTED_INTEREST}
 LATE_KINDS = ("penalty", "interest")
 DEPOSIT_CODE = "converted"
+SMALLEST_METER = "5/8"
 
 
 def opening_source(prefix: str, what: str, key: int) -> str:
@@ -106,29 +107,31 @@ def opening_books_post(*, bills: Sequence[OpeningBill], items: Sequence[AccountI
     eve = cutover - timedelta(days=1)
     calendar = ordinance_on(cutover).calendar
     spans = installation_spans(account_ids)
-    frequency = {account_id: calendar.frequency_for(spans[account_id][-1].size if spans.get(account_id) else "")
+    # A converted bill's frequency is the account's meter's (an account without one: a residential meter's).
+    frequency = {account_id: calendar.frequency_for(spans[account_id][-1].size if spans.get(account_id)
+                                                    else SMALLEST_METER)
                  for account_id in account_ids}
-    rows = [Bill(number=b.number, public_id=uuid.uuid4(), account_id=b.account_id, status=Bill.Status.ISSUED,
-                 frequency=frequency[b.account_id], bill_date=b.bill_date, issued_on=b.bill_date, due_date=b.due_date,
-                 recipient_name=accounts[b.account_id][2] or "", recipient_address=accounts[b.account_id][3] or "",
-                 period_start=b.bill_date, period_end=b.bill_date, gallons=0, total=Money(b.total, "USD"),
-                 converted_on=cutover) for b in bills]
     now = timezone.now()
-    if is_postgres():
-        for row, pk in zip(rows, reserve_ids(Bill, len(rows)), strict=True):
-            row.pk = pk
+    if is_postgres():  # COPY, without a model instance per bill
+        ids = reserve_ids(Bill, len(bills))
         columns = ("id", "number", "public_id", "account_id", "status", "frequency", "bill_date", "issued_on",
                    "recipient_name", "recipient_address", "due_date", "period_start", "period_end", "gallons",
                    "schedule_gallons", "includes_annual_minimum", "estimated", "total", "total_currency",
                    "created_at", "void_reason", "void_description", "pdf", "final", "converted_on")
         copy_rows(Bill, columns, [
-            (r.pk, r.number, r.public_id, r.account_id, r.status, r.frequency, r.bill_date, r.issued_on,
-             r.recipient_name, r.recipient_address, r.due_date, r.period_start, r.period_end, 0, 0, False, False,
-             r.total.amount, "USD", now, "", "", "", False, cutover) for r in rows])
+            (pk, b.number, uuid.uuid4(), b.account_id, Bill.Status.ISSUED.value, frequency[b.account_id], b.bill_date,
+             b.bill_date, accounts[b.account_id][2] or "", accounts[b.account_id][3] or "", b.due_date, b.bill_date,
+             b.bill_date, 0, 0, False, False, b.total, "USD", now, "", "", "", False, cutover)
+            for pk, b in zip(ids, bills, strict=True)])
     else:
-        Bill.objects.bulk_create(rows, batch_size=2000)
+        ids = [row.pk for row in Bill.objects.bulk_create([Bill(
+            number=b.number, public_id=uuid.uuid4(), account_id=b.account_id, status=Bill.Status.ISSUED,
+            frequency=frequency[b.account_id], bill_date=b.bill_date, issued_on=b.bill_date, due_date=b.due_date,
+            recipient_name=accounts[b.account_id][2] or "", recipient_address=accounts[b.account_id][3] or "",
+            period_start=b.bill_date, period_end=b.bill_date, gallons=0, total=Money(b.total, "USD"),
+            converted_on=cutover) for b in bills], batch_size=2000)]
     lines, postings = [], []
-    for bill, row in zip(bills, rows, strict=True):
+    for bill, bill_id in zip(bills, ids, strict=True):
         by_kind: dict[str, Decimal] = defaultdict(Decimal)
         position = 0
         for kind, description, amount in bill.charges:
@@ -136,12 +139,12 @@ def opening_books_post(*, bills: Sequence[OpeningBill], items: Sequence[AccountI
             by_kind[entry_kind] += amount
             if kind in LINE_KINDS:
                 position += 1
-                lines.append((row.pk, position, LINE_KINDS[kind], description or LINE_KINDS[kind].label, "",
+                lines.append((bill_id, position, LINE_KINDS[kind], description or LINE_KINDS[kind].label, "",
                               Decimal(1), amount, amount, "USD"))
-        source = opening_source(prefix, "bill", row.pk)
+        source = opening_source(prefix, "bill", bill_id)
         for entry_kind, amount in by_kind.items():
             late = entry_kind in (LedgerEntry.Kind.CONVERTED_PENALTY, LedgerEntry.Kind.CONVERTED_INTEREST)
-            postings.append(Posting(account_id=bill.account_id, bill_id=row.pk, kind=entry_kind,
+            postings.append(Posting(account_id=bill.account_id, bill_id=bill_id, kind=entry_kind,
                                     posted_on=max(eve, bill.bill_date) if late else bill.bill_date, amount=amount,
                                     source=source, description=f"Bill {bill.number} (previous system)"))
     line_columns = ("bill_id", "position", "kind", "description", "citation", "quantity", "rate", "amount",
@@ -172,7 +175,7 @@ def opening_books_post(*, bills: Sequence[OpeningBill], items: Sequence[AccountI
                             amount=-d.amount.amount, source=opening_source(prefix, "deposit", d.pk),
                             description=d.description) for d in deposits)
     ledger_post_many(postings, fresh=True)
-    return OpeningWritten(bills=len(rows), lines=len(lines), entries=len(postings), deposits=len(deposits))
+    return OpeningWritten(bills=len(ids), lines=len(lines), entries=len(postings), deposits=len(deposits))
 
 
 def _refuse_accounts_with_books(account_ids: list[int], accounts: dict) -> None:

@@ -1,0 +1,109 @@
+"""Conversion at scale: a village's old-system export of N accounts checked, posted, reconciled and rolled back,
+each step timed, on the database DATABASE_URL names (emptied first: use a scratch PostgreSQL database).
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/wb_bench_conversion \\
+        .venv/bin/python scripts/bench_conversion.py --accounts 100000
+
+Prints one line per step and a JSON line (``RESULT {...}``) that ``scripts/bench.py`` reads. The accounts are
+made untimed (owners, premises and accounts only: a conversion reads nothing else of them); the export is
+``conversion.legacy`` 's, the one ``convert demo-export`` writes.
+"""
+
+import argparse
+import io
+import json
+import os
+import random
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+CUTOVER = date(2026, 6, 15)
+TODAY = date(2026, 7, 1)
+
+
+def accounts_make(count: int) -> None:
+    """``count`` accounts with their owners and premises, written with COPY (untimed)."""
+    import uuid
+
+    from accounts.models import Account, Customer, Premises
+    from core.db import copy_rows, reserve_ids
+
+    rng = random.Random(45)
+    owners, places = reserve_ids(Customer, count), reserve_ids(Premises, count)
+    copy_rows(Customer, ("id", "name", "mailing_address", "email", "phone"),
+              [(pk, f"Owner {n}", f"{n} Main Street\nMineola, NY 11501", "", "") for n, pk in enumerate(owners)])
+    copy_rows(Premises, ("id", "service_address", "sbl", "use_category"),
+              [(pk, f"{n} Main Street", "", "residential") for n, pk in enumerate(places)])
+    copy_rows(Account, ("account_no", "public_id", "access_code", "book", "category", "premises_id", "owner_id",
+                        "status", "paperless", "sprinkler_supply_inches", "rate_fields"),
+              [(f"{1 + n % 4}-{n:06d}", uuid.uuid4(), f"{rng.randrange(10**8):08d}", 1 + n % 4, "one_two_family",
+                places[n], owners[n], "active", False, "", "{}") for n in range(count)])
+
+
+def measure(count: int) -> dict:
+    from django.core.management import call_command
+    from django.db import connection
+
+    from conversion.legacy import legacy_open_items_csv
+    from conversion.opening import opening_balances_read
+    from conversion.posting import conversion_post, conversion_rollback
+    from conversion.reconcile import reconciliation
+
+    call_command("migrate", verbosity=0)
+    call_command("setup_utility", "mineola", "--date", "2026-01-01", stdout=io.StringIO())
+    accounts_make(count)
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE")
+    export = legacy_open_items_csv(cutover=CUTOVER, seed=45).encode()
+    figures = {"accounts": count, "rows": export.count(b"\n") - 1}
+    started = time.perf_counter()
+    checked = opening_balances_read(export, as_of=CUTOVER.replace(day=14))
+    figures["check_s"] = time.perf_counter() - started
+    figures["converted_accounts"], figures["open_bills"] = checked.accounts, checked.bills
+    started = time.perf_counter()
+    posted = conversion_post(export, cutover=CUTOVER, today=TODAY)
+    figures["post_s"] = time.perf_counter() - started
+    started = time.perf_counter()
+    result = reconciliation(cutover=CUTOVER)
+    figures["reconcile_s"] = time.perf_counter() - started
+    figures["differences"] = len(result.differences)
+    started = time.perf_counter()
+    conversion_rollback(posted.batch.pk)
+    figures["rollback_s"] = time.perf_counter() - started
+    figures["convert_s"] = figures["post_s"] + figures["reconcile_s"]
+    return figures
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--accounts", type=int, default=100_000)
+    args = parser.parse_args()
+    url = os.environ.get("DATABASE_URL", "")
+    if not url.startswith(("postgres://", "postgresql://")) or "bench" not in url:
+        print("bench_conversion: DATABASE_URL must name a scratch PostgreSQL database whose name contains 'bench' "
+              "(it is emptied)", file=sys.stderr)
+        return 2
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "waterbilling.settings")
+    os.environ.setdefault("DJANGO_DEBUG", "1")
+    os.environ.pop("REDIS_URL", None)
+    import django
+
+    django.setup()
+    from bench import database_ensure
+
+    database_ensure(url.rsplit("/", 1)[1], fresh=True)
+    figures = measure(args.accounts)
+    print(f"{figures['accounts']:,} accounts, {figures['rows']:,} rows ({figures['converted_accounts']:,} accounts "
+          f"owing, {figures['open_bills']:,} open bills)")
+    print(f"  check {figures['check_s']:.1f} s, post {figures['post_s']:.1f} s, reconcile {figures['reconcile_s']:.1f} s "
+          f"({figures['differences']} differences), rollback {figures['rollback_s']:.1f} s")
+    print("RESULT " + json.dumps(figures))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
