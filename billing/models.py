@@ -268,6 +268,8 @@ class Bill(models.Model):
         null=True, blank=True,
         help_text="For a bill brought over from the village's previous system: the cutover date. Its charges and the "
                   "late charges before that day are the old system's; ours start on it.")
+    conversion = models.CharField(max_length=40, blank=True, default="", db_default="",
+                                  help_text="The conversion that brought it over (its ledger source prefix).")
 
     class Meta:
         ordering = ["-bill_date", "account"]
@@ -280,11 +282,20 @@ class Bill(models.Model):
             models.CheckConstraint(condition=Q(gallons__gte=0), name="bill_gallons_not_negative"),
             models.CheckConstraint(condition=Q(rate_schedule__isnull=False) | Q(converted_on__isnull=False),
                                    name="bill_rated_or_converted"),
+            models.CheckConstraint(condition=Q(converted_on__isnull=True, conversion="")
+                                   | (Q(converted_on__isnull=False) & ~Q(conversion="")),
+                                   name="bill_converted_by_a_conversion"),
         ]
         indexes = [models.Index(fields=["account", "-bill_date"], name="bill_account_date")]
 
     def __str__(self) -> str:
         return self.number
+
+    @property
+    def has_usage(self) -> bool:
+        """Whether the bill says what was used: every bill of ours; a converted one brought over with its period
+        and gallons (an open balance alone has neither)."""
+        return self.converted_on is None or self.period_end > self.period_start
 
 
 class BillLine(models.Model):
@@ -509,6 +520,25 @@ class AccountStanding(models.Model):
 
     def __str__(self) -> str:
         return f"Standing of account {self.account_id} through entry {self.last_entry_id}"
+
+
+class PriorPayment(models.Model):
+    """A payment the customer made to the village's previous system, brought over as history: shown on the
+    statement and in the portal beside the bills it paid, never on our books (what it paid is already out of
+    the opening balances)."""
+
+    account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="prior_payments")
+    paid_on = models.DateField()
+    amount = money_field()
+    reference = models.CharField(max_length=80, blank=True)
+    conversion = models.CharField(max_length=40, help_text="The conversion that brought it over.")
+
+    class Meta:
+        ordering = ["-paid_on", "-id"]
+        indexes = [models.Index(fields=["account", "paid_on"], name="prior_payment_account_date")]
+
+    def __str__(self) -> str:
+        return f"{self.paid_on} {self.amount} on {self.account}"
 
 
 class PenaltyWaiver(models.Model):

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
 
-from django.db.models import Prefetch, Q
+from django.db.models import F, Prefetch, Q
 
 from accounts.models import Account
 from core.money import ZERO, fmt_amount, fmt_rate
@@ -13,7 +13,7 @@ from core.money import ZERO, fmt_amount, fmt_rate
 from .documents.money_box import BillSummary
 from .ledger.allocation import CATEGORY, PENALTY_KINDS, AccountBalance, BillBalance, Entry, Ledger, allocate, replay_order
 from .ledger.selectors import account_balances, entries_for_accounts
-from .models import Bill, BillLine, Deposit, LedgerEntry, Payment
+from .models import Bill, BillLine, Deposit, LedgerEntry, Payment, PriorPayment
 from .ordinance import Ordinance, ordinance_on, payment_order
 from .penalties import BillTerms, penalties_owed
 from .penalty_selectors import waived_charges
@@ -65,8 +65,12 @@ def account_statement(*, account: Account, as_of: date, state: AccountBalance | 
         })
     payments = [{"paid_on": p.paid_on.isoformat(), "amount": fmt_amount(p.amount.amount), "reference": p.reference}
                 for p in Payment.objects.filter(account=account, paid_on__lte=as_of).order_by("paid_on", "id")]
+    # Payments made to the village's previous system, brought over as history: never on the books.
+    prior = [{"paid_on": p.paid_on.isoformat(), "amount": fmt_amount(p.amount.amount), "reference": p.reference}
+             for p in PriorPayment.objects.filter(account=account, paid_on__lte=as_of).order_by("paid_on", "id")]
     return {"account_no": account.account_no, "as_of": as_of.isoformat(), "balance": fmt_amount(state.balance),
-            "bills": out_bills, "charges": account_charges(account=account, as_of=as_of), "payments": payments}
+            "bills": out_bills, "charges": account_charges(account=account, as_of=as_of), "payments": payments,
+            "prior_payments": prior}
 
 
 LATE_CORRECTIONS = (LedgerEntry.Kind.PENALTY_CORRECTION, LedgerEntry.Kind.INTEREST_CORRECTION)
@@ -245,11 +249,13 @@ def bill_balances(*, account: Account, as_of: date, state: AccountBalance | None
 
 
 def consumption_history(*, account_ids, through: date) -> dict[int, list[tuple[date, int]]]:
-    """(bill date, gallons) of every live bill of these accounts dated on or before ``through``."""
+    """(bill date, gallons) of every live bill of these accounts dated on or before ``through`` that says what was
+    used (``Bill.has_usage``: not a converted open balance alone)."""
     out: dict[int, list[tuple[date, int]]] = defaultdict(list)
     for account_id, bill_date, gallons in (Bill.objects.filter(account_id__in=account_ids, bill_date__lte=through)
-                                           .exclude(status=Bill.Status.VOID).order_by("bill_date")
-                                           .values_list("account_id", "bill_date", "gallons")):
+                                           .exclude(status=Bill.Status.VOID)
+                                           .exclude(converted_on__isnull=False, period_end=F("period_start"))
+                                           .order_by("bill_date").values_list("account_id", "bill_date", "gallons")):
         out[account_id].append((bill_date, gallons))
     return out
 

@@ -2,7 +2,7 @@
 
 Design overview:
 
-* **Post** (``conversion_post``) reads the file as ``convert check`` does (``opening.opening_balances_read``,
+* **Post** (``conversion_post``) reads the file (and the history's, ``history``) as ``convert check`` does (``opening.opening_balances_read``,
   all or nothing, every problem with its line and column), with every item dated before the cutover, then in
   one durable transaction records the batch and its rows and has billing write the open bills and account
   items (``billing.services.opening``, through the one ledger writer). Anything refused refuses the whole
@@ -16,6 +16,7 @@ Design overview:
 """
 
 from dataclasses import dataclass
+import hashlib
 from datetime import date, timedelta
 
 from django.db import IntegrityError, transaction
@@ -23,15 +24,23 @@ from django.utils import timezone
 
 from accounts.models import Account
 from billing.models import BillingRun
-from billing.services.opening import AccountItem, OpeningBill, opening_books_post, opening_books_remove
-from core.csvimport import chunked
+from billing.services.opening import (
+    AccountItem,
+    OpeningBill,
+    PriorPaymentItem,
+    opening_books_post,
+    opening_books_remove,
+)
+from core.csvimport import ImportRejected, chunked, import_source_read
 from core.db import copy_rows, is_postgres, lock_for_transaction
-from core.errors import ApplicationError
+from core.errors import ApplicationError, FieldError
 
+from .history import History, history_read
 from .models import ConversionBatch, OpeningItem
-from .opening import ACCOUNT_KINDS, Mapping, OpeningBalances, opening_balances_read, opening_digest
+from .opening import ACCOUNT_KINDS, Mapping, OpenItem, OpeningBalances, opening_balances_read, opening_digest
 
 LOCK = "conversion"
+KIND_WORDS = {"water": "Water", "sewer": "Sewer", "fee": "Fee", "fine": "Fine"}
 
 
 @dataclass(frozen=True)
@@ -41,27 +50,55 @@ class Posted:
     already: bool  # the file was posted before: nothing was written now
 
 
-def conversion_post(source, *, cutover: date, today: date, actor=None, mapping: Mapping | None = None) -> Posted:
-    """Post the opening balances in ``source`` (a path, bytes or an upload) as of ``cutover``: all or nothing."""
+def conversion_read(source, *, as_of: date, mapping: Mapping | None = None, bills=None,
+                    payments=None) -> tuple[OpeningBalances, History]:
+    """The opening balances and the history (past bills, payments) checked together, all or nothing: each file
+    as ``convert check`` checks it, then a bill in both files must be one bill (its account and dates)."""
+    checked = opening_balances_read(source, as_of=as_of, mapping=mapping)
+    history = history_read(bills, payments, as_of=as_of)
+    open_bills: dict[str, OpenItem] = {}
+    for item in checked.items:
+        if item.bill_no:
+            open_bills.setdefault(item.bill_no, item)
+    errors = []
+    for number, past in history.bills.items():
+        item = open_bills.get(number)
+        if item is not None and (item.account_no, item.bill_date, item.due_date) != (
+                past.account_no, past.bill_date, past.due_date):
+            errors.append(FieldError(field="history.bill_no", line=past.line, message=(
+                f"bill {number} is account {item.account_no}'s dated {item.bill_date}, due {item.due_date} on line "
+                f"{item.line} of the opening balances; one bill has one account and dates")))
+    if errors:
+        raise ImportRejected(f"{len(errors)} bill(s) differ between the files; nothing was saved", errors=errors[:200],
+                             unlisted=max(len(errors) - 200, 0))
+    return checked, history
+
+
+def conversion_post(source, *, cutover: date, today: date, actor=None, mapping: Mapping | None = None,
+                    bills=None, payments=None) -> Posted:
+    """Post the opening balances in ``source`` (a path, bytes or an upload), with the old system's past bills and
+    payments when given, as of ``cutover``: all or nothing."""
     if cutover > today:
         raise ApplicationError(f"the cutover {cutover} is after today ({today}); post the file on or after its "
                                "cutover, when the old system's books are closed", field="cutover")
-    existing = ConversionBatch.objects.filter(digest=opening_digest(source, mapping=mapping),
-                                              status=ConversionBatch.Status.POSTED).first()
+    digest = _digest(source, mapping=mapping, bills=bills, payments=payments)
+    existing = ConversionBatch.objects.filter(digest=digest, status=ConversionBatch.Status.POSTED).first()
     if existing is not None:
         return Posted(batch=existing, checked=None, already=True)
-    checked = opening_balances_read(source, as_of=cutover - timedelta(days=1), mapping=mapping)
+    checked, history = conversion_read(source, as_of=cutover - timedelta(days=1), mapping=mapping, bills=bills,
+                                       payments=payments)
     try:
         with transaction.atomic(durable=True):
             lock_for_transaction(LOCK)
-            batch = ConversionBatch.objects.create(file_name=checked.name[:200], digest=checked.digest,
-                                                   cutover=cutover, control=checked.control_totals(),
+            batch = ConversionBatch.objects.create(file_name=checked.name[:200], digest=digest, cutover=cutover,
+                                                   control={**checked.control_totals(),
+                                                            "history": history.control_totals()},
                                                    posted_by=actor)
-            written = _write(batch, checked, cutover=cutover)
+            written = _write(batch, checked, history, cutover=cutover)
             ConversionBatch.objects.filter(pk=batch.pk).update(bills=written.bills, entries=written.entries)
     except IntegrityError:
         # The same file posted at the same moment by someone else: theirs is the batch.
-        existing = ConversionBatch.objects.filter(digest=checked.digest, status=ConversionBatch.Status.POSTED).first()
+        existing = ConversionBatch.objects.filter(digest=digest, status=ConversionBatch.Status.POSTED).first()
         if existing is None:
             raise
         return Posted(batch=existing, checked=checked, already=True)
@@ -69,8 +106,17 @@ def conversion_post(source, *, cutover: date, today: date, actor=None, mapping: 
     return Posted(batch=batch, checked=checked, already=False)
 
 
-def _write(batch: ConversionBatch, checked: OpeningBalances, *, cutover: date):
-    numbers = sorted({item.account_no for item in checked.items})
+def _digest(source, *, mapping, bills, payments) -> str:
+    """The files' digest: the opening balances as read (after the mapping), then the history files."""
+    parts = [opening_digest(source, mapping=mapping)]
+    parts += [hashlib.sha256(import_source_read(f).text.encode()).hexdigest() if f is not None else ""
+              for f in (bills, payments)]
+    return parts[0] if not any(parts[1:]) else hashlib.sha256("/".join(parts).encode()).hexdigest()
+
+
+def _write(batch: ConversionBatch, checked: OpeningBalances, history: History, *, cutover: date):
+    numbers = sorted({item.account_no for item in checked.items} | {b.account_no for b in history.bills.values()}
+                     | {p.account_no for p in history.payments})
     ids: dict[str, int] = {}
     for chunk in chunked(numbers, 5000):
         ids.update(Account.objects.filter(account_no__in=list(chunk)).values_list("account_no", "id"))
@@ -87,8 +133,18 @@ def _write(batch: ConversionBatch, checked: OpeningBalances, *, cutover: date):
             bill = bills[item.bill_no] = OpeningBill(account_id=account_id, number=item.bill_no,
                                                      bill_date=item.bill_date, due_date=item.due_date)
         bill.charges.append((item.kind, item.description, item.amount))
-    written = opening_books_post(bills=list(bills.values()), items=items, cutover=cutover,
-                                 prefix=batch.source_prefix)
+    for number, past in history.bills.items():
+        bill = bills.get(number)
+        if bill is None:  # paid in the old system: its lines as billed, shown, not owed
+            bills[number] = OpeningBill(account_id=ids[past.account_no], number=number, bill_date=past.bill_date,
+                                        due_date=past.due_date, open=False, period=past.period, gallons=past.gallons,
+                                        charges=[(kind, KIND_WORDS[kind], amount) for kind, amount in past.charges])
+        else:  # owed in part: the open items are its lines; the history says what was used
+            bill.period, bill.gallons = past.period, past.gallons
+    written = opening_books_post(
+        bills=list(bills.values()), items=items, cutover=cutover, prefix=batch.source_prefix,
+        payments=[PriorPaymentItem(account_id=ids[p.account_no], paid_on=p.paid_on, amount=p.amount,
+                                   reference=p.reference) for p in history.payments])
     columns = ("batch_id", "line", "account_id", "bill_no", "bill_date", "due_date", "kind", "amount",
                "amount_currency", "description")
     rows = [(batch.pk, i.line, ids[i.account_no], i.bill_no, i.bill_date, i.due_date, i.kind, i.amount, "USD",

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal
 
-from django.db.models import Subquery
+from django.db.models import F, Q, Subquery
 
 from accounts.models import Account
-from billing.models import Bill, LedgerEntry
+from billing.models import Bill, LedgerEntry, PriorPayment
 from core.csvimport import chunked
 from core.errors import ApplicationError
 from core.money import ZERO
@@ -86,16 +86,21 @@ class Reconciliation:
     file: Side
     books: Side
     differences: list[AccountDifference]
+    # (past bills in the files, past bills brought over, payments in the files, payments brought over)
+    history: tuple[int, int, int, int] = (0, 0, 0, 0)
+    paid: tuple[Decimal, Decimal] = (ZERO, ZERO)  # paid to the old system: the files', brought over
 
     @property
     def matches(self) -> bool:
         return not self.differences and self.file.accounts == self.books.accounts \
-            and self.file.bills == self.books.bills
+            and self.file.bills == self.books.bills and self.history[0] == self.history[1] \
+            and self.history[2] == self.history[3] and self.paid[0] == self.paid[1]
 
 
 def reconciliation(*, cutover: date) -> Reconciliation:
     """The posted batches of ``cutover`` against the books (refused when there is none)."""
-    batches = list(batches_for(cutover).order_by("id").values_list("id", flat=True))
+    posted = list(batches_for(cutover).order_by("id"))
+    batches = [batch.pk for batch in posted]
     if not batches:
         raise ApplicationError(f"no conversion is posted with the cutover {cutover}", field="cutover")
     eve = cutover - timedelta(days=1)
@@ -112,21 +117,27 @@ def reconciliation(*, cutover: date) -> Reconciliation:
             file.aging[aging_bucket((eve - due_date).days)] += amount
     file.accounts, file.bills = len(theirs), len(bill_numbers)
 
-    accounts = Subquery(OpeningItem.objects.filter(batch_id__in=batches).values("account_id"))
-    converted = {bill_id: due for bill_id, due in Bill.objects.filter(
-        account_id__in=accounts, converted_on=cutover).exclude(status=Bill.Status.VOID).order_by(
-        ).values_list("id", "due_date")}
-    books.bills = len(converted)
+    prefixes = [batch.source_prefix for batch in posted]
+    # Every account a batch brought anything over for: open items, past bills, payments.
+    accounts = (Q(account_id__in=Subquery(OpeningItem.objects.filter(batch_id__in=batches).values("account_id")))
+                | Q(account_id__in=Subquery(Bill.objects.filter(conversion__in=prefixes).values("account_id")))
+                | Q(account_id__in=Subquery(PriorPayment.objects.filter(conversion__in=prefixes)
+                                            .values("account_id"))))
+    converted = dict(Bill.objects.filter(conversion__in=prefixes).exclude(status=Bill.Status.VOID).order_by()
+                     .values_list("id", "due_date"))
     held: dict[int, dict[str, Decimal]] = defaultdict(lambda: defaultdict(Decimal))
+    owing: set[int] = set()  # the converted bills with a charge on the books: the open ones
     for account_id, kind, amount, bill_id in LedgerEntry.objects.filter(
-            account_id__in=accounts, posted_on__lt=cutover).order_by().values_list(
+            accounts, posted_on__lt=cutover).order_by().values_list(
             "account_id", "kind", "amount", "bill_id"):
         ours = BOOK_KIND[kind]
         value = -amount if ours in CREDITS else amount
         held[account_id][ours] += value
         books.by_kind[ours] += value
         if ours in CHARGES and bill_id in converted:
+            owing.add(bill_id)
             books.aging[aging_bucket((eve - converted[bill_id]).days)] += amount
+    books.bills = len(owing)
     books.accounts = len(held)
 
     numbers: dict[int, str] = {}
@@ -143,7 +154,15 @@ def reconciliation(*, cutover: date) -> Reconciliation:
                 account_no=numbers[account_id], kinds=kinds,
                 file_owed=_owed(mine), books_owed=_owed(in_books)))
     differences.sort(key=lambda d: d.account_no)
-    return Reconciliation(cutover=cutover, batches=batches, file=file, books=books, differences=differences)
+    told = [batch.control.get("history", {}) for batch in posted]
+    payments = PriorPayment.objects.filter(conversion__in=prefixes)
+    history = (sum(t.get("past_bills", 0) for t in told),
+               Bill.objects.filter(conversion__in=prefixes, period_end__gt=F("period_start")).count(),
+               sum(t.get("payments", 0) for t in told), payments.count())
+    paid = (sum((Decimal(t.get("paid", "0")) for t in told), ZERO),
+            sum(payments.values_list("amount", flat=True), ZERO))
+    return Reconciliation(cutover=cutover, batches=batches, file=file, books=books, differences=differences,
+                          history=history, paid=paid)
 
 
 def _owed(by_kind: dict[str, Decimal]) -> Decimal:
@@ -156,11 +175,17 @@ def reconciliation_view(r: Reconciliation) -> ReportView:
     control = [{"item": "Accounts", "file_count": r.file.accounts, "books_count": r.books.accounts,
                 "count_difference": r.books.accounts - r.file.accounts},
                {"item": "Open bills", "file_count": r.file.bills, "books_count": r.books.bills,
-                "count_difference": r.books.bills - r.file.bills}]
+                "count_difference": r.books.bills - r.file.bills},
+               {"item": "Past bills (history)", "file_count": r.history[0], "books_count": r.history[1],
+                "count_difference": r.history[1] - r.history[0]},
+               {"item": "Payments to the old system (history)", "file_count": r.history[2],
+                "books_count": r.history[3], "count_difference": r.history[3] - r.history[2]}]
     amounts = [{"item": KIND_WORDS[k], "file": r.file.by_kind[k], "books": r.books.by_kind[k],
                 "difference": r.books.by_kind[k] - r.file.by_kind[k]} for k in KINDS]
     amounts.append({"item": "Owed (charges less credits)", "file": r.file.owed, "books": r.books.owed,
                     "difference": r.books.owed - r.file.owed})
+    amounts.append({"item": "Paid to the old system (history, not owed)", "file": r.paid[0], "books": r.paid[1],
+                    "difference": r.paid[1] - r.paid[0]})
     aging = [{"item": label, "file": f, "books": b, "difference": b - f}
              for (_, label), f, b in zip(AGING_BUCKETS, r.file.aging, r.books.aging, strict=True)]
     rows = [{"account_no": d.account_no, "what": d.what, "file": d.file_owed, "books": d.books_owed,

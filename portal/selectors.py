@@ -15,7 +15,7 @@ from billing.documents.bill import line_views
 from billing.documents.money_box import money_box
 from billing.ledger.allocation import DEPOSIT_KINDS, AccountBalance, allocate
 from billing.ledger.selectors import entries_for_accounts
-from billing.models import Bill, Payment
+from billing.models import Bill, Payment, PriorPayment
 from billing.ordinance import Ordinance, ordinance_on, payment_order
 from billing.selectors import (
     account_amounts_due,
@@ -107,11 +107,15 @@ def account_overview(*, account: Account, as_of: date) -> dict:
         "bills": [{"bill": b, "unpaid": balances[b.pk].unpaid_total if b.pk in balances else 0,
                    "status": bill_status(balances.get(b.pk))} for b in live if b.issued_on <= as_of],
         "payments": list(Payment.objects.filter(account=account, paid_on__lte=as_of).order_by("-paid_on", "-id")),
+        # Paid to the village's previous billing system: history brought over, not on the books.
+        "prior_payments": list(PriorPayment.objects.filter(account=account, paid_on__lte=as_of)
+                               .order_by("-paid_on", "-id")),
         # Deposits are the customer's money held: shown in their own section, not among the charges.
         "charges": [c for c in account_charges(account=account, as_of=as_of) if c["kind"] not in DEPOSIT_KINDS],
         "deposits": deposits,
         "deposits_held": sum((Decimal(d["amount"]) for d in deposits if d["status"] == "held"), Decimal(0)),
-        "points": chart_points([(b.bill_date, b.gallons) for b in reversed(live) if b.bill_date <= as_of],
+        "points": chart_points([(b.bill_date, b.gallons) for b in reversed(live) if b.bill_date <= as_of
+                                and b.has_usage],
                                through=as_of),
         "utility": ordinance.utility if ordinance is not None else None,
     }

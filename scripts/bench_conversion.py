@@ -48,7 +48,7 @@ def measure(count: int) -> dict:
     from django.core.management import call_command
     from django.db import connection
 
-    from conversion.legacy import legacy_open_items_csv
+    from conversion.legacy import legacy_export
     from conversion.opening import opening_balances_read
     from conversion.posting import conversion_post, conversion_rollback
     from conversion.reconcile import reconciliation

@@ -178,8 +178,9 @@ BILL_HISTORY_COLUMNS = ("account_id", "bill_date", "frequency", "period_start", 
 
 def earlier_bills(account_ids, *, before: date, since: date = date.min) -> dict[int, list[dict]]:
     """Each account's live bills dated before ``before``, oldest first: those dated on or after ``since`` and
-    the latest one (what rating and usage read of them). A bill converted from the previous system is not
-    one: it carries an open balance, not a reading or gallons of ours. Every row also carries the totals over all of the
+    the latest one (what rating and usage read of them). A bill converted from the previous system is one
+    when it came with its period and gallons (``Bill.has_usage``): the next bill starts from the last reading
+    of its period, and its gallons count in the average; one that brought only an open balance is not. Every row also carries the totals over all of the
     account's earlier bills, ``history_days`` and ``history_gallons``, for its average daily use; the
     database sums them, so a run's work does not grow with the years of history."""
     days = ("GREATEST(period_end - period_start, 1)" if is_postgres()
@@ -191,7 +192,7 @@ def earlier_bills(account_ids, *, before: date, since: date = date.min) -> dict[
            f" SELECT {columns}, MAX(bill_date) OVER account AS latest,"
            f" SUM({days}) OVER account AS history_days, SUM(gallons) OVER account AS history_gallons"
            f" FROM {Bill._meta.db_table} WHERE {accounts_sql} AND bill_date < %s AND status <> %s"
-           f" AND converted_on IS NULL"
+           f" AND (converted_on IS NULL OR period_end > period_start)"
            f" WINDOW account AS (PARTITION BY account_id)) history"
            f" WHERE bill_date >= %s OR bill_date = latest ORDER BY account_id, bill_date")
     earlier: dict[int, list[dict]] = defaultdict(list)

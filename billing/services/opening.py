@@ -17,6 +17,11 @@ Design overview:
   (``BillTerms.charges_from``). From the cutover on, the preset's penalty scheme charges it as any bill.
 * **Credits and deposits** are the account's: an unapplied credit is a ``credit`` row and a deposit a held
   ``Deposit`` with its ``deposit`` row, both dated the day before the cutover.
+* **History** is shown, never owed: a past bill paid in the old system is a bill (its period, gallons and lines,
+  so the usage chart and the high-usage average read it, and the next bill starts from its period's last
+  reading) with no ledger row; a bill both past and open takes its period and gallons from the history and its
+  lines and ledger rows from the open items (what is owed). A payment made to the old system is a
+  ``PriorPayment``, shown beside the bills, never on the books (what it paid is out of the open items).
 * **Only fresh books are opened**: an account with a bill or ledger row of its own already is refused.
 * **Rollback** (``opening_books_remove``) deletes exactly those rows, nothing else, in one transaction; on
   PostgreSQL the append-only triggers let it through only inside that transaction (billing 0021).
@@ -30,7 +35,7 @@ from datetime import date, timedelta
 from decimal import Decimal
 
 from django.db import connection
-from django.db.models import Subquery
+from django.db.models import Q, Subquery
 from django.utils import timezone
 from djmoney.money import Money
 
@@ -41,7 +46,7 @@ from core.errors import ApplicationError, FieldError
 from core.money import ZERO
 
 from ..ledger.posting import Posting, ledger_post_many
-from ..models import AccountStanding, Bill, BillLine, Deposit, LedgerEntry
+from ..models import AccountStanding, Bill, BillLine, Deposit, LedgerEntry, PriorPayment
 from ..ordinance import ordinance_on
 from ..runs.issue import installation_spans
 
@@ -63,13 +68,22 @@ def opening_source(prefix: str, what: str, key: int) -> str:
 
 @dataclass
 class OpeningBill:
-    """One open bill of the previous system: its charges (kind, description, amount) in the file's order."""
+    """One bill of the previous system: its charges (kind, description, amount) in the file's order, owed when
+    ``open`` (posted to the ledger), history otherwise; with its period and gallons when the history has them."""
 
     account_id: int
     number: str
     bill_date: date
     due_date: date
     charges: list[tuple[str, str, Decimal]] = field(default_factory=list)
+    open: bool = True
+    period: tuple[date, date] | None = None
+    gallons: int = 0
+
+    @property
+    def span(self) -> tuple[date, date]:
+        """Its period; without one (an open balance alone) the bill date twice: ``Bill.has_usage`` is then false."""
+        return self.period or (self.bill_date, self.bill_date)
 
     @property
     def total(self) -> Decimal:
@@ -86,18 +100,27 @@ class AccountItem:
 
 
 @dataclass(frozen=True)
+class PriorPaymentItem:
+    account_id: int
+    paid_on: date
+    amount: Decimal
+    reference: str
+
+
+@dataclass(frozen=True)
 class OpeningWritten:
     bills: int
     lines: int
     entries: int
     deposits: int
+    payments: int = 0
 
 
 def opening_books_post(*, bills: Sequence[OpeningBill], items: Sequence[AccountItem], cutover: date,
-                       prefix: str) -> OpeningWritten:
-    """Write the open bills and account items (in the caller's transaction, all or nothing). Refused, writing
-    nothing, for an account that already has books here."""
-    account_ids = sorted({b.account_id for b in bills} | {i.account_id for i in items})
+                       prefix: str, payments: Sequence[PriorPaymentItem] = ()) -> OpeningWritten:
+    """Write the bills (open and past), account items and prior payments (in the caller's transaction, all or
+    nothing). Refused, writing nothing, for an account that already has books here."""
+    account_ids = sorted({b.account_id for b in bills} | {i.account_id for i in items} | {p.account_id for p in payments})
     accounts = {}
     for chunk in chunked(account_ids, 5000):  # locked in id order, as a run locks them
         accounts.update((row[0], row[1:]) for row in Account.objects.filter(id__any=list(chunk)).select_for_update(
@@ -117,19 +140,21 @@ def opening_books_post(*, bills: Sequence[OpeningBill], items: Sequence[AccountI
         columns = ("id", "number", "public_id", "account_id", "status", "frequency", "bill_date", "issued_on",
                    "recipient_name", "recipient_address", "due_date", "period_start", "period_end", "gallons",
                    "schedule_gallons", "includes_annual_minimum", "estimated", "total", "total_currency",
-                   "created_at", "void_reason", "void_description", "pdf", "final", "converted_on")
+                   "created_at", "void_reason", "void_description", "pdf", "final", "converted_on", "conversion")
         copy_rows(Bill, columns, [
             (pk, b.number, uuid.uuid4(), b.account_id, Bill.Status.ISSUED.value, frequency[b.account_id], b.bill_date,
-             b.bill_date, accounts[b.account_id][2] or "", accounts[b.account_id][3] or "", b.due_date, b.bill_date,
-             b.bill_date, 0, 0, False, False, b.total, "USD", now, "", "", "", False, cutover)
+             b.bill_date, accounts[b.account_id][2] or "", accounts[b.account_id][3] or "", b.due_date,
+             *b.span, b.gallons, b.gallons, False, False, b.total, "USD", now, "",
+             "", "", False, cutover, prefix)
             for pk, b in zip(ids, bills, strict=True)])
     else:
         ids = [row.pk for row in Bill.objects.bulk_create([Bill(
             number=b.number, public_id=uuid.uuid4(), account_id=b.account_id, status=Bill.Status.ISSUED,
             frequency=frequency[b.account_id], bill_date=b.bill_date, issued_on=b.bill_date, due_date=b.due_date,
             recipient_name=accounts[b.account_id][2] or "", recipient_address=accounts[b.account_id][3] or "",
-            period_start=b.bill_date, period_end=b.bill_date, gallons=0, total=Money(b.total, "USD"),
-            converted_on=cutover) for b in bills], batch_size=2000)]
+            period_start=b.span[0], period_end=b.span[1],
+            gallons=b.gallons, schedule_gallons=b.gallons, total=Money(b.total, "USD"), converted_on=cutover,
+            conversion=prefix) for b in bills], batch_size=2000)]
     lines, postings = [], []
     for bill, bill_id in zip(bills, ids, strict=True):
         by_kind: dict[str, Decimal] = defaultdict(Decimal)
@@ -141,6 +166,8 @@ def opening_books_post(*, bills: Sequence[OpeningBill], items: Sequence[AccountI
                 position += 1
                 lines.append((bill_id, position, LINE_KINDS[kind], description or LINE_KINDS[kind].label, "",
                               Decimal(1), amount, amount, "USD"))
+        if not bill.open:
+            continue  # paid in the old system: shown, not owed
         source = opening_source(prefix, "bill", bill_id)
         for entry_kind, amount in by_kind.items():
             late = entry_kind in (LedgerEntry.Kind.CONVERTED_PENALTY, LedgerEntry.Kind.CONVERTED_INTEREST)
@@ -175,7 +202,15 @@ def opening_books_post(*, bills: Sequence[OpeningBill], items: Sequence[AccountI
                             amount=-d.amount.amount, source=opening_source(prefix, "deposit", d.pk),
                             description=d.description) for d in deposits)
     ledger_post_many(postings, fresh=True)
-    return OpeningWritten(bills=len(ids), lines=len(lines), entries=len(postings), deposits=len(deposits))
+    prior = [(p.account_id, p.paid_on, p.amount, "USD", p.reference, prefix) for p in payments]
+    columns = ("account_id", "paid_on", "amount", "amount_currency", "reference", "conversion")
+    if is_postgres():
+        copy_rows(PriorPayment, columns, prior)
+    else:
+        PriorPayment.objects.bulk_create([PriorPayment(**dict(zip(columns, row, strict=True))) for row in prior],
+                                         batch_size=5000)
+    return OpeningWritten(bills=len(ids), lines=len(lines), entries=len(postings), deposits=len(deposits),
+                          payments=len(prior))
 
 
 def _refuse_accounts_with_books(account_ids: list[int], accounts: dict) -> None:
@@ -198,11 +233,18 @@ def opening_books_remove(*, prefix: str) -> OpeningWritten:
     """Delete every row the conversion under ``prefix`` wrote, in the caller's transaction. Refused, deleting
     nothing, once anything else was recorded on its accounts (a payment, a bill of ours, a late charge)."""
     entries = LedgerEntry.objects.filter(source__startswith=prefix)
-    accounts = Subquery(entries.values("account_id"))
-    list(Account.objects.filter(id__in=accounts).select_for_update(of=("self",)).order_by("id")
-         .values_list("id", flat=True))
-    others = LedgerEntry.objects.filter(account_id__in=accounts).exclude(source__startswith=prefix)
-    other_bills = Bill.objects.filter(account_id__in=accounts, converted_on__isnull=True)
+    bills, payments = Bill.objects.filter(conversion=prefix), PriorPayment.objects.filter(conversion=prefix)
+    ours = (Q(account_id__in=Subquery(entries.values("account_id"))) | Q(account_id__in=Subquery(bills.values(
+        "account_id"))) | Q(account_id__in=Subquery(payments.values("account_id"))))
+    account_ids = sorted(set(LedgerEntry.objects.filter(source__startswith=prefix).values_list("account_id", flat=True)
+                             .distinct().order_by())
+                         | set(bills.values_list("account_id", flat=True).distinct().order_by())
+                         | set(payments.values_list("account_id", flat=True).distinct().order_by()))
+    for chunk in chunked(account_ids, 5000):  # in id order, as a run locks them
+        list(Account.objects.filter(id__any=list(chunk)).select_for_update(of=("self",)).order_by("id")
+             .values_list("id", flat=True))
+    others = LedgerEntry.objects.filter(ours).exclude(source__startswith=prefix)
+    other_bills = Bill.objects.filter(ours, converted_on__isnull=True)
     found = others.order_by("posted_on", "id").values_list("account__account_no", "kind", "posted_on").first()
     if found is None:
         found = other_bills.order_by("bill_date", "id").values_list("account__account_no", "number", "bill_date").first()
@@ -212,8 +254,6 @@ def opening_books_remove(*, prefix: str) -> OpeningWritten:
             f"{count} entr{'y' if count == 1 else 'ies'} of ours since (the first: account {found[0]}, {found[1]} of "
             f"{found[2]}); a conversion is rolled back only while its accounts have nothing else on their books",
             field="batch")
-    account_ids = list(entries.values_list("account_id", flat=True).distinct().order_by())
-    bill_ids = list(entries.exclude(bill_id=None).values_list("bill_id", flat=True).distinct().order_by())
     deposit_ids = [int(source.rsplit(":", 1)[1]) for source in entries.filter(
         kind=LedgerEntry.Kind.DEPOSIT).values_list("source", flat=True)]
     counts = defaultdict(int)
@@ -221,10 +261,9 @@ def opening_books_remove(*, prefix: str) -> OpeningWritten:
         if is_postgres():
             cursor.execute("SET LOCAL billing.conversion_rollback = 'on'")
         counts["entries"] = entries._raw_delete(using="default")
-        for chunk in chunked(bill_ids, 5000):
-            counts["lines"] += BillLine.objects.filter(bill_id__any=list(chunk))._raw_delete(using="default")
-            counts["bills"] += Bill.objects.filter(id__any=list(chunk), converted_on__isnull=False)._raw_delete(
-                using="default")
+        counts["lines"] = BillLine.objects.filter(bill__conversion=prefix)._raw_delete(using="default")
+        counts["bills"] = bills._raw_delete(using="default")
+        counts["payments"] = payments._raw_delete(using="default")
         for chunk in chunked(deposit_ids, 5000):
             Deposit.history.filter(id__any=list(chunk)).delete()
             counts["deposits"] += Deposit.objects.filter(id__any=list(chunk))._raw_delete(using="default")
@@ -234,4 +273,4 @@ def opening_books_remove(*, prefix: str) -> OpeningWritten:
     for chunk in chunked(account_ids, 5000):
         AccountStanding.objects.filter(account_id__any=list(chunk)).delete()
     return OpeningWritten(bills=counts["bills"], lines=counts["lines"], entries=counts["entries"],
-                          deposits=counts["deposits"])
+                          deposits=counts["deposits"], payments=counts["payments"])

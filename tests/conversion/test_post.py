@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from billing.models import Bill, BillingRun, BillLine, Deposit, LedgerEntry
+from billing.models import Bill, BillingRun, BillLine, Deposit, LedgerEntry, PriorPayment
 from billing.services.adjustments import adjustment_create, bill_void
 from conversion.models import ConversionBatch, OpeningItem
 from conversion.posting import conversion_post, conversion_rollback
@@ -44,6 +44,7 @@ def books() -> dict:
             "bills": list(Bill.objects.order_by("id").values()),
             "lines": list(BillLine.objects.order_by("id").values()),
             "deposits": list(Deposit.objects.order_by("id").values()),
+            "prior_payments": list(PriorPayment.objects.order_by("id").values()),
             "deposit_history": Deposit.history.count()}
 
 

@@ -12,10 +12,9 @@ from django.core.management import call_command
 
 from billing.models import Bill, BillingRun, RateSchedule
 from billing.services.adjustments import adjustment_create
-from conversion.legacy import legacy_open_items_csv
-from conversion.opening import opening_balances_read
+from conversion.legacy import legacy_export
 from conversion.parallel import legacy_bills_csv, our_bills, parallel_run
-from conversion.posting import conversion_post, conversion_rollback
+from conversion.posting import conversion_post, conversion_read, conversion_rollback
 from conversion.reconcile import reconciliation
 from core.errors import ApplicationError
 from demo.village import demo_accounts_create
@@ -34,21 +33,24 @@ def village(mineola):
 
 
 def test_a_3000_account_village_converts_reconciles_and_rolls_back(village, tmp_path, admin_user):
-    export = legacy_open_items_csv(cutover=CUTOVER, seed=7).encode()
+    export = legacy_export(cutover=CUTOVER, seed=7)
+    files = {"bills": export.history.encode(), "payments": export.payments.encode()}
     before_check = counts()
-    checked = opening_balances_read(export, as_of=date(2026, 6, 14))
+    checked, history = conversion_read(export.opening.encode(), as_of=date(2026, 6, 14), **files)
     assert counts() == before_check  # the check saves nothing
     assert 1_000 < checked.accounts < ACCOUNTS and checked.bills > checked.accounts
+    assert len(history.bills) >= 4 * ACCOUNTS and history.payments  # two years, twice a year or monthly
     before = books()
 
-    posted = conversion_post(export, cutover=CUTOVER, today=TODAY, actor=admin_user)
-    assert (posted.already, posted.batch.bills) == (False, checked.bills)
+    posted = conversion_post(export.opening.encode(), cutover=CUTOVER, today=TODAY, actor=admin_user, **files)
+    assert (posted.already, posted.batch.bills) == (False, len(history.bills))  # the open bills are among them
     result = reconciliation(cutover=CUTOVER)
     assert result.matches and result.differences == []
     assert (result.books.accounts, result.books.bills) == (checked.accounts, checked.bills)
     assert result.books.owed == result.file.owed == checked.owed
     assert result.books.aging == result.file.aging and sum(result.file.aging) == checked.charges
-    assert conversion_post(export, cutover=CUTOVER, today=TODAY).already  # the same file posts once
+    assert result.history == (len(history.bills), len(history.bills), len(history.payments), len(history.payments))
+    assert conversion_post(export.opening.encode(), cutover=CUTOVER, today=TODAY, **files).already  # posts once
 
     # A memo dated before the cutover on one account: that account, and only it, differs.
     bill = Bill.objects.filter(converted_on=CUTOVER).order_by("number")[17]
@@ -62,14 +64,15 @@ def test_a_3000_account_village_converts_reconciles_and_rolls_back(village, tmp_
 
 
 def test_rollback_of_a_3000_account_conversion_leaves_the_books_identical(village, admin_user):
-    export = legacy_open_items_csv(cutover=CUTOVER, seed=7).encode()
+    legacy = legacy_export(cutover=CUTOVER, seed=7)
+    export, files = legacy.opening.encode(), {"bills": legacy.history.encode(), "payments": legacy.payments.encode()}
     before = books()
-    posted = conversion_post(export, cutover=CUTOVER, today=TODAY, actor=admin_user)
+    posted = conversion_post(export, cutover=CUTOVER, today=TODAY, actor=admin_user, **files)
     assert books() != before
     conversion_rollback(posted.batch.pk, actor=admin_user)
     assert books() == before
     # Posted again, then billed on or after the cutover: the conversion is ours for good.
-    posted = conversion_post(export, cutover=CUTOVER, today=TODAY, actor=admin_user)
+    posted = conversion_post(export, cutover=CUTOVER, today=TODAY, actor=admin_user, **files)
     BillingRun.objects.create(run_on=date(2026, 8, 1), status=BillingRun.Status.DONE)
     with pytest.raises(ApplicationError, match="on or after the cutover"):
         conversion_rollback(posted.batch.pk)

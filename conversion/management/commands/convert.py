@@ -16,11 +16,18 @@ from core.errors import ApplicationError
 from core.money import fmt_dollars
 from reports.render import as_csv, as_json, as_pdf, printed
 
-from ...legacy import legacy_open_items_csv
-from ...opening import KINDS, mapping_load, opening_balances_read
+from ...legacy import legacy_export
+from ...opening import KINDS, mapping_load
 from ...parallel import STATUS_WORDS, legacy_bills_csv, our_bills, parallel_run
-from ...posting import conversion_post, conversion_rollback
+from ...posting import conversion_post, conversion_read, conversion_rollback
 from ...reconcile import reconciliation, reconciliation_view
+
+
+def history_arguments(parser) -> None:
+    parser.add_argument("--history", metavar="BILLS.csv", help="the old system's past bills (account_no,bill_no,"
+                        "bill_date,due_date,period_start,period_end,gallons,kind,amount)")
+    parser.add_argument("--payments", metavar="PAYMENTS.csv", help="the payments made to the old system "
+                        "(account_no,paid_on,amount,reference)")
 
 
 class Command(BaseCommand):
@@ -34,12 +41,14 @@ class Command(BaseCommand):
         p.add_argument("--mapping", metavar="M", help="a TOML mapping of another system's columns, codes and dates")
         p.add_argument("--date", metavar="YYYY-MM-DD", help="the day of the check (default: today)")
         p.add_argument("--json", action="store_true", help="the control totals as JSON")
+        history_arguments(p)
         p = sub.add_parser("post", help="post an opening-balances file as one batch on the cutover: all or nothing; "
                                         "the same file posts once")
         p.add_argument("file", metavar="FILE")
         p.add_argument("--cutover", required=True, metavar="YYYY-MM-DD",
                        help="the first day on our books: the file is what was owed at the close of the day before")
         p.add_argument("--mapping", metavar="M", help="a TOML mapping of another system's columns, codes and dates")
+        history_arguments(p)
         p = sub.add_parser("reconcile", help="the posted files of a cutover against the books, to the cent")
         p.add_argument("--cutover", required=True, metavar="YYYY-MM-DD")
         p.add_argument("--format", choices=["text", "csv", "json", "pdf"], default="text")
@@ -76,8 +85,11 @@ class Command(BaseCommand):
     def do_check(self, o):
         as_of = parse_as_of(o["date"])
         mapping = mapping_load(o["mapping"]) if o["mapping"] else None
-        checked = opening_balances_read(o["file"], as_of=as_of, mapping=mapping)
+        checked, history = conversion_read(o["file"], as_of=as_of, mapping=mapping, bills=o["history"],
+                                           payments=o["payments"])
         totals = checked.control_totals()
+        if o["history"] or o["payments"]:
+            totals["history"] = history.control_totals()
         if o["json"]:
             self.stdout.write(json.dumps(totals, indent=2))
             return
@@ -87,11 +99,16 @@ class Command(BaseCommand):
             self.stdout.write(f"  {kind:<9} {fmt_dollars(checked.by_kind.get(kind, 0)):>16}")
         self.stdout.write(f"  owed (charges less credits) {fmt_dollars(checked.owed)}; deposits held "
                           f"{fmt_dollars(checked.by_kind.get('deposit', 0))}")
+        if o["history"] or o["payments"]:
+            self.stdout.write(f"  history: {len(history.bills)} past bills ({history.gallons:,} gal, "
+                              f"{fmt_dollars(history.billed)} billed), {len(history.payments)} payments "
+                              f"({fmt_dollars(history.paid)})")
 
     def do_post(self, o):
         cutover = parse_as_of(o["cutover"], allow_future=True)
         mapping = mapping_load(o["mapping"]) if o["mapping"] else None
-        posted = conversion_post(o["file"], cutover=cutover, today=today(), mapping=mapping)
+        posted = conversion_post(o["file"], cutover=cutover, today=today(), mapping=mapping, bills=o["history"],
+                                 payments=o["payments"])
         batch = posted.batch
         if posted.already:
             self.stdout.write(f"{o['file']} was posted already as conversion {batch.pk} on "
@@ -140,10 +157,15 @@ class Command(BaseCommand):
         cutover = parse_as_of(o["cutover"], allow_future=True)
         directory = Path(o["directory"])
         directory.mkdir(parents=True, exist_ok=True)
-        opening = directory / "opening_balances.csv"
-        opening.write_text(legacy_open_items_csv(cutover=cutover, seed=o["seed"]))
-        self.stdout.write(f"written {opening}: convert check {opening} --date {cutover - timedelta(days=1)}; "
-                          f"convert post {opening} --cutover {cutover}")
+        export = legacy_export(cutover=cutover, seed=o["seed"])
+        files = {name: directory / f"{name}.csv" for name in ("opening_balances", "history", "payments")}
+        files["opening_balances"].write_text(export.opening)
+        files["history"].write_text(export.history)
+        files["payments"].write_text(export.payments)
+        given = f"{files['opening_balances']} --history {files['history']} --payments {files['payments']}"
+        self.stdout.write(f"written {', '.join(str(f) for f in files.values())}:\n"
+                          f"  convert check {given} --date {cutover - timedelta(days=1)}\n"
+                          f"  convert post {given} --cutover {cutover}")
         if o["period"]:
             run_on = parse_as_of(o["period"], allow_future=True)
             legacy = directory / "legacy_bills.csv"

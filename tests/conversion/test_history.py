@@ -1,0 +1,161 @@
+"""History brought over with the opening balances: the old system's past bills and payments, shown (statement,
+portal, usage chart), read by the next bill (its starting reading, the high-usage average), never owed.
+
+Mineola's book 1 is billed on February 1 and August 1 from the readings of mid-January and mid-July (§ 45.29 A,
+D). The old system billed 1-0001 on 2026-02-01 for 62,500 gal (July 10 → January 12) and was paid $186.13 for
+it on February 20; the account owes nothing on the cutover, June 15.
+"""
+
+import io
+from datetime import date
+from decimal import Decimal
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.test import Client
+from django.urls import reverse
+
+from billing.models import Bill, BillingException, LedgerEntry, PriorPayment
+from conversion.models import ConversionBatch
+from conversion.posting import conversion_post, conversion_rollback
+from conversion.reconcile import reconciliation
+from core.errors import ApplicationError
+from tests.billing.steps import account_with_meter, read, run, statement
+from tests.conversion.test_check import HEADER, counts
+from tests.conversion.test_post import books
+
+pytestmark = [pytest.mark.django_db, pytest.mark.citation("policy: conversion")]
+CUTOVER = date(2026, 6, 15)
+TODAY = date(2026, 12, 3)
+HISTORY = ("account_no,bill_no,bill_date,due_date,period_start,period_end,gallons,kind,amount\n"
+           "1-0001,L-100,2026-02-01,2026-03-01,2025-07-10,2026-01-12,62500,water,186.13\n"
+           "1-0002,L-200,2026-02-01,2026-03-01,2025-07-10,2026-01-12,30000,water,76.00\n"
+           "1-0002,L-200,2026-02-01,2026-03-01,2025-07-10,2026-01-12,30000,fee,25.00\n")
+PAYMENTS = "account_no,paid_on,amount,reference\n1-0001,2026-02-20,186.13,CK-1001\n"
+# 1-0002 still owes its February bill: the open items carry it under the same number.
+OPEN = HEADER + ("1-0002,L-200,2026-02-01,2026-03-01,water,76.00,Water\n"
+                 "1-0002,L-200,2026-02-01,2026-03-01,fee,25.00,Meter test\n")
+
+
+@pytest.fixture
+def meters(mineola):
+    made = {}
+    for number in ("1-0001", "1-0002"):
+        account, meter = account_with_meter(book=1, account_no=number)  # 1,000,000 on 2025-07-10
+        read(meter, date(2026, 1, 12), 1_062_500 if number == "1-0001" else 1_030_000)
+        made[number] = (account, meter)
+    return made
+
+
+def post(**files):
+    return conversion_post(OPEN.encode(), cutover=CUTOVER, today=TODAY,
+                           **{"bills": HISTORY.encode(), "payments": PAYMENTS.encode(), **files})
+
+
+def test_past_bills_and_payments_are_shown_not_owed(meters):
+    post()
+    past = Bill.objects.get(number="L-100")
+    assert (past.gallons, past.period_start, past.period_end, past.total.amount, past.has_usage) == (
+        62_500, date(2025, 7, 10), date(2026, 1, 12), Decimal("186.13"), True)
+    assert not LedgerEntry.objects.filter(bill=past).exists()  # paid in the old system: not on the books
+    both = Bill.objects.get(number="L-200")  # owed: its period and gallons from the history, its charges open
+    assert (both.gallons, both.period_end, both.total.amount) == (30_000, date(2026, 1, 12), Decimal("101.00"))
+    one = statement("1-0001", "2026-06-15")
+    assert one["balance"] == "0.00"
+    assert one["prior_payments"] == [{"paid_on": "2026-02-20", "amount": "186.13", "reference": "CK-1001"}]
+    assert [b["gallons"] for b in one["bills"]] == [62_500]
+    assert Decimal(statement("1-0002", "2026-06-15")["balance"]) == Decimal("101.00")
+    result = reconciliation(cutover=CUTOVER)
+    assert result.matches and result.history == (2, 2, 1, 1) and result.paid == (Decimal("186.13"),) * 2
+
+
+def test_the_portal_shows_the_old_systems_bills_chart_and_payments(meters):
+    post()
+    account = meters["1-0001"][0]
+    client = Client()
+    client.force_login(_customer_of(account), backend="django.contrib.auth.backends.ModelBackend")
+    page = client.get(reverse("portal:account", kwargs={"public_id": account.public_id})).content.decode()
+    assert "Payments to the previous billing system" in page and "CK-1001" in page and "$186.13" in page
+    assert "62,500" in page  # the usage chart's table and the bill's row
+
+
+def _customer_of(account):
+    from django.contrib.auth import get_user_model
+
+    from accounts.models import PortalLink
+
+    user = get_user_model().objects.create_user(username="hal@example.org", email="hal@example.org", password="x")
+    PortalLink.objects.create(user=user, account=account)
+    return user
+
+
+def test_the_first_bill_after_the_cutover_starts_from_the_old_systems_last_reading(meters):
+    """August 1: 1-0001 read 1,092,500 on July 12. From the old bill's closing reading (1,062,500 on January 12)
+    that is 30,000 gal, $45.00 + 10,000 × $3.10 = $76.00 (§ 45.28 A); without the history the bill would
+    start at the meter's first reading and charge 92,500 gal."""
+    post()
+    read(meters["1-0001"][1], date(2026, 7, 12), 1_092_500)
+    read(meters["1-0002"][1], date(2026, 7, 12), 1_030_000 + 400_000)
+    run("run_billing", "--date", "2026-08-01")
+    ours = Bill.objects.get(account=meters["1-0001"][0], bill_date=date(2026, 8, 1))
+    assert (ours.gallons, ours.total.amount, ours.start_reading.read_on) == (30_000, Decimal("76.00"),
+                                                                             date(2026, 1, 12))
+    # 1-0002: 400,000 gal in 181 days against the old bill's 30,000 in 186 is over 4× its average: held.
+    held = BillingException.objects.get(account=meters["1-0002"][0])
+    assert held.kind == "high_usage" and "average of 161 gal/day on earlier bills" in held.detail
+
+
+def test_a_bill_in_both_files_is_one_bill_or_the_files_are_refused(meters):
+    before = counts()
+    wrong = HISTORY.replace("1-0002,L-200,2026-02-01,2026-03-01,2025-07-10,2026-01-12,30000,water",
+                            "1-0002,L-200,2026-02-02,2026-03-01,2025-07-10,2026-01-12,30000,water")
+    with pytest.raises(ApplicationError) as refused:
+        post(bills=wrong.encode())
+    said = [str(e) for e in refused.value.errors]
+    assert "line 4: history.bill_date: bill L-200 has other dates, period or gallons on line 3; every row of a bill " \
+           "has the same" in said
+    shifted = HISTORY.replace(",2026-02-01,2026-03-01,", ",2026-02-02,2026-03-02,")
+    with pytest.raises(ApplicationError) as refused:
+        post(bills=shifted.encode())
+    assert any(e.field == "history.bill_no" and "on line 2 of the opening balances" in e.message
+               for e in refused.value.errors)
+    bad = HISTORY + "9-9,L-9,2026-02-01,2026-01-01,2026-01-12,2025-07-10,lots,rent,-1\n"
+    with pytest.raises(ApplicationError) as refused:
+        post(bills=bad.encode(), payments=(PAYMENTS + "1-0001,2027-01-01,5.00,\n").encode())
+    said = {str(e) for e in refused.value.errors}
+    for expected in ("line 5: history.due_date: 2026-01-01 is before the bill date 2026-02-01",
+                     "line 5: history.period_end: 2025-07-10 is not after the period's start 2026-01-12",
+                     "line 5: history.gallons: 'lots' is not a whole number of gallons",
+                     "line 5: history.kind: 'rent' is not a kind of a past bill's charge; use water, sewer, fee, "
+                     "fine"):
+        assert expected in said, (expected, said)
+    assert counts() == before
+
+
+def test_rollback_takes_the_history_with_it(meters):
+    before = books()
+    batch = post().batch
+    assert PriorPayment.objects.count() == 1 and Bill.objects.count() == 2
+    conversion_rollback(batch.pk)
+    assert books() == before
+    assert ConversionBatch.objects.get().status == "rolled_back"
+
+
+def test_check_and_post_take_the_history_on_the_command_line(meters, tmp_path):
+    for name, text in (("open.csv", OPEN), ("bills.csv", HISTORY), ("payments.csv", PAYMENTS)):
+        (tmp_path / name).write_text(text)
+    files = [str(tmp_path / "open.csv"), "--history", str(tmp_path / "bills.csv"), "--payments",
+             str(tmp_path / "payments.csv")]
+    out = io.StringIO()
+    call_command("convert", "check", *files, "--date", "2026-06-14", stdout=out)
+    assert "history: 2 past bills (92,500 gal, $287.13 billed), 1 payments ($186.13)" in out.getvalue()
+    (tmp_path / "payments.csv").write_text(PAYMENTS + "1-0009,2026-01-01,5.00,X\n")
+    err = io.StringIO()
+    with pytest.raises(CommandError):
+        call_command("convert", "post", *files, "--cutover", "2026-06-15", stdout=io.StringIO(), stderr=err)
+    assert "line 3: payments.account_no: unknown account '1-0009'" in err.getvalue()
+    (tmp_path / "payments.csv").write_text(PAYMENTS)
+    out = io.StringIO()
+    call_command("convert", "post", *files, "--cutover", "2026-06-15", stdout=out)
+    assert "posted conversion" in out.getvalue()
