@@ -250,7 +250,8 @@ class Bill(models.Model):
     start_reading = models.ForeignKey("meters.Reading", null=True, on_delete=models.PROTECT, related_name="+")
     end_reading = models.ForeignKey("meters.Reading", null=True, on_delete=models.PROTECT, related_name="+")
     estimated = models.BooleanField(default=False)
-    rate_schedule = models.ForeignKey(RateSchedule, null=True, blank=True, on_delete=models.PROTECT, related_name="bills",
+    rate_schedule = models.ForeignKey(RateSchedule, null=True, blank=True, on_delete=models.PROTECT,
+                                      related_name="bills",
                                       help_text="The schedule it was rated under; none for a converted bill.")
     total = money_field()
     created_at = models.DateTimeField(auto_now_add=True)

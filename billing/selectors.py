@@ -11,7 +11,16 @@ from accounts.models import Account
 from core.money import ZERO, fmt_amount, fmt_rate
 
 from .documents.money_box import BillSummary
-from .ledger.allocation import CATEGORY, PENALTY_KINDS, AccountBalance, BillBalance, Entry, Ledger, allocate, replay_order
+from .ledger.allocation import (
+    CATEGORY,
+    PENALTY_KINDS,
+    AccountBalance,
+    BillBalance,
+    Entry,
+    Ledger,
+    allocate,
+    replay_order,
+)
 from .ledger.selectors import account_balances, entries_for_accounts
 from .models import Bill, BillLine, Deposit, LedgerEntry, Payment, PriorPayment
 from .ordinance import Ordinance, ordinance_on, payment_order

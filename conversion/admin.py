@@ -23,9 +23,9 @@ from core.errors import ApplicationError
 from reports.render import as_csv, as_json, as_pdf, printed
 
 from .models import ConversionBatch
-from .opening import KINDS, mapping_parse, opening_balances_read
+from .opening import KINDS, mapping_parse
 from .parallel import STATUS_WORDS, parallel_run
-from .posting import conversion_post, conversion_rollback, rollback_refusal
+from .posting import conversion_post, conversion_read, conversion_rollback, rollback_refusal
 from .reconcile import reconciliation, reconciliation_view
 
 PERMISSION = "billing.view_bill"
@@ -42,6 +42,11 @@ class CheckForm(forms.Form):
     mapping = forms.FileField(label="Mapping (TOML)", required=False,
                               help_text="Renames the export's columns, charge codes and date format "
                                         "(fixtures/conversion/example_mapping.toml is a worked one).")
+    history = forms.FileField(label="Past bills (CSV)", required=False,
+                              help_text="account_no,bill_no,bill_date,due_date,period_start,period_end,gallons,kind,"
+                                        "amount — shown and read for usage, never owed.")
+    payments = forms.FileField(label="Past payments (CSV)", required=False,
+                               help_text="account_no,paid_on,amount,reference — paid to the old system.")
 
 
 class PostForm(CheckForm):
@@ -99,11 +104,13 @@ def conversion_view(request):
                            for batch in ConversionBatch.objects.select_related("posted_by")[:50]]}
     if chosen == "check" and check.is_valid():
         try:
-            checked = opening_balances_read(check.cleaned_data["file"], as_of=today(), mapping=_mapping(check))
+            checked, history = conversion_read(check.cleaned_data["file"], as_of=today(), mapping=_mapping(check),
+                                               bills=check.cleaned_data["history"],
+                                               payments=check.cleaned_data["payments"])
         except ApplicationError as exc:
             context["problems"] = _refused(check, exc, field="file")
         else:
-            context["checked"] = checked
+            context["checked"], context["history"] = checked, history
             context["by_kind"] = [(kind, checked.by_kind.get(kind)) for kind in KINDS]
     if chosen == "post":
         if not can_post:
@@ -111,7 +118,8 @@ def conversion_view(request):
         if post.is_valid():
             try:
                 posted = conversion_post(post.cleaned_data["file"], cutover=post.cleaned_data["cutover"],
-                                         today=today(), actor=request.user, mapping=_mapping(post))
+                                         today=today(), actor=request.user, mapping=_mapping(post),
+                                         bills=post.cleaned_data["history"], payments=post.cleaned_data["payments"])
             except ApplicationError as exc:
                 context["problems"] = _refused(post, exc, field="file")
             else:

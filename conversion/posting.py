@@ -2,8 +2,9 @@
 
 Design overview:
 
-* **Post** (``conversion_post``) reads the file (and the history's, ``history``) as ``convert check`` does (``opening.opening_balances_read``,
-  all or nothing, every problem with its line and column), with every item dated before the cutover, then in
+* **Post** (``conversion_post``) reads the files as ``convert check`` does (``conversion_read``: the open items,
+  ``opening``; the past bills and payments, ``history``; all or nothing, every problem with its file, line and
+  column), with every item dated before the cutover, then in
   one durable transaction records the batch and its rows and has billing write the open bills and account
   items (``billing.services.opening``, through the one ledger writer). Anything refused refuses the whole
   file: nothing is saved.
@@ -15,8 +16,8 @@ Design overview:
   payment, a late charge of ours), it refuses. The batch stays, marked rolled back, for the record.
 """
 
-from dataclasses import dataclass
 import hashlib
+from dataclasses import dataclass
 from datetime import date, timedelta
 
 from django.db import IntegrityError, transaction
@@ -37,7 +38,7 @@ from core.errors import ApplicationError, FieldError
 
 from .history import History, history_read
 from .models import ConversionBatch, OpeningItem
-from .opening import ACCOUNT_KINDS, Mapping, OpenItem, OpeningBalances, opening_balances_read, opening_digest
+from .opening import ACCOUNT_KINDS, Mapping, OpeningBalances, OpenItem, opening_balances_read, opening_digest
 
 LOCK = "conversion"
 KIND_WORDS = {"water": "Water", "sewer": "Sewer", "fee": "Fee", "fine": "Fine"}

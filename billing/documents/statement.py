@@ -44,6 +44,7 @@ class StatementView:
     lines: list[StatementLine]
     deposits: list[str]
     footer: str
+    prior_payments: list[str] = ()  # paid to the village's previous billing system: history, not on the books
 
 
 def _lines_of(text: str) -> str:
@@ -93,6 +94,8 @@ def statement_view(*, account, as_of: date) -> StatementView:
                ("Statement as of", fmt_day(as_of))],
         addressee=f"{owner.name}\n{_lines_of(owner.mailing_address)}", owed=owed, bills=bills, lines=lines,
         deposits=deposits,
+        prior_payments=[f"{fmt_day(date.fromisoformat(p['paid_on']))}: {fmt_dollars(p['amount'])}"
+                        + (f" ({p['reference']})" if p["reference"] else "") for p in statement["prior_payments"]],
         footer=f"{name}: every bill, charge, payment and credit of the account through {fmt_day(as_of)}, oldest "
                "first, with the balance after each. What a payment paid is as the payment was applied.")
 

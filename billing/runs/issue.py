@@ -180,9 +180,10 @@ def earlier_bills(account_ids, *, before: date, since: date = date.min) -> dict[
     """Each account's live bills dated before ``before``, oldest first: those dated on or after ``since`` and
     the latest one (what rating and usage read of them). A bill converted from the previous system is one
     when it came with its period and gallons (``Bill.has_usage``): the next bill starts from the last reading
-    of its period, and its gallons count in the average; one that brought only an open balance is not. Every row also carries the totals over all of the
-    account's earlier bills, ``history_days`` and ``history_gallons``, for its average daily use; the
-    database sums them, so a run's work does not grow with the years of history."""
+    of its period, and its gallons count in the average; one that brought only an open balance is not. Every
+    row also carries the totals over all of the account's earlier bills, ``history_days`` and
+    ``history_gallons``, for its average daily use; the database sums them, so a run's work does not grow
+    with the years of history."""
     days = ("GREATEST(period_end - period_start, 1)" if is_postgres()
             else "MAX(CAST(julianday(period_end) - julianday(period_start) AS INTEGER), 1)")
     accounts_sql, accounts_params = is_any_of("account_id", account_ids)

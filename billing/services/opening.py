@@ -120,7 +120,8 @@ def opening_books_post(*, bills: Sequence[OpeningBill], items: Sequence[AccountI
                        prefix: str, payments: Sequence[PriorPaymentItem] = ()) -> OpeningWritten:
     """Write the bills (open and past), account items and prior payments (in the caller's transaction, all or
     nothing). Refused, writing nothing, for an account that already has books here."""
-    account_ids = sorted({b.account_id for b in bills} | {i.account_id for i in items} | {p.account_id for p in payments})
+    account_ids = sorted({b.account_id for b in bills} | {i.account_id for i in items}
+                         | {p.account_id for p in payments})
     accounts = {}
     for chunk in chunked(account_ids, 5000):  # locked in id order, as a run locks them
         accounts.update((row[0], row[1:]) for row in Account.objects.filter(id__any=list(chunk)).select_for_update(
@@ -247,7 +248,8 @@ def opening_books_remove(*, prefix: str) -> OpeningWritten:
     other_bills = Bill.objects.filter(ours, converted_on__isnull=True)
     found = others.order_by("posted_on", "id").values_list("account__account_no", "kind", "posted_on").first()
     if found is None:
-        found = other_bills.order_by("bill_date", "id").values_list("account__account_no", "number", "bill_date").first()
+        found = (other_bills.order_by("bill_date", "id").values_list("account__account_no", "number", "bill_date")
+                 .first())
     if found is not None:
         count = others.count() + other_bills.count()
         raise ApplicationError(

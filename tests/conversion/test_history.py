@@ -66,6 +66,10 @@ def test_past_bills_and_payments_are_shown_not_owed(meters):
     assert one["prior_payments"] == [{"paid_on": "2026-02-20", "amount": "186.13", "reference": "CK-1001"}]
     assert [b["gallons"] for b in one["bills"]] == [62_500]
     assert Decimal(statement("1-0002", "2026-06-15")["balance"]) == Decimal("101.00")
+    from billing.documents.statement import statement_view
+
+    view = statement_view(account=Bill.objects.get(number="L-100").account, as_of=date(2026, 6, 15))
+    assert view.prior_payments == ["Feb 20, 2026: $186.13 (CK-1001)"]
     result = reconciliation(cutover=CUTOVER)
     assert result.matches and result.history == (2, 2, 1, 1) and result.paid == (Decimal("186.13"),) * 2
 

@@ -40,7 +40,6 @@ def test_a_3000_account_village_converts_reconciles_and_rolls_back(village, tmp_
     assert counts() == before_check  # the check saves nothing
     assert 1_000 < checked.accounts < ACCOUNTS and checked.bills > checked.accounts
     assert len(history.bills) >= 4 * ACCOUNTS and history.payments  # two years, twice a year or monthly
-    before = books()
 
     posted = conversion_post(export.opening.encode(), cutover=CUTOVER, today=TODAY, actor=admin_user, **files)
     assert (posted.already, posted.batch.bills) == (False, len(history.bills))  # the open bills are among them
