@@ -22,7 +22,7 @@ from .ledger.allocation import (
     replay_order,
 )
 from .ledger.selectors import account_balances, entries_for_accounts
-from .models import Bill, BillLine, Deposit, LedgerEntry, Payment, PriorPayment
+from .models import Bill, BillLine, Deposit, LedgerEntry, Payment
 from .ordinance import Ordinance, ordinance_on, payment_order
 from .penalties import BillTerms, penalties_owed
 from .penalty_selectors import waived_charges
@@ -74,12 +74,8 @@ def account_statement(*, account: Account, as_of: date, state: AccountBalance | 
         })
     payments = [{"paid_on": p.paid_on.isoformat(), "amount": fmt_amount(p.amount.amount), "reference": p.reference}
                 for p in Payment.objects.filter(account=account, paid_on__lte=as_of).order_by("paid_on", "id")]
-    # Payments made to the village's previous system, brought over as history: never on the books.
-    prior = [{"paid_on": p.paid_on.isoformat(), "amount": fmt_amount(p.amount.amount), "reference": p.reference}
-             for p in PriorPayment.objects.filter(account=account, paid_on__lte=as_of).order_by("paid_on", "id")]
     return {"account_no": account.account_no, "as_of": as_of.isoformat(), "balance": fmt_amount(state.balance),
-            "bills": out_bills, "charges": account_charges(account=account, as_of=as_of), "payments": payments,
-            "prior_payments": prior}
+            "bills": out_bills, "charges": account_charges(account=account, as_of=as_of), "payments": payments}
 
 
 LATE_CORRECTIONS = (LedgerEntry.Kind.PENALTY_CORRECTION, LedgerEntry.Kind.INTEREST_CORRECTION)

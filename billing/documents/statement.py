@@ -13,7 +13,7 @@ from core.dates import fmt_day
 from core.documents import PdfInfo, pdf_one_file
 from core.money import fmt_dollars, fmt_gallons
 
-from ..models import Bill, Utility
+from ..models import Bill, PriorPayment, Utility
 from ..selectors import account_amounts_due, account_deposits, account_ledger, account_statement
 
 TEMPLATE = "billing/statement.html"
@@ -94,8 +94,10 @@ def statement_view(*, account, as_of: date) -> StatementView:
                ("Statement as of", fmt_day(as_of))],
         addressee=f"{owner.name}\n{_lines_of(owner.mailing_address)}", owed=owed, bills=bills, lines=lines,
         deposits=deposits,
-        prior_payments=[f"{fmt_day(date.fromisoformat(p['paid_on']))}: {fmt_dollars(p['amount'])}"
-                        + (f" ({p['reference']})" if p["reference"] else "") for p in statement["prior_payments"]],
+        prior_payments=[f"{fmt_day(p.paid_on)}: {fmt_dollars(p.amount.amount)}"
+                        + (f" ({p.reference})" if p.reference else "")
+                        for p in PriorPayment.objects.filter(account=account, paid_on__lte=as_of).order_by("paid_on",
+                                                                                                            "id")],
         footer=f"{name}: every bill, charge, payment and credit of the account through {fmt_day(as_of)}, oldest "
                "first, with the balance after each. What a payment paid is as the payment was applied.")
 
