@@ -30,6 +30,7 @@ from core.csvimport import (
     dollars,
     identifier,
     import_source_read,
+    memoized,
     text,
 )
 from core.dates import iso_date
@@ -103,8 +104,8 @@ def _amount(value: str) -> Decimal:
 
 
 def _unknown_accounts(errors: ImportErrors, first_line: dict[str, int]) -> None:
-    for chunk in chunked(sorted(first_line)):
-        known = set(Account.objects.filter(account_no__in=list(chunk)).values_list("account_no", flat=True))
+    for chunk in chunked(sorted(first_line), 20_000):
+        known = set(Account.objects.filter(account_no__any=list(chunk)).values_list("account_no", flat=True))
         for number in chunk:
             if number not in known:
                 errors.add(line=first_line[number], field="account_no", message=f"unknown account '{number}'")
@@ -130,7 +131,8 @@ def history_read(bills_source=None, payments_source=None, *, as_of: date) -> His
         file = import_source_read(bills_source)
         parts.append(file.text)
         errors = ImportErrors(columns=HISTORY_LAYOUT.columns)
-        account_no, bill_no = identifier(max_length=20), identifier(max_length=40)
+        account_no, bill_no = memoized(identifier(max_length=20)), memoized(identifier(max_length=40))
+        gallons_of, amount_of = memoized(_gallons), memoized(_amount)
         first_line: dict[str, int] = {}
         for row in csv_rows(text=file.text, layout=HISTORY_LAYOUT, errors=errors):
             number = errors.parse(row, "account_no", account_no)
@@ -147,12 +149,12 @@ def history_read(bills_source=None, payments_source=None, *, as_of: date) -> His
             if days["period_start"] and days["period_end"] and days["period_end"] <= days["period_start"]:
                 errors.add(line=row.line, field="period_end", message=f"{days['period_end']} is not after the "
                                                                       f"period's start {days['period_start']}")
-            gallons = errors.parse(row, "gallons", _gallons)
+            gallons = errors.parse(row, "gallons", gallons_of)
             kind = row["kind"]
             if kind not in HISTORY_KINDS:
                 errors.add(line=row.line, field="kind", message=f"'{kind}' is not a kind of a past bill's charge; "
                                                                 f"use {', '.join(HISTORY_KINDS)}")
-            amount = errors.parse(row, "amount", _amount)
+            amount = errors.parse(row, "amount", amount_of)
             if number is None or bill is None or None in days.values() or gallons is None or amount is None \
                     or kind not in HISTORY_KINDS:
                 continue
@@ -174,8 +176,8 @@ def history_read(bills_source=None, payments_source=None, *, as_of: date) -> His
             else:
                 seen.charges.append((kind, amount))
         _unknown_accounts(errors, first_line)
-        for chunk in chunked(sorted(history.bills)):
-            for number in Bill.objects.filter(number__in=list(chunk)).values_list("number", flat=True):
+        for chunk in chunked(sorted(history.bills), 20_000):
+            for number in Bill.objects.filter(number__any=list(chunk)).values_list("number", flat=True):
                 errors.add(line=history.bills[number].line, field="bill_no", message=f"bill {number} is already one "
                                                                                      "of ours")
         _raise_naming(errors, "history")
@@ -183,7 +185,8 @@ def history_read(bills_source=None, payments_source=None, *, as_of: date) -> His
         file = import_source_read(payments_source)
         parts.append(file.text)
         errors = ImportErrors(columns=PAYMENTS_LAYOUT.columns)
-        account_no, reference = identifier(max_length=20), text(max_length=80, required=False)
+        account_no, reference = memoized(identifier(max_length=20)), text(max_length=80, required=False)
+        amount_of = memoized(_amount)
         first_line = {}
         for row in csv_rows(text=file.text, layout=PAYMENTS_LAYOUT, errors=errors):
             number = errors.parse(row, "account_no", account_no)
@@ -191,7 +194,7 @@ def history_read(bills_source=None, payments_source=None, *, as_of: date) -> His
             if paid_on is not None and paid_on > as_of:
                 errors.add(line=row.line, field="paid_on", message=f"{paid_on} is after {as_of}: history is before "
                                                                    "the cutover")
-            amount = errors.parse(row, "amount", _amount)
+            amount = errors.parse(row, "amount", amount_of)
             words = errors.parse(row, "reference", reference) or ""
             if number is not None and paid_on is not None and amount is not None:
                 first_line.setdefault(number, row.line)

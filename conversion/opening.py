@@ -37,6 +37,7 @@ from core.csvimport import (
     dollars,
     identifier,
     import_source_read,
+    memoized,
     text,
 )
 from core.dates import iso_date
@@ -177,8 +178,8 @@ def opening_balances_read(source, *, as_of: date, mapping: Mapping | None = None
     file = import_source_read(source)
     body = _mapped(file, mapping) if mapping else file.text
     errors = ImportErrors(columns=OPENING_LAYOUT.columns)
-    account_no, bill_no, words = identifier(max_length=20), identifier(max_length=40, required=False), \
-        text(max_length=200, required=False)
+    account_no, bill_no, words = memoized(identifier(max_length=20)), \
+        memoized(identifier(max_length=40, required=False)), memoized(text(max_length=200, required=False))
     items: list[OpenItem] = []
     bills: dict[str, tuple[str, date | None, date | None, int]] = {}
     for row in csv_rows(text=body, layout=OPENING_LAYOUT, errors=errors):
@@ -220,13 +221,13 @@ def opening_balances_read(source, *, as_of: date, mapping: Mapping | None = None
     first_line = {}
     for item in items:
         first_line.setdefault(item.account_no, item.line)
-    for chunk in chunked(sorted(first_line)):
-        known = set(Account.objects.filter(account_no__in=list(chunk)).values_list("account_no", flat=True))
+    for chunk in chunked(sorted(first_line), 20_000):
+        known = set(Account.objects.filter(account_no__any=list(chunk)).values_list("account_no", flat=True))
         for number in chunk:
             if number not in known:
                 errors.add(line=first_line[number], field="account_no", message=f"unknown account '{number}'")
-    for chunk in chunked(sorted(bills)):
-        for number in Bill.objects.filter(number__in=list(chunk)).values_list("number", flat=True):
+    for chunk in chunked(sorted(bills), 20_000):
+        for number in Bill.objects.filter(number__any=list(chunk)).values_list("number", flat=True):
             errors.add(line=bills[number][3], field="bill_no", message=f"bill {number} is already one of ours")
     errors.raise_if_any()
     by_kind: dict[str, Decimal] = defaultdict(Decimal)

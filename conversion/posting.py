@@ -119,8 +119,8 @@ def _write(batch: ConversionBatch, checked: OpeningBalances, history: History, *
     numbers = sorted({item.account_no for item in checked.items} | {b.account_no for b in history.bills.values()}
                      | {p.account_no for p in history.payments})
     ids: dict[str, int] = {}
-    for chunk in chunked(numbers, 5000):
-        ids.update(Account.objects.filter(account_no__in=list(chunk)).values_list("account_no", "id"))
+    for chunk in chunked(numbers, 20_000):
+        ids.update(Account.objects.filter(account_no__any=list(chunk)).values_list("account_no", "id"))
     bills: dict[str, OpeningBill] = {}
     items: list[AccountItem] = []
     for item in checked.items:

@@ -399,6 +399,19 @@ def identifier(*, max_length: int, required: bool = True) -> Callable[[str], str
     return parse
 
 
+def memoized(parser: Callable[[str], T]) -> Callable[[str], T]:
+    """``parser`` remembering what it gave for each value, for one file's read: a long file repeats its account
+    numbers, bill numbers and amounts row after row. A refusal is not remembered (it raises again)."""
+    seen: dict[str, T] = {}
+
+    def parse(value: str) -> T:
+        found = seen.get(value)
+        if found is None:
+            found = seen[value] = parser(value)
+        return found
+    return parse
+
+
 def whole_number(*, minimum: int | None = 0, maximum: int | None = None) -> Callable[[str], int]:
     def parse(value: str) -> int:
         if not value:
