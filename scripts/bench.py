@@ -572,19 +572,23 @@ def piece_penalties(bench: Bench):
                     copy_limit_seconds(bench, next_night["rows"]))
 
 
+def _script_result(name: str, argv: list[str], *, env: dict) -> dict:
+    """A bench script run in a process of its own: the figures of its last ``RESULT {json}`` line."""
+    result = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True)
+    lines = [line for line in result.stdout.splitlines() if line.startswith("RESULT ")]
+    if result.returncode or not lines:
+        tail = (result.stderr or result.stdout).strip().splitlines()[-2:]
+        raise RuntimeError(f"{name} exited {result.returncode}: {' / '.join(tail)}")
+    return json.loads(lines[-1][len("RESULT "):])
+
+
 def piece_pdfs(bench: Bench):
     """bench_pdf.py in a process of its own: it sets Django up on its own SQLite village."""
     bills = 400
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL")}
     code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import bench_pdf; "
             f"print('RESULT ' + json.dumps(bench_pdf.pdf_measure(bills={bills}, processes=2)))")
-    result = subprocess.run([sys.executable, "-c", code, str(SCRIPTS)], cwd=ROOT, env=env, capture_output=True,
-                            text=True)
-    lines = [line for line in result.stdout.splitlines() if line.startswith("RESULT ")]
-    if result.returncode or not lines:
-        tail = (result.stderr or result.stdout).strip().splitlines()[-2:]
-        raise RuntimeError(f"bench_pdf exited {result.returncode}: {' / '.join(tail)}")
-    figures = json.loads(lines[-1][len("RESULT "):])
+    figures = _script_result("bench_pdf", [sys.executable, "-c", code, str(SCRIPTS)], env=env)
     rate = figures["bills_per_s"]
     yield bench.row("pdfs", f"{rate:.1f} bills/s ({figures['bills']} bills in {figures['seconds']:.1f} s, batch "
                     f"{figures['batch']}; CPU {figures['cpu_ms_per_bill']:.0f} ms a bill = "
@@ -610,13 +614,8 @@ def piece_conversion(bench: Bench):
     only on accounts without any, so not the billed village's)."""
     url = bench.database_url.rsplit("/", 1)[0] + f"/{bench.database}_conversion"
     env = {**os.environ, "DATABASE_URL": url}
-    result = subprocess.run([sys.executable, str(SCRIPTS / "bench_conversion.py"), "--accounts",
-                             str(bench.args.accounts)], cwd=ROOT, env=env, capture_output=True, text=True)
-    lines = [line for line in result.stdout.splitlines() if line.startswith("RESULT ")]
-    if result.returncode or not lines:
-        tail = (result.stderr or result.stdout).strip().splitlines()[-2:]
-        raise RuntimeError(f"bench_conversion exited {result.returncode}: {' / '.join(tail)}")
-    f = json.loads(lines[-1][len("RESULT "):])
+    f = _script_result("bench_conversion", [sys.executable, str(SCRIPTS / "bench_conversion.py"), "--accounts",
+                                            str(bench.args.accounts)], env=env)
     seconds = f["convert_s"]
     yield bench.row("conversion", f"{seconds:.1f} s: post {f['post_s']:.1f} s + reconcile {f['reconcile_s']:.1f} s "
                     f"({f['differences']} differences) of {f['rows']:,} open items ({f['open_bills']:,} open bills of "

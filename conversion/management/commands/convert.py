@@ -134,6 +134,10 @@ class Command(BaseCommand):
             text = as_csv(view).rstrip("\r\n")
         else:
             text = "\n".join([*view.notes, *self._tables(view)])
+        self._out(o, text)
+
+    def _out(self, o, text: str) -> None:
+        """The report to ``--out`` when given, else to standard output."""
         if o["out"]:
             Path(o["out"]).write_text(text + "\n")
             self.stdout.write(f"written to {o['out']}")
@@ -194,11 +198,7 @@ class Command(BaseCommand):
             text = out.getvalue().rstrip("\n")
         else:
             text = self._text(result)
-        if o["out"]:
-            Path(o["out"]).write_text(text + "\n")
-            self.stdout.write(f"written to {o['out']}")
-        else:
-            self.stdout.write(text)
+        self._out(o, text)
 
     @staticmethod
     def _text(result) -> str:
