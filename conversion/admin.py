@@ -22,11 +22,13 @@ from core.clock import today
 from core.errors import ApplicationError
 from reports.render import as_csv, as_json, as_pdf, printed
 
-from .models import ConversionBatch
+from .jobs import conversion_job_create
+from .models import ConversionBatch, ConversionJob
 from .opening import KINDS, mapping_parse
 from .parallel import STATUS_WORDS, parallel_run
-from .posting import conversion_post, conversion_read, conversion_rollback, rollback_refusal
+from .posting import conversion_read, conversion_rollback, rollback_refusal
 from .reconcile import reconciliation, reconciliation_view
+from .tasks import conversion_job_run
 
 PERMISSION = "billing.view_bill"
 POST_PERMISSION = "conversion.add_conversionbatch"
@@ -116,21 +118,23 @@ def conversion_view(request):
         if not can_post:
             raise PermissionDenied
         if post.is_valid():
-            try:
-                posted = conversion_post(post.cleaned_data["file"], cutover=post.cleaned_data["cutover"],
-                                         today=today(), actor=request.user, mapping=_mapping(post),
-                                         bills=post.cleaned_data["history"], payments=post.cleaned_data["payments"])
-            except ApplicationError as exc:
-                context["problems"] = _refused(post, exc, field="file")
+            if post.cleaned_data["cutover"] > today():
+                post.add_error("cutover", f"{post.cleaned_data['cutover']} is after today: post the files on or after "
+                                          "their cutover, when the old system's books are closed")
             else:
-                batch = posted.batch
-                if posted.already:
-                    messages.warning(request, f"This file was posted already as conversion {batch.pk} on "
-                                              f"{batch.posted_at:%Y-%m-%d}; nothing was posted now.")
-                else:
-                    messages.success(request, f"Posted conversion {batch.pk}: {batch.control['accounts']} accounts, "
-                                              f"{batch.bills} open bills, {batch.entries} ledger rows.")
-                return HttpResponseRedirect(f"{reverse('admin:conversion')}?reconcile-cutover={batch.cutover}")
+                job = conversion_job_create(cutover=post.cleaned_data["cutover"], opening=post.cleaned_data["file"],
+                                           history=post.cleaned_data["history"],
+                                           payments=post.cleaned_data["payments"],
+                                           mapping=post.cleaned_data["mapping"], actor=request.user)
+                conversion_job_run.delay(job.pk)
+                return HttpResponseRedirect(f"{reverse('admin:conversion')}?job={job.pk}")
+    job = _job(request)
+    if job is not None:
+        context["job"] = job
+        if job.status in (ConversionJob.Status.POSTED, ConversionJob.Status.ALREADY) and job.batch \
+                and "reconcile-cutover" not in request.GET:
+            reconcile = ReconcileForm({"reconcile-cutover": job.batch.cutover}, prefix="reconcile")
+            context["reconcile"] = reconcile
     if reconcile.is_bound and reconcile.is_valid():
         try:
             view = reconciliation_view(reconciliation(cutover=reconcile.cleaned_data["cutover"]))
@@ -154,6 +158,14 @@ def conversion_view(request):
             context["counts"] = [(words, result.count(status)) for status, words in STATUS_WORDS.items()]
     return TemplateResponse(request, "admin/conversion/conversion.html", {
         **admin.site.each_context(request), "title": "Conversion from another system", **context})
+
+
+def _job(request) -> ConversionJob | None:
+    try:
+        number = int(request.GET.get("job", ""))
+    except ValueError:
+        return None
+    return ConversionJob.objects.select_related("batch").filter(pk=number).first()
 
 
 def _download(view, wanted: str) -> HttpResponse:

@@ -68,3 +68,43 @@ class OpeningItem(models.Model):
 
     def __str__(self) -> str:
         return f"line {self.line}: {self.kind} {self.amount} on {self.bill_no or self.account_id}"
+
+
+class ConversionJob(models.Model):
+    """A post asked for in the admin, done by a worker: the uploaded files kept until it is done, and how far it
+    has got, so a village's long conversion never waits on a web request."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Waiting for a worker"
+        CHECKING = "checking", "Checking the files"
+        POSTING = "posting", "Posting"
+        POSTED = "posted", "Posted"
+        ALREADY = "already", "Posted already"
+        REFUSED = "refused", "Refused: nothing was saved"
+        FAILED = "failed", "Failed: nothing was saved"
+
+    RUNNING = (Status.QUEUED, Status.CHECKING, Status.POSTING)
+
+    cutover = models.DateField()
+    opening = models.FileField(upload_to="conversion/", help_text="The opening balances as uploaded.")
+    history = models.FileField(upload_to="conversion/", blank=True)
+    payments = models.FileField(upload_to="conversion/", blank=True)
+    mapping = models.FileField(upload_to="conversion/", blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    errors = models.JSONField(default=list, blank=True, help_text="The refusals: {line, field, message}.")
+    error_count = models.PositiveIntegerField(default=0)
+    batch = models.ForeignKey(ConversionBatch, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"Conversion job {self.pk} ({self.get_status_display()})"
+
+    @property
+    def running(self) -> bool:
+        return self.status in self.RUNNING

@@ -76,9 +76,10 @@ def conversion_read(source, *, as_of: date, mapping: Mapping | None = None, bill
 
 
 def conversion_post(source, *, cutover: date, today: date, actor=None, mapping: Mapping | None = None,
-                    bills=None, payments=None) -> Posted:
+                    bills=None, payments=None, progress=None) -> Posted:
     """Post the opening balances in ``source`` (a path, bytes or an upload), with the old system's past bills and
-    payments when given, as of ``cutover``: all or nothing."""
+    payments when given, as of ``cutover``: all or nothing. ``progress()`` is called once the files are checked,
+    as the posting begins."""
     if cutover > today:
         raise ApplicationError(f"the cutover {cutover} is after today ({today}); post the file on or after its "
                                "cutover, when the old system's books are closed", field="cutover")
@@ -88,6 +89,8 @@ def conversion_post(source, *, cutover: date, today: date, actor=None, mapping: 
         return Posted(batch=existing, checked=None, already=True)
     checked, history = conversion_read(source, as_of=cutover - timedelta(days=1), mapping=mapping, bills=bills,
                                        payments=payments)
+    if progress is not None:
+        progress()
     try:
         with transaction.atomic(durable=True):
             lock_for_transaction(LOCK)

@@ -13,7 +13,7 @@ from django.core.management.base import CommandError
 
 from billing.models import Bill, BillingRun, BillLine, Deposit, LedgerEntry, PriorPayment
 from billing.services.adjustments import adjustment_create, bill_void
-from conversion.models import ConversionBatch, OpeningItem
+from conversion.models import ConversionBatch, ConversionJob, OpeningItem
 from conversion.posting import conversion_post, conversion_rollback
 from conversion.reconcile import reconciliation
 from core.errors import ApplicationError
@@ -196,7 +196,7 @@ def test_outside_a_rollback_the_converted_rows_stay_append_only(accounts, tmp_pa
         Bill.objects.filter(number="L-1").update(due_date=date(2026, 4, 1))
 
 
-def test_the_conversion_page_posts_reconciles_and_rolls_back(accounts, client, django_user_model):
+def test_the_conversion_page_posts_reconciles_and_rolls_back(accounts, client, django_user_model, media):
     from django.core.files.uploadedfile import SimpleUploadedFile
     from django.urls import reverse
 
@@ -205,13 +205,17 @@ def test_the_conversion_page_posts_reconciles_and_rolls_back(accounts, client, d
     before = books()
     refused = client.post(page, {"form": "post", "post-cutover": "2026-06-15", "post-confirm": "on",
                                  "post-file": SimpleUploadedFile("open.csv", (CLEAN + "9-9,L-9,2026-02-01,2026-03-01,"
-                                                                                      "water,1.00,\n").encode())})
-    assert refused.status_code == 200 and "unknown account &#x27;9-9&#x27;" in refused.content.decode()
+                                                                                      "water,1.00,\n").encode())},
+                          follow=True)
+    html = refused.content.decode()
+    assert refused.status_code == 200 and "Refused: nothing was saved" in html
+    assert "<td class=\"r\">8</td><td>account_no</td><td>unknown account &#x27;9-9&#x27;</td>" in html
     assert books() == before
     posted = client.post(page, {"form": "post", "post-cutover": "2026-06-15", "post-confirm": "on",
                                 "post-file": SimpleUploadedFile("open.csv", CLEAN.encode())}, follow=True)
     html = posted.content.decode()
-    assert "Posted conversion" in html and "The books match the file to the cent." in html
+    assert "Posted as conversion" in html and "The books match the file to the cent." in html
+    assert not ConversionJob.objects.exclude(opening="").exists()  # the uploads are not kept once done
     assert "<td>Owed (charges less credits)</td><td class=\"r\">$253.44</td><td class=\"r\">$253.44</td>" in html
     pdf = client.get(page, {"reconcile-cutover": "2026-06-15", "format": "pdf"})
     assert pdf["Content-Type"] == "application/pdf" and pdf.content.startswith(b"%PDF")
