@@ -49,6 +49,9 @@ class CheckForm(forms.Form):
                                         "amount — shown and read for usage, never owed.")
     payments = forms.FileField(label="Past payments (CSV)", required=False,
                                help_text="account_no,paid_on,amount,reference — paid to the old system.")
+    devices = forms.FileField(label="Backflow devices (CSV)", required=False,
+                              help_text="account_no,serial,type,size,make,model,location,installed_on,tested_on,result,"
+                                        "tester_certification,tester_name,tester_certification_expires")
 
 
 class PostForm(CheckForm):
@@ -108,7 +111,8 @@ def conversion_view(request):
         try:
             checked, history = conversion_read(check.cleaned_data["file"], as_of=today(), mapping=_mapping(check),
                                                bills=check.cleaned_data["history"],
-                                               payments=check.cleaned_data["payments"])
+                                               payments=check.cleaned_data["payments"],
+                                               devices=check.cleaned_data["devices"])
         except ApplicationError as exc:
             context["problems"] = _refused(check, exc, field="file")
         else:
@@ -125,6 +129,7 @@ def conversion_view(request):
                 job = conversion_job_create(cutover=post.cleaned_data["cutover"], opening=post.cleaned_data["file"],
                                            history=post.cleaned_data["history"],
                                            payments=post.cleaned_data["payments"],
+                                           devices=post.cleaned_data["devices"],
                                            mapping=post.cleaned_data["mapping"], actor=request.user)
                 conversion_job_run.delay(job.pk)
                 return HttpResponseRedirect(f"{reverse('admin:conversion')}?job={job.pk}")

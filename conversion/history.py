@@ -68,7 +68,7 @@ class PastPayment:
 class History:
     bills: dict[str, PastBill] = field(default_factory=dict)  # by bill number, in the file's order
     payments: list[PastPayment] = field(default_factory=list)
-    digest_text: str = ""  # the files as read, for the batch's digest
+    devices: list = field(default_factory=list)  # backflow devices with their last tests (``devices.DeviceRow``)
 
     @property
     def gallons(self) -> int:
@@ -84,7 +84,8 @@ class History:
 
     def control_totals(self) -> dict:
         return {"past_bills": len(self.bills), "gallons": self.gallons, "billed": f"{self.billed:.2f}",
-                "payments": len(self.payments), "paid": f"{self.paid:.2f}"}
+                "payments": len(self.payments), "paid": f"{self.paid:.2f}", "devices": len(self.devices),
+                "device_tests": sum(1 for d in self.devices if d.tested_on)}
 
 
 def _gallons(value: str) -> int:
@@ -126,10 +127,8 @@ def history_read(bills_source=None, payments_source=None, *, as_of: date) -> His
     """The past bills and payments checked, all or nothing (``ImportRejected``, every problem with its file,
     line and column); nothing is saved either way."""
     history = History()
-    parts = []
     if bills_source is not None:
         file = import_source_read(bills_source)
-        parts.append(file.text)
         errors = ImportErrors(columns=HISTORY_LAYOUT.columns)
         account_no, bill_no = memoized(identifier(max_length=20)), memoized(identifier(max_length=40))
         gallons_of, amount_of = memoized(_gallons), memoized(_amount)
@@ -183,7 +182,6 @@ def history_read(bills_source=None, payments_source=None, *, as_of: date) -> His
         _raise_naming(errors, "history")
     if payments_source is not None:
         file = import_source_read(payments_source)
-        parts.append(file.text)
         errors = ImportErrors(columns=PAYMENTS_LAYOUT.columns)
         account_no, reference = memoized(identifier(max_length=20)), text(max_length=80, required=False)
         amount_of = memoized(_amount)
@@ -201,7 +199,6 @@ def history_read(bills_source=None, payments_source=None, *, as_of: date) -> His
                 history.payments.append(PastPayment(row.line, number, paid_on, amount, words))
         _unknown_accounts(errors, first_line)
         _raise_naming(errors, "payments")
-    history.digest_text = "\n\x1e\n".join(parts)
     return history
 
 

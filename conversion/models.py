@@ -22,6 +22,8 @@ class ConversionBatch(models.Model):
     control = models.JSONField(help_text="The file's control totals (accounts, open bills, amounts by kind).")
     bills = models.PositiveIntegerField(default=0, help_text="Open bills written.")
     entries = models.PositiveIntegerField(default=0, help_text="Ledger rows written.")
+    made = models.JSONField(default=dict, blank=True,
+                            help_text="The ids of the backflow devices, tests and testers it registered.")
     posted_at = models.DateTimeField(auto_now_add=True)
     posted_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
                                   related_name="+")
@@ -89,6 +91,7 @@ class ConversionJob(models.Model):
     opening = models.FileField(upload_to="conversion/", help_text="The opening balances as uploaded.")
     history = models.FileField(upload_to="conversion/", blank=True)
     payments = models.FileField(upload_to="conversion/", blank=True)
+    devices = models.FileField(upload_to="conversion/", blank=True)
     mapping = models.FileField(upload_to="conversion/", blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     errors = models.JSONField(default=list, blank=True, help_text="The refusals: {line, field, message}.")

@@ -36,6 +36,7 @@ from core.csvimport import ImportRejected, chunked, import_source_read
 from core.db import copy_rows, is_postgres, lock_for_transaction
 from core.errors import ApplicationError, FieldError
 
+from .devices import devices_post, devices_read, devices_remove
 from .history import History, history_read
 from .models import ConversionBatch, OpeningItem
 from .opening import ACCOUNT_KINDS, Mapping, OpeningBalances, OpenItem, opening_balances_read, opening_digest
@@ -52,11 +53,13 @@ class Posted:
 
 
 def conversion_read(source, *, as_of: date, mapping: Mapping | None = None, bills=None,
-                    payments=None) -> tuple[OpeningBalances, History]:
+                    payments=None, devices=None) -> tuple[OpeningBalances, History]:
     """The opening balances and the history (past bills, payments) checked together, all or nothing: each file
     as ``convert check`` checks it, then a bill in both files must be one bill (its account and dates)."""
     checked = opening_balances_read(source, as_of=as_of, mapping=mapping)
     history = history_read(bills, payments, as_of=as_of)
+    if devices is not None:
+        history.devices = devices_read(devices, as_of=as_of)
     open_bills: dict[str, OpenItem] = {}
     for item in checked.items:
         if item.bill_no:
@@ -76,19 +79,19 @@ def conversion_read(source, *, as_of: date, mapping: Mapping | None = None, bill
 
 
 def conversion_post(source, *, cutover: date, today: date, actor=None, mapping: Mapping | None = None,
-                    bills=None, payments=None, progress=None) -> Posted:
+                    bills=None, payments=None, devices=None, progress=None) -> Posted:
     """Post the opening balances in ``source`` (a path, bytes or an upload), with the old system's past bills and
     payments when given, as of ``cutover``: all or nothing. ``progress()`` is called once the files are checked,
     as the posting begins."""
     if cutover > today:
         raise ApplicationError(f"the cutover {cutover} is after today ({today}); post the file on or after its "
                                "cutover, when the old system's books are closed", field="cutover")
-    digest = _digest(source, mapping=mapping, bills=bills, payments=payments)
+    digest = _digest(source, mapping=mapping, files=(bills, payments, devices))
     existing = ConversionBatch.objects.filter(digest=digest, status=ConversionBatch.Status.POSTED).first()
     if existing is not None:
         return Posted(batch=existing, checked=None, already=True)
     checked, history = conversion_read(source, as_of=cutover - timedelta(days=1), mapping=mapping, bills=bills,
-                                       payments=payments)
+                                       payments=payments, devices=devices)
     if progress is not None:
         progress()
     try:
@@ -98,8 +101,9 @@ def conversion_post(source, *, cutover: date, today: date, actor=None, mapping: 
                                                    control={**checked.control_totals(),
                                                             "history": history.control_totals()},
                                                    posted_by=actor)
-            written = _write(batch, checked, history, cutover=cutover)
-            ConversionBatch.objects.filter(pk=batch.pk).update(bills=written.bills, entries=written.entries)
+            written, made = _write(batch, checked, history, cutover=cutover)
+            ConversionBatch.objects.filter(pk=batch.pk).update(bills=written.bills, entries=written.entries,
+                                                               made=made)
     except IntegrityError:
         # The same file posted at the same moment by someone else: theirs is the batch.
         existing = ConversionBatch.objects.filter(digest=digest, status=ConversionBatch.Status.POSTED).first()
@@ -110,17 +114,17 @@ def conversion_post(source, *, cutover: date, today: date, actor=None, mapping: 
     return Posted(batch=batch, checked=checked, already=False)
 
 
-def _digest(source, *, mapping, bills, payments) -> str:
+def _digest(source, *, mapping, files) -> str:
     """The files' digest: the opening balances as read (after the mapping), then the history files."""
     parts = [opening_digest(source, mapping=mapping)]
     parts += [hashlib.sha256(import_source_read(f).text.encode()).hexdigest() if f is not None else ""
-              for f in (bills, payments)]
+              for f in files]
     return parts[0] if not any(parts[1:]) else hashlib.sha256("/".join(parts).encode()).hexdigest()
 
 
 def _write(batch: ConversionBatch, checked: OpeningBalances, history: History, *, cutover: date):
     numbers = sorted({item.account_no for item in checked.items} | {b.account_no for b in history.bills.values()}
-                     | {p.account_no for p in history.payments})
+                     | {p.account_no for p in history.payments} | {d.account_no for d in history.devices})
     ids: dict[str, int] = {}
     for chunk in chunked(numbers, 20_000):
         ids.update(Account.objects.filter(account_no__any=list(chunk)).values_list("account_no", "id"))
@@ -158,7 +162,11 @@ def _write(batch: ConversionBatch, checked: OpeningBalances, history: History, *
     else:
         OpeningItem.objects.bulk_create([OpeningItem(**dict(zip(columns, row, strict=True))) for row in rows],
                                         batch_size=5000)
-    return written
+    made = {}
+    if history.devices:
+        accounts = Account.objects.in_bulk(sorted({d.account_no for d in history.devices}), field_name="account_no")
+        made = devices_post(history.devices, accounts=accounts, as_of=cutover - timedelta(days=1))
+    return written, made
 
 
 def rollback_refusal(batch: ConversionBatch) -> str:
@@ -184,6 +192,7 @@ def conversion_rollback(batch_id: int, *, actor=None) -> ConversionBatch:
         refusal = rollback_refusal(batch)
         if refusal:
             raise ApplicationError(refusal, field="batch")
+        devices_remove(batch.made)
         opening_books_remove(prefix=batch.source_prefix)
         batch.status = ConversionBatch.Status.ROLLED_BACK
         batch.rolled_back_at, batch.rolled_back_by = timezone.now(), actor

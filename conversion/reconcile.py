@@ -23,6 +23,7 @@ from decimal import Decimal
 from django.db.models import F, Q, Subquery
 
 from accounts.models import Account
+from backflow.models import Device
 from billing.models import Bill, LedgerEntry, PriorPayment
 from core.csvimport import chunked
 from core.errors import ApplicationError
@@ -89,12 +90,14 @@ class Reconciliation:
     # (past bills in the files, past bills brought over, payments in the files, payments brought over)
     history: tuple[int, int, int, int] = (0, 0, 0, 0)
     paid: tuple[Decimal, Decimal] = (ZERO, ZERO)  # paid to the old system: the files', brought over
+    devices: tuple[int, int] = (0, 0)  # backflow devices: the files', registered
 
     @property
     def matches(self) -> bool:
         return not self.differences and self.file.accounts == self.books.accounts \
             and self.file.bills == self.books.bills and self.history[0] == self.history[1] \
-            and self.history[2] == self.history[3] and self.paid[0] == self.paid[1]
+            and self.history[2] == self.history[3] and self.paid[0] == self.paid[1] \
+            and self.devices[0] == self.devices[1]
 
 
 def reconciliation(*, cutover: date) -> Reconciliation:
@@ -161,8 +164,10 @@ def reconciliation(*, cutover: date) -> Reconciliation:
                sum(t.get("payments", 0) for t in told), payments.count())
     paid = (sum((Decimal(t.get("paid", "0")) for t in told), ZERO),
             sum(payments.values_list("amount", flat=True), ZERO))
+    registered = [pk for batch in posted for pk in batch.made.get("devices", [])]
+    devices = (sum(t.get("devices", 0) for t in told), Device.objects.filter(id__in=registered).count())
     return Reconciliation(cutover=cutover, batches=batches, file=file, books=books, differences=differences,
-                          history=history, paid=paid)
+                          history=history, paid=paid, devices=devices)
 
 
 def _owed(by_kind: dict[str, Decimal]) -> Decimal:
@@ -179,7 +184,9 @@ def reconciliation_view(r: Reconciliation) -> ReportView:
                {"item": "Past bills (history)", "file_count": r.history[0], "books_count": r.history[1],
                 "count_difference": r.history[1] - r.history[0]},
                {"item": "Payments to the old system (history)", "file_count": r.history[2],
-                "books_count": r.history[3], "count_difference": r.history[3] - r.history[2]}]
+                "books_count": r.history[3], "count_difference": r.history[3] - r.history[2]},
+               {"item": "Backflow devices", "file_count": r.devices[0], "books_count": r.devices[1],
+                "count_difference": r.devices[1] - r.devices[0]}]
     amounts = [{"item": KIND_WORDS[k], "file": r.file.by_kind[k], "books": r.books.by_kind[k],
                 "difference": r.books.by_kind[k] - r.file.by_kind[k]} for k in KINDS]
     amounts.append({"item": "Owed (charges less credits)", "file": r.file.owed, "books": r.books.owed,

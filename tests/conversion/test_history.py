@@ -163,3 +163,54 @@ def test_check_and_post_take_the_history_on_the_command_line(meters, tmp_path):
     out = io.StringIO()
     call_command("convert", "post", *files, "--cutover", "2026-06-15", stdout=out)
     assert "posted conversion" in out.getvalue()
+
+
+DEVICES = ("account_no,serial,type,size,make,model,location,installed_on,tested_on,result,tester_certification,"
+           "tester_name,tester_certification_expires\n"
+           "1-0001,RP-1,RPZ,1,Watts,009,Basement,2020-05-01,2026-04-10,pass,BT-77,Pat Tester,2027-03-31\n"
+           "1-0002,DC-2,DCA,3/4,,,,2021-03-01,,,,,\n")
+
+
+def test_backflow_devices_come_over_with_their_last_tests(meters):
+    """Mineola's devices are tested once a year (office policy: Chapter 45 sets no frequency); RP-1's last test, April 10, 2026, makes it due again
+    April 10, 2027; DC-2 has no test in the old system, so it is due from its installation: overdue."""
+    from backflow.models import Device, DeviceTest, Tester
+    from backflow.services.compliance import device_due
+
+    before = counts()
+    batch = post(devices=DEVICES.encode()).batch
+    rp, dc = Device.objects.get(serial="RP-1"), Device.objects.get(serial="DC-2")
+    assert (rp.account.account_no, rp.type, rp.installed_on, rp.location) == ("1-0001", "RPZ", date(2020, 5, 1),
+                                                                              "Basement")
+    test = DeviceTest.objects.get()
+    assert (test.device, test.tested_on, test.result, test.status, test.tester.name) == (
+        rp, date(2026, 4, 10), "pass", "accepted", "Pat Tester")
+    assert device_due(rp, as_of=date(2026, 6, 15)).due_on == date(2027, 4, 10)
+    assert device_due(dc, as_of=date(2026, 6, 15)).overdue
+    assert reconciliation(cutover=CUTOVER).devices == (2, 2)
+    conversion_rollback(batch.pk)
+    assert not (Device.objects.exists() or DeviceTest.objects.exists() or Tester.objects.exists())
+    assert {k: v for k, v in counts().items() if not k.startswith("conversion.")} == {
+        k: v for k, v in before.items() if not k.startswith("conversion.")}
+
+
+def test_a_bad_devices_file_is_refused_naming_every_row(meters):
+    bad = DEVICES.splitlines()[0] + "\n" + (
+        "1-0001,RP-1,XYZ,1,,,,2020-05-01,2026-04-10,maybe,,,\n"
+        "1-0002,RP-1,DCA,1,,,,2021-03-01,2020-01-01,pass,BT-9,,\n"
+        "9-9999,DC-9,DCA,1,,,,2027-01-01,,,,,\n")
+    before = counts()
+    with pytest.raises(ApplicationError) as refused:
+        post(devices=bad.encode())
+    said = {str(e) for e in refused.value.errors}
+    for expected in ("line 2: devices.type: 'XYZ' is not a device type; use AG, RPZ, DCA, AVB, PVB",
+                     "line 2: devices.result: 'maybe' is not a result; use pass or fail",
+                     "line 2: devices.tester_certification: is required: a test counts only by a certified tester",
+                     "line 3: devices.serial: serial RP-1 is on line 2 too; a device is registered once",
+                     "line 3: devices.tested_on: 2020-01-01 is before the device was installed (2021-03-01)",
+                     "line 3: devices.tester_name: tester BT-9 is not registered here: give the name and the "
+                     "certification's expiry",
+                     "line 4: devices.installed_on: 2027-01-01 is after 2026-06-14: history is before the cutover",
+                     "line 4: devices.account_no: unknown account '9-9999'"):
+        assert expected in said, (expected, said)
+    assert counts() == before

@@ -28,6 +28,9 @@ def history_arguments(parser) -> None:
                         "bill_date,due_date,period_start,period_end,gallons,kind,amount)")
     parser.add_argument("--payments", metavar="PAYMENTS.csv", help="the payments made to the old system "
                         "(account_no,paid_on,amount,reference)")
+    parser.add_argument("--devices", metavar="DEVICES.csv", help="backflow devices with their last tests (account_no,"
+                        "serial,type,size,make,model,location,installed_on,tested_on,result,tester_certification,"
+                        "tester_name,tester_certification_expires)")
 
 
 class Command(BaseCommand):
@@ -86,9 +89,9 @@ class Command(BaseCommand):
         as_of = parse_as_of(o["date"])
         mapping = mapping_load(o["mapping"]) if o["mapping"] else None
         checked, history = conversion_read(o["file"], as_of=as_of, mapping=mapping, bills=o["history"],
-                                           payments=o["payments"])
+                                           payments=o["payments"], devices=o["devices"])
         totals = checked.control_totals()
-        if o["history"] or o["payments"]:
+        if o["history"] or o["payments"] or o["devices"]:
             totals["history"] = history.control_totals()
         if o["json"]:
             self.stdout.write(json.dumps(totals, indent=2))
@@ -99,16 +102,16 @@ class Command(BaseCommand):
             self.stdout.write(f"  {kind:<9} {fmt_dollars(checked.by_kind.get(kind, 0)):>16}")
         self.stdout.write(f"  owed (charges less credits) {fmt_dollars(checked.owed)}; deposits held "
                           f"{fmt_dollars(checked.by_kind.get('deposit', 0))}")
-        if o["history"] or o["payments"]:
+        if o["history"] or o["payments"] or o["devices"]:
             self.stdout.write(f"  history: {len(history.bills)} past bills ({history.gallons:,} gal, "
                               f"{fmt_dollars(history.billed)} billed), {len(history.payments)} payments "
-                              f"({fmt_dollars(history.paid)})")
+                              f"({fmt_dollars(history.paid)}), {len(history.devices)} backflow devices")
 
     def do_post(self, o):
         cutover = parse_as_of(o["cutover"], allow_future=True)
         mapping = mapping_load(o["mapping"]) if o["mapping"] else None
         posted = conversion_post(o["file"], cutover=cutover, today=today(), mapping=mapping, bills=o["history"],
-                                 payments=o["payments"])
+                                 payments=o["payments"], devices=o["devices"])
         batch = posted.batch
         if posted.already:
             self.stdout.write(f"{o['file']} was posted already as conversion {batch.pk} on "
