@@ -6,9 +6,9 @@ its own system must give.
 The books are made up, repeatably (``seed``), in the proportions of a village's: every account billed on its
 book's dates under the installed calendar for the two years before the cutover (period, gallons, water charge,
 now and then a fee) and paying each bill by its due date, but about half of them, whose latest bill or two are
-still open — with the old system's late penalty on a bill past due — and a few with an unapplied credit or a
-deposit held. Accounts that already have books here are left out (their books are ours): the export converts
-cleanly on the village as installed.
+still open — with the old system's late penalty on a bill past due — a few with an unapplied credit or a
+deposit held, and one in fifty with a backflow device and its last test. Accounts that already have books here
+are left out (their books are ours): the export converts cleanly on the village as installed.
 """
 
 import csv
@@ -25,6 +25,7 @@ from core.csvimport import chunked
 from core.dates import add_months
 from meters.models import Installation
 
+from .devices import DEVICES_LAYOUT
 from .history import HISTORY_LAYOUT, PAYMENTS_LAYOUT
 from .opening import OPENING_LAYOUT
 
@@ -38,6 +39,7 @@ class LegacyExport:
     opening: str  # opening balances: account_no,bill_no,bill_date,due_date,kind,amount,description
     history: str  # past bills: account_no,bill_no,bill_date,due_date,period_start,period_end,gallons,kind,amount
     payments: str  # account_no,paid_on,amount,reference
+    devices: str  # backflow devices with their last tests (``devices.DEVICES_LAYOUT``)
 
 
 def _with_books(account_ids: list[int]) -> set[int]:
@@ -77,6 +79,7 @@ def legacy_export(*, cutover: date, seed: int = 45) -> LegacyExport:
     opening, open_rows = _writer(OPENING_LAYOUT.columns)
     history, past_rows = _writer(HISTORY_LAYOUT.columns)
     payments, paid_rows = _writer(PAYMENTS_LAYOUT.columns)
+    devices, device_rows = _writer(DEVICES_LAYOUT.columns)
     for account_id, number, book in accounts:
         if account_id in skip:
             continue
@@ -115,4 +118,13 @@ def legacy_export(*, cutover: date, seed: int = 45) -> LegacyExport:
                                 "Overpayment"])
         if rng.random() < 0.01:
             open_rows.writerow([number, "", "", "", "deposit", "250.00", "Hydrant meter deposit"])
-    return LegacyExport(opening=opening.getvalue(), history=history.getvalue(), payments=payments.getvalue())
+        if rng.random() < 0.02:  # a backflow device, tested within the last year but now and then never
+            installed = date(2015 + rng.randrange(10), 1 + rng.randrange(12), 1)
+            tested = eve - timedelta(days=rng.randrange(20, 330)) if rng.random() < 0.9 else None
+            device_rows.writerow([number, f"BF-{number}", rng.choice(("RPZ", "DCA", "PVB")),
+                                  rng.choice(("3/4", "1", "2")), "Watts", "", "", installed.isoformat(), tested.isoformat() if tested else "",
+                                  "pass" if tested else "", "NYS-10001" if tested else "",
+                                  "A. Certified Tester" if tested else "", eve.replace(year=eve.year + 1).isoformat()
+                                  if tested else ""])
+    return LegacyExport(opening=opening.getvalue(), history=history.getvalue(), payments=payments.getvalue(),
+                        devices=devices.getvalue())

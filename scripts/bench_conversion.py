@@ -60,7 +60,8 @@ def measure(count: int) -> dict:
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")
     legacy = legacy_export(cutover=CUTOVER, seed=45)
-    export, files = legacy.opening.encode(), {"bills": legacy.history.encode(), "payments": legacy.payments.encode()}
+    export, files = legacy.opening.encode(), {"bills": legacy.history.encode(), "payments": legacy.payments.encode(),
+                                              "devices": legacy.devices.encode()}
     figures = {"accounts": count, "rows": export.count(b"\n") - 1, "history_rows": files["bills"].count(b"\n") - 1,
                "payment_rows": files["payments"].count(b"\n") - 1}
     started = time.perf_counter()

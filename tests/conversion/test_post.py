@@ -11,6 +11,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from backflow.models import Device, DeviceTest, Tester
 from billing.models import Bill, BillingRun, BillLine, Deposit, LedgerEntry, PriorPayment
 from billing.services.adjustments import adjustment_create, bill_void
 from conversion.models import ConversionBatch, ConversionJob, OpeningItem
@@ -45,6 +46,9 @@ def books() -> dict:
             "lines": list(BillLine.objects.order_by("id").values()),
             "deposits": list(Deposit.objects.order_by("id").values()),
             "prior_payments": list(PriorPayment.objects.order_by("id").values()),
+            "devices": list(Device.objects.order_by("id").values()),
+            "device_tests": list(DeviceTest.objects.order_by("id").values()),
+            "testers": list(Tester.objects.order_by("id").values()),
             "deposit_history": Deposit.history.count()}
 
 

@@ -34,7 +34,8 @@ def village(mineola):
 
 def test_a_3000_account_village_converts_reconciles_and_rolls_back(village, tmp_path, admin_user):
     export = legacy_export(cutover=CUTOVER, seed=7)
-    files = {"bills": export.history.encode(), "payments": export.payments.encode()}
+    files = {"bills": export.history.encode(), "payments": export.payments.encode(),
+             "devices": export.devices.encode()}
     before_check = counts()
     checked, history = conversion_read(export.opening.encode(), as_of=date(2026, 6, 14), **files)
     assert counts() == before_check  # the check saves nothing
@@ -49,6 +50,7 @@ def test_a_3000_account_village_converts_reconciles_and_rolls_back(village, tmp_
     assert result.books.owed == result.file.owed == checked.owed
     assert result.books.aging == result.file.aging and sum(result.file.aging) == checked.charges
     assert result.history == (len(history.bills), len(history.bills), len(history.payments), len(history.payments))
+    assert result.devices == (len(history.devices), len(history.devices)) and history.devices
     assert conversion_post(export.opening.encode(), cutover=CUTOVER, today=TODAY, **files).already  # posts once
 
     # A memo dated before the cutover on one account: that account, and only it, differs.
@@ -64,7 +66,8 @@ def test_a_3000_account_village_converts_reconciles_and_rolls_back(village, tmp_
 
 def test_rollback_of_a_3000_account_conversion_leaves_the_books_identical(village, admin_user):
     legacy = legacy_export(cutover=CUTOVER, seed=7)
-    export, files = legacy.opening.encode(), {"bills": legacy.history.encode(), "payments": legacy.payments.encode()}
+    export, files = legacy.opening.encode(), {"bills": legacy.history.encode(), "payments": legacy.payments.encode(),
+                                              "devices": legacy.devices.encode()}
     before = books()
     posted = conversion_post(export, cutover=CUTOVER, today=TODAY, actor=admin_user, **files)
     assert books() != before

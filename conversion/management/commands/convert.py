@@ -165,11 +165,13 @@ class Command(BaseCommand):
         directory = Path(o["directory"])
         directory.mkdir(parents=True, exist_ok=True)
         export = legacy_export(cutover=cutover, seed=o["seed"])
-        files = {name: directory / f"{name}.csv" for name in ("opening_balances", "history", "payments")}
+        files = {name: directory / f"{name}.csv" for name in ("opening_balances", "history", "payments", "devices")}
         files["opening_balances"].write_text(export.opening)
         files["history"].write_text(export.history)
         files["payments"].write_text(export.payments)
-        given = f"{files['opening_balances']} --history {files['history']} --payments {files['payments']}"
+        files["devices"].write_text(export.devices)
+        given = (f"{files['opening_balances']} --history {files['history']} --payments {files['payments']} "
+                 f"--devices {files['devices']}")
         self.stdout.write(f"written {', '.join(str(f) for f in files.values())}:\n"
                           f"  convert check {given} --date {cutover - timedelta(days=1)}\n"
                           f"  convert post {given} --cutover {cutover}")
