@@ -121,10 +121,9 @@ def legacy_export(*, cutover: date, seed: int = 45) -> LegacyExport:
         if rng.random() < 0.02:  # a backflow device, tested within the last year but now and then never
             installed = date(2015 + rng.randrange(10), 1 + rng.randrange(12), 1)
             tested = eve - timedelta(days=rng.randrange(20, 330)) if rng.random() < 0.9 else None
+            test = [tested.isoformat(), "pass", "NYS-10001", "A. Certified Tester",
+                    eve.replace(year=eve.year + 1).isoformat()] if tested else ["", "", "", "", ""]
             device_rows.writerow([number, f"BF-{number}", rng.choice(("RPZ", "DCA", "PVB")),
-                                  rng.choice(("3/4", "1", "2")), "Watts", "", "", installed.isoformat(), tested.isoformat() if tested else "",
-                                  "pass" if tested else "", "NYS-10001" if tested else "",
-                                  "A. Certified Tester" if tested else "", eve.replace(year=eve.year + 1).isoformat()
-                                  if tested else ""])
+                                  rng.choice(("3/4", "1", "2")), "Watts", "", "", installed.isoformat(), *test])
     return LegacyExport(opening=opening.getvalue(), history=history.getvalue(), payments=payments.getvalue(),
                         devices=devices.getvalue())
