@@ -195,8 +195,8 @@ def _rollback(request):
         words = "; ".join(e.message for e in exc.errors) if isinstance(exc, ApplicationError) else "no such batch"
         messages.error(request, f"Not rolled back: {words}.")
     else:
-        messages.success(request, f"Rolled back conversion {batch.pk} ({batch.file_name}): its bills, ledger rows and "
-                                  "deposits are removed; the books are as they were before it.")
+        messages.success(request, f"Rolled back conversion {batch.pk} ({batch.file_name}): what it brought over is "
+                                  "removed; the books are as they were before it.")
     return HttpResponseRedirect(reverse("admin:conversion"))
 
 

@@ -54,7 +54,7 @@ def books() -> dict:
 
 def test_open_bills_post_on_their_own_dates_and_reconcile_to_the_cent(accounts, tmp_path):
     said = post(tmp_path)
-    assert "posted conversion" in said and "3 accounts, 2 open bills" in said
+    assert "posted conversion" in said and "3 accounts owing, 2 bills (2 open)" in said
     l1, l2 = Bill.objects.get(number="L-1"), Bill.objects.get(number="L-2")
     assert (l1.bill_date, l1.due_date, l1.converted_on, l1.total.amount, l1.rate_schedule_id) == (
         date(2026, 2, 1), date(2026, 3, 1), CUTOVER, Decimal("186.13"), None)

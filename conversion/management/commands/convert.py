@@ -118,8 +118,8 @@ class Command(BaseCommand):
                               f"{batch.posted_at:%Y-%m-%d}; nothing was posted now")
             return
         totals = batch.control
-        self.stdout.write(f"posted conversion {batch.pk}: {totals['accounts']} accounts, {batch.bills} open bills, "
-                          f"{batch.entries} ledger rows; owed {fmt_dollars(posted.checked.owed)}, deposits held "
+        self.stdout.write(f"posted conversion {batch.pk}: {totals['accounts']} accounts owing, {batch.bills} bills "
+                          f"({posted.checked.bills} open), {batch.entries} ledger rows; owed {fmt_dollars(posted.checked.owed)}, deposits held "
                           f"{fmt_dollars(posted.checked.by_kind.get('deposit', 0))}")
         self.stdout.write(f"  reconcile it: manage.py convert reconcile --cutover {cutover}")
 
@@ -157,7 +157,7 @@ class Command(BaseCommand):
                 lines.append("  none")
                 continue
             for row in [shown.headers, *shown.rows, *([shown.total] if shown.total else [])]:
-                lines.append("  " + "  ".join(f"{c.text:>14}" if c.numeric else f"{c.text:<30}" for c in row))
+                lines.append("  " + "  ".join(f"{c.text:>14}" if c.numeric else f"{c.text:<40}" for c in row))
         return lines
 
     def do_demo_export(self, o):
@@ -183,8 +183,8 @@ class Command(BaseCommand):
 
     def do_rollback(self, o):
         batch = conversion_rollback(o["batch"])
-        self.stdout.write(f"rolled back conversion {batch.pk} ({batch.file_name}, cutover {batch.cutover}): its bills, "
-                          "ledger rows and deposits are removed")
+        self.stdout.write(f"rolled back conversion {batch.pk} ({batch.file_name}, cutover {batch.cutover}): what it "
+                          "brought over is removed; the books are as they were before it")
 
     def do_parallel(self, o):
         run_on = parse_as_of(o["date"], allow_future=True)
