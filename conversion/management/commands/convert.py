@@ -119,7 +119,8 @@ class Command(BaseCommand):
             return
         totals = batch.control
         self.stdout.write(f"posted conversion {batch.pk}: {totals['accounts']} accounts owing, {batch.bills} bills "
-                          f"({posted.checked.bills} open), {batch.entries} ledger rows; owed {fmt_dollars(posted.checked.owed)}, deposits held "
+                          f"({posted.checked.bills} open), {batch.entries} ledger rows; owed "
+                          f"{fmt_dollars(posted.checked.owed)}, deposits held "
                           f"{fmt_dollars(posted.checked.by_kind.get('deposit', 0))}")
         self.stdout.write(f"  reconcile it: manage.py convert reconcile --cutover {cutover}")
 
