@@ -25,7 +25,6 @@ from backflow.services.compliance import device_register, test_record, tester_re
 from core.csvimport import (
     CsvLayout,
     ImportErrors,
-    ImportRejected,
     chunked,
     csv_rows,
     identifier,
@@ -33,7 +32,10 @@ from core.csvimport import (
     text,
 )
 from core.dates import iso_date
-from core.errors import ApplicationError, FieldError
+from core.errors import ApplicationError
+
+from .history import raise_naming
+from .opening import unknown_accounts
 
 DEVICES_LAYOUT = CsvLayout(required=("account_no", "serial", "type", "size", "make", "model", "location",
                                      "installed_on", "tested_on", "result", "tester_certification", "tester_name",
@@ -117,21 +119,12 @@ def devices_read(source, *, as_of: date) -> list[DeviceRow]:
             continue
         rows.append(DeviceRow(row.line, account_no, serial, kind, size, make or "", model or "", location or "",
                               installed_on, tested_on, row["result"], certification, row["tester_name"], expires))
-    for chunk in chunked(sorted(first_line), 20_000):
-        known = set(Account.objects.filter(account_no__any=list(chunk)).values_list("account_no", flat=True))
-        for account_no in chunk:
-            if account_no not in known:
-                errors.add(line=first_line[account_no], field="account_no", message=f"unknown account '{account_no}'")
+    unknown_accounts(errors, first_line)
     for chunk in chunked(sorted(serials), 20_000):
         for serial in Device.objects.filter(serial__any=list(chunk)).values_list("serial", flat=True):
             errors.add(line=serials[serial], field="serial", message=f"a device with serial {serial} is already "
                                                                      "registered")
-    try:
-        errors.raise_if_any()
-    except ImportRejected as exc:
-        raise ImportRejected(f"the devices file: {exc}", errors=[
-            FieldError(field=f"devices.{e.field}", message=e.message, line=e.line) for e in exc.errors],
-            unlisted=exc.unlisted, lines=exc.lines) from None
+    raise_naming(errors, "devices")
     return rows
 
 

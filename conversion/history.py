@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
 
-from accounts.models import Account
 from billing.models import Bill
 from core.csvimport import (
     CsvLayout,
@@ -36,6 +35,8 @@ from core.csvimport import (
 from core.dates import iso_date
 from core.errors import FieldError
 from core.money import ZERO
+
+from .opening import unknown_accounts
 
 HISTORY_LAYOUT = CsvLayout(required=("account_no", "bill_no", "bill_date", "due_date", "period_start", "period_end",
                                      "gallons", "kind", "amount"))
@@ -104,15 +105,7 @@ def _amount(value: str) -> Decimal:
     return dollars(value) if value.strip() not in ("0", "0.00") else Decimal("0.00")
 
 
-def _unknown_accounts(errors: ImportErrors, first_line: dict[str, int]) -> None:
-    for chunk in chunked(sorted(first_line), 20_000):
-        known = set(Account.objects.filter(account_no__any=list(chunk)).values_list("account_no", flat=True))
-        for number in chunk:
-            if number not in known:
-                errors.add(line=first_line[number], field="account_no", message=f"unknown account '{number}'")
-
-
-def _raise_naming(errors: ImportErrors, which: str) -> None:
+def raise_naming(errors: ImportErrors, which: str) -> None:
     """Refuse the file, each problem naming the file it is in (``history.bill_date``): the history and the
     payments are checked with the opening balances, and line 7 of one is not line 7 of another."""
     try:
@@ -174,12 +167,12 @@ def history_read(bills_source=None, payments_source=None, *, as_of: date) -> His
                     "the same"))
             else:
                 seen.charges.append((kind, amount))
-        _unknown_accounts(errors, first_line)
+        unknown_accounts(errors, first_line)
         for chunk in chunked(sorted(history.bills), 20_000):
             for number in Bill.objects.filter(number__any=list(chunk)).values_list("number", flat=True):
                 errors.add(line=history.bills[number].line, field="bill_no", message=f"bill {number} is already one "
                                                                                      "of ours")
-        _raise_naming(errors, "history")
+        raise_naming(errors, "history")
     if payments_source is not None:
         file = import_source_read(payments_source)
         errors = ImportErrors(columns=PAYMENTS_LAYOUT.columns)
@@ -197,8 +190,8 @@ def history_read(bills_source=None, payments_source=None, *, as_of: date) -> His
             if number is not None and paid_on is not None and amount is not None:
                 first_line.setdefault(number, row.line)
                 history.payments.append(PastPayment(row.line, number, paid_on, amount, words))
-        _unknown_accounts(errors, first_line)
-        _raise_naming(errors, "payments")
+        unknown_accounts(errors, first_line)
+        raise_naming(errors, "payments")
     return history
 
 

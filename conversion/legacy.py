@@ -19,9 +19,8 @@ from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 
 from accounts.models import Account
-from billing.models import Bill, LedgerEntry
 from billing.ordinance import ordinance_on
-from core.csvimport import chunked
+from billing.services.opening import accounts_with_books
 from core.dates import add_months
 from meters.models import Installation
 
@@ -42,17 +41,6 @@ class LegacyExport:
     devices: str  # backflow devices with their last tests (``devices.DEVICES_LAYOUT``)
 
 
-def _with_books(account_ids: list[int]) -> set[int]:
-    found: set[int] = set()
-    for chunk in chunked(account_ids, 5000):
-        ids = list(chunk)
-        found.update(LedgerEntry.objects.filter(account_id__in=ids).values_list("account_id", flat=True).distinct()
-                     .order_by())
-        found.update(Bill.objects.filter(account_id__in=ids).values_list("account_id", flat=True).distinct()
-                     .order_by())
-    return found
-
-
 def _writer(columns) -> tuple[io.StringIO, "csv._writer"]:
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
@@ -71,7 +59,7 @@ def legacy_export(*, cutover: date, seed: int = 45) -> LegacyExport:
     rng = random.Random(seed)
     calendar = ordinance_on(cutover).calendar
     accounts = list(Account.objects.order_by("account_no").values_list("id", "account_no", "book"))
-    skip = _with_books([account_id for account_id, _, _ in accounts])
+    skip = accounts_with_books([account_id for account_id, _, _ in accounts])
     sizes = dict(Installation.objects.filter(removed_on__isnull=True).order_by("installed_on")
                  .values_list("account_id", "meter__size"))
     eve = cutover - timedelta(days=1)

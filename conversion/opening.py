@@ -221,11 +221,7 @@ def opening_balances_read(source, *, as_of: date, mapping: Mapping | None = None
     first_line = {}
     for item in items:
         first_line.setdefault(item.account_no, item.line)
-    for chunk in chunked(sorted(first_line), 20_000):
-        known = set(Account.objects.filter(account_no__any=list(chunk)).values_list("account_no", flat=True))
-        for number in chunk:
-            if number not in known:
-                errors.add(line=first_line[number], field="account_no", message=f"unknown account '{number}'")
+    unknown_accounts(errors, first_line)
     for chunk in chunked(sorted(bills), 20_000):
         for number in Bill.objects.filter(number__any=list(chunk)).values_list("number", flat=True):
             errors.add(line=bills[number][3], field="bill_no", message=f"bill {number} is already one of ours")
@@ -235,6 +231,15 @@ def opening_balances_read(source, *, as_of: date, mapping: Mapping | None = None
         by_kind[item.kind] += item.amount
     return OpeningBalances(items=items, accounts=len(first_line), bills=len(bills), by_kind=dict(by_kind),
                            name=file.name, digest=_digest(body))
+
+
+def unknown_accounts(errors: ImportErrors, first_line: dict[str, int]) -> None:
+    """Name each account number the books do not know, on the first line it is on."""
+    for chunk in chunked(sorted(first_line), 20_000):
+        known = set(Account.objects.filter(account_no__any=list(chunk)).values_list("account_no", flat=True))
+        for number in chunk:
+            if number not in known:
+                errors.add(line=first_line[number], field="account_no", message=f"unknown account '{number}'")
 
 
 def _positive(value: str) -> Decimal:

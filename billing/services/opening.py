@@ -214,7 +214,8 @@ def opening_books_post(*, bills: Sequence[OpeningBill], items: Sequence[AccountI
                           payments=len(prior))
 
 
-def _refuse_accounts_with_books(account_ids: list[int], accounts: dict) -> None:
+def accounts_with_books(account_ids: list[int]) -> set[int]:
+    """The accounts among these with a bill or a ledger row here already (opening books are only for the others)."""
     with_books: set[int] = set()
     for chunk in chunked(account_ids, 5000):
         ids = list(chunk)
@@ -222,6 +223,11 @@ def _refuse_accounts_with_books(account_ids: list[int], accounts: dict) -> None:
                           .distinct().order_by())
         with_books.update(Bill.objects.filter(account_id__any=ids).values_list("account_id", flat=True)
                           .distinct().order_by())
+    return with_books
+
+
+def _refuse_accounts_with_books(account_ids: list[int], accounts: dict) -> None:
+    with_books = accounts_with_books(account_ids)
     if with_books:
         numbers = sorted(accounts[account_id][0] for account_id in with_books)
         raise ApplicationError(errors=[FieldError(field="account_no", message=(
