@@ -11,17 +11,18 @@ Design overview:
   serial used twice or already registered, a type that is none of AG, RPZ, DCA, AVB, PVB, a date after the day
   before the cutover, a test before the device was installed, a result that is not pass or fail, a tester
   unknown here without a name and expiry, a certification expired before the test.
-* **Posted** in the conversion's transaction through ``backflow.services.compliance`` (``device_register``
-  flags a device the premises' rule does not allow; ``test_record`` records an accepted test), with the ids of
-  what it made kept on the batch for the rollback; a tester already registered is used as it is.
+* **Posted** in the conversion's transaction through backflow's services (``devices_bring_over``: in bulk,
+  flagged as ``device_register`` flags a device the premises' rule does not allow, each last test accepted;
+  ``tester_register`` for a tester not known here), with the ids of what it made kept on the batch for the
+  rollback; a tester already registered is used as it is.
 """
 
 from dataclasses import dataclass
 from datetime import date
 
-from accounts.models import Account
 from backflow.models import ComplianceNotice, Device, DeviceTest, Tester
-from backflow.services.compliance import device_register, test_record, tester_register
+from backflow.services.brought_over import DeviceBroughtOver, devices_bring_over
+from backflow.services.compliance import tester_register
 from core.csvimport import (
     CsvLayout,
     ImportErrors,
@@ -69,7 +70,7 @@ def devices_read(source, *, as_of: date) -> list[DeviceRow]:
     rows: list[DeviceRow] = []
     serials: dict[str, int] = {}
     first_line: dict[str, int] = {}
-    testers = set(Tester.objects.values_list("certification_no", flat=True))
+    testers = dict(Tester.objects.values_list("certification_no", "certification_expires"))
     for row in csv_rows(text=file.text, layout=DEVICES_LAYOUT, errors=errors):
         account_no = errors.parse(row, "account_no", number)
         serial = errors.parse(row, "serial", serial_of)
@@ -103,7 +104,11 @@ def devices_read(source, *, as_of: date) -> list[DeviceRow]:
                 errors.add(line=row.line, field="tester_name", message=(
                     f"tester {certification} is not registered here: give the name and the certification's "
                     "expiry"))
-            if expires is not None and expires < tested_on:
+            if certification in testers and testers[certification] < tested_on:
+                errors.add(line=row.line, field="tester_certification", message=(
+                    f"the certification {certification} registered here expired on {testers[certification]}, before "
+                    f"the test on {tested_on}: a test counts only by a certified tester"))
+            elif certification not in testers and expires is not None and expires < tested_on:
                 errors.add(line=row.line, field="tester_certification_expires", message=(
                     f"{expires} is before the test on {tested_on}: a test counts only by a certified tester"))
         elif row["result"] or certification:
@@ -128,27 +133,23 @@ def devices_read(source, *, as_of: date) -> list[DeviceRow]:
     return rows
 
 
-def devices_post(rows: list[DeviceRow], *, accounts: dict[str, Account], as_of: date) -> dict[str, list[int]]:
-    """Register the devices and their last tests (in the caller's transaction); the ids made, by kind."""
+def devices_post(rows: list[DeviceRow], *, accounts: dict[str, int], as_of: date) -> dict[str, list[int]]:
+    """Register the checked devices and their last tests (in the caller's transaction), the testers not known
+    here first; the ids made, by kind."""
     made: dict[str, list[int]] = {"devices": [], "tests": [], "testers": []}
-    testers = {t.certification_no: t for t in Tester.objects.filter(
-        certification_no__in=sorted({r.tester_certification for r in rows if r.tested_on}))}
+    testers = dict(Tester.objects.filter(certification_no__in=sorted({r.tester_certification for r in rows
+                                                                      if r.tested_on})).values_list(
+        "certification_no", "id"))
     for row in rows:
-        device = device_register(account=accounts[row.account_no], type=row.type, serial=row.serial, size=row.size,
-                                 installed_on=row.installed_on, actor=None, make=row.make, model=row.model,
-                                 location=row.location)
-        made["devices"].append(device.pk)
-        if row.tested_on is None:
-            continue
-        tester = testers.get(row.tester_certification)
-        if tester is None:
-            tester = testers[row.tester_certification] = tester_register(
-                certification_no=row.tester_certification, name=row.tester_name,
-                certification_expires=row.tester_expires)
+        if row.tested_on is not None and row.tester_certification not in testers:
+            tester = tester_register(certification_no=row.tester_certification, name=row.tester_name,
+                                     certification_expires=row.tester_expires)
+            testers[row.tester_certification] = tester.pk
             made["testers"].append(tester.pk)
-        test = test_record(device=device, tester=tester, tested_on=row.tested_on, result=row.result, actor=None,
-                           as_of=as_of)
-        made["tests"].append(test.pk)
+    made["devices"], made["tests"] = devices_bring_over([DeviceBroughtOver(
+        account_id=accounts[r.account_no], type=r.type, serial=r.serial, size=r.size, make=r.make, model=r.model,
+        location=r.location, installed_on=r.installed_on, tested_on=r.tested_on, result=r.result,
+        tester_id=testers.get(r.tester_certification) if r.tested_on else None) for r in rows], as_of=as_of)
     return made
 
 

@@ -164,8 +164,7 @@ def _write(batch: ConversionBatch, checked: OpeningBalances, history: History, *
                                         batch_size=5000)
     made = {}
     if history.devices:
-        accounts = Account.objects.in_bulk(sorted({d.account_no for d in history.devices}), field_name="account_no")
-        made = devices_post(history.devices, accounts=accounts, as_of=cutover - timedelta(days=1))
+        made = devices_post(history.devices, accounts=ids, as_of=cutover - timedelta(days=1))
     return written, made
 
 

@@ -198,7 +198,11 @@ def test_a_bad_devices_file_is_refused_naming_every_row(meters):
     bad = DEVICES.splitlines()[0] + "\n" + (
         "1-0001,RP-1,XYZ,1,,,,2020-05-01,2026-04-10,maybe,,,\n"
         "1-0002,RP-1,DCA,1,,,,2021-03-01,2020-01-01,pass,BT-9,,\n"
-        "9-9999,DC-9,DCA,1,,,,2027-01-01,,,,,\n")
+        "9-9999,DC-9,DCA,1,,,,2027-01-01,,,,,\n"
+        "1-0002,DC-3,DCA,1,,,,2021-03-01,2026-04-10,pass,BT-1,,\n")
+    from backflow.models import Tester
+
+    Tester.objects.create(name="Lapsed", certification_no="BT-1", certification_expires=date(2025, 1, 1))
     before = counts()
     with pytest.raises(ApplicationError) as refused:
         post(devices=bad.encode())
@@ -211,6 +215,8 @@ def test_a_bad_devices_file_is_refused_naming_every_row(meters):
                      "line 3: devices.tester_name: tester BT-9 is not registered here: give the name and the "
                      "certification's expiry",
                      "line 4: devices.installed_on: 2027-01-01 is after 2026-06-14: history is before the cutover",
-                     "line 4: devices.account_no: unknown account '9-9999'"):
+                     "line 4: devices.account_no: unknown account '9-9999'",
+                     "line 5: devices.tester_certification: the certification BT-1 registered here expired on "
+                     "2025-01-01, before the test on 2026-04-10: a test counts only by a certified tester"):
         assert expected in said, (expected, said)
     assert counts() == before
