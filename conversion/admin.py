@@ -4,23 +4,24 @@ PDF), roll a batch back, and run a period's bills in parallel with the old syste
 convert check``, ``post``, ``reconcile``, ``rollback`` and ``parallel``, with every problem listed under the file
 it is in.
 
-``register_urls`` adds the page to the admin site at ``admin:conversion``, under the admin's login: staff who may
-view bills may check, compare and reconcile; posting needs the permission to add conversion batches and a
-rollback the permission to change them.
+``core.admin.admin_page_register`` adds the page to the admin site at ``admin:conversion``, under the admin's
+login: staff who may view bills may check, compare and reconcile; posting needs the permission to add
+conversion batches and a rollback the permission to change them.
 """
 
-import json
 
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpResponse, HttpResponseRedirect
+from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.urls import reverse
 
+from core.admin import DATE_WIDGET, admin_page_register
 from core.clock import today
 from core.errors import ApplicationError
-from reports.render import as_csv, as_json, as_pdf, printed
+from reports.admin import DOWNLOADS, report_download
+from reports.render import printed
 
 from .jobs import conversion_job_create
 from .models import ConversionBatch, ConversionJob
@@ -33,8 +34,6 @@ from .tasks import conversion_job_run
 PERMISSION = "billing.view_bill"
 POST_PERMISSION = "conversion.add_conversionbatch"
 ROLLBACK_PERMISSION = "conversion.change_conversionbatch"
-FORMATS = {"csv": ("text/csv", "csv"), "json": ("application/json", "json"), "pdf": ("application/pdf", "pdf")}
-DATE_WIDGET = forms.DateInput(format="%Y-%m-%d", attrs={"type": "date"})
 
 
 class CheckForm(forms.Form):
@@ -148,8 +147,8 @@ def conversion_view(request):
                 reconcile.add_error("cutover", error.message)
         else:
             wanted = request.GET.get("format")
-            if wanted in FORMATS:
-                return _download(view, wanted)
+            if wanted in DOWNLOADS:
+                return report_download(view, wanted)
             context["reconciled"] = view
             context["reconciled_tables"] = [printed(table) for table in view.tables]
     if chosen == "parallel" and parallel.is_valid():
@@ -173,19 +172,6 @@ def _job(request) -> ConversionJob | None:
     return ConversionJob.objects.select_related("batch").filter(pk=number).first()
 
 
-def _download(view, wanted: str) -> HttpResponse:
-    content_type, extension = FORMATS[wanted]
-    if wanted == "pdf":
-        body = as_pdf(view)
-    elif wanted == "json":
-        body = json.dumps(as_json(view), indent=2)
-    else:
-        body = as_csv(view)
-    response = HttpResponse(body, content_type=content_type)
-    response["Content-Disposition"] = f'attachment; filename="conversion-reconciliation-{view.as_of}.{extension}"'
-    return response
-
-
 def _rollback(request):
     if not request.user.has_perm(ROLLBACK_PERMISSION):
         raise PermissionDenied
@@ -200,14 +186,4 @@ def _rollback(request):
     return HttpResponseRedirect(reverse("admin:conversion"))
 
 
-def register_urls(site: admin.AdminSite) -> None:
-    """Put the Conversion page at ``conversion/`` of the site, in its ``admin`` namespace."""
-    site_urls = site.get_urls
-
-    def get_urls():
-        return [path("conversion/", site.admin_view(conversion_view), name="conversion"), *site_urls()]
-
-    site.get_urls = get_urls
-
-
-register_urls(admin.site)
+admin_page_register(admin.site, "conversion/", conversion_view, "conversion")

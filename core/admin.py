@@ -313,3 +313,14 @@ def _is_number(text: str) -> bool:
     except InvalidOperation:
         return False
     return True
+
+
+def admin_page_register(site: admin.AdminSite, route: str, view, name: str) -> None:
+    """Put a page with no model (Reports, Conversion) at ``route`` of the site, under its login, as
+    ``admin:<name>``; before the site's own URLs, which end with a catch-all."""
+    site_urls = site.get_urls
+
+    def get_urls():
+        return [path(route, site.admin_view(view), name=name), *site_urls()]
+
+    site.get_urls = get_urls

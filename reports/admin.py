@@ -3,12 +3,13 @@ on the page or downloads it as CSV or PDF — the same reports as ``manage.py re
 
 Reports have no model, so there is no ModelAdmin to hang the page on. Rather than invent one (an unmanaged
 model would bring a migration, a content type and permissions for a table that does not exist), this
-module adds one URL to the admin site the way ``admin.site.register`` adds a model's: ``register_urls``
-wraps the site's ``get_urls`` when the admin discovers this module, before the URLconf reads the site's
-URLs. The page sits under the admin's login (``admin_view``) at ``admin:reports``; staff who may view
-bills (``billing.view_bill``) may read it.
+module adds one URL to the admin site the way ``admin.site.register`` adds a model's:
+``core.admin.admin_page_register`` wraps the site's ``get_urls`` when the admin discovers this module, before
+the URLconf reads the site's URLs. The page sits under the admin's login (``admin_view``) at ``admin:reports``;
+staff who may view bills (``billing.view_bill``) may read it.
 """
 
+import json
 from dataclasses import dataclass, replace
 
 from django import forms
@@ -16,15 +17,15 @@ from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
 from django.template.response import TemplateResponse
-from django.urls import path
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
+from core.admin import admin_page_register
 from core.clock import today
 from core.errors import ApplicationError
 
 from .catalog import REPORTS, report_build
-from .render import as_csv, as_pdf, printed, report_view, subtitle
+from .render import as_csv, as_json, as_pdf, printed, report_view, subtitle
 
 PERMISSION = "billing.view_bill"
 DATE_WIDGET = forms.DateInput(format="%Y-%m-%d", attrs={"type": "date"})
@@ -82,10 +83,8 @@ def reports_view(request):
         if report is not None:
             view = report_view(report)
             fmt = form.cleaned_data["format"]
-            if fmt == "csv":
-                return _download(as_csv(view).encode("utf-8"), "text/csv; charset=utf-8", view, "csv")
-            if fmt == "pdf":
-                return _download(as_pdf(view), "application/pdf", view, "pdf")
+            if fmt in ("csv", "pdf"):
+                return report_download(view, fmt)
             page = _page_number(request.GET.get("page"))
             shown = {"view": view, "subtitle": subtitle(view),
                      "tables": [_on_page(t, page=page, request=request) for t in view.tables]}
@@ -138,22 +137,21 @@ def _on_page(table, *, page: int, request) -> PageTable:
                      previous_url=url(page - 1) if page > 1 else "", next_url=url(page + 1) if page < pages else "")
 
 
-def _download(data: bytes, content_type: str, view, extension: str) -> HttpResponse:
-    response = HttpResponse(data, content_type=content_type)
-    name = f"{view.name}-{view.as_of.isoformat()}.{extension}"
+DOWNLOADS = {"csv": "text/csv; charset=utf-8", "json": "application/json", "pdf": "application/pdf"}
+
+
+def report_download(view, fmt: str) -> HttpResponse:
+    """A report view as a file to download: CSV, JSON or PDF (``DOWNLOADS``)."""
+    if fmt == "pdf":
+        data = as_pdf(view)
+    elif fmt == "json":
+        data = json.dumps(as_json(view), indent=2).encode("utf-8")
+    else:
+        data = as_csv(view).encode("utf-8")
+    response = HttpResponse(data, content_type=DOWNLOADS[fmt])
+    name = f"{view.name}-{view.as_of.isoformat()}.{fmt}"
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     return response
 
 
-def register_urls(site: admin.AdminSite) -> None:
-    """Put the Reports page at ``reports/`` of the site, in its ``admin`` namespace: ``admin:reports``."""
-    site_urls = site.get_urls
-
-    def get_urls():
-        # First: the site's own URLs end with a catch-all.
-        return [path("reports/", site.admin_view(reports_view), name="reports"), *site_urls()]
-
-    site.get_urls = get_urls
-
-
-register_urls(admin.site)
+admin_page_register(admin.site, "reports/", reports_view, "reports")
