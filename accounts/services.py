@@ -1,4 +1,5 @@
-"""Writes about accounts: a change of owner, ending portal links, and the clerk's notes.
+"""Writes about accounts: a change of owner, ending portal links, the clerk's notes, and the addresses and
+paperless choices brought over from another system.
 
 A sale changes who is billed and who may see the account online. The new owner gets the next bill (bills
 already issued keep the name and address they were issued to); the former owner's portal links end, the
@@ -73,3 +74,45 @@ def account_note_add(*, account: Account, text: str, actor) -> AccountNote:
     if len(text) > NOTE_MAX:
         raise ApplicationError(f"is {len(text):,} characters; a note is at most {NOTE_MAX:,}", field="text")
     return AccountNote.objects.create(account=account, text=text, created_by=actor)
+
+
+@dataclass(frozen=True)
+class ContactSet:
+    """An account's owner's e-mail address ("" keeps the one on file) and its paperless choice."""
+
+    account_id: int
+    email: str
+    paperless: bool
+
+
+def contacts_bring_over(contacts: list[ContactSet]) -> dict:
+    """Set the owners' addresses and the accounts' paperless choices in bulk (in the caller's transaction);
+    returns what they replaced (``{"contacts": {"customers": [[id, email]], "accounts": [[id, paperless]]}}``)
+    for ``contacts_restore``."""
+    by_account = {c.account_id: c for c in contacts}
+    accounts = list(Account.objects.filter(pk__in=list(by_account)).select_related("owner").only(
+        "id", "paperless", "owner__id", "owner__email"))
+    owners: dict[int, Customer] = {}
+    was_email: dict[int, str] = {}
+    was_paperless: dict[int, bool] = {}
+    for account in accounts:
+        wanted = by_account[account.pk]
+        owner = owners.setdefault(account.owner_id, account.owner)
+        if wanted.email and owner.email.lower() != wanted.email.lower():
+            was_email.setdefault(owner.pk, owner.email)
+            owner.email = wanted.email
+        if account.paperless != wanted.paperless:
+            was_paperless[account.pk] = account.paperless
+            account.paperless = wanted.paperless
+    Customer.objects.bulk_update([owners[pk] for pk in was_email], ["email"], batch_size=2000)
+    Account.objects.bulk_update([a for a in accounts if a.pk in was_paperless], ["paperless"], batch_size=2000)
+    return {"contacts": {"customers": [[pk, email] for pk, email in was_email.items()],
+                         "accounts": [[pk, paperless] for pk, paperless in was_paperless.items()]}}
+
+
+def contacts_restore(replaced: dict) -> None:
+    """Put back the addresses and choices ``contacts_bring_over`` replaced."""
+    Customer.objects.bulk_update([Customer(pk=pk, email=email) for pk, email in replaced.get("customers", [])],
+                                 ["email"], batch_size=2000)
+    Account.objects.bulk_update([Account(pk=pk, paperless=paperless)
+                                 for pk, paperless in replaced.get("accounts", [])], ["paperless"], batch_size=2000)

@@ -51,6 +51,8 @@ class CheckForm(forms.Form):
     devices = forms.FileField(label="Backflow devices (CSV)", required=False,
                               help_text="account_no,serial,type,size,make,model,location,installed_on,tested_on,result,"
                                         "tester_certification,tester_name,tester_certification_expires")
+    contacts = forms.FileField(label="E-mail and paperless (CSV)", required=False,
+                               help_text="account_no,email,paperless — the owner's address; paperless yes or no.")
 
 
 class PostForm(CheckForm):
@@ -111,7 +113,8 @@ def conversion_view(request):
             checked, history = conversion_read(check.cleaned_data["file"], as_of=today(), mapping=_mapping(check),
                                                bills=check.cleaned_data["history"],
                                                payments=check.cleaned_data["payments"],
-                                               devices=check.cleaned_data["devices"])
+                                               devices=check.cleaned_data["devices"],
+                                               contacts=check.cleaned_data["contacts"])
         except ApplicationError as exc:
             context["problems"] = _refused(check, exc, field="file")
         else:
@@ -129,6 +132,7 @@ def conversion_view(request):
                                            history=post.cleaned_data["history"],
                                            payments=post.cleaned_data["payments"],
                                            devices=post.cleaned_data["devices"],
+                                           contacts=post.cleaned_data["contacts"],
                                            mapping=post.cleaned_data["mapping"], actor=request.user)
                 conversion_job_run.delay(job.pk)
                 return HttpResponseRedirect(f"{reverse('admin:conversion')}?job={job.pk}")

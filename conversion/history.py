@@ -70,6 +70,7 @@ class History:
     bills: dict[str, PastBill] = field(default_factory=dict)  # by bill number, in the file's order
     payments: list[PastPayment] = field(default_factory=list)
     devices: list = field(default_factory=list)  # backflow devices with their last tests (``devices.DeviceRow``)
+    contacts: list = field(default_factory=list)  # owners' addresses and paperless choices (``contacts.ContactRow``)
 
     @property
     def gallons(self) -> int:
@@ -86,7 +87,9 @@ class History:
     def control_totals(self) -> dict:
         return {"past_bills": len(self.bills), "gallons": self.gallons, "billed": f"{self.billed:.2f}",
                 "payments": len(self.payments), "paid": f"{self.paid:.2f}", "devices": len(self.devices),
-                "device_tests": sum(1 for d in self.devices if d.tested_on)}
+                "device_tests": sum(1 for d in self.devices if d.tested_on), "contacts": len(self.contacts),
+                "emails": sum(1 for c in self.contacts if c.email),
+                "paperless": sum(1 for c in self.contacts if c.paperless)}
 
 
 def _gallons(value: str) -> int:

@@ -17,14 +17,14 @@ from .opening import mapping_parse
 from .posting import conversion_post
 
 ERRORS_KEPT = 500
-FILES = ("opening", "history", "payments", "devices", "mapping")
+FILES = ("opening", "history", "payments", "devices", "contacts", "mapping")
 
 
-def conversion_job_create(*, cutover, opening, history=None, payments=None, devices=None, mapping=None,
-                          actor=None) -> ConversionJob:
+def conversion_job_create(*, cutover, opening, history=None, payments=None, devices=None, contacts=None,
+                          mapping=None, actor=None) -> ConversionJob:
     """The job, with the uploads kept for the worker."""
     job = ConversionJob(cutover=cutover, created_by=actor)
-    for name, upload in zip(FILES, (opening, history, payments, devices, mapping), strict=True):
+    for name, upload in zip(FILES, (opening, history, payments, devices, contacts, mapping), strict=True):
         if upload is not None:
             upload.seek(0)
             getattr(job, name).save(upload.name, ContentFile(upload.read()), save=False)
@@ -47,10 +47,11 @@ def conversion_job_run(job_id: int) -> None:
         if job.mapping:
             with job.mapping.open("rb") as f:
                 mapping = mapping_parse(f.read(), name=job.mapping.name)
-        files = {name: _read(getattr(job, name)) for name in ("opening", "history", "payments", "devices")}
+        files = {name: _read(getattr(job, name)) for name in FILES[:-1]}
         posted = conversion_post(files["opening"], cutover=job.cutover, today=timezone.localdate(),
                                  actor=job.created_by, mapping=mapping, bills=files["history"],
                                  payments=files["payments"], devices=files["devices"],
+                                 contacts=files["contacts"],
                                  progress=lambda: _step(job, ConversionJob.Status.POSTING))
     except ApplicationError as exc:
         job.status, job.error_count = ConversionJob.Status.REFUSED, exc.error_count

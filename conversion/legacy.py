@@ -7,7 +7,8 @@ The books are made up, repeatably (``seed``), in the proportions of a village's:
 book's dates under the installed calendar for the two years before the cutover (period, gallons, water charge,
 now and then a fee) and paying each bill by its due date, but about half of them, whose latest bill or two are
 still open — with the old system's late penalty on a bill past due — a few with an unapplied credit or a
-deposit held, and one in fifty with a backflow device and its last test. Accounts that already have books here
+deposit held, one in fifty with a backflow device and its last test, and one in four with the owner's e-mail
+address, most of those choosing paperless bills. Accounts that already have books here
 are left out (their books are ours): the export converts cleanly on the village as installed.
 """
 
@@ -24,6 +25,7 @@ from billing.services.opening import accounts_with_books
 from core.dates import add_months
 from meters.models import Installation
 
+from .contacts import CONTACTS_LAYOUT
 from .devices import DEVICES_LAYOUT
 from .history import HISTORY_LAYOUT, PAYMENTS_LAYOUT
 from .opening import OPENING_LAYOUT
@@ -39,6 +41,7 @@ class LegacyExport:
     history: str  # past bills: account_no,bill_no,bill_date,due_date,period_start,period_end,gallons,kind,amount
     payments: str  # account_no,paid_on,amount,reference
     devices: str  # backflow devices with their last tests (``devices.DEVICES_LAYOUT``)
+    contacts: str  # owners' e-mail addresses and paperless choices: account_no,email,paperless
 
 
 def _writer(columns) -> tuple[io.StringIO, "csv._writer"]:
@@ -56,10 +59,12 @@ def _water(gallons: int) -> Decimal:
 def legacy_export(*, cutover: date, seed: int = 45) -> LegacyExport:
     """The old system's open items at the close of the day before ``cutover``, with its two years of bills and
     payments before it."""
-    rng = random.Random(seed)
+    rng, reach = random.Random(seed), random.Random(seed + 1)
     calendar = ordinance_on(cutover).calendar
     accounts = list(Account.objects.order_by("account_no").values_list("id", "account_no", "book"))
     skip = accounts_with_books([account_id for account_id, _, _ in accounts])
+    owners = dict(Account.objects.values_list("id", "owner_id"))
+    addresses = dict(Account.objects.exclude(owner__email="").values_list("id", "owner__email"))
     sizes = dict(Installation.objects.filter(removed_on__isnull=True).order_by("installed_on")
                  .values_list("account_id", "meter__size"))
     eve = cutover - timedelta(days=1)
@@ -68,6 +73,7 @@ def legacy_export(*, cutover: date, seed: int = 45) -> LegacyExport:
     history, past_rows = _writer(HISTORY_LAYOUT.columns)
     payments, paid_rows = _writer(PAYMENTS_LAYOUT.columns)
     devices, device_rows = _writer(DEVICES_LAYOUT.columns)
+    contacts, contact_rows = _writer(CONTACTS_LAYOUT.columns)
     for account_id, number, book in accounts:
         if account_id in skip:
             continue
@@ -113,5 +119,8 @@ def legacy_export(*, cutover: date, seed: int = 45) -> LegacyExport:
                     eve.replace(year=eve.year + 1).isoformat()] if tested else ["", "", "", "", ""]
             device_rows.writerow([number, f"BF-{number}", rng.choice(("RPZ", "DCA", "PVB")),
                                   rng.choice(("3/4", "1", "2")), "Watts", "", "", installed.isoformat(), *test])
+        if reach.random() < 0.25:  # the owner's address (the one on file here, if any); most chose paperless
+            email = addresses.get(account_id) or f"owner{owners[account_id]}@example.org"
+            contact_rows.writerow([number, email, "Y" if reach.random() < 0.6 else "N"])
     return LegacyExport(opening=opening.getvalue(), history=history.getvalue(), payments=payments.getvalue(),
-                        devices=devices.getvalue())
+                        devices=devices.getvalue(), contacts=contacts.getvalue())

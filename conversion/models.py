@@ -23,7 +23,8 @@ class ConversionBatch(models.Model):
     bills = models.PositiveIntegerField(default=0, help_text="Open bills written.")
     entries = models.PositiveIntegerField(default=0, help_text="Ledger rows written.")
     made = models.JSONField(default=dict, blank=True,
-                            help_text="The ids of the backflow devices, tests and testers it registered.")
+                            help_text="The ids of the backflow devices, tests and testers it registered; the "
+                                      "e-mail addresses and paperless choices it set and those they replaced.")
     posted_at = models.DateTimeField(auto_now_add=True)
     posted_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
                                   related_name="+")
@@ -92,6 +93,7 @@ class ConversionJob(models.Model):
     history = models.FileField(upload_to="conversion/", blank=True)
     payments = models.FileField(upload_to="conversion/", blank=True)
     devices = models.FileField(upload_to="conversion/", blank=True)
+    contacts = models.FileField(upload_to="conversion/", blank=True)
     mapping = models.FileField(upload_to="conversion/", blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     errors = models.JSONField(default=list, blank=True, help_text="The refusals: {line, field, message}.")

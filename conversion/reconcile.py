@@ -31,6 +31,7 @@ from core.money import ZERO
 from reports.render import COUNT, MONEY, TEXT, Column, ReportView, Table
 from reports.selectors import AGING_BUCKETS, aging_bucket
 
+from .contacts import contacts_reconciled
 from .models import OpeningItem
 from .posting import batches_for
 
@@ -91,13 +92,16 @@ class Reconciliation:
     history: tuple[int, int, int, int] = (0, 0, 0, 0)
     paid: tuple[Decimal, Decimal] = (ZERO, ZERO)  # paid to the old system: the files', brought over
     devices: tuple[int, int] = (0, 0)  # backflow devices: the files', registered
+    paperless: tuple[int, int] = (0, 0)  # paperless accounts: the files', on the books
+    emails: tuple[int, int] = (0, 0)  # owners' e-mail addresses: the files', on the books as given
 
     @property
     def matches(self) -> bool:
         return not self.differences and self.file.accounts == self.books.accounts \
             and self.file.bills == self.books.bills and self.history[0] == self.history[1] \
             and self.history[2] == self.history[3] and self.paid[0] == self.paid[1] \
-            and self.devices[0] == self.devices[1]
+            and self.devices[0] == self.devices[1] and self.paperless[0] == self.paperless[1] \
+            and self.emails[0] == self.emails[1]
 
 
 def reconciliation(*, cutover: date) -> Reconciliation:
@@ -166,8 +170,9 @@ def reconciliation(*, cutover: date) -> Reconciliation:
             sum(payments.values_list("amount", flat=True), ZERO))
     registered = [pk for batch in posted for pk in batch.made.get("devices", [])]
     devices = (sum(t.get("devices", 0) for t in told), Device.objects.filter(id__in=registered).count())
+    paperless, emails = contacts_reconciled([batch.made for batch in posted])
     return Reconciliation(cutover=cutover, batches=batches, file=file, books=books, differences=differences,
-                          history=history, paid=paid, devices=devices)
+                          history=history, paid=paid, devices=devices, paperless=paperless, emails=emails)
 
 
 def _owed(by_kind: dict[str, Decimal]) -> Decimal:
@@ -186,7 +191,11 @@ def reconciliation_view(r: Reconciliation) -> ReportView:
                {"item": "Payments to the old system (history)", "file_count": r.history[2],
                 "books_count": r.history[3], "count_difference": r.history[3] - r.history[2]},
                {"item": "Backflow devices", "file_count": r.devices[0], "books_count": r.devices[1],
-                "count_difference": r.devices[1] - r.devices[0]}]
+                "count_difference": r.devices[1] - r.devices[0]},
+               {"item": "Paperless accounts", "file_count": r.paperless[0], "books_count": r.paperless[1],
+                "count_difference": r.paperless[1] - r.paperless[0]},
+               {"item": "Owners' e-mail addresses", "file_count": r.emails[0], "books_count": r.emails[1],
+                "count_difference": r.emails[1] - r.emails[0]}]
     amounts = [{"item": KIND_WORDS[k], "file": r.file.by_kind[k], "books": r.books.by_kind[k],
                 "difference": r.books.by_kind[k] - r.file.by_kind[k]} for k in KINDS]
     amounts.append({"item": "Owed (charges less credits)", "file": r.file.owed, "books": r.books.owed,
@@ -211,7 +220,7 @@ def reconciliation_view(r: Reconciliation) -> ReportView:
             Column("difference", "Difference", MONEY)), rows=rows,
             total={"account_no": f"{len(rows):,} account(s)",
                    "difference": sum((d.difference for d in r.differences), ZERO)} if rows else {}),
-        more=[Table(key="counts", title="Accounts and open bills", columns=(
+        more=[Table(key="counts", title="Accounts, bills, devices and contacts", columns=(
                   Column("item", "", TEXT), Column("file_count", "File", COUNT),
                   Column("books_count", "Books", COUNT), Column("count_difference", "Difference", COUNT)),
                   rows=control),

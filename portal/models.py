@@ -3,14 +3,16 @@
 A customer is a Django user whose username is their email. They reach an account only through an
 ``accounts.PortalLink`` made by typing the account number and the access code printed on the bill.
 Failed linking attempts are kept here (per user and per address) so throttling holds across every web
-worker, and a clerk can see who is guessing codes. ``BillNotice`` records each paperless email sent, so
-sending again after a crash or a second call never emails a customer twice about one bill.
+worker, and a clerk can see who is guessing codes. ``BillNotice`` records each paperless email sent (to a
+customer signed up online, or to the owner's address on file), so sending again after a crash or a second
+call never emails an address twice about one bill.
 Sign-up requests are counted per client address and window of time (``SignUpCount``), one row each,
 so the count is exact on every web worker.
 """
 
 from django.conf import settings
 from django.db import models
+from django.db.models.functions import Lower
 
 
 class LinkFailure(models.Model):
@@ -44,15 +46,17 @@ class SignUpCount(models.Model):
 
 
 class BillNotice(models.Model):
-    """A paperless customer was emailed a link to a bill."""
+    """A paperless bill was emailed to an address: a customer's signed up online, or the owner's on file."""
 
     bill = models.ForeignKey("billing.Bill", on_delete=models.CASCADE, related_name="+")
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
+                             related_name="+", help_text="The customer signed up online; blank for the owner's "
+                                                         "address on file.")
     email = models.EmailField()
     sent_at = models.DateTimeField()
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["bill", "user"], name="one_bill_notice_per_user")]
+        constraints = [models.UniqueConstraint(Lower("email"), "bill", name="one_bill_notice_per_address")]
 
     def __str__(self) -> str:
         return f"Bill {self.bill_id} to {self.email}"

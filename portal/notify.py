@@ -1,4 +1,6 @@
-"""Paperless bills: an email with a link to the new bill, once per bill and customer."""
+"""Paperless bills: an email with the new bill's amounts and a link to it, once per bill and address."""
+
+from collections import defaultdict
 
 from django.conf import settings
 from django.core.mail import EmailMessage, get_connection
@@ -17,21 +19,34 @@ def _day(d) -> str:
     return f"{d:%B} {d.day}, {d:%Y}"
 
 
-def bills_issued_notify(bill_ids) -> int:
-    """Email every customer linked to a paperless account about its new bill; returns emails sent.
+def _recipients(bills) -> dict[int, list[tuple[str, object]]]:
+    """For each account, the addresses its paperless bills go to, once each (an address in any case is one
+    address): every active customer linked online, then the owner's address on file (with no user)."""
+    links = (PortalLink.objects.filter(account_id__any=list({b.account_id for b in bills}))
+             .exclude(user__email="").filter(user__is_active=True).select_related("user").order_by("id"))
+    by_account: dict[int, list[tuple[str, object]]] = defaultdict(list)
+    for link in links:
+        by_account[link.account_id].append((link.user.email, link.user))
+    for bill in bills:
+        owner = bill.account.owner.email
+        if owner and not any(email.lower() == owner.lower() for email, _ in by_account[bill.account_id]):
+            by_account[bill.account_id].append((owner, None))
+    return by_account
 
-    Safe to call twice: a ``BillNotice`` row (unique per bill and customer) is written before sending,
-    and removed again if the mail server refuses, so a retry sends what did not go.
+
+def bills_issued_notify(bill_ids) -> int:
+    """Email each paperless account's new bill to its customers linked online and to the owner's address on
+    file; returns emails sent. The owner not yet signed up is told how to (account number and access code, as
+    on a paper bill).
+
+    Safe to call twice: a ``BillNotice`` row (unique per bill and address) is written before sending, and
+    removed again if the mail server refuses, so a retry sends what did not go.
     """
     bills = {b.id: b for b in Bill.objects.filter(pk__any=list(bill_ids), account__paperless=True)
-             .exclude(status=Bill.Status.VOID).select_related("account__premises")}
+             .exclude(status=Bill.Status.VOID).select_related("account__premises", "account__owner")}
     if not bills:
         return 0
-    links = (PortalLink.objects.filter(account_id__any=list({b.account_id for b in bills.values()}))
-             .exclude(user__email="").filter(user__is_active=True).select_related("user"))
-    by_account: dict[int, list] = {}
-    for link in links:
-        by_account.setdefault(link.account_id, []).append(link.user)
+    by_account = _recipients(list(bills.values()))
     site = settings.SITE_URL.rstrip("/")
     from billing.ordinance import ordinance_on
     from billing.selectors import bill_summaries
@@ -41,15 +56,15 @@ def bills_issued_notify(bill_ids) -> int:
     sent = 0
     with get_connection() as connection:
         for bill in bills.values():
-            for user in by_account.get(bill.account_id, []):
+            for email, user in by_account.get(bill.account_id, []):
                 try:
                     with transaction.atomic():
-                        notice = BillNotice.objects.create(bill=bill, user=user, email=user.email,
-                                                           sent_at=timezone.now())
+                        notice = BillNotice.objects.create(bill=bill, user=user, email=email, sent_at=timezone.now())
                 except IntegrityError:
                     continue  # already told about this bill
-                context = {"bill": bill, "account": bill.account, "utility": utility,
+                context = {"bill": bill, "account": bill.account, "utility": utility, "signed_up": user is not None,
                            "url": site + reverse("portal:bill", kwargs={"public_id": bill.public_id}),
+                           "signup_url": site + reverse("portal:signup"),
                            "bill_date": _day(bill.bill_date), "due_date": _day(bill.due_date),
                            "late_after": _day(summaries[bill.pk].late_after),
                            "summary": summaries[bill.pk], "previous_date": _day(summaries[bill.pk].previous_date)
@@ -57,7 +72,7 @@ def bills_issued_notify(bill_ids) -> int:
                 message = EmailMessage(
                     subject=f"Your water bill for account {bill.account.account_no} is ready",
                     body=render_to_string("portal/email/bill_ready.txt", context),
-                    to=[user.email], connection=connection)
+                    to=[email], connection=connection)
                 try:
                     message.send()
                 except Exception:

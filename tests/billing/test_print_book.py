@@ -50,3 +50,21 @@ def test_a_book_of_only_paperless_accounts_prints_nothing_and_says_why(tmp_path,
     with pytest.raises(CommandError, match=r"every bill of book 1 dated 2026-02-01 \(1\) is for a paperless account"):
         call_command("print_book", "1", "--date", "2026-02-01", "--out", str(tmp_path / "b.pdf"), stdout=io.StringIO())
     assert not (tmp_path / "b.pdf").exists()
+
+
+@needs_poppler
+def test_a_paperless_account_with_no_address_to_email_is_printed(tmp_path, mineola):
+    """Paperless ticked for an owner with no address on file and nobody linked online: the bill would reach
+    nobody, so it goes in the mail; once a customer links the account online, it is emailed."""
+    from accounts.models import Account, PortalLink
+    from tests.portal.conftest import customer
+
+    for number, email in (("1-00010", "ten@example.org"), ("1-00020", "")):
+        worked_example_account(account_no=number, owner=CustomerFactory(name=f"Owner of {number}", email=email),
+                               paperless=True)
+    run("run_billing", "--date", "2026-02-01")
+    output, owners = print_book(tmp_path)
+    assert owners == ["1-00020"] and "Left out 1 bill of paperless accounts" in output
+    PortalLink.objects.create(user=customer("twenty@example.org"), account=Account.objects.get(account_no="1-00020"))
+    with pytest.raises(CommandError, match="every bill of book 1 dated 2026-02-01 \\(2\\) is for a paperless"):
+        print_book(tmp_path)

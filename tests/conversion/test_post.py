@@ -11,6 +11,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from accounts.models import Account
 from backflow.models import Device, DeviceTest, Tester
 from billing.models import Bill, BillingRun, BillLine, Deposit, LedgerEntry, PriorPayment
 from billing.services.adjustments import adjustment_create, bill_void
@@ -49,7 +50,8 @@ def books() -> dict:
             "devices": list(Device.objects.order_by("id").values()),
             "device_tests": list(DeviceTest.objects.order_by("id").values()),
             "testers": list(Tester.objects.order_by("id").values()),
-            "deposit_history": Deposit.history.count()}
+            "deposit_history": Deposit.history.count(),
+            "contacts": list(Account.objects.order_by("id").values_list("id", "paperless", "owner__email"))}
 
 
 def test_open_bills_post_on_their_own_dates_and_reconcile_to_the_cent(accounts, tmp_path):
@@ -215,11 +217,16 @@ def test_the_conversion_page_posts_reconciles_and_rolls_back(accounts, client, d
     assert refused.status_code == 200 and "Refused: nothing was saved" in html
     assert "<td class=\"r\">8</td><td>account_no</td><td>unknown account &#x27;9-9&#x27;</td>" in html
     assert books() == before
+    contacts = b"account_no,email,paperless\n1-0001,owner1@example.org,Y\n"
     posted = client.post(page, {"form": "post", "post-cutover": "2026-06-15", "post-confirm": "on",
-                                "post-file": SimpleUploadedFile("open.csv", CLEAN.encode())}, follow=True)
+                                "post-file": SimpleUploadedFile("open.csv", CLEAN.encode()),
+                                "post-contacts": SimpleUploadedFile("contacts.csv", contacts)}, follow=True)
     html = posted.content.decode()
     assert "Posted as conversion" in html and "The books match the file to the cent." in html
+    assert "<td>Paperless accounts</td><td class=\"r\">1</td><td class=\"r\">1</td>" in html
+    assert Account.objects.get(account_no="1-0001").paperless
     assert not ConversionJob.objects.exclude(opening="").exists()  # the uploads are not kept once done
+    assert not ConversionJob.objects.exclude(contacts="").exists()
     assert "<td>Owed (charges less credits)</td><td class=\"r\">$253.44</td><td class=\"r\">$253.44</td>" in html
     pdf = client.get(page, {"reconcile-cutover": "2026-06-15", "format": "pdf"})
     assert pdf["Content-Type"] == "application/pdf" and pdf.content.startswith(b"%PDF")

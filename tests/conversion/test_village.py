@@ -35,7 +35,7 @@ def village(mineola):
 def test_a_3000_account_village_converts_reconciles_and_rolls_back(village, tmp_path, admin_user):
     export = legacy_export(cutover=CUTOVER, seed=7)
     files = {"bills": export.history.encode(), "payments": export.payments.encode(),
-             "devices": export.devices.encode()}
+             "devices": export.devices.encode(), "contacts": export.contacts.encode()}
     before_check = counts()
     checked, history = conversion_read(export.opening.encode(), as_of=date(2026, 6, 14), **files)
     assert counts() == before_check  # the check saves nothing
@@ -51,6 +51,9 @@ def test_a_3000_account_village_converts_reconciles_and_rolls_back(village, tmp_
     assert result.books.aging == result.file.aging and sum(result.file.aging) == checked.charges
     assert result.history == (len(history.bills), len(history.bills), len(history.payments), len(history.payments))
     assert result.devices == (len(history.devices), len(history.devices)) and history.devices
+    paperless = sum(1 for c in history.contacts if c.paperless)
+    assert result.paperless == (paperless, paperless) and 0 < paperless < len(history.contacts)
+    assert result.emails == (len(history.contacts), len(history.contacts))
     assert conversion_post(export.opening.encode(), cutover=CUTOVER, today=TODAY, **files).already  # posts once
 
     # A memo dated before the cutover on one account: that account, and only it, differs.
@@ -67,7 +70,8 @@ def test_a_3000_account_village_converts_reconciles_and_rolls_back(village, tmp_
 def test_rollback_of_a_3000_account_conversion_leaves_the_books_identical(village, admin_user):
     legacy = legacy_export(cutover=CUTOVER, seed=7)
     export, files = legacy.opening.encode(), {"bills": legacy.history.encode(), "payments": legacy.payments.encode(),
-                                              "devices": legacy.devices.encode()}
+                                              "devices": legacy.devices.encode(),
+                                              "contacts": legacy.contacts.encode()}
     before = books()
     posted = conversion_post(export, cutover=CUTOVER, today=TODAY, actor=admin_user, **files)
     assert books() != before

@@ -17,7 +17,7 @@ from billing.models import Bill
 from meters.models import Reading
 from portal.models import BillNotice
 from portal.notify import bills_issued_notify
-from tests.factories import AccountFactory, InstallationFactory, MeterFactory
+from tests.factories import AccountFactory, CustomerFactory, InstallationFactory, MeterFactory
 
 from .conftest import PASSWORD, billed_account, customer, pay
 
@@ -114,7 +114,8 @@ def test_paperless_choice_is_saved_with_who_made_it(mineola, media):
 
 
 def test_paperless_customers_get_one_email_per_bill(mineola, media):
-    paperless = billed_account(paperless=True)
+    # The owner's address on file is Kim's login in other letters: one address, one email.
+    paperless = billed_account(paperless=True, owner=CustomerFactory(email="Kim@Example.org"))
     on_paper = billed_account()
     kim, lee = customer("kim@example.org"), customer("lee@example.org")
     PortalLink.objects.create(user=kim, account=paperless)
@@ -126,12 +127,29 @@ def test_paperless_customers_get_one_email_per_bill(mineola, media):
     assert sorted(m.to[0] for m in mail.outbox) == ["kim@example.org", "lee@example.org"]
     body = mail.outbox[0].body
     assert f"/portal/bills/{bill.public_id}/" in body and "$186.13" in body and "March 1, 2026" in body
+    assert "access code" not in body  # signed up already
     assert bills_issued_notify(ids) == 0 and len(mail.outbox) == 2
     assert BillNotice.objects.count() == 2
 
 
+def test_a_paperless_owner_not_signed_up_is_emailed_at_the_address_on_file_with_an_invitation(mineola, media):
+    """Paperless chosen at the office (or brought over from the old system): the owner has no login yet."""
+    account = billed_account(paperless=True, owner=CustomerFactory(email="owner@example.org"))
+    billed_account(owner=CustomerFactory(email="paper@example.org"))  # on paper: no email
+    lee = customer("lee@example.org")
+    PortalLink.objects.create(user=lee, account=account)
+    ids = list(Bill.objects.values_list("id", flat=True))
+    assert bills_issued_notify(ids) == 2
+    to_owner = next(m for m in mail.outbox if m.to == ["owner@example.org"])
+    assert "TOTAL AMOUNT DUE by March 1, 2026: $186.13" in to_owner.body
+    assert "/portal/signup/" in to_owner.body
+    assert f"link account number {account.account_no} with access code {account.access_code}" in to_owner.body
+    assert BillNotice.objects.get(email="owner@example.org").user is None
+    assert bills_issued_notify(ids) == 0 and len(mail.outbox) == 2
+
+
 def test_a_billing_run_emails_paperless_customers_after_commit(mineola, django_capture_on_commit_callbacks):
-    account = AccountFactory(book=1, paperless=True)
+    account = AccountFactory(book=1, paperless=True, owner=CustomerFactory(email=""))
     meter = MeterFactory()
     InstallationFactory(meter=meter, account=account, installed_on=date(2025, 7, 10))
     Reading.objects.create(meter=meter, read_on=date(2025, 7, 10), value=1_000_000, source="install")

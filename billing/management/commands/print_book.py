@@ -3,7 +3,8 @@
 The bills are laid out fresh (a stored bill PDF and a fresh layout of the same bill print the same
 page); laying them out in batches into one document is faster than reading and merging stored files.
 Accounts that chose paperless bills are emailed instead, so their bills are left out — and counted —
-unless ``--include-paperless`` asks for them.
+unless ``--include-paperless`` asks for them; a paperless account with no address to email (no owner's
+address on file, nobody linked online) is printed.
 """
 
 import argparse
@@ -12,6 +13,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
+from accounts.selectors import emailed_bills
 from billing.selectors import book_bills
 from billing.services.bill_pdfs import bills_pdf_render
 from core.commands import as_of_argument, parse_as_of
@@ -40,8 +42,9 @@ class Command(BaseCommand):
         include_paperless = options["include_paperless"]
         paperless = 0
         if not include_paperless:
-            paperless = bills.filter(account__paperless=True).count()
-            bills = bills.filter(account__paperless=False)
+            emailed = emailed_bills("account__")
+            paperless = bills.filter(emailed).count()
+            bills = bills.exclude(emailed)
         bills = list(bills.only("id"))
         if not bills and paperless:
             raise CommandError(f"every bill of book {book} dated {bill_date} ({paperless}) is for a paperless "

@@ -31,6 +31,8 @@ def history_arguments(parser) -> None:
     parser.add_argument("--devices", metavar="DEVICES.csv", help="backflow devices with their last tests (account_no,"
                         "serial,type,size,make,model,location,installed_on,tested_on,result,tester_certification,"
                         "tester_name,tester_certification_expires)")
+    parser.add_argument("--contacts", metavar="CONTACTS.csv", help="the owners' e-mail addresses and paperless "
+                        "choices (account_no,email,paperless)")
 
 
 class Command(BaseCommand):
@@ -89,9 +91,9 @@ class Command(BaseCommand):
         as_of = parse_as_of(o["date"])
         mapping = mapping_load(o["mapping"]) if o["mapping"] else None
         checked, history = conversion_read(o["file"], as_of=as_of, mapping=mapping, bills=o["history"],
-                                           payments=o["payments"], devices=o["devices"])
+                                           payments=o["payments"], devices=o["devices"], contacts=o["contacts"])
         totals = checked.control_totals()
-        if o["history"] or o["payments"] or o["devices"]:
+        if self._history_given(o):
             totals["history"] = history.control_totals()
         if o["json"]:
             self.stdout.write(json.dumps(totals, indent=2))
@@ -102,16 +104,22 @@ class Command(BaseCommand):
             self.stdout.write(f"  {kind:<9} {fmt_dollars(checked.by_kind.get(kind, 0)):>16}")
         self.stdout.write(f"  owed (charges less credits) {fmt_dollars(checked.owed)}; deposits held "
                           f"{fmt_dollars(checked.by_kind.get('deposit', 0))}")
-        if o["history"] or o["payments"] or o["devices"]:
+        if self._history_given(o):
+            told = history.control_totals()
             self.stdout.write(f"  history: {len(history.bills)} past bills ({history.gallons:,} gal, "
                               f"{fmt_dollars(history.billed)} billed), {len(history.payments)} payments "
-                              f"({fmt_dollars(history.paid)}), {len(history.devices)} backflow devices")
+                              f"({fmt_dollars(history.paid)}), {len(history.devices)} backflow devices, "
+                              f"{told['emails']} e-mail addresses, {told['paperless']} paperless accounts")
+
+    @staticmethod
+    def _history_given(o) -> bool:
+        return any(o[name] for name in ("history", "payments", "devices", "contacts"))
 
     def do_post(self, o):
         cutover = parse_as_of(o["cutover"], allow_future=True)
         mapping = mapping_load(o["mapping"]) if o["mapping"] else None
         posted = conversion_post(o["file"], cutover=cutover, today=today(), mapping=mapping, bills=o["history"],
-                                 payments=o["payments"], devices=o["devices"])
+                                 payments=o["payments"], devices=o["devices"], contacts=o["contacts"])
         batch = posted.batch
         if posted.already:
             self.stdout.write(f"{o['file']} was posted already as conversion {batch.pk} on "
@@ -166,13 +174,15 @@ class Command(BaseCommand):
         directory = Path(o["directory"])
         directory.mkdir(parents=True, exist_ok=True)
         export = legacy_export(cutover=cutover, seed=o["seed"])
-        files = {name: directory / f"{name}.csv" for name in ("opening_balances", "history", "payments", "devices")}
+        files = {name: directory / f"{name}.csv" for name in ("opening_balances", "history", "payments", "devices",
+                                                              "contacts")}
         files["opening_balances"].write_text(export.opening)
         files["history"].write_text(export.history)
         files["payments"].write_text(export.payments)
         files["devices"].write_text(export.devices)
+        files["contacts"].write_text(export.contacts)
         given = (f"{files['opening_balances']} --history {files['history']} --payments {files['payments']} "
-                 f"--devices {files['devices']}")
+                 f"--devices {files['devices']} --contacts {files['contacts']}")
         self.stdout.write(f"written {', '.join(str(f) for f in files.values())}:\n"
                           f"  convert check {given} --date {cutover - timedelta(days=1)}\n"
                           f"  convert post {given} --cutover {cutover}")
