@@ -13,6 +13,8 @@ from datetime import date
 from django.db import transaction
 
 from core.clock import refuse_future
+from core.csvimport import chunked
+from core.db import column_set
 from core.errors import ApplicationError
 
 from .models import Account, AccountNote, Customer, Ownership, PortalLink, new_access_code
@@ -90,29 +92,26 @@ def contacts_bring_over(contacts: list[ContactSet]) -> dict:
     returns what they replaced (``{"contacts": {"customers": [[id, email]], "accounts": [[id, paperless]]}}``)
     for ``contacts_restore``."""
     by_account = {c.account_id: c for c in contacts}
-    accounts = list(Account.objects.filter(pk__in=list(by_account)).select_related("owner").only(
-        "id", "paperless", "owner__id", "owner__email"))
-    owners: dict[int, Customer] = {}
     was_email: dict[int, str] = {}
     was_paperless: dict[int, bool] = {}
-    for account in accounts:
-        wanted = by_account[account.pk]
-        owner = owners.setdefault(account.owner_id, account.owner)
-        if wanted.email and owner.email.lower() != wanted.email.lower():
-            was_email.setdefault(owner.pk, owner.email)
-            owner.email = wanted.email
-        if account.paperless != wanted.paperless:
-            was_paperless[account.pk] = account.paperless
-            account.paperless = wanted.paperless
-    Customer.objects.bulk_update([owners[pk] for pk in was_email], ["email"], batch_size=2000)
-    Account.objects.bulk_update([a for a in accounts if a.pk in was_paperless], ["paperless"], batch_size=2000)
+    now_email: dict[int, str] = {}
+    for chunk in chunked(list(by_account), 20_000):
+        for account_id, paperless, owner_id, email in Account.objects.filter(pk__any=list(chunk)).values_list(
+                "id", "paperless", "owner_id", "owner__email"):
+            wanted = by_account[account_id]
+            email = now_email.setdefault(owner_id, email)
+            if wanted.email and email.lower() != wanted.email.lower():
+                was_email.setdefault(owner_id, email)
+                now_email[owner_id] = wanted.email
+            if paperless != wanted.paperless:
+                was_paperless[account_id] = paperless
+    column_set(Customer, "email", {pk: now_email[pk] for pk in was_email})
+    column_set(Account, "paperless", {pk: not paperless for pk, paperless in was_paperless.items()})
     return {"contacts": {"customers": [[pk, email] for pk, email in was_email.items()],
                          "accounts": [[pk, paperless] for pk, paperless in was_paperless.items()]}}
 
 
 def contacts_restore(replaced: dict) -> None:
     """Put back the addresses and choices ``contacts_bring_over`` replaced."""
-    Customer.objects.bulk_update([Customer(pk=pk, email=email) for pk, email in replaced.get("customers", [])],
-                                 ["email"], batch_size=2000)
-    Account.objects.bulk_update([Account(pk=pk, paperless=paperless)
-                                 for pk, paperless in replaced.get("accounts", [])], ["paperless"], batch_size=2000)
+    column_set(Customer, "email", dict(replaced.get("customers", [])))
+    column_set(Account, "paperless", dict(replaced.get("accounts", [])))

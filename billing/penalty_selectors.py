@@ -26,13 +26,14 @@ from django.db.models import Count, Q, Sum
 
 from accounts.models import Account
 from core.clock import today
+from core.db import collector_paused
 from core.errors import ApplicationError
 from core.models import NightlyStep
 from core.money import ZERO
 
 from .ledger.allocation import CATEGORY, DEPOSIT_KINDS, PRINCIPAL_CATEGORIES, REVERSAL_KIND, Entry
 from .ledger.posting import Posting, correction_source, late_charge_source
-from .ledger.selectors import _rows, collector_paused, replay_entry
+from .ledger.selectors import _rows, replay_entry
 from .ledger.standing import accounts_where, open_balances
 from .models import Bill, LedgerEntry, PenaltyWaiver, Utility
 from .ordinance import ordinance_on

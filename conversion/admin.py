@@ -1,11 +1,13 @@
-"""The Conversion page of the admin: check an opening-balances file (or another system's export through a mapping),
+"""The Conversion page of the admin: import the old system's accounts (through the mapping), check an
+opening-balances file (or another system's export through a mapping),
 post it as a batch on its cutover, reconcile the posted batches with the books (on the page, or as CSV, JSON and
 PDF), roll a batch back, and run a period's bills in parallel with the old system's — the same as ``manage.py
 convert check``, ``post``, ``reconcile``, ``rollback`` and ``parallel``, with every problem listed under the file
 it is in.
 
 ``core.admin.admin_page_register`` adds the page to the admin site at ``admin:conversion``, under the admin's
-login: staff who may view bills may check, compare and reconcile; posting needs the permission to add
+login: staff who may view bills may check, compare and reconcile; importing accounts needs the permission to add
+accounts; posting needs the permission to add
 conversion batches and a rollback the permission to change them.
 """
 
@@ -23,6 +25,7 @@ from core.errors import ApplicationError
 from reports.admin import DOWNLOADS, report_download
 from reports.render import printed
 
+from .account_file import accounts_import_job_start
 from .jobs import conversion_job_create
 from .models import ConversionBatch, ConversionJob
 from .opening import KINDS, mapping_parse
@@ -33,7 +36,20 @@ from .tasks import conversion_job_run
 
 PERMISSION = "billing.view_bill"
 POST_PERMISSION = "conversion.add_conversionbatch"
+ACCOUNTS_PERMISSION = "accounts.add_account"
 ROLLBACK_PERMISSION = "conversion.change_conversionbatch"
+
+
+class AccountsForm(forms.Form):
+    file = forms.FileField(label="Accounts (CSV)",
+                           help_text="The old system's account master: import_accounts' columns (account_no,book,"
+                                     "category,owner_name,…,initial_read_date[,status]) — or its own export with a "
+                                     "mapping.")
+    mapping = forms.FileField(label="Mapping (TOML)", required=False,
+                              help_text="Its [accounts] tables rename the export's columns and its class, meter-size "
+                                        "and status codes (fixtures/conversion/example_mapping.toml is a worked one).")
+    as_of = forms.DateField(label="Import date", widget=DATE_WIDGET, help_text="Nothing in the file may be dated "
+                                                                               "after it.")
 
 
 class CheckForm(forms.Form):
@@ -100,11 +116,19 @@ def conversion_view(request):
     chosen = request.POST.get("form") if request.method == "POST" else None
     if chosen == "rollback":
         return _rollback(request)
+    accounts = _bound(AccountsForm, request, chosen, "accounts")
+    if chosen == "accounts":
+        if not request.user.has_perm(ACCOUNTS_PERMISSION):
+            raise PermissionDenied
+        started = _accounts_start(request, accounts)
+        if started is not None:
+            return started
     check, post = _bound(CheckForm, request, chosen, "check"), _bound(PostForm, request, chosen, "post")
     parallel = _bound(ParallelForm, request, chosen, "parallel")
     reconcile = ReconcileForm(request.GET if "reconcile-cutover" in request.GET else None, prefix="reconcile")
     can_post, can_roll_back = request.user.has_perm(POST_PERMISSION), request.user.has_perm(ROLLBACK_PERMISSION)
-    context = {"check": check, "post": post if can_post else None, "parallel": parallel, "reconcile": reconcile,
+    context = {"accounts": accounts if request.user.has_perm(ACCOUNTS_PERMISSION) else None,
+               "check": check, "post": post if can_post else None, "parallel": parallel, "reconcile": reconcile,
                "kinds": KINDS, "status_words": STATUS_WORDS, "problems": [],
                "batches": [(batch, rollback_refusal(batch) if can_roll_back else "you may not roll back conversions")
                            for batch in ConversionBatch.objects.select_related("posted_by")[:50]]}
@@ -166,6 +190,28 @@ def conversion_view(request):
             context["counts"] = [(words, result.count(status)) for status, words in STATUS_WORDS.items()]
     return TemplateResponse(request, "admin/conversion/conversion.html", {
         **admin.site.each_context(request), "title": "Conversion from another system", **context})
+
+
+def _accounts_start(request, form: AccountsForm):
+    """The accounts import started as a job (its page next), or None with the form's refusals."""
+    if not form.is_valid():
+        return None
+    as_of = form.cleaned_data["as_of"]
+    if as_of > today():
+        form.add_error("as_of", f"{as_of} is after today: accounts are imported as of a day that has come")
+        return None
+    try:
+        mapping = _mapping(form)
+        job, closed = accounts_import_job_start(form.cleaned_data["file"], mapping=mapping and mapping.accounts,
+                                                as_of=as_of, actor=request.user)
+    except ApplicationError as exc:
+        for error in exc.errors:
+            form.add_error("mapping" if error.field == "mapping" else "file",
+                           f"line {error.line}: {error.field}: {error.message}" if error.line else error.message)
+        return None
+    if closed:
+        messages.info(request, f"{closed} closed account{'s' if closed != 1 else ''} of the export left out.")
+    return HttpResponseRedirect(reverse("admin:accounts_account_import_job", args=[job.pk]))
 
 
 def _job(request) -> ConversionJob | None:

@@ -23,7 +23,6 @@ from accounts.models import Account
 from accounts.services import ContactSet, contacts_bring_over, contacts_restore
 from core.csvimport import CsvLayout, ImportErrors, chunked, csv_rows, identifier, import_source_read
 
-from .history import raise_naming
 from .opening import unknown_accounts
 
 CONTACTS_LAYOUT = CsvLayout(required=("account_no", "email", "paperless"))
@@ -79,7 +78,7 @@ def contacts_read(source) -> list[ContactRow]:
         rows.append(ContactRow(row.line, account_no, email, paperless))
     unknown_accounts(errors, first_line)
     _owners_check(errors, rows)
-    raise_naming(errors, "contacts")
+    errors.raise_if_any(file="contacts")
     return rows
 
 

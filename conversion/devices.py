@@ -35,7 +35,6 @@ from core.csvimport import (
 from core.dates import iso_date
 from core.errors import ApplicationError
 
-from .history import raise_naming
 from .opening import unknown_accounts
 
 DEVICES_LAYOUT = CsvLayout(required=("account_no", "serial", "type", "size", "make", "model", "location",
@@ -129,7 +128,7 @@ def devices_read(source, *, as_of: date) -> list[DeviceRow]:
         for serial in Device.objects.filter(serial__any=list(chunk)).values_list("serial", flat=True):
             errors.add(line=serials[serial], field="serial", message=f"a device with serial {serial} is already "
                                                                      "registered")
-    raise_naming(errors, "devices")
+    errors.raise_if_any(file="devices")
     return rows
 
 

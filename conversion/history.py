@@ -23,7 +23,6 @@ from billing.models import Bill
 from core.csvimport import (
     CsvLayout,
     ImportErrors,
-    ImportRejected,
     chunked,
     csv_rows,
     dollars,
@@ -33,7 +32,6 @@ from core.csvimport import (
     text,
 )
 from core.dates import iso_date
-from core.errors import FieldError
 from core.money import ZERO
 
 from .opening import unknown_accounts
@@ -108,17 +106,6 @@ def _amount(value: str) -> Decimal:
     return dollars(value) if value.strip() not in ("0", "0.00") else Decimal("0.00")
 
 
-def raise_naming(errors: ImportErrors, which: str) -> None:
-    """Refuse the file, each problem naming the file it is in (``history.bill_date``): the history and the
-    payments are checked with the opening balances, and line 7 of one is not line 7 of another."""
-    try:
-        errors.raise_if_any()
-    except ImportRejected as exc:
-        raise ImportRejected(f"the {which} file: {exc}", errors=[
-            FieldError(field=f"{which}.{e.field}", message=e.message, line=e.line) for e in exc.errors],
-            unlisted=exc.unlisted, lines=exc.lines) from None
-
-
 def history_read(bills_source=None, payments_source=None, *, as_of: date) -> History:
     """The past bills and payments checked, all or nothing (``ImportRejected``, every problem with its file,
     line and column); nothing is saved either way."""
@@ -175,7 +162,7 @@ def history_read(bills_source=None, payments_source=None, *, as_of: date) -> His
             for number in Bill.objects.filter(number__any=list(chunk)).values_list("number", flat=True):
                 errors.add(line=history.bills[number].line, field="bill_no", message=f"bill {number} is already one "
                                                                                      "of ours")
-        raise_naming(errors, "history")
+        errors.raise_if_any(file="history")
     if payments_source is not None:
         file = import_source_read(payments_source)
         errors = ImportErrors(columns=PAYMENTS_LAYOUT.columns)
@@ -194,7 +181,7 @@ def history_read(bills_source=None, payments_source=None, *, as_of: date) -> His
                 first_line.setdefault(number, row.line)
                 history.payments.append(PastPayment(row.line, number, paid_on, amount, words))
         unknown_accounts(errors, first_line)
-        raise_naming(errors, "payments")
+        errors.raise_if_any(file="payments")
     return history
 
 

@@ -8,7 +8,8 @@ Design overview:
   credit) or deposit (a refundable deposit held); amounts are positive, the kind gives the direction.
 * **A mapping** (TOML) turns another system's export into that file without hand editing: ``[columns]`` names
   the export's header for each of our columns, ``[kinds]`` its charge codes, ``[dates] format`` its date
-  format (strftime, e.g. ``%m/%d/%Y``). ``fixtures/conversion/example_mapping.toml`` is a worked one.
+  format (strftime, e.g. ``%m/%d/%Y``); its ``[accounts]`` tables read the account master the same way
+  (``account_file``). ``fixtures/conversion/example_mapping.toml`` is a worked one.
 * **Checked as every import is** (``core.csvimport``): every problem with its line and column, nothing saved —
   an unknown account, a bill number used by two accounts or with two different dates, a due date before its
   bill date, a date after the day of the check, a bill number already one of ours. A clean file gives its
@@ -44,6 +45,8 @@ from core.dates import iso_date
 from core.errors import ApplicationError
 from core.money import ZERO
 
+from .account_file import AccountsMapping, accounts_mapping_parse
+
 OPENING_LAYOUT = CsvLayout(required=("account_no", "bill_no", "bill_date", "due_date", "kind", "amount",
                                      "description"))
 BILL_KINDS = ("water", "sewer", "fee", "fine", "penalty", "interest")  # the charges of an open bill
@@ -58,6 +61,7 @@ class Mapping:
     columns: dict[str, str] = field(default_factory=dict)  # our column → the export's header
     kinds: dict[str, str] = field(default_factory=dict)  # the export's code → our kind
     date_format: str = ""  # strftime; blank: YYYY-MM-DD
+    accounts: AccountsMapping = field(default_factory=AccountsMapping)  # the account master (``account_file``)
 
 
 def mapping_load(path: str | Path) -> Mapping:
@@ -83,10 +87,11 @@ def mapping_parse(raw: bytes, *, name: str) -> Mapping:
     date_format = data.get("dates", {}).get("format", "")
     if date_format and "%" not in date_format:
         problems.append(f"[dates] format '{date_format}': a strftime format such as %m/%d/%Y")
+    accounts = accounts_mapping_parse(data.get("accounts", {}), date_format=date_format, problems=problems)
     if problems:
         raise ApplicationError("; ".join(problems), field="mapping")
     return Mapping(columns={str(k): str(v) for k, v in columns.items()},
-                   kinds={str(k): str(v) for k, v in kinds.items()}, date_format=date_format)
+                   kinds={str(k): str(v) for k, v in kinds.items()}, date_format=date_format, accounts=accounts)
 
 
 def _mapped(file: ImportFile, mapping: Mapping) -> str:

@@ -34,7 +34,7 @@ from billing.services.opening import (
     opening_books_remove,
 )
 from core.csvimport import ImportRejected, chunked, import_source_read
-from core.db import copy_rows, is_postgres, lock_for_transaction
+from core.db import collector_paused, copy_rows, is_postgres, lock_for_transaction
 from core.errors import ApplicationError, FieldError
 
 from .contacts import contacts_post, contacts_read, contacts_remove
@@ -54,6 +54,7 @@ class Posted:
     already: bool  # the file was posted before: nothing was written now
 
 
+@collector_paused()  # hundreds of thousands of rows, none in a cycle
 def conversion_read(source, *, as_of: date, mapping: Mapping | None = None, bills=None,
                     payments=None, devices=None, contacts=None) -> tuple[OpeningBalances, History]:
     """The opening balances and the history (past bills, payments) checked together, all or nothing: each file
@@ -82,6 +83,7 @@ def conversion_read(source, *, as_of: date, mapping: Mapping | None = None, bill
     return checked, history
 
 
+@collector_paused()
 def conversion_post(source, *, cutover: date, today: date, actor=None, mapping: Mapping | None = None,
                     bills=None, payments=None, devices=None, contacts=None, progress=None) -> Posted:
     """Post the opening balances in ``source`` (a path, bytes or an upload), with the old system's past bills and

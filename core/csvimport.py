@@ -236,6 +236,7 @@ def csv_rows(*, text: str, layout: CsvLayout, errors: ImportErrors) -> list[CsvR
         raise _header_error(layout, header)
     rows: list[CsvRow] = []
     line = 1
+    nul_anywhere = "\x00" in text  # most files have none: then no row needs looking at for it
     while True:
         line += 1
         try:
@@ -245,7 +246,7 @@ def csv_rows(*, text: str, layout: CsvLayout, errors: ImportErrors) -> list[CsvR
         except csv.Error as exc:
             errors.add(line=line, field="", message=f"not readable as CSV ({exc}); nothing after it was read")
             break
-        if not any(v.strip() for v in values):
+        if not "".join(values).strip():
             continue
         if len(values) != len(header):
             errors.add(line=line, field="", message=f"has {len(values)} values; the header has {len(header)} "
@@ -255,7 +256,7 @@ def csv_rows(*, text: str, layout: CsvLayout, errors: ImportErrors) -> list[CsvR
         # naming it (an account number "1-0001<TAB>" is not quietly taken as 1-0001).
         values = {name: value.strip(" ") for name, value in zip(header, values, strict=True)}
         # PostgreSQL cannot take NUL in text: such a row is an error here, and never reaches a query.
-        if with_nul := [name for name, value in values.items() if "\x00" in value]:
+        if nul_anywhere and (with_nul := [name for name, value in values.items() if "\x00" in value]):
             for name in with_nul:
                 errors.add(line=line, field=name, message=NUL_IN_CELL)
             continue
@@ -317,11 +318,16 @@ class ImportErrors:
     def __len__(self) -> int:
         return self.count
 
-    def raise_if_any(self) -> None:
+    def raise_if_any(self, *, file: str = "") -> None:
+        """Refuse the file with every error kept. ``file`` names it in each error (``history.bill_date``), for
+        files checked together (line 7 of one is not line 7 of another)."""
         if self.count:
             listed = self.errors
+            if file:
+                listed = [FieldError(field=f"{file}.{e.field}", message=e.message, line=e.line) for e in listed]
             raise ImportRejected(
-                f"file rejected: {self.count} error(s) on {len(self.bad_lines)} line(s); nothing was saved",
+                f"{f'the {file} file: ' if file else ''}file rejected: {self.count} error(s) on "
+                f"{len(self.bad_lines)} line(s); nothing was saved",
                 errors=listed, unlisted=self.count - len(listed), lines=len(self.bad_lines))
 
 

@@ -6,7 +6,9 @@ meters floor, above accounts.
 One row per account::
 
     account_no,book,category,owner_name,owner_address,occupant_name,service_address,sbl,
-    meter_serial,meter_size,meter_unit,initial_reading,initial_read_date
+    meter_serial,meter_size,meter_unit,initial_reading,initial_read_date[,status]
+
+``status`` (optional, active or vacant; blank is active) is what a new account opens with.
 
 The file is taken whole or not at all; every bad row is listed with its line, column and rule.
 
@@ -32,9 +34,10 @@ imported again and importing the same file twice changes nothing:
 * ``service_address`` and ``sbl`` update the premises.
 
 The billing columns of an existing account — ``book``, ``category``, ``meter_serial``, ``meter_size``,
-``meter_unit``, ``initial_reading``, ``initial_read_date`` — must match what is recorded: a difference is
-an error pointing the clerk to the account page (or a meter change), because moving an account between
-books or rewriting its installation reading changes bills and is not done silently by a file.
+``meter_unit``, ``initial_reading``, ``initial_read_date`` and a ``status`` given — must match what is
+recorded: a difference is an error pointing the clerk to the account page (or a meter change), because
+moving an account between books or rewriting its installation reading changes bills and is not done
+silently by a file.
 
 Every row written gets a history entry naming the user and the file.
 """
@@ -83,7 +86,11 @@ if TYPE_CHECKING:
 
 ACCOUNTS_LAYOUT = CsvLayout(required=(
     "account_no", "book", "category", "owner_name", "owner_address", "occupant_name", "service_address",
-    "sbl", "meter_serial", "meter_size", "meter_unit", "initial_reading", "initial_read_date"))
+    "sbl", "meter_serial", "meter_size", "meter_unit", "initial_reading", "initial_read_date"),
+    optional=("status",))
+# The statuses a file may open an account with (blank: active); both are billed. A shut-off or a closing is a
+# workflow of its own, never a file's.
+IMPORT_STATUSES = (Account.Status.ACTIVE.value, Account.Status.VACANT.value)
 INSTALL_SOURCE = "install"
 
 
@@ -127,6 +134,7 @@ _PARSERS = {
     "meter_size": _size,
     "meter_unit": one_of(Meter.Unit.values),
     "initial_reading": reading_value,
+    "status": one_of(IMPORT_STATUSES, default=""),
 }
 
 
@@ -409,7 +417,9 @@ def _recorded_check(row: _Row, existing: _Existing, *, errors: ImportErrors) -> 
     """An existing account's billing columns must match what is recorded; the import never rewrites them."""
     account = existing.account
     advice = "the import only updates names and addresses; change it on the account page"
-    for column, recorded in (("book", account.book), ("category", account.category)):
+    # A blank status (or a file without the column) leaves the recorded one alone.
+    for column, recorded in (("book", account.book), ("category", account.category),
+                             *((("status", account.status),) if row.status else ())):
         value = row.values.get(column)
         if value is not None and value != recorded:
             errors.add(line=row.line, field=column,
@@ -470,7 +480,8 @@ def _plan_save(plan: _Plan, *, as_of: date, actor: AbstractBaseUser | None, reas
 
     premises = create(Premises, [Premises(service_address=r.service_address, sbl=r.sbl) for r in new])
     accounts = create(Account, [
-        Account(account_no=r.account_no, book=r.book, category=r.category, premises=p, owner=o,
+        Account(account_no=r.account_no, book=r.book, category=r.category,
+                status=r.status or Account.Status.ACTIVE, premises=p, owner=o,
                 occupant=occupants.get(r.line), opened_on=r.initial_read_date)
         for r, p, o in zip(new, premises, owners, strict=True)])
     create(Ownership, [Ownership(account=a, owner=a.owner, started_on=r.initial_read_date)

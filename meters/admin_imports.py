@@ -34,6 +34,7 @@ class AccountImportMixin(CsvImportAdminMixin):
     import_noun = "accounts"
     import_help = (
         "One row per account. category is one_two_family, other or nonprofit; book 1–10; meter_size in "
-        "inches (5/8, 3/4, 1, 1 1/2, 2, …); meter_unit gal or cf; initial_read_date YYYY-MM-DD. An account "
+        "inches (5/8, 3/4, 1, 1 1/2, 2, …); meter_unit gal or cf; initial_read_date YYYY-MM-DD; status (optional) "
+        "active or vacant, blank for active. An account "
         "number already on file updates its owner, occupant and addresses only. The whole file is "
         "imported, or nothing is.")

@@ -27,11 +27,7 @@ from django.db.models import Max
 
 from accounts.models import Account
 from billing.ledger.allocation import DEPOSIT_KINDS, PENALTY_KINDS, BillBalance, Entry, Ledger, replay_order
-from billing.ledger.selectors import (
-    accounts_that_may_owe,
-    collector_paused,
-    entries_for_accounts,
-)
+from billing.ledger.selectors import accounts_that_may_owe, entries_for_accounts
 from billing.ledger.standing import open_balances
 from billing.models import Bill, BillLine, LedgerEntry, Payment
 from billing.ordinance import ordinance_on
@@ -40,6 +36,7 @@ from billing.penalty_selectors import penalty_candidates, penalty_candidates_sin
 from billing.presets import preset_load
 from billing.runs.preview import BookTotal, LineTotal  # the same totals as a run's proof register
 from core.csvimport import chunked
+from core.db import collector_paused
 from core.money import ZERO
 from termination.policy import termination_policy
 from termination.selectors import delinquencies, list_floor

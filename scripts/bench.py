@@ -620,7 +620,8 @@ def piece_conversion(bench: Bench):
     yield bench.row("conversion", f"{seconds:.1f} s: post {f['post_s']:.1f} s + reconcile {f['reconcile_s']:.1f} s "
                     f"({f['differences']} differences) of {f['rows']:,} open items ({f['open_bills']:,} open bills of "
                     f"{f['converted_accounts']:,} accounts owing), {f['past_bills']:,} past bills and "
-                    f"{f['payment_rows']:,} past payments of {f['accounts']:,} accounts; check {f['check_s']:.1f} s, "
+                    f"{f['payment_rows']:,} past payments, {f['devices']:,} backflow devices and {f['contacts']:,} "
+                    f"e-mail addresses of {f['accounts']:,} accounts; check {f['check_s']:.1f} s, "
                     f"rollback {f['rollback_s']:.1f} s", seconds, "s",
                     seconds < 60 and f["accounts"] >= 100_000 and f["differences"] == 0)
 

@@ -61,9 +61,11 @@ def measure(count: int) -> dict:
         cursor.execute("ANALYZE")
     legacy = legacy_export(cutover=CUTOVER, seed=45)
     export, files = legacy.opening.encode(), {"bills": legacy.history.encode(), "payments": legacy.payments.encode(),
-                                              "devices": legacy.devices.encode()}
+                                              "devices": legacy.devices.encode(),
+                                              "contacts": legacy.contacts.encode()}
     figures = {"accounts": count, "rows": export.count(b"\n") - 1, "history_rows": files["bills"].count(b"\n") - 1,
-               "payment_rows": files["payments"].count(b"\n") - 1}
+               "payment_rows": files["payments"].count(b"\n") - 1, "devices": files["devices"].count(b"\n") - 1,
+               "contacts": files["contacts"].count(b"\n") - 1}
     started = time.perf_counter()
     checked, history = conversion_read(export, as_of=CUTOVER.replace(day=14), **files)
     figures["check_s"] = time.perf_counter() - started
@@ -104,7 +106,8 @@ def main() -> int:
     figures = measure(args.accounts)
     print(f"{figures['accounts']:,} accounts: {figures['rows']:,} open items ({figures['converted_accounts']:,} accounts "
           f"owing, {figures['open_bills']:,} open bills), {figures['past_bills']:,} past bills in "
-          f"{figures['history_rows']:,} rows, {figures['payment_rows']:,} past payments")
+          f"{figures['history_rows']:,} rows, {figures['payment_rows']:,} past payments, {figures['devices']:,} backflow "
+          f"devices, {figures['contacts']:,} e-mail addresses and paperless choices")
     print(f"  check {figures['check_s']:.1f} s, post {figures['post_s']:.1f} s, reconcile {figures['reconcile_s']:.1f} s "
           f"({figures['differences']} differences), rollback {figures['rollback_s']:.1f} s")
     print("RESULT " + json.dumps(figures))

@@ -8,14 +8,14 @@ penalties the payment had kept away are owed on their own days. Read through a d
 counts and the reversal is not there yet: the books as they stood.
 """
 
-import gc
 from collections import defaultdict
-from contextlib import contextmanager
 from datetime import date
 
 from django.db.models import F, Sum
 from django.db.models.functions import Round
 from django.db.models.sql.constants import MULTI
+
+from core.db import collector_paused
 
 from ..models import Bill, LedgerEntry
 from ..ordinance import payment_order
@@ -35,19 +35,6 @@ def replay_entry(kind: str, posted_on: date, amount, bill_key: tuple | None, ent
     _set(entry, "__dict__", {"kind": kind, "posted_on": posted_on, "amount": amount, "bill_key": bill_key,
                              "entry_id": entry_id, "recorded_at": recorded_at})
     return entry
-
-
-@contextmanager
-def collector_paused():
-    """Python's cyclic garbage collector paused while tens of thousands of rows and entries are made (none of
-    them in a cycle): otherwise it runs over and over as they pile up, for a good part of the load."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _rows(queryset) -> list[tuple]:

@@ -21,12 +21,13 @@ from functools import lru_cache
 
 from django.db.models import Max, Q
 
+from core.db import collector_paused
 from core.money import ZERO
 
 from ..models import AccountStanding, LedgerEntry
 from ..ordinance import payment_order
 from .allocation import DEPOSIT_KINDS, AccountBalance, BillBalance, allocate
-from .selectors import collector_paused, entries_for_accounts
+from .selectors import entries_for_accounts
 
 CHUNK = 2000
 

@@ -19,9 +19,11 @@ Design overview:
   ``Deposit`` with its ``deposit`` row, both dated the day before the cutover.
 * **History** is shown, never owed: a past bill paid in the old system is a bill (its period, gallons and lines,
   so the usage chart and the high-usage average read it, and the next bill starts from its period's last
-  reading) with no ledger row; a bill both past and open takes its period and gallons from the history and its
-  lines and ledger rows from the open items (what is owed). A payment made to the old system is a
-  ``PriorPayment``, shown beside the bills, never on the books (what it paid is out of the open items).
+  reading) with no ledger row (a monthly bill, the first of its billable year, charged the year's minimum, as
+  the ordinance has it charged: ``includes_annual_minimum``); a bill both past and open takes its period and
+  gallons from the history and its lines and ledger rows from the open items (what is owed). A payment made to
+  the old system is a ``PriorPayment``, shown beside the bills, never on the books (what it paid is out of the
+  open items).
 * **Only fresh books are opened**: an account with a bill or ledger row of its own already is refused.
 * **Rollback** (``opening_books_remove``) deletes exactly those rows, nothing else, in one transaction; on
   PostgreSQL the append-only triggers let it through only inside that transaction (billing 0021).
@@ -135,6 +137,15 @@ def opening_books_post(*, bills: Sequence[OpeningBill], items: Sequence[AccountI
     frequency = {account_id: calendar.frequency_for(spans[account_id][-1].size if spans.get(account_id)
                                                     else SMALLEST_METER)
                  for account_id in account_ids}
+    # The first monthly bill of each billable year charged the year's minimum, as the ordinance has it charged
+    # (the later ones count gallons against its allowance): our next bill in that year charges no second one.
+    year_first: dict[tuple[int, date], OpeningBill] = {}
+    for b in bills:
+        if frequency[b.account_id] == Bill.Frequency.MONTHLY:
+            key = (b.account_id, calendar.billable_year_start(book=accounts[b.account_id][1], on=b.bill_date))
+            if key not in year_first or b.bill_date < year_first[key].bill_date:
+                year_first[key] = b
+    minimum_on = {id(b) for b in year_first.values()}
     now = timezone.now()
     if is_postgres():  # COPY, without a model instance per bill
         ids = reserve_ids(Bill, len(bills))
@@ -142,19 +153,21 @@ def opening_books_post(*, bills: Sequence[OpeningBill], items: Sequence[AccountI
                    "recipient_name", "recipient_address", "due_date", "period_start", "period_end", "gallons",
                    "schedule_gallons", "includes_annual_minimum", "estimated", "total", "total_currency",
                    "created_at", "void_reason", "void_description", "pdf", "final", "converted_on", "conversion")
-        copy_rows(Bill, columns, [
-            (pk, b.number, uuid.uuid4(), b.account_id, Bill.Status.ISSUED.value, frequency[b.account_id], b.bill_date,
+        issued = Bill.Status.ISSUED.value
+        copy_rows(Bill, columns, (  # formatted as the database reads them
+            (pk, b.number, uuid.uuid4(), b.account_id, issued, frequency[b.account_id], b.bill_date,
              b.bill_date, accounts[b.account_id][2] or "", accounts[b.account_id][3] or "", b.due_date,
-             *b.span, b.gallons, b.gallons, False, False, b.total, "USD", now, "",
+             *b.span, b.gallons, b.gallons, id(b) in minimum_on, False, b.total, "USD", now, "",
              "", "", False, cutover, prefix)
-            for pk, b in zip(ids, bills, strict=True)])
+            for pk, b in zip(ids, bills, strict=True)))
     else:
         ids = [row.pk for row in Bill.objects.bulk_create([Bill(
             number=b.number, public_id=uuid.uuid4(), account_id=b.account_id, status=Bill.Status.ISSUED,
             frequency=frequency[b.account_id], bill_date=b.bill_date, issued_on=b.bill_date, due_date=b.due_date,
             recipient_name=accounts[b.account_id][2] or "", recipient_address=accounts[b.account_id][3] or "",
             period_start=b.span[0], period_end=b.span[1],
-            gallons=b.gallons, schedule_gallons=b.gallons, total=Money(b.total, "USD"), converted_on=cutover,
+            gallons=b.gallons, schedule_gallons=b.gallons, includes_annual_minimum=id(b) in minimum_on,
+            total=Money(b.total, "USD"), converted_on=cutover,
             conversion=prefix) for b in bills], batch_size=2000)]
     lines, postings = [], []
     for bill, bill_id in zip(bills, ids, strict=True):

@@ -286,6 +286,22 @@ def test_an_existing_accounts_billing_columns_are_not_rewritten(tmp_path, db, ov
     assert "the import only updates names and addresses; change it on the account page" in listed
 
 
+def test_an_account_opens_vacant_when_the_file_says_so(tmp_path, db):
+    """The optional status column: vacant or active (blank); a file without it opens accounts active and leaves
+    a recorded status alone; a shut-off is never a file's."""
+    columns = [*COLUMNS, "status"]
+    run(tmp_path, csv_text(row(status="vacant"), row(account_no="1-0002", meter_serial="M2", status=""),
+                           columns=columns))
+    assert dict(Account.objects.values_list("account_no", "status")) == {"1-0001": "vacant", "1-0002": "active"}
+    run(tmp_path, csv_text(row()))  # the same account again, without the column: nothing changes
+    assert Account.objects.get(account_no="1-0001").status == "vacant"
+    _, listed = rejected(tmp_path, csv_text(row(status="active"), columns=columns))
+    assert listed.startswith("line 2: status: account 1-0001 is recorded with status vacant, the file says active")
+    _, listed = rejected(tmp_path, csv_text(row(account_no="1-0003", meter_serial="M3", status="shut_off"),
+                                            columns=columns))
+    assert listed.strip() == "line 2: status: 'shut_off' is not one of active, vacant"
+
+
 def test_an_existing_account_with_a_different_meter(tmp_path, db):
     run(tmp_path, csv_text(row()))
     _, listed = rejected(tmp_path, csv_text(row(meter_serial="M7")))
@@ -298,7 +314,7 @@ def test_wrong_header_is_one_error_naming_expected_and_found(tmp_path, db):
     without_sbl = {k: v for k, v in row().items() if k != "sbl"}
     message, listed = rejected(tmp_path, csv_text(without_sbl, columns=columns))
     assert "1 error(s)" in message
-    assert listed.strip() == (f"line 1: header: expected columns {','.join(COLUMNS)}; "
+    assert listed.strip() == (f"line 1: header: expected columns {','.join(COLUMNS)}[,status]; "
                               f"found {','.join(columns)} (missing sbl)")
 
 

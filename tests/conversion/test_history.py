@@ -220,3 +220,29 @@ def test_a_bad_devices_file_is_refused_naming_every_row(meters):
                      "2025-01-01, before the test on 2026-04-10: a test counts only by a certified tester"):
         assert expected in said, (expected, said)
     assert counts() == before
+
+
+def test_a_monthly_meter_is_not_charged_the_years_minimum_twice(mineola):
+    """§ 45.28 A(1), § 45.29 C: a 1 1/2" meter is billed monthly, its $300.00 annual minimum (80,000 gal
+    allowance) on the first bill of the billable year, which for book 1 starts February 1 (§ 45.29 A(1)). The
+    old system billed February 1 to June 1, 15,000 gal a month ($300.00, then $0.00: 75,000 gal of the
+    allowance used). Our July 1 bill, 15,000 gal more: 90,000 gal in the year, 10,000 over the allowance,
+    10 × $3.85 = $38.50 — not a second $300.00 minimum."""
+    account, meter = account_with_meter(book=1, account_no="1-0007", size="1 1/2", start=date(2025, 12, 15))
+    months = [(date(2026, m, 1), date(2026, m - 2, 15) if m > 2 else date(2025, 12, 15), date(2026, m - 1, 15))
+              for m in range(2, 7)]
+    history = "account_no,bill_no,bill_date,due_date,period_start,period_end,gallons,kind,amount\n" + "".join(
+        f"1-0007,L-7-{bill_date.month},{bill_date},{bill_date.replace(month=bill_date.month + 1)},{start},{end},"
+        f"15000,water,{'300.00' if bill_date.month == 2 else '0.00'}\n" for bill_date, start, end in months)
+    for n, (_, _, end) in enumerate(months, start=1):
+        read(meter, end, 1_000_000 + 15_000 * n)
+    conversion_post(HEADER.encode(), cutover=CUTOVER, today=TODAY, bills=history.encode())
+    first = Bill.objects.get(number="L-7-2")
+    assert first.includes_annual_minimum and not Bill.objects.filter(
+        number__in=["L-7-3", "L-7-4", "L-7-5", "L-7-6"], includes_annual_minimum=True).exists()
+    read(meter, date(2026, 6, 15), 1_090_000)
+    run("run_billing", "--date", "2026-07-01")
+    ours = Bill.objects.get(account=account, bill_date=date(2026, 7, 1))
+    assert (ours.gallons, ours.total.amount) == (15_000, Decimal("38.50"))
+    assert [(line.description, line.amount.amount) for line in ours.lines.all()] == [
+        ("10,000 gal over the year's 80,000 gal allowance at $3.85 per 1,000", Decimal("38.50"))]

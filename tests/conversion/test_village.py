@@ -107,3 +107,22 @@ def test_the_villages_period_in_parallel_identical_then_one_rate_changed(village
     out = io.StringIO()
     call_command("convert", "parallel", str(path), "--date", "2026-06-01", stdout=out)
     assert f"{changed.count('different')} different" in out.getvalue()
+
+
+def test_the_demo_export_converts_with_the_lines_it_prints(mineola, tmp_path):
+    """``convert demo-export`` as the README has a clerk try it: the check and post lines it prints run as printed,
+    and the reconciliation matches."""
+    demo_accounts_create(count=120, as_of=date(2026, 6, 14), seed=11)
+    out = io.StringIO()
+    call_command("convert", "demo-export", str(tmp_path), "--cutover", "2026-06-15", stdout=out)
+    lines = [line.strip() for line in out.getvalue().splitlines() if line.strip().startswith("convert ")]
+    assert [line.split()[1] for line in lines] == ["check", "post"] and "--contacts" in lines[1]
+    before = counts()
+    said = io.StringIO()
+    call_command(*lines[0].split(), stdout=said)
+    assert "no problems" in said.getvalue() and counts() == before
+    said = io.StringIO()
+    call_command(*lines[1].split(), stdout=said)
+    assert "posted conversion" in said.getvalue()
+    result = reconciliation(cutover=CUTOVER)
+    assert result.matches and result.paperless[0] == result.paperless[1] > 0

@@ -1,4 +1,5 @@
-"""``convert``: conversion from another system. ``check``: the opening balances checked, nothing saved;
+"""``convert``: conversion from another system. ``accounts``: the old system's accounts imported through the
+mapping; ``check``: the opening balances checked, nothing saved;
 ``post``: posted as a batch on a cutover, all or nothing, once; ``reconcile``: the files against the books;
 ``rollback``: a batch removed whole, until the first bill run after its cutover; ``parallel``: the old system's
 bills of one period against ours."""
@@ -12,10 +13,12 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from core.commands import parse_as_of, today
+from core.csvimport import CsvImportCommand
 from core.errors import ApplicationError
 from core.money import fmt_dollars
 from reports.render import as_csv, as_json, as_pdf, printed
 
+from ...account_file import accounts_convert
 from ...legacy import legacy_export
 from ...opening import KINDS, mapping_load
 from ...parallel import STATUS_WORDS, legacy_bills_csv, our_bills, parallel_run
@@ -40,6 +43,14 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         sub = parser.add_subparsers(dest="subcommand", required=True)
+        p = sub.add_parser("accounts", help="import the old system's accounts (its account master export read "
+                                            "through the mapping's [accounts] tables as import_accounts' file): "
+                                            "all or nothing")
+        p.add_argument("file", metavar="FILE")
+        p.add_argument("--mapping", metavar="M", help="a TOML mapping of the export's columns, codes (category, "
+                                                      "meter size, status) and dates")
+        p.add_argument("--date", metavar="YYYY-MM-DD", help="the import date (default: today)")
+        p.add_argument("--user", metavar="USERNAME", help="the staff user doing the import, in the history")
         p = sub.add_parser("check", help="check an opening-balances file (account_no,bill_no,bill_date,due_date,kind,"
                                          "amount,description): every problem with its line and column; saves nothing")
         p.add_argument("file", metavar="FILE")
@@ -86,6 +97,14 @@ class Command(BaseCommand):
             if exc.unlisted:
                 self.stderr.write(f"… and {exc.unlisted} more error(s) not listed")
             raise CommandError(f"refused: {exc.error_count} error(s); nothing was saved") from None
+
+    def do_accounts(self, o):
+        mapping = mapping_load(o["mapping"]).accounts if o["mapping"] else None
+        converted = accounts_convert(o["file"], mapping=mapping, as_of=parse_as_of(o["date"]),
+                                     actor=CsvImportCommand._actor(o["user"]))
+        self.stdout.write(f"{o['file']}: accounts {converted.result}"
+                          + (f"; {converted.closed} closed account{'s' if converted.closed != 1 else ''} left out"
+                             if converted.closed else ""))
 
     def do_check(self, o):
         as_of = parse_as_of(o["date"])
