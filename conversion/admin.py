@@ -48,8 +48,8 @@ class AccountsForm(forms.Form):
     mapping = forms.FileField(label="Mapping (TOML)", required=False,
                               help_text="Its [accounts] tables rename the export's columns and its class, meter-size "
                                         "and status codes (fixtures/conversion/example_mapping.toml is a worked one).")
-    as_of = forms.DateField(label="Import date", widget=DATE_WIDGET, help_text="Nothing in the file may be dated "
-                                                                               "after it.")
+    as_of = forms.DateField(label="Import date", widget=DATE_WIDGET, initial=today,
+                            help_text="Nothing in the file may be dated after it.")
 
 
 class CheckForm(forms.Form):
