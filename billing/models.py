@@ -335,6 +335,8 @@ class Payment(models.Model):
         CHECK = "check", "Check"
         CARD = "card", "Card"
         BANK_FILE = "bank_file", "Bank file"
+        ONLINE = "online", "Online (card or bank, through the processor)"
+        ACH = "ach", "Autopay (bank debit)"
 
     account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="payments")
     amount = money_field()
@@ -377,10 +379,13 @@ class PaymentReversal(models.Model):
         RETURNED = "returned", "Returned check (insufficient funds, stopped, closed account)"
         MISPOSTED = "misposted", "Posted to the wrong account"
         ERROR = "error", "Entered in error"
+        REFUNDED = "refunded", "Refunded through the processor"
+        DISPUTED = "disputed", "Disputed with the card issuer or bank"
+        DEBIT_RETURNED = "debit_returned", "Bank debit returned (its return code in the note)"
 
     payment = models.OneToOneField(Payment, on_delete=models.PROTECT, related_name="reversal")
     reversed_on = models.DateField()
-    reason = models.CharField(max_length=10, choices=Reason.choices)
+    reason = models.CharField(max_length=20, choices=Reason.choices)
     note = models.TextField(help_text="Internal note: what happened (the bank's notice, who noticed).")
     transferred_to = models.OneToOneField(Payment, null=True, blank=True, on_delete=models.PROTECT,
                                           related_name="transferred_from",

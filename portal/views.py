@@ -24,6 +24,7 @@ from core.dates import fmt_day
 from core.errors import ApplicationError
 from core.net import client_ip
 from core.ratelimit import rate_limit_hit
+from remittance.processors import processor_configured
 from termination.documents import determination_pdf_store, notice_pdf_store
 from termination.services.cases import hearing_request
 
@@ -64,7 +65,7 @@ def _render(request, template: str, context: dict, status: int = 200):
     """A portal page; the utility is looked up for it unless the context has it already."""
     if "utility" not in context:
         context = {"utility": utility_context(request), **context}
-    return render(request, template, context, status=status)
+    return render(request, template, {"online": processor_configured() is not None, **context}, status=status)
 
 
 def home(request):

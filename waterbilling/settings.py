@@ -54,6 +54,7 @@ INSTALLED_APPS = [
     "portal",
     "demo",
     "conversion",
+    "remittance",
     # Last: the composition root: its admin module puts together pages from the apps' parts; the nightly
     # job's command and task.
     "waterbilling",
@@ -229,6 +230,12 @@ DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="water@localhost")
 
 LOGIN_URL = "portal:login"
 SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000")
+
+# Online payment (remittance.processors): without both keys no processor is configured and the portal says how to
+# pay by mail or at the office. STRIPE_API_BASE sends the client elsewhere (the tests' stand-in for Stripe).
+STRIPE_SECRET_KEY = env.str("STRIPE_SECRET_KEY", default="")
+STRIPE_WEBHOOK_SECRET = env.str("STRIPE_WEBHOOK_SECRET", default="")
+STRIPE_API_BASE = env.str("STRIPE_API_BASE", default="")
 
 # Production hardening: secure, HTTP-only, SameSite cookies and HSTS.
 SESSION_COOKIE_HTTPONLY = True

@@ -8,6 +8,7 @@ from core.permissions import StaffUnlessDebug
 urlpatterns = [
     path("", RedirectView.as_view(pattern_name="portal:home", permanent=False)),
     path("portal/", include("portal.urls")),
+    path("pay/", include("remittance.urls")),
     path("admin/", admin.site.urls),
     path("api/v1/", include("waterbilling.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(permission_classes=[StaffUnlessDebug]), name="api-schema"),

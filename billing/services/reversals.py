@@ -31,7 +31,8 @@ from .penalties import penalties_correct_posted
 REASON = PaymentReversal.Reason
 # What the statement says of a reversal, by reason.
 REASON_WORDS = {REASON.RETURNED: "returned check", REASON.MISPOSTED: "posted to the wrong account",
-                REASON.ERROR: "entered in error"}
+                REASON.ERROR: "entered in error", REASON.REFUNDED: "refunded", REASON.DISPUTED: "disputed",
+                REASON.DEBIT_RETURNED: "bank debit returned"}
 REFERENCE_MAX = Payment._meta.get_field("reference").max_length
 
 

@@ -1,0 +1,13 @@
+from django.apps import AppConfig
+
+
+class RemittanceConfig(AppConfig):
+    name = "remittance"
+    verbose_name = "Payments online and from the bank"
+
+    def ready(self):
+        from billing.signals import payment_posted
+
+        from . import receivers
+
+        payment_posted.connect(receivers.on_payment_posted, dispatch_uid="remittance.receipts")

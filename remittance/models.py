@@ -1,0 +1,77 @@
+"""Payments that come to the village through a channel: a card or bank payment made online through a processor.
+
+Design overview:
+
+* **An online payment** (``OnlinePayment``) is one customer's checkout: the account and amount chosen here, the
+  processor's checkout id, and — once the processor says the money was taken — the ``billing.Payment`` it posted
+  through billing's one payment service. The processor's page takes the card or bank details; none reaches us.
+* **Each processor event is recorded once** (``ProcessorEvent``, unique per processor and event id): a replayed
+  webhook finds its event and does nothing more; the payment's reference (the processor's payment id) is unique
+  in billing too, so even a different event for the same payment posts it once.
+* **A refund or a dispute** reverses the posted payment (``billing.services.reversals``) on the day the
+  processor says it happened; one that arrives before the payment itself is kept and applied when it does.
+"""
+
+import uuid
+
+from django.conf import settings
+from django.db import models
+
+from billing.models import money_field
+
+
+class OnlinePayment(models.Model):
+    class Status(models.TextChoices):
+        OPEN = "open", "Waiting for the customer at the processor"
+        PAID = "paid", "Paid: posted to the account"
+        EXPIRED = "expired", "Not completed"
+        REVERSED = "reversed", "Paid, then refunded or disputed: reversed"
+
+    public_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="online_payments")
+    amount = money_field()
+    processor = models.CharField(max_length=20)
+    checkout_id = models.CharField(max_length=255, blank=True, help_text="The processor's checkout session.")
+    payment_ref = models.CharField("processor's payment id", max_length=255, blank=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    payment = models.OneToOneField("billing.Payment", null=True, blank=True, on_delete=models.PROTECT,
+                                   related_name="online")
+    started_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+", help_text="Blank: paid from the bill without signing in.")
+    receipt_email = models.EmailField(blank=True)
+    receipt_sent_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    paid_at = models.DateTimeField(null=True, blank=True)
+    # A refund or dispute the processor reported (applied when the payment is posted, if it came first).
+    reversed_on = models.DateField(null=True, blank=True)
+    reversal_reason = models.CharField(max_length=20, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["processor", "checkout_id"], condition=~models.Q(checkout_id=""),
+                                    name="one_online_payment_per_checkout"),
+            models.CheckConstraint(condition=models.Q(amount__gt=0), name="online_payment_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.amount} for {self.account} ({self.get_status_display()})"
+
+
+class ProcessorEvent(models.Model):
+    """A webhook event a processor sent, once: what it was and what it did here."""
+
+    processor = models.CharField(max_length=20)
+    event_id = models.CharField(max_length=255)
+    kind = models.CharField(max_length=80)
+    received_at = models.DateTimeField(auto_now_add=True)
+    outcome = models.CharField(max_length=300)
+    online_payment = models.ForeignKey(OnlinePayment, null=True, blank=True, on_delete=models.SET_NULL,
+                                       related_name="events")
+
+    class Meta:
+        ordering = ["-received_at"]
+        constraints = [models.UniqueConstraint(fields=["processor", "event_id"], name="one_processor_event")]
+
+    def __str__(self) -> str:
+        return f"{self.processor} {self.kind} {self.event_id}"

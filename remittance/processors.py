@@ -1,0 +1,153 @@
+"""Payment processors: the interface every one offers, and the first adapter, Stripe.
+
+Design overview:
+
+* **A processor hosts the checkout.** ``checkout_create`` asks it for a page where the customer types the card or
+  bank details (they never touch our servers) and gives back its id and address; ``event_read`` reads a webhook
+  the processor sent, refusing (``EventRefused``) one whose signature is not the processor's, and says what it
+  means in the processor's own words turned into ours (``ProcessorEvent``: paid, pending, failed, expired,
+  refunded, disputed, or other).
+* **Configured from the environment** (``settings.STRIPE_SECRET_KEY``, ``STRIPE_WEBHOOK_SECRET``; ``STRIPE_API_BASE``
+  points the client elsewhere, as the tests' stand-in does). Without keys there is no processor
+  (``processor_configured`` gives None) and the portal says how to pay by mail or at the office instead.
+* **A registry** (``PROCESSORS``) names each adapter, so a second processor is a class and a setting.
+"""
+
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from typing import Protocol
+
+from django.conf import settings
+from django.utils import timezone
+
+CENT = Decimal("0.01")
+
+
+class EventRefused(Exception):
+    """A webhook that is not the processor's (its signature does not verify) or cannot be read."""
+
+
+@dataclass(frozen=True)
+class Checkout:
+    id: str
+    url: str
+
+
+@dataclass(frozen=True)
+class CheckoutRequest:
+    reference: str  # ours: the online payment's public id
+    account_no: str
+    amount: Decimal
+    description: str
+    success_url: str
+    cancel_url: str
+    email: str = ""
+
+
+@dataclass(frozen=True)
+class ProcessorEvent:
+    """A webhook event in our words."""
+
+    event_id: str
+    kind: str  # paid, pending, failed, expired, refunded, disputed, other
+    type: str  # the processor's own name for it
+    happened_on: date  # the day it happened, in the utility's time zone (not the day it reached us)
+    checkout_id: str = ""
+    reference: str = ""  # ours, as we gave it to the processor (the online payment's public id)
+    payment_ref: str = ""  # the processor's id of the payment
+    amount: Decimal | None = None
+    amount_refunded: Decimal | None = None
+    method: str = ""  # card, us_bank_account…
+    email: str = ""
+
+
+class Processor(Protocol):
+    name: str
+    signature_header: str  # the request header its webhooks are signed in
+
+    def checkout_create(self, request: CheckoutRequest) -> Checkout: ...
+
+    def event_read(self, payload: bytes, signature: str) -> ProcessorEvent: ...
+
+
+def _day(timestamp: int) -> date:
+    return timezone.localtime(datetime.fromtimestamp(timestamp, tz=UTC)).date()
+
+
+def _dollars(cents) -> Decimal | None:
+    return None if cents is None else (Decimal(int(cents)) / 100).quantize(CENT)
+
+
+class StripeProcessor:
+    """Stripe Checkout through the ``stripe`` library: card and US bank account payments on Stripe's page."""
+
+    name = "stripe"
+    signature_header = "Stripe-Signature"
+    # Stripe's event types, as ours.
+    KINDS = {"checkout.session.async_payment_succeeded": "paid", "checkout.session.async_payment_failed": "failed",
+             "checkout.session.expired": "expired", "charge.refunded": "refunded",
+             "charge.dispute.created": "disputed"}
+
+    def __init__(self, *, secret_key: str, webhook_secret: str, api_base: str = ""):
+        import stripe
+
+        self._stripe = stripe
+        self._webhook_secret = webhook_secret
+        self._client = stripe.StripeClient(secret_key, base_addresses={"api": api_base} if api_base else None,
+                                           max_network_retries=2)
+
+    def checkout_create(self, request: CheckoutRequest) -> Checkout:
+        params = {
+            "mode": "payment",
+            "payment_method_types": ["card", "us_bank_account"],
+            "line_items": [{"quantity": 1, "price_data": {
+                "currency": "usd", "unit_amount": int(request.amount * 100),
+                "product_data": {"name": request.description}}}],
+            "client_reference_id": request.reference,
+            "metadata": {"account_no": request.account_no, "reference": request.reference},
+            "payment_intent_data": {"metadata": {"account_no": request.account_no, "reference": request.reference}},
+            "success_url": request.success_url,
+            "cancel_url": request.cancel_url,
+        }
+        if request.email:
+            params["customer_email"] = request.email
+        session = self._client.v1.checkout.sessions.create(params, {"idempotency_key": request.reference})
+        return Checkout(id=session.id, url=session.url)
+
+    def event_read(self, payload: bytes, signature: str) -> ProcessorEvent:
+        try:
+            event = self._stripe.Webhook.construct_event(payload, signature, self._webhook_secret)
+        except (self._stripe.SignatureVerificationError, ValueError) as exc:
+            raise EventRefused(str(exc).split("\n")[0][:200]) from None
+        obj = event.data.object.to_dict()  # plain dicts, nested too
+        happened_on = _day(event.created)
+        if event.type.startswith("checkout.session."):
+            kind = self.KINDS.get(event.type, "other")
+            if event.type == "checkout.session.completed":
+                kind = "paid" if obj.get("payment_status") in ("paid", "no_payment_required") else "pending"
+            details = obj.get("customer_details") or {}
+            return ProcessorEvent(event_id=event.id, kind=kind, type=event.type, happened_on=happened_on,
+                                  checkout_id=obj.get("id", ""), reference=obj.get("client_reference_id") or "",
+                                  payment_ref=obj.get("payment_intent") or "",
+                                  amount=_dollars(obj.get("amount_total")),
+                                  method=(obj.get("payment_method_types") or [""])[0],
+                                  email=details.get("email") or obj.get("customer_email") or "")
+        if event.type in ("charge.refunded", "charge.dispute.created"):
+            return ProcessorEvent(event_id=event.id, kind=self.KINDS[event.type], type=event.type,
+                                  happened_on=happened_on, payment_ref=obj.get("payment_intent") or "",
+                                  reference=(obj.get("metadata") or {}).get("reference", ""),
+                                  amount=_dollars(obj.get("amount")),
+                                  amount_refunded=_dollars(obj.get("amount_refunded")))
+        return ProcessorEvent(event_id=event.id, kind="other", type=event.type, happened_on=happened_on)
+
+
+PROCESSORS = {StripeProcessor.name: StripeProcessor}
+
+
+def processor_configured() -> Processor | None:
+    """The processor the environment configures, or None (no keys: online payment is not offered)."""
+    if not (settings.STRIPE_SECRET_KEY and settings.STRIPE_WEBHOOK_SECRET):
+        return None
+    return StripeProcessor(secret_key=settings.STRIPE_SECRET_KEY, webhook_secret=settings.STRIPE_WEBHOOK_SECRET,
+                           api_base=settings.STRIPE_API_BASE)

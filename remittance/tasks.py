@@ -1,0 +1,10 @@
+"""Thin Celery wrappers for remittance."""
+
+from celery import shared_task
+
+
+@shared_task(acks_late=True)
+def receipts_send_task(payment_ids: list[int]) -> int:
+    from .services import receipts_send
+
+    return receipts_send(payment_ids)

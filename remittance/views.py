@@ -1,0 +1,137 @@
+"""Paying online: from the portal (an account linked to the customer's login) or from the bill without an
+account (its number and the amount due or the ZIP code), then the processor's checkout page; and the webhook
+the processor calls. Without a processor configured, every page says how to pay by mail or at the office."""
+
+import logging
+import re
+from decimal import Decimal, InvalidOperation
+
+from django.contrib.auth.views import redirect_to_login
+from django.http import Http404, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils import timezone
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST
+
+from accounts.models import Account
+from billing.ordinance import ordinance_on
+from core.errors import ApplicationError
+from core.money import fmt_dollars
+from core.net import client_ip
+from core.ratelimit import rate_limit_hit
+
+from .forms import FindAccountForm, PayForm
+from .models import OnlinePayment
+from .processors import EventRefused, processor_configured
+from .services import amount_owed, online_payment_start, processor_event_apply
+
+logger = logging.getLogger(__name__)
+SESSION_KEY = "remittance_account"
+FIND_LIMIT, FIND_WINDOW = 10, 900  # tries of an account number and proof per client address, per 15 minutes
+ZIP = re.compile(r"\b(\d{5})(?:-\d{4})?\b")
+
+
+def _page(request, template: str, context: dict, status: int = 200):
+    today = timezone.localdate()
+    return render(request, template, {"utility": ordinance_on(today).utility, "online": processor_configured()
+                                      is not None, **context}, status=status)
+
+
+def _proves(account: Account, proof: str, *, owed: Decimal) -> bool:
+    """The amount due today to the cent, or the ZIP code of the bill's mailing address."""
+    proof = proof.strip().lstrip("$").replace(",", "")
+    try:
+        if Decimal(proof).quantize(Decimal("0.01")) == owed and owed > 0:
+            return True
+    except InvalidOperation:
+        pass
+    zips = set(ZIP.findall(account.owner.mailing_address or ""))
+    return len(proof) >= 5 and proof[:5] in zips
+
+
+def find_account(request):
+    form = FindAccountForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        wait = rate_limit_hit(scope="pay-find", key=client_ip(request) or "unknown", limit=FIND_LIMIT,
+                              window_seconds=FIND_WINDOW)
+        if wait is not None:
+            form.add_error(None, f"Too many tries from here: try again in {wait // 60 + 1} minutes, or call the "
+                                 "office.")
+            return _page(request, "remittance/find.html", {"form": form}, status=429)
+        account = Account.objects.select_related("owner").filter(
+            account_no__iexact=form.cleaned_data["account_no"].strip()).first()
+        owed = amount_owed(account, as_of=timezone.localdate()) if account is not None else Decimal("0")
+        if account is None or not _proves(account, form.cleaned_data["proof"], owed=owed):
+            # One answer whichever was wrong: the page does not tell which account numbers exist.
+            form.add_error(None, "That account number and amount due or ZIP code do not go together. Check them "
+                                 "against your bill.")
+            return _page(request, "remittance/find.html", {"form": form}, status=400)
+        request.session[SESSION_KEY] = account.pk
+        return redirect("remittance:pay_found")
+    return _page(request, "remittance/find.html", {"form": form}, status=400 if form.errors else 200)
+
+
+def pay_found(request):
+    account_id = request.session.get(SESSION_KEY)
+    if account_id is None:
+        return redirect("remittance:find")
+    account = get_object_or_404(Account.objects.select_related("premises"), pk=account_id)
+    return _pay(request, account, user=None)
+
+
+def pay_linked(request, public_id):
+    if not request.user.is_authenticated:
+        return redirect_to_login(request.get_full_path())
+    try:
+        account = Account.objects.select_related("premises").get(public_id=public_id,
+                                                                 portal_links__user=request.user)
+    except Account.DoesNotExist:
+        raise Http404("no such account") from None
+    return _pay(request, account, user=request.user)
+
+
+def _pay(request, account: Account, *, user):
+    today = timezone.localdate()
+    owed = amount_owed(account, as_of=today)
+    form = PayForm(request.POST or None, initial={"amount": owed, "email": getattr(user, "email", "")})
+    processor = processor_configured()
+    context = {"account": account, "owed": owed, "form": form}
+    if request.method == "POST" and processor is not None and form.is_valid():
+        try:
+            _, url = online_payment_start(processor=processor, account=account, amount=form.cleaned_data["amount"],
+                                          as_of=today, user=user, email=form.cleaned_data["email"])
+        except ApplicationError as exc:
+            for error in exc.errors:
+                form.add_error(error.field if error.field in form.fields else None, error.message)
+        except Exception:  # noqa: BLE001 - the processor could not be reached: say so, post nothing
+            logger.exception("checkout for account %s not created", account.account_no)
+            form.add_error(None, "The payment service cannot be reached just now; nothing was charged. Try again "
+                                 "in a few minutes, or pay by mail or at the office.")
+        else:
+            return HttpResponseRedirect(url)
+    return _page(request, "remittance/pay.html", context, status=400 if form.errors else 200)
+
+
+def done(request, public_id):
+    online = get_object_or_404(OnlinePayment.objects.select_related("account", "payment"), public_id=public_id)
+    return _page(request, "remittance/done.html", {"payment": online, "amount": fmt_dollars(online.amount.amount)})
+
+
+def cancelled(request, public_id):
+    online = get_object_or_404(OnlinePayment.objects.select_related("account"), public_id=public_id)
+    return _page(request, "remittance/cancelled.html", {"payment": online})
+
+
+@csrf_exempt
+@require_POST
+def webhook(request, processor_name: str):
+    processor = processor_configured()
+    if processor is None or processor.name != processor_name:
+        raise Http404("no such processor")
+    try:
+        event = processor.event_read(request.body, request.headers.get(processor.signature_header, ""))
+    except EventRefused as exc:
+        logger.warning("webhook refused: %s", exc)
+        return HttpResponse("signature refused", status=400, content_type="text/plain")
+    applied = processor_event_apply(processor.name, event)
+    return HttpResponse(applied.outcome, status=200, content_type="text/plain")

@@ -1,0 +1,210 @@
+"""Paying online through the processor: the checkout made by the real ``stripe`` client against the stand-in, the
+webhook verified and posted once (a replay, a late event, an event out of order), a forged one refused with nothing
+posted, a refund and a dispute reversed; the pages without a processor say how to pay by mail or at the office.
+
+The account is ORDINANCES.md's Mineola example: billed $186.13 on 2026-02-01, due March 1.
+"""
+
+from datetime import UTC, date, datetime
+from decimal import Decimal
+
+import pytest
+from django.core import mail
+from django.test import Client
+from django.urls import reverse
+
+from accounts.models import PortalLink
+from billing.models import LedgerEntry, Payment, PaymentReversal
+from remittance.models import OnlinePayment, ProcessorEvent
+from tests.portal.conftest import billed_account, customer
+
+pytestmark = [pytest.mark.django_db, pytest.mark.citation("policy: online payment")]
+WEBHOOK = "/pay/webhook/stripe/"
+
+
+def stamp(day: date) -> int:
+    return int(datetime(day.year, day.month, day.day, 17, tzinfo=UTC).timestamp())
+
+
+@pytest.fixture
+def linked(mineola, media):
+    account = billed_account()
+    user = customer("pat@example.org")
+    PortalLink.objects.create(user=user, account=account)
+    client = Client()
+    client.force_login(user, backend="django.contrib.auth.backends.ModelBackend")
+    return account, client
+
+
+def start(client, account, amount="186.13"):
+    response = client.post(reverse("remittance:pay_linked", kwargs={"public_id": account.public_id}),
+                           {"amount": amount, "email": "pat@example.org"})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    return response["Location"]
+
+
+def post_event(payload: str, header: str):
+    return Client().post(WEBHOOK, payload, content_type="application/json", HTTP_STRIPE_SIGNATURE=header)
+
+
+def test_a_checkout_is_made_by_the_stripe_client_and_the_webhook_posts_once(linked, standin,
+                                                                          django_capture_on_commit_callbacks):
+    account, client = linked
+    url = start(client, account)
+    online = OnlinePayment.objects.get()
+    assert url == f"{standin.url}/checkout/{online.checkout_id}"
+    method, path, form = standin.requests[-1]
+    assert (method, path) == ("POST", "/v1/checkout/sessions")
+    assert form["line_items[0][price_data][unit_amount]"] == "18613"
+    assert form["client_reference_id"] == str(online.public_id) and form["metadata[account_no]"] == account.account_no
+    assert "card" not in "".join(v for k, v in form.items() if "number" in k)  # no card field is ever sent from here
+    payload = standin.complete(online.checkout_id, created=stamp(date(2026, 2, 20)))
+    with django_capture_on_commit_callbacks(execute=True):  # the receipt follows the commit
+        response = post_event(payload, standin.signed(payload))
+    assert response.status_code == 200 and "posted $186.13" in response.content.decode()
+    payment = Payment.objects.get()
+    assert (payment.account, payment.amount.amount, payment.paid_on, payment.tender) == (
+        account, Decimal("186.13"), date(2026, 2, 20), "online")
+    assert payment.reference == f"STRIPE-{standin.sessions[online.checkout_id]['payment_intent']}"
+    online.refresh_from_db()
+    assert (online.status, online.payment) == ("paid", payment)
+    (receipt,) = mail.outbox
+    assert receipt.to == ["pat@example.org"] and "$186.13" in receipt.body and payment.reference in receipt.body
+    # The same event again, and a second event for the same payment: nothing more is posted.
+    again = post_event(payload, standin.signed(payload))
+    assert again.status_code == 200 and again.content.decode() == "already applied"
+    late = standin.event("checkout.session.completed", standin.sessions[online.checkout_id],
+                         created=stamp(date(2026, 3, 5)))
+    assert "already posted" in post_event(late, standin.signed(late)).content.decode()
+    assert Payment.objects.count() == 1 and LedgerEntry.objects.filter(kind="payment").count() == 1
+    assert ProcessorEvent.objects.count() == 2
+    page = client.get(reverse("remittance:done", kwargs={"public_id": online.public_id})).content.decode()
+    assert "your payment is posted" in page and "Feb 20, 2026" in page
+
+
+def test_a_forged_or_unsigned_webhook_is_refused_and_posts_nothing(linked, standin):
+    account, client = linked
+    start(client, account)
+    online = OnlinePayment.objects.get()
+    payload = standin.complete(online.checkout_id)
+    assert post_event(payload, standin.signed(payload, secret="whsec_someone_else")).status_code == 400
+    assert post_event(payload, "").status_code == 400
+    tampered = payload.replace("18613", "1")
+    assert post_event(tampered, standin.signed(payload)).status_code == 400
+    stale = standin.signed(payload, timestamp=int(datetime.now(tz=UTC).timestamp()) - 3600)
+    assert post_event(payload, stale).status_code == 400
+    assert not Payment.objects.exists() and not ProcessorEvent.objects.exists()
+    online.refresh_from_db()
+    assert online.status == "open"
+
+
+def test_the_books_do_not_depend_on_when_the_event_arrives(linked, standin):
+    """The payment is dated the day the processor took it: an event that arrives after the due date (and after
+    the penalty) still pays on time, and the penalty it kept away is corrected."""
+    account, client = linked
+    start(client, account)
+    online = OnlinePayment.objects.get()
+    payload = standin.complete(online.checkout_id, created=stamp(date(2026, 2, 27)))
+    from tests.billing.steps import run
+
+    run("assess_penalties", "--date", "2026-03-03")  # the 5% of March 2 is charged before the event arrives
+    post_event(payload, standin.signed(payload))
+    run("assess_penalties", "--date", "2026-03-03")
+    assert Payment.objects.get().paid_on == date(2026, 2, 27)
+    owed = sum(e.amount.amount for e in LedgerEntry.objects.filter(account=account))
+    assert owed == Decimal("0.00")
+
+
+def test_a_refund_and_a_dispute_reverse_the_payment_even_out_of_order(linked, standin):
+    account, client = linked
+    start(client, account)
+    first = OnlinePayment.objects.get()
+    paid = standin.complete(first.checkout_id, created=stamp(date(2026, 2, 20)))
+    post_event(paid, standin.signed(paid))
+    refund = standin.refund(first.checkout_id)
+    assert "reversed" in post_event(refund, standin.signed(refund)).content.decode()
+    reversal = PaymentReversal.objects.get()
+    first.refresh_from_db()
+    assert (reversal.payment, reversal.reason, first.status) == (first.payment, "refunded", "reversed")
+    # A refund whose event arrives before the payment's: kept, and applied when the payment is posted.
+    start(client, account, amount="100.00")
+    second = OnlinePayment.objects.exclude(pk=first.pk).get()
+    paid = standin.complete(second.checkout_id, created=stamp(date(2026, 2, 21)))
+    refund = standin.refund(second.checkout_id)
+    assert "kept" in post_event(refund, standin.signed(refund)).content.decode()
+    assert "reversed" in post_event(paid, standin.signed(paid)).content.decode()
+    assert PaymentReversal.objects.filter(reason="refunded", payment=Payment.objects.get(amount=Decimal("100.00")))
+    # A dispute, weeks later, of a payment posted.
+    start(client, account, amount="20.00")
+    disputed = OnlinePayment.objects.get(amount=Decimal("20.00"))
+    paid = standin.complete(disputed.checkout_id, created=stamp(date(2026, 2, 22)))
+    post_event(paid, standin.signed(paid))
+    dispute = standin.dispute(disputed.checkout_id)
+    assert "reversed" in post_event(dispute, standin.signed(dispute)).content.decode()
+    assert PaymentReversal.objects.get(payment=Payment.objects.get(amount=Decimal("20.00"))).reason == "disputed"
+    # A partial refund is left for the clerk: a payment is reversed whole.
+    start(client, account, amount="50.00")
+    third = OnlinePayment.objects.get(amount=Decimal("50.00"))
+    paid = standin.complete(third.checkout_id, created=stamp(date(2026, 2, 22)))
+    post_event(paid, standin.signed(paid))
+    partial = standin.refund(third.checkout_id, amount_cents=1000)
+    assert "partial refund of $10.00 of $50.00" in post_event(partial, standin.signed(partial)).content.decode()
+    assert PaymentReversal.objects.count() == 3
+
+
+def test_the_amount_is_checked_before_the_processor_is_asked(linked, standin):
+    account, client = linked
+    url = reverse("remittance:pay_linked", kwargs={"public_id": account.public_id})
+    for amount, said in (("0.50", "less than the least that can be paid online ($1.00)"),
+                         ("500.00", "more than account " + account.account_no + " owes today ($186.13)")):
+        response = client.post(url, {"amount": amount})
+        assert response.status_code == 400 and said in response.content.decode()
+    assert not OnlinePayment.objects.exists() and not standin.requests
+    # Another customer's account is not theirs to pay from the portal.
+    other = billed_account()
+    assert client.get(reverse("remittance:pay_linked", kwargs={"public_id": other.public_id})).status_code == 404
+
+
+def test_paying_from_the_bill_without_signing_in(linked, standin):
+    account, _ = linked
+    visitor = Client()
+    find = reverse("remittance:find")
+    wrong = visitor.post(find, {"account_no": account.account_no, "proof": "186.12"})
+    assert wrong.status_code == 400 and "do not go together" in wrong.content.decode()
+    unknown = visitor.post(find, {"account_no": "9-99999", "proof": "186.13"})
+    assert unknown.content.decode().count("do not go together") == 1  # the same answer: no account is revealed
+    found = visitor.post(find, {"account_no": account.account_no.lower(), "proof": "$186.13"})
+    assert found.status_code == 302 and found["Location"] == reverse("remittance:pay_found")
+    page = visitor.get(found["Location"]).content.decode()
+    assert account.premises.service_address in page and "$186.13" in page
+    response = visitor.post(reverse("remittance:pay_found"), {"amount": "186.13", "email": "guest@example.org"})
+    assert response.status_code == 302 and response["Location"].startswith(standin.url)
+    assert OnlinePayment.objects.get().started_by is None
+    # The ZIP code of the bill's mailing address proves it too.
+    zip_code = account.owner.mailing_address.split()[-1]
+    assert Client().post(find, {"account_no": account.account_no, "proof": zip_code}).status_code == 302
+
+
+def test_too_many_tries_are_refused(linked, standin, settings):
+    account, _ = linked
+    visitor = Client()
+    for _ in range(10):
+        visitor.post(reverse("remittance:find"), {"account_no": account.account_no, "proof": "1.00"})
+    response = visitor.post(reverse("remittance:find"), {"account_no": account.account_no, "proof": "186.13"})
+    assert response.status_code == 429 and "Too many tries" in response.content.decode()
+
+
+def test_without_keys_the_portal_says_how_to_pay_by_mail_or_at_the_office(linked, settings):
+    account, client = linked
+    settings.STRIPE_SECRET_KEY = settings.STRIPE_WEBHOOK_SECRET = ""
+    page = client.get(reverse("portal:account", kwargs={"public_id": account.public_id})).content.decode()
+    assert "Pay $186.13 online" not in page and "How to pay" in page
+    find = Client().get(reverse("remittance:find")).content.decode()
+    assert "Online payment is not offered yet" in find and "Mail a check" in find and "Find my account" not in find
+    assert Client().post(WEBHOOK, "{}", content_type="application/json").status_code == 404
+
+
+def test_with_keys_the_account_page_offers_to_pay_the_amount_due(linked, standin):
+    account, client = linked
+    page = client.get(reverse("portal:account", kwargs={"public_id": account.public_id})).content.decode()
+    assert "Pay $186.13 online" in page
