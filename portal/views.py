@@ -25,6 +25,7 @@ from core.errors import ApplicationError
 from core.net import client_ip
 from core.ratelimit import rate_limit_hit
 from remittance.processors import processor_configured
+from remittance.vault import vault_ready
 from termination.documents import determination_pdf_store, notice_pdf_store
 from termination.services.cases import hearing_request
 
@@ -65,7 +66,8 @@ def _render(request, template: str, context: dict, status: int = 200):
     """A portal page; the utility is looked up for it unless the context has it already."""
     if "utility" not in context:
         context = {"utility": utility_context(request), **context}
-    return render(request, template, {"online": processor_configured() is not None, **context}, status=status)
+    return render(request, template, {"online": processor_configured() is not None, "autopay": vault_ready(),
+                                      **context}, status=status)
 
 
 def home(request):

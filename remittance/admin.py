@@ -1,9 +1,10 @@
-"""Online payments and the processor's events, for the clerk to look at: read only (the processor's webhook and
-billing's services write them)."""
+"""Online payments and the processor's events, autopay enrolments, debit files and their debits, for the clerk to
+look at: read only (the webhook, the portal, the commands and billing's services write them). A bank account is
+shown by its last four digits; the sealed number is never shown."""
 
 from django.contrib import admin
 
-from .models import OnlinePayment, ProcessorEvent
+from .models import AchFile, AutopayDebit, AutopayEnrolment, OnlinePayment, ProcessorEvent
 
 
 class ReadOnly(admin.ModelAdmin):
@@ -44,3 +45,30 @@ class ProcessorEventAdmin(ReadOnly):
     list_filter = ("processor", "kind")
     search_fields = ("event_id", "outcome")
     list_select_related = ("online_payment__account",)
+
+
+@admin.register(AutopayEnrolment)
+class AutopayEnrolmentAdmin(ReadOnly):
+    list_display = ("account", "status", "account_type", "account_last4", "email", "authorized_at")
+    list_filter = ("status", "account_type")
+    search_fields = ("account__account_no", "holder_name", "email")
+    list_select_related = ("account",)
+    exclude = ("account_number_sealed",)
+
+
+class DebitInline(admin.TabularInline):
+    model = AutopayDebit
+    fields = ("trace_number", "account", "amount", "payment", "returned_code", "returned_on")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(AchFile)
+class AchFileAdmin(ReadOnly):
+    list_display = ("created_on", "modifier", "effective_on", "entries", "total", "entry_hash", "created_by")
+    date_hierarchy = "created_on"
+    inlines = [DebitInline]

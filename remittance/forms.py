@@ -18,3 +18,28 @@ class PayForm(forms.Form):
                                 widget=forms.NumberInput(attrs={"step": "0.01", "inputmode": "decimal"}))
     email = forms.EmailField(label="Email for the receipt", required=False,
                              widget=forms.EmailInput(attrs={"autocomplete": "email"}))
+
+
+class AutopayForm(forms.Form):
+    holder_name = forms.CharField(label="Name on the bank account", max_length=100,
+                                  widget=forms.TextInput(attrs={"autocomplete": "name"}))
+    routing_number = forms.CharField(label="Routing number", max_length=9, min_length=9,
+                                     help_text="The 9 digits at the bottom left of your checks.",
+                                     widget=forms.TextInput(attrs={"inputmode": "numeric", "autocomplete": "off"}))
+    account_number = forms.CharField(label="Account number", max_length=17,
+                                     help_text="The digits after the routing number on your checks.",
+                                     widget=forms.PasswordInput(attrs={"inputmode": "numeric", "autocomplete": "off"}))
+    account_number_again = forms.CharField(label="Account number again", max_length=17,
+                                           widget=forms.PasswordInput(attrs={"inputmode": "numeric",
+                                                                             "autocomplete": "off"}))
+    account_type = forms.ChoiceField(label="Kind of account", choices=[("checking", "Checking"),
+                                                                       ("savings", "Savings")])
+    email = forms.EmailField(label="Email for the notice before each debit",
+                             widget=forms.EmailInput(attrs={"autocomplete": "email"}))
+    agree = forms.BooleanField(label="I authorize these debits, as the authorization above says", required=True)
+
+    def clean(self):
+        data = super().clean()
+        if data.get("account_number") and data.get("account_number") != data.get("account_number_again"):
+            self.add_error("account_number_again", "does not match the account number")
+        return data

@@ -75,3 +75,96 @@ class ProcessorEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.processor} {self.kind} {self.event_id}"
+
+
+class AutopayEnrolment(models.Model):
+    """A customer's authorization to debit a bank account for each bill, kept as they gave it. The bank account
+    number is stored sealed (``remittance.vault``) with its last four digits beside it for pages and emails."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "active", "Active"
+        SUSPENDED = "suspended", "Suspended (a debit came back: the account is closed or the debit unauthorized)"
+        CANCELLED = "cancelled", "Cancelled"
+
+    class AccountType(models.TextChoices):
+        CHECKING = "checking", "Checking"
+        SAVINGS = "savings", "Savings"
+
+    account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="autopay")
+    holder_name = models.CharField(max_length=100)
+    routing_number = models.CharField(max_length=9)
+    account_type = models.CharField(max_length=8, choices=AccountType.choices, default=AccountType.CHECKING)
+    account_number_sealed = models.TextField(help_text="Encrypted; never shown.")
+    account_last4 = models.CharField(max_length=4)
+    email = models.EmailField(help_text="Where the notice before each debit goes.")
+    authorization = models.TextField(help_text="The authorization wording, as the customer agreed to it.")
+    authorized_at = models.DateTimeField()
+    authorized_from = models.GenericIPAddressField(null=True, blank=True)
+    authorized_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                      related_name="+")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
+    status_note = models.CharField(max_length=200, blank=True)
+    status_changed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-authorized_at"]
+        constraints = [models.UniqueConstraint(fields=["account"], condition=models.Q(status="active"),
+                                               name="one_active_autopay_per_account")]
+
+    def __str__(self) -> str:
+        return f"Autopay of {self.account} from the account ending {self.account_last4} ({self.get_status_display()})"
+
+
+class AchFile(models.Model):
+    """A debit file made for the bank: what it held (never the bank account numbers: the file itself is written
+    where the operator said, for the bank)."""
+
+    created_on = models.DateField()
+    modifier = models.CharField(max_length=1, help_text="The file id modifier: A, B, … for files of one day.")
+    effective_on = models.DateField()
+    entries = models.PositiveIntegerField()
+    total = money_field()
+    entry_hash = models.CharField(max_length=10)
+    created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [models.UniqueConstraint(fields=["created_on", "modifier"], name="one_ach_file_per_modifier")]
+
+    def __str__(self) -> str:
+        return f"ACH file {self.created_on} {self.modifier}: {self.entries} debits, {self.total}"
+
+
+class AutopayDebit(models.Model):
+    """One debit of one file, the payment it posted, and its return if the customer's bank sent it back."""
+
+    file = models.ForeignKey(AchFile, on_delete=models.PROTECT, related_name="debits")
+    enrolment = models.ForeignKey(AutopayEnrolment, on_delete=models.PROTECT, related_name="debits")
+    account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="+")
+    amount = money_field()
+    trace_number = models.CharField(max_length=15, unique=True)
+    payment = models.OneToOneField("billing.Payment", on_delete=models.PROTECT, related_name="autopay_debit")
+    returned_code = models.CharField(max_length=3, blank=True)
+    returned_on = models.DateField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["trace_number"]
+
+    def __str__(self) -> str:
+        return f"Debit {self.trace_number}: {self.amount} from {self.account}"
+
+
+class AutopayNotice(models.Model):
+    """The email before a debit, once per bill and enrolment."""
+
+    enrolment = models.ForeignKey(AutopayEnrolment, on_delete=models.CASCADE, related_name="notices")
+    bill = models.ForeignKey("billing.Bill", on_delete=models.CASCADE, related_name="+")
+    sent_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["enrolment", "bill"], name="one_autopay_notice_per_bill")]
+
+    def __str__(self) -> str:
+        return f"Autopay notice of bill {self.bill_id} to {self.enrolment}"

@@ -10,4 +10,5 @@ urlpatterns = [
     path("done/<uuid:public_id>/", views.done, name="done"),
     path("cancelled/<uuid:public_id>/", views.cancelled, name="cancelled"),
     path("webhook/<str:processor_name>/", views.webhook, name="webhook"),
+    path("autopay/<uuid:public_id>/", views.autopay, name="autopay"),
 ]

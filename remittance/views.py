@@ -6,6 +6,7 @@ import logging
 import re
 from decimal import Decimal, InvalidOperation
 
+from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
@@ -20,10 +21,12 @@ from core.money import fmt_dollars
 from core.net import client_ip
 from core.ratelimit import rate_limit_hit
 
-from .forms import FindAccountForm, PayForm
-from .models import OnlinePayment
+from .autopay import AUTHORIZATION, autopay_cancel, autopay_enrol
+from .forms import AutopayForm, FindAccountForm, PayForm
+from .models import AutopayEnrolment, OnlinePayment
 from .processors import EventRefused, processor_configured
 from .services import amount_owed, online_payment_start, processor_event_apply
+from .vault import vault_ready
 
 logger = logging.getLogger(__name__)
 SESSION_KEY = "remittance_account"
@@ -135,3 +138,43 @@ def webhook(request, processor_name: str):
         return HttpResponse("signature refused", status=400, content_type="text/plain")
     applied = processor_event_apply(processor.name, event)
     return HttpResponse(applied.outcome, status=200, content_type="text/plain")
+
+
+def autopay(request, public_id):
+    """Set up, see or cancel autopay for an account linked to the customer's login."""
+    if not request.user.is_authenticated:
+        return redirect_to_login(request.get_full_path())
+    try:
+        account = Account.objects.select_related("premises").get(public_id=public_id,
+                                                                 portal_links__user=request.user)
+    except Account.DoesNotExist:
+        raise Http404("no such account") from None
+    current = AutopayEnrolment.objects.filter(account=account).exclude(
+        status=AutopayEnrolment.Status.CANCELLED).first()
+    form = AutopayForm(request.POST if request.POST.get("action") == "enrol" else None,
+                       initial={"email": request.user.email})
+    if request.method == "POST" and request.POST.get("action") == "cancel" and current is not None:
+        autopay_cancel(enrolment=current, why=f"cancelled online by {request.user.email}")
+        messages.success(request, "Autopay is off: no more debits. Bills are paid as before.")
+        return redirect("remittance:autopay", public_id=account.public_id)
+    if form.is_bound and vault_ready() and form.is_valid():
+        try:
+            enrolment = autopay_enrol(account=account, holder_name=form.cleaned_data["holder_name"],
+                                      routing=form.cleaned_data["routing_number"],
+                                      account_number=form.cleaned_data["account_number"],
+                                      account_type=form.cleaned_data["account_type"], email=form.cleaned_data["email"],
+                                      agreed=form.cleaned_data["agree"], user=request.user,
+                                      ip_address=client_ip(request))
+        except ApplicationError as exc:
+            for error in exc.errors:
+                form.add_error(error.field if error.field in form.fields else None, error.message)
+        else:
+            messages.success(request, f"Autopay is on: each bill is debited on its due date from the account ending "
+                                      f"{enrolment.account_last4}, with an email before.")
+            return redirect("remittance:autopay", public_id=account.public_id)
+    wording = AUTHORIZATION.format(utility=ordinance_on(timezone.localdate()).utility.name,
+                                   kind="checking or savings", last4="(its last four digits)",
+                                   routing="(the routing number above)", account_no=account.account_no)
+    return _page(request, "remittance/autopay.html", {"account": account, "current": current, "form": form,
+                                                       "ready": vault_ready(), "wording": wording},
+                 status=400 if form.errors else 200)

@@ -237,6 +237,15 @@ STRIPE_SECRET_KEY = env.str("STRIPE_SECRET_KEY", default="")
 STRIPE_WEBHOOK_SECRET = env.str("STRIPE_WEBHOOK_SECRET", default="")
 STRIPE_API_BASE = env.str("STRIPE_API_BASE", default="")
 
+# Autopay by ACH debit (remittance.autopay): the key that seals customers' bank account numbers (a Fernet key:
+# 32 url-safe base64 bytes; without it autopay is not offered), and the village's bank and company as its bank
+# assigned them for the debit file.
+BANK_ACCOUNT_KEY = env.str("BANK_ACCOUNT_KEY", default="")
+ACH_ODFI_ROUTING = env.str("ACH_ODFI_ROUTING", default="")
+ACH_ODFI_NAME = env.str("ACH_ODFI_NAME", default="")
+ACH_COMPANY_ID = env.str("ACH_COMPANY_ID", default="")
+ACH_COMPANY_NAME = env.str("ACH_COMPANY_NAME", default="")
+
 # Production hardening: secure, HTTP-only, SameSite cookies and HSTS.
 SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = "Lax"
