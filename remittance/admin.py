@@ -2,9 +2,27 @@
 look at: read only (the webhook, the portal, the commands and billing's services write them). A bank account is
 shown by its last four digits; the sealed number is never shown."""
 
-from django.contrib import admin
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.template.response import TemplateResponse
 
-from .models import AchFile, AutopayDebit, AutopayEnrolment, OnlinePayment, ProcessorEvent
+from accounts.models import Account
+from core.admin import DATE_WIDGET, admin_page_register
+from core.clock import today
+
+from .bank import deposits_reconcile
+from .lockbox import exception_post, exception_return
+from .models import (
+    AchFile,
+    AutopayDebit,
+    AutopayEnrolment,
+    BankDeposit,
+    OnlinePayment,
+    PaymentException,
+    ProcessorEvent,
+)
+from .processors import processor_configured
 
 
 class ReadOnly(admin.ModelAdmin):
@@ -72,3 +90,91 @@ class AchFileAdmin(ReadOnly):
     list_display = ("created_on", "modifier", "effective_on", "entries", "total", "entry_hash", "created_by")
     date_hierarchy = "created_on"
     inlines = [DebitInline]
+
+
+class ResolveForm(forms.ModelForm):
+    post_to = forms.CharField(label="Post it to account", required=False, max_length=20,
+                              help_text="The account number the payment belongs to (from the check, the payer's "
+                                        "letter or a call).")
+    sent_back = forms.BooleanField(label="It was sent back to the payer", required=False)
+    resolution = forms.CharField(label="Note", required=False, widget=forms.Textarea(attrs={"rows": 3}),
+                                 help_text="How it was resolved; required when it was sent back.")
+
+    class Meta:
+        model = PaymentException
+        fields: list[str] = []
+
+    def clean(self):
+        data = super().clean()
+        post_to, sent_back = (data.get("post_to") or "").strip(), data.get("sent_back")
+        if bool(post_to) == bool(sent_back):
+            raise forms.ValidationError("Either name the account to post it to, or say it was sent back.")
+        if post_to and not Account.objects.filter(account_no=post_to).exists():
+            self.add_error("post_to", f"unknown account '{post_to}'")
+        if sent_back and not (data.get("resolution") or "").strip():
+            self.add_error("resolution", "is required: how it was sent back")
+        return data
+
+
+@admin.register(PaymentException)
+class PaymentExceptionAdmin(admin.ModelAdmin):
+    """The exceptions queue: payments the bank deposited that matched no account, each posted by a clerk to the
+    account it belongs to or recorded as sent back."""
+
+    form = ResolveForm
+    list_display = ("received_on", "reference", "amount", "check_number", "reason", "status")
+    list_filter = ("status", "source")
+    search_fields = ("reference", "check_number", "read")
+    readonly_fields = ("source", "reference", "received_on", "amount", "check_number", "read", "reason", "status",
+                       "payment", "note", "resolved_at", "resolved_by")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return super().has_change_permission(request, obj) and (obj is None
+                                                                 or obj.status == PaymentException.Status.OPEN)
+
+    def get_fields(self, request, obj=None):
+        fields = list(self.readonly_fields)
+        if obj is not None and obj.status == PaymentException.Status.OPEN:
+            fields += ["post_to", "sent_back", "resolution"]
+        return fields
+
+    def save_model(self, request, obj, form, change):
+        data = form.cleaned_data
+        if data.get("post_to"):
+            exception_post(exception=obj, account_no=data["post_to"].strip(), note=data.get("resolution", ""),
+                           actor=request.user)
+            messages.success(request, f"{obj.reference} posted to account {data['post_to'].strip()}.")
+        else:
+            exception_return(exception=obj, note=data["resolution"], actor=request.user)
+
+
+@admin.register(BankDeposit)
+class BankDepositAdmin(ReadOnly):
+    list_display = ("posted_on", "channel", "type_code", "description", "amount", "bank_reference", "text")
+    list_filter = ("channel", "type_code")
+    date_hierarchy = "posted_on"
+    search_fields = ("bank_reference", "customer_reference", "text")
+
+
+class DayForm(forms.Form):
+    on = forms.DateField(label="Day", widget=DATE_WIDGET)
+
+
+def deposits_view(request):
+    if not request.user.has_perm("billing.view_payment"):
+        raise PermissionDenied
+    form = DayForm(request.GET if "on" in request.GET else None, initial={"on": today()})
+    result = None
+    if form.is_bound and form.is_valid():
+        result = deposits_reconcile(on=form.cleaned_data["on"], processor=processor_configured())
+    return TemplateResponse(request, "admin/remittance/deposits.html", {
+        **admin.site.each_context(request), "title": "Deposits reconciliation", "form": form, "result": result})
+
+
+admin_page_register(admin.site, "deposits/", deposits_view, "deposits")

@@ -148,6 +148,7 @@ class AutopayDebit(models.Model):
     payment = models.OneToOneField("billing.Payment", on_delete=models.PROTECT, related_name="autopay_debit")
     returned_code = models.CharField(max_length=3, blank=True)
     returned_on = models.DateField(null=True, blank=True)
+    receipt_sent_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["trace_number"]
@@ -168,3 +169,64 @@ class AutopayNotice(models.Model):
 
     def __str__(self) -> str:
         return f"Autopay notice of bill {self.bill_id} to {self.enrolment}"
+
+
+class PaymentException(models.Model):
+    """A payment that came from the bank but could not be matched to an account: a clerk posts it to the account
+    it belongs to, or records that it was sent back."""
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Waiting for a clerk"
+        POSTED = "posted", "Posted to an account"
+        RETURNED = "returned", "Sent back to the payer"
+
+    source = models.CharField(max_length=20, help_text="lockbox, …")
+    reference = models.CharField(max_length=80, unique=True, help_text="The payment's reference once posted.")
+    received_on = models.DateField()
+    amount = money_field()
+    check_number = models.CharField(max_length=20, blank=True)
+    read = models.CharField("what was read", max_length=200, blank=True, help_text="The scan line as read.")
+    reason = models.CharField(max_length=200)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    payment = models.OneToOneField("billing.Payment", null=True, blank=True, on_delete=models.PROTECT,
+                                   related_name="+")
+    note = models.TextField(blank=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolved_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["status", "received_on", "reference"]
+
+    def __str__(self) -> str:
+        return f"{self.reference}: {self.amount} ({self.get_status_display()})"
+
+
+class BankDeposit(models.Model):
+    """A credit to the village's bank account, from the bank's BAI2 report, with the channel it came through."""
+
+    class Channel(models.TextChoices):
+        LOCKBOX = "lockbox", "Lockbox"
+        AUTOPAY = "autopay", "Autopay (ACH debit file)"
+        PROCESSOR = "processor", "Payment processor payout"
+        COUNTER = "counter", "Counter deposit"
+        OTHER = "other", "Other"
+
+    posted_on = models.DateField()
+    bank_account = models.CharField(max_length=40)
+    type_code = models.CharField(max_length=3)
+    description = models.CharField(max_length=80)
+    amount = money_field()
+    bank_reference = models.CharField(max_length=80, blank=True)
+    customer_reference = models.CharField(max_length=80, blank=True)
+    text = models.CharField(max_length=200, blank=True)
+    channel = models.CharField(max_length=10, choices=Channel.choices)
+    key = models.CharField(max_length=300, unique=True, help_text="What makes it this credit, for a file read twice.")
+    imported_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-posted_on", "channel", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.posted_on} {self.get_channel_display()}: {self.amount}"

@@ -62,6 +62,21 @@ class ProcessorEvent:
     email: str = ""
 
 
+@dataclass(frozen=True)
+class PayoutItem:
+    kind: str  # charge, refund, other
+    payment_ref: str  # the processor's payment id the item is of ("" for other items)
+    gross: Decimal  # negative for a refund
+    fee: Decimal
+
+
+@dataclass(frozen=True)
+class Payout:
+    id: str
+    amount: Decimal
+    items: list[PayoutItem]
+
+
 class Processor(Protocol):
     name: str
     signature_header: str  # the request header its webhooks are signed in
@@ -69,6 +84,8 @@ class Processor(Protocol):
     def checkout_create(self, request: CheckoutRequest) -> Checkout: ...
 
     def event_read(self, payload: bytes, signature: str) -> ProcessorEvent: ...
+
+    def payouts(self, *, arrived_on: date) -> list[Payout]: ...
 
 
 def _day(timestamp: int) -> date:
@@ -140,6 +157,26 @@ class StripeProcessor:
                                   amount=_dollars(obj.get("amount")),
                                   amount_refunded=_dollars(obj.get("amount_refunded")))
         return ProcessorEvent(event_id=event.id, kind="other", type=event.type, happened_on=happened_on)
+
+
+    def payouts(self, *, arrived_on: date) -> list[Payout]:
+        """The payouts arriving in the bank on ``arrived_on``, each with the charges and refunds in it."""
+        start = int(datetime(arrived_on.year, arrived_on.month, arrived_on.day, tzinfo=UTC).timestamp())
+        found = []
+        for payout in self._client.v1.payouts.list({"arrival_date": {"gte": start, "lt": start + 86_400},
+                                                    "limit": 100}).auto_paging_iter():
+            items = []
+            for bt in self._client.v1.balance_transactions.list({"payout": payout.id, "limit": 100,
+                                                                 "expand": ["data.source"]}).auto_paging_iter():
+                row = bt.to_dict()
+                if row.get("type") == "payout":
+                    continue
+                source = row.get("source") if isinstance(row.get("source"), dict) else {}
+                kind = {"charge": "charge", "payment": "charge", "refund": "refund"}.get(row.get("type"), "other")
+                items.append(PayoutItem(kind=kind, payment_ref=source.get("payment_intent") or "",
+                                        gross=_dollars(row.get("amount")), fee=_dollars(row.get("fee"))))
+            found.append(Payout(id=payout.id, amount=_dollars(payout.amount), items=items))
+        return found
 
 
 PROCESSORS = {StripeProcessor.name: StripeProcessor}

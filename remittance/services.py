@@ -35,7 +35,7 @@ from billing.services.reversals import payment_reverse
 from core.errors import ApplicationError
 from core.money import fmt_dollars
 
-from .models import OnlinePayment, ProcessorEvent
+from .models import AutopayDebit, OnlinePayment, ProcessorEvent
 from .processors import CheckoutRequest, Processor
 from .processors import ProcessorEvent as EventIn
 
@@ -171,9 +171,9 @@ def _reverse(online: OnlinePayment) -> str:
 
 
 def receipts_send(payment_ids) -> int:
-    """Email the receipt of each posted online payment among ``payment_ids`` that has an address, once (marked
-    before sending, unmarked if the mail server refuses, so a retry sends what did not go)."""
-    sent = 0
+    """Email the receipt of each posted online or autopay payment among ``payment_ids`` that has an address, once
+    (marked before sending, unmarked if the mail server refuses, so a retry sends what did not go)."""
+    sent = _autopay_receipts_send(payment_ids)
     for online in OnlinePayment.objects.filter(payment_id__in=list(payment_ids), status=OnlinePayment.Status.PAID,
                                                receipt_sent_at__isnull=True).exclude(receipt_email="") \
             .select_related("account__premises", "payment"):
@@ -191,6 +191,29 @@ def receipts_send(payment_ids) -> int:
                          to=[online.receipt_email]).send()
         except Exception:
             OnlinePayment.objects.filter(pk=online.pk).update(receipt_sent_at=None)
+            raise
+        sent += 1
+    return sent
+
+
+def _autopay_receipts_send(payment_ids) -> int:
+    sent = 0
+    for debit in AutopayDebit.objects.filter(payment_id__in=list(payment_ids), receipt_sent_at__isnull=True,
+                                             returned_code="").select_related("enrolment", "account__premises",
+                                                                              "payment"):
+        if not AutopayDebit.objects.filter(pk=debit.pk, receipt_sent_at__isnull=True).update(
+                receipt_sent_at=timezone.now()):
+            continue
+        payment = debit.payment
+        body = render_to_string("remittance/email/receipt.txt", {
+            "payment": payment, "account": debit.account, "utility": ordinance_on(payment.paid_on).utility,
+            "amount": fmt_dollars(payment.amount.amount), "autopay_last4": debit.enrolment.account_last4,
+            "paid_on": f"{payment.paid_on:%B} {payment.paid_on.day}, {payment.paid_on:%Y}"})
+        try:
+            EmailMessage(subject=f"Receipt: autopay for water account {debit.account.account_no}", body=body,
+                         to=[debit.enrolment.email]).send()
+        except Exception:
+            AutopayDebit.objects.filter(pk=debit.pk).update(receipt_sent_at=None)
             raise
         sent += 1
     return sent

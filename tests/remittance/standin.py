@@ -30,6 +30,7 @@ class StripeStandIn:
         self.requests: list[tuple[str, str, dict]] = []  # (method, path, form) as received
         self.webhook_url = ""  # where Pay sends its event (a live server's); blank: nowhere
         self.delivered: list[tuple[int, str]] = []
+        self.payouts: list[dict] = []  # each with its balance transactions under "transactions"
         self._numbers = itertools.count(1)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
@@ -71,6 +72,24 @@ class StripeStandIn:
         return self.event("charge.dispute.created", {"id": f"dp_test_{next(self._numbers)}", "object": "dispute",
                                                      "payment_intent": session["payment_intent"],
                                                      "amount": session["amount_total"]})
+
+    def payout(self, session_ids: list[str], *, arrival: int, fee_cents: int = 30) -> dict:
+        """A payout of these paid sessions arriving at ``arrival`` (a timestamp), each charge less its fee."""
+        transactions = []
+        for session_id in session_ids:
+            session = self.sessions[session_id]
+            transactions.append({"id": f"txn_{next(self._numbers)}", "object": "balance_transaction",
+                                 "type": "charge", "amount": session["amount_total"], "fee": fee_cents,
+                                 "net": session["amount_total"] - fee_cents,
+                                 "source": {"id": f"ch_{session_id}", "object": "charge",
+                                            "payment_intent": session["payment_intent"]}})
+        amount = sum(t["net"] for t in transactions)
+        payout = {"id": f"po_test_{next(self._numbers)}", "object": "payout", "amount": amount,
+                  "arrival_date": arrival, "status": "paid", "transactions": transactions}
+        transactions.append({"id": f"txn_{next(self._numbers)}", "object": "balance_transaction", "type": "payout",
+                             "amount": -amount, "fee": 0, "net": -amount, "source": payout["id"]})
+        self.payouts.append(payout)
+        return payout
 
     def deliver(self, payload: str, header: str) -> int:
         request = urllib.request.Request(self.webhook_url, data=payload.encode(), method="POST",
@@ -147,8 +166,23 @@ class StripeStandIn:
                     return
                 self._send(404, json.dumps({"error": {"message": "unknown endpoint"}}))
 
+            def _list(self, data: list) -> None:
+                self._send(200, json.dumps({"object": "list", "data": data, "has_more": False,
+                                            "url": self.path.split("?")[0]}))
+
             def do_GET(self):
                 standin.requests.append(("GET", self.path, {}))
+                path, _, query = self.path.partition("?")
+                params = {k: v[0] for k, v in parse_qs(query).items()}
+                if path == "/v1/payouts":
+                    low, high = int(params["arrival_date[gte]"]), int(params["arrival_date[lt]"])
+                    self._list([{k: v for k, v in p.items() if k != "transactions"} for p in standin.payouts
+                                if low <= p["arrival_date"] < high])
+                    return
+                if path == "/v1/balance_transactions":
+                    payout = next(p for p in standin.payouts if p["id"] == params["payout"])
+                    self._list(payout["transactions"])
+                    return
                 if self.path.startswith("/checkout/"):
                     session = standin.sessions.get(self.path.split("/")[2])
                     if session is None:

@@ -152,11 +152,16 @@ def check_nacha(text: str, *, company_id: str, odfi: str) -> list[tuple[str, str
     return entries
 
 
-def test_the_debit_file_keeps_every_nacha_rule_and_each_debit_posts_once(enrolled):
+def test_the_debit_file_keeps_every_nacha_rule_and_each_debit_posts_once(enrolled,
+                                                                        django_capture_on_commit_callbacks):
     account, _, _ = enrolled
     other = billed_account()  # not enrolled: never debited
     assert ach_export(on=date(2026, 2, 20)).file is None  # nothing due yet
-    exported = ach_export(on=DUE)
+    with django_capture_on_commit_callbacks(execute=True):  # the receipt follows the commit
+        exported = ach_export(on=DUE)
+    (receipt,) = [m for m in mail.outbox if m.subject.startswith("Receipt")]
+    assert receipt.to == ["pat@example.org"] and "$186.13" in receipt.body
+    assert "autopay, from your bank account ending 6789" in receipt.body
     entries = check_nacha(exported.text, company_id="1234567890", odfi="021000021")
     assert entries == [("27", ROUTING, 18613, exported.file.debits.get().trace_number)]
     assert BANK_ACCOUNT in exported.text  # the bank needs it; the database does not keep the file

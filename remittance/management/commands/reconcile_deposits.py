@@ -1,0 +1,51 @@
+"""``reconcile_deposits --date D [--format text|csv|json]``: the day's deposits against the payments posted."""
+
+import csv
+import io
+import json
+
+from django.core.management.base import BaseCommand
+
+from core.commands import as_of_argument, parse_as_of
+from core.money import fmt_dollars
+
+from ...bank import deposits_reconcile
+from ...processors import processor_configured
+
+
+class Command(BaseCommand):
+    help = "Each channel's deposits of the day (from the bank's BAI2 report) against the payments posted."
+
+    def add_arguments(self, parser):
+        as_of_argument(parser)
+        parser.add_argument("--format", choices=["text", "csv", "json"], default="text")
+
+    def handle(self, *args, **options):
+        result = deposits_reconcile(on=parse_as_of(options["date"]), processor=processor_configured())
+        rows = [{"channel": line.channel, "expected": f"{line.expected:.2f}", "deposited": f"{line.deposited:.2f}",
+                 "difference": f"{line.difference:.2f}", "detail": line.detail} for line in result.lines]
+        rows += [{"channel": "unmatched", "expected": "0.00", "deposited": f"{d.amount.amount:.2f}",
+                  "difference": f"{d.amount.amount:.2f}", "detail": f"{d.type_code} {d.description}: {d.text}"}
+                 for d in result.unmatched]
+        if options["format"] == "json":
+            self.stdout.write(json.dumps({"date": result.on.isoformat(), "matches": result.matches, "lines": rows,
+                                          "notes": result.notes}, indent=2))
+            return
+        if options["format"] == "csv":
+            out = io.StringIO()
+            writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(rows)
+            self.stdout.write(out.getvalue(), ending="")
+            return
+        self.stdout.write(f"Deposits of {result.on}: "
+                          + ("every channel matches to the cent" if result.matches else "differences below"))
+        for line in result.lines:
+            mark = "" if line.difference == 0 else f"  difference {fmt_dollars(line.difference)}"
+            self.stdout.write(f"  {line.label}: expected {fmt_dollars(line.expected)}, deposited "
+                              f"{fmt_dollars(line.deposited)}{mark}{f' ({line.detail})' if line.detail else ''}")
+        for deposit in result.unmatched:
+            self.stdout.write(f"  not ours to match: {deposit.type_code} {deposit.description} "
+                              f"{fmt_dollars(deposit.amount.amount)} {deposit.text}")
+        for note in result.notes:
+            self.stdout.write(f"  {note}")
