@@ -36,15 +36,18 @@ class ReadOnly(admin.ModelAdmin):
         return False
 
 
-class EventInline(admin.TabularInline):
-    model = ProcessorEvent
-    fields = ("received_at", "kind", "event_id", "outcome")
-    readonly_fields = fields
+class ReadOnlyInline(admin.TabularInline):
     extra = 0
     can_delete = False
 
     def has_add_permission(self, request, obj=None):
         return False
+
+
+class EventInline(ReadOnlyInline):
+    model = ProcessorEvent
+    fields = ("received_at", "kind", "event_id", "outcome")
+    readonly_fields = fields
 
 
 @admin.register(OnlinePayment)
@@ -74,15 +77,10 @@ class AutopayEnrolmentAdmin(ReadOnly):
     exclude = ("account_number_sealed",)
 
 
-class DebitInline(admin.TabularInline):
+class DebitInline(ReadOnlyInline):
     model = AutopayDebit
     fields = ("trace_number", "account", "amount", "payment", "returned_code", "returned_on")
     readonly_fields = fields
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(AchFile)

@@ -7,7 +7,7 @@ import re
 from decimal import Decimal, InvalidOperation
 
 from django.contrib import messages
-from django.contrib.auth.views import redirect_to_login
+from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
@@ -82,15 +82,17 @@ def pay_found(request):
     return _pay(request, account, user=None)
 
 
-def pay_linked(request, public_id):
-    if not request.user.is_authenticated:
-        return redirect_to_login(request.get_full_path())
+def _linked(request, public_id) -> Account:
+    """An account linked to the signed-in customer (404 for any other)."""
     try:
-        account = Account.objects.select_related("premises").get(public_id=public_id,
-                                                                 portal_links__user=request.user)
+        return Account.objects.select_related("premises").get(public_id=public_id, portal_links__user=request.user)
     except Account.DoesNotExist:
         raise Http404("no such account") from None
-    return _pay(request, account, user=request.user)
+
+
+@login_required
+def pay_linked(request, public_id):
+    return _pay(request, _linked(request, public_id), user=request.user)
 
 
 def _pay(request, account: Account, *, user):
@@ -140,15 +142,10 @@ def webhook(request, processor_name: str):
     return HttpResponse(applied.outcome, status=200, content_type="text/plain")
 
 
+@login_required
 def autopay(request, public_id):
     """Set up, see or cancel autopay for an account linked to the customer's login."""
-    if not request.user.is_authenticated:
-        return redirect_to_login(request.get_full_path())
-    try:
-        account = Account.objects.select_related("premises").get(public_id=public_id,
-                                                                 portal_links__user=request.user)
-    except Account.DoesNotExist:
-        raise Http404("no such account") from None
+    account = _linked(request, public_id)
     current = AutopayEnrolment.objects.filter(account=account).exclude(
         status=AutopayEnrolment.Status.CANCELLED).first()
     form = AutopayForm(request.POST if request.POST.get("action") == "enrol" else None,
