@@ -45,7 +45,7 @@ from .nacha import RETURN_REASONS, Debit, NachaError, Originator, aba_valid, deb
 from .vault import seal, unseal
 
 AUTHORIZATION = (
-    "I authorize {utility} to debit the {kind} account ending {last4} at the bank with routing number {routing} "
+    "I authorize {utility} to debit {bank_account} "
     "for the amount due on each water bill of account {account_no}, on or after its due date, by ACH. I will be "
     "emailed the amount and the date before each debit. This authorization stays in force until I cancel it online "
     "or by telling the office, in time for the office to act on it.")
@@ -54,9 +54,11 @@ SUSPEND_CODES = {"R02", "R03", "R04", "R05", "R07", "R08", "R10", "R16", "R20", 
 CENTS = 100
 
 
-def authorization_text(*, account: Account, kind: str, last4: str, routing: str) -> str:
-    return AUTHORIZATION.format(utility=ordinance_on(timezone.localdate()).utility.name, kind=kind, last4=last4,
-                                routing=routing, account_no=account.account_no)
+def authorization_text(*, account: Account, bank_account: str = "the bank account given above") -> str:
+    """The wording the customer agrees to: as shown before (the bank account "given above"), and as kept (the
+    account's kind, last four digits and routing number)."""
+    return AUTHORIZATION.format(utility=ordinance_on(timezone.localdate()).utility.name, bank_account=bank_account,
+                                account_no=account.account_no)
 
 
 def autopay_enrol(*, account: Account, holder_name: str, routing: str, account_number: str, account_type: str,
@@ -79,7 +81,8 @@ def autopay_enrol(*, account: Account, holder_name: str, routing: str, account_n
     if errors:
         raise ApplicationError(errors=errors)
     last4 = account_number[-4:]
-    wording = authorization_text(account=account, kind=account_type, last4=last4, routing=routing)
+    wording = authorization_text(account=account, bank_account=f"the {account_type} account ending {last4} at the "
+                                                               f"bank with routing number {routing}")
     with transaction.atomic():
         now = timezone.now()
         AutopayEnrolment.objects.select_for_update().filter(account=account, status=AutopayEnrolment.Status.ACTIVE) \

@@ -21,7 +21,7 @@ from core.money import fmt_dollars
 from core.net import client_ip
 from core.ratelimit import rate_limit_hit
 
-from .autopay import AUTHORIZATION, autopay_cancel, autopay_enrol
+from .autopay import authorization_text, autopay_cancel, autopay_enrol
 from .forms import AutopayForm, FindAccountForm, PayForm
 from .models import AutopayEnrolment, OnlinePayment
 from .processors import EventRefused, processor_configured
@@ -169,9 +169,7 @@ def autopay(request, public_id):
             messages.success(request, f"Autopay is on: each bill is debited on its due date from the account ending "
                                       f"{enrolment.account_last4}, with an email before.")
             return redirect("remittance:autopay", public_id=account.public_id)
-    wording = AUTHORIZATION.format(utility=ordinance_on(timezone.localdate()).utility.name,
-                                   kind="checking or savings", last4="(its last four digits)",
-                                   routing="(the routing number above)", account_no=account.account_no)
+    wording = authorization_text(account=account)
     return _page(request, "remittance/autopay.html", {"account": account, "current": current, "form": form,
                                                        "ready": vault_ready(), "wording": wording},
                  status=400 if form.errors else 200)
