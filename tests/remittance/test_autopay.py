@@ -274,3 +274,15 @@ def test_without_a_key_autopay_is_not_offered(mineola, media, settings):
         .content.decode()
     page = client.get(reverse("remittance:autopay", kwargs={"public_id": account.public_id})).content.decode()
     assert "Autopay is not offered here yet" in page
+
+
+def test_the_presets_own_returned_check_fee_comes_before_office_policy(db):
+    """South Farmingdale's schedule has a returned-check charge (§ 3.7, a sample amount on file with the District):
+    it is charged with its section; the office's policy amount is for chapters that have none."""
+    from billing.services.returned import returned_payment_fee_charge
+    from tests.factories import AccountFactory
+
+    call_command("setup_utility", "south_farmingdale", "--demo", "0", "--date", "2026-01-01", stdout=io.StringIO())
+    Utility.objects.update(returned_payment_fee=Decimal("35.00"))  # not used: the preset has its own
+    charge = returned_payment_fee_charge(account=AccountFactory(), as_of=date(2026, 3, 4), what="R01")
+    assert (charge.code, charge.amount.amount, charge.citation) == ("returned_check", Decimal("20.00"), "§ 3.7")
