@@ -29,7 +29,7 @@ from .cash import cash_day, cash_day_rows, counter_account, import_job_payments_
 from .documents.receipt import receipt_pdf
 from .models import Payment, PaymentReversal
 from .services.payments import counter_reference_propose, payment_counter_post
-from .services.reversals import payment_reverse
+from .services.reversals import REASONS_BY_TENDER, payment_reverse
 
 COUNTER_TENDERS = [(t.value, t.label) for t in (Payment.Tender.CASH, Payment.Tender.CHECK, Payment.Tender.CARD)]
 
@@ -76,6 +76,8 @@ class ReverseForm(ServiceForm):
     def __init__(self, *args, payment: Payment, **kwargs):
         super().__init__(*args, **kwargs)
         self.payment = payment
+        # Only what can happen to a payment of its tender: cash is never "returned".
+        self.fields["reason"].choices = [(r.value, r.label) for r in REASONS_BY_TENDER[payment.tender]]
 
     def perform(self, *, actor) -> str:
         d = self.cleaned_data
@@ -86,6 +88,9 @@ class ReverseForm(ServiceForm):
         if reversal.transferred_to_id:
             moved = reversal.transferred_to
             said += f"; posted to account {moved.account.account_no} as {moved.reference}"
+        if reversal.fee is not None:
+            said += (f"; the returned-payment fee of {fmt_dollars(reversal.fee.amount.amount)} "
+                     f"({reversal.fee.citation}) goes on the next bill")
         return said
 
 

@@ -391,6 +391,8 @@ class PaymentReversal(models.Model):
     reversed_on = models.DateField()
     reason = models.CharField(max_length=20, choices=Reason.choices)
     note = models.TextField(help_text="Internal note: what happened (the bank's notice, who noticed).")
+    fee = models.OneToOneField("PendingCharge", null=True, blank=True, on_delete=models.PROTECT, related_name="+",
+                               help_text="The returned-payment fee it charged.")
     transferred_to = models.OneToOneField(Payment, null=True, blank=True, on_delete=models.PROTECT,
                                           related_name="transferred_from",
                                           help_text="The payment posted to the right account instead.")

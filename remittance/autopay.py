@@ -35,7 +35,6 @@ from billing.models import Bill, Payment, PaymentReversal
 from billing.ordinance import ordinance_on
 from billing.selectors import account_amounts_due
 from billing.services.payments import PaymentIn, payments_post
-from billing.services.returned import returned_payment_fee_charge
 from billing.services.reversals import payment_reverse
 from core.errors import ApplicationError, FieldError
 from core.money import fmt_dollars
@@ -236,15 +235,13 @@ def ach_returns(text: str, *, as_of: date, actor=None) -> ReturnsApplied:
                 skipped += 1
                 continue
             reason = RETURN_REASONS.get(ret.code, "returned")
-            payment_reverse(payment=debit.payment, reversed_on=max(as_of, debit.payment.paid_on),
-                            reason=PaymentReversal.Reason.DEBIT_RETURNED, actor=actor,
-                            note=f"{ret.code}: {reason} (the bank's returns file)")
+            reversal = payment_reverse(payment=debit.payment, reversed_on=max(as_of, debit.payment.paid_on),
+                                       reason=PaymentReversal.Reason.DEBIT_RETURNED, actor=actor,
+                                       note=f"{ret.code}: {reason} (the bank's returns file)")
             debit.returned_code, debit.returned_on = ret.code, as_of
             debit.save(update_fields=["returned_code", "returned_on"])
             reversed_count += 1
-            if returned_payment_fee_charge(account=debit.account, as_of=as_of, actor=actor,
-                                           what=f"autopay debit {ret.original_trace} returned: {ret.code} {reason}"):
-                fees += 1
+            fees += reversal.fee is not None  # the returned-payment fee the reversal charged
             if ret.code in SUSPEND_CODES and debit.enrolment.status == AutopayEnrolment.Status.ACTIVE:
                 AutopayEnrolment.objects.filter(pk=debit.enrolment_id).update(
                     status=AutopayEnrolment.Status.SUSPENDED, status_note=f"{ret.code}: {reason}",

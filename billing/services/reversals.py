@@ -1,5 +1,10 @@
 """Taking a payment back: a returned check, a payment posted to the wrong account, one entered in error.
 
+Each tender has its own ways back (``REASONS_BY_TENDER``): cash never bounces; a check or a bank file payment is
+returned; a card or online payment is refunded or disputed; an autopay debit is returned by the customer's bank.
+A check or debit that came back unpaid also charges the returned-payment fee (``returned``: the preset's, or
+the office's policy), kept on the reversal.
+
 The payment and its ledger entry stay as they were (an issued fact never changes). The reversal is a
 ``PaymentReversal`` and a ledger entry of its own, kind ``payment_reversal``, for the payment's amount,
 ``corrects`` = the payment's entry, posted on the day it was reversed. From that day on the ledger replays
@@ -27,6 +32,7 @@ from ..ledger.posting import Posting, ledger_post, reversal_source
 from ..models import LedgerEntry, Payment, PaymentReversal
 from .payments import payment_post
 from .penalties import penalties_correct_posted
+from .returned import returned_payment_fee_charge
 
 REASON = PaymentReversal.Reason
 # What the statement says of a reversal, by reason.
@@ -34,6 +40,19 @@ REASON_WORDS = {REASON.RETURNED: "returned check", REASON.MISPOSTED: "posted to 
                 REASON.ERROR: "entered in error", REASON.REFUNDED: "refunded", REASON.DISPUTED: "disputed",
                 REASON.DEBIT_RETURNED: "bank debit returned"}
 REFERENCE_MAX = Payment._meta.get_field("reference").max_length
+TENDER = Payment.Tender
+# What can happen to a payment of each tender: cash cannot bounce; only a processor refunds or sees a dispute;
+# only a bank debit is returned by the customer's bank.
+REASONS_BY_TENDER = {
+    TENDER.CASH: (REASON.MISPOSTED, REASON.ERROR),
+    TENDER.CHECK: (REASON.RETURNED, REASON.MISPOSTED, REASON.ERROR),
+    TENDER.BANK_FILE: (REASON.RETURNED, REASON.MISPOSTED, REASON.ERROR),
+    TENDER.CARD: (REASON.REFUNDED, REASON.DISPUTED, REASON.MISPOSTED, REASON.ERROR),
+    TENDER.ONLINE: (REASON.REFUNDED, REASON.DISPUTED, REASON.MISPOSTED, REASON.ERROR),
+    TENDER.ACH: (REASON.DEBIT_RETURNED, REASON.MISPOSTED, REASON.ERROR),
+}
+# A payment that came back unpaid costs the returned-payment fee (billing.services.returned).
+FEE_REASONS = (REASON.RETURNED, REASON.DEBIT_RETURNED)
 
 
 def transfer_reference(reference: str) -> str:
@@ -65,6 +84,10 @@ def payment_reverse(*, payment: Payment, reversed_on: date, reason: str, note: s
         if reason not in REASON.values:
             errors.append(FieldError(field="reason", message=f"'{reason}' is not a reason; one of "
                                                              f"{', '.join(REASON.values)}"))
+        elif reason not in REASONS_BY_TENDER.get(payment.tender, REASON.values):
+            errors.append(FieldError(field="reason", message=(
+                f"a {TENDER(payment.tender).label.lower()} payment cannot be {REASON_WORDS[reason]}; one of "
+                f"{', '.join(REASON_WORDS[r] for r in REASONS_BY_TENDER[payment.tender])}")))
         if reversed_on < payment.paid_on:
             errors.append(FieldError(field="reversed_on", message=f"{reversed_on} is before the payment was made "
                                                                   f"({payment.paid_on})"))
@@ -116,7 +139,13 @@ def payment_reverse(*, payment: Payment, reversed_on: date, reason: str, note: s
         # Penalties posted after the day it was paid were computed with the payment: bring them in line now;
         # those it leaves owed on later days are the next assessment's.
         penalties_correct_posted(account_ids=[payment.account_id], after={payment.account_id: payment.paid_on})
+        if reason in FEE_REASONS:
+            fee = returned_payment_fee_charge(account=payment.account, as_of=reversed_on, actor=actor,
+                                              what=f"payment {payment.reference} {REASON_WORDS[reason]}: {note}")
+            if fee is not None:
+                PaymentReversal.objects.filter(pk=reversal.pk).update(fee=fee)
+                reversal.fee = fee
     return reversal
 
 
-__all__ = ["REASON_WORDS", "payment_reverse", "transfer_reference"]
+__all__ = ["REASONS_BY_TENDER", "REASON_WORDS", "payment_reverse", "transfer_reference"]

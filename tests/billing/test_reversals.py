@@ -209,3 +209,45 @@ def test_two_clerks_reversing_the_same_check_at_once_reverse_it_once(mineola):
     in_threads(reverse_it, reverse_it)
     assert refusals == ["payment"]
     assert PaymentReversal.objects.count() == 1 and LedgerEntry.objects.filter(kind="payment_reversal").count() == 1
+
+
+# --- each tender its ways back, and the returned-payment fee -----------------------------------------------
+
+@pytest.mark.citation("policy: returned payment")
+def test_cash_is_never_returned_and_a_returned_check_charges_the_office_policy_fee(account, clerk):
+    """Chapter 45 sets no returned-check charge: the office's policy amount is charged, labelled so; cash can be
+    reversed as an error or a misposting, never as returned."""
+    from billing.models import PendingCharge, Utility
+
+    payment_post(account_no=account.account_no, amount=D("20.00"), paid_on=date(2026, 2, 20), reference="CASH-1",
+                 tender="cash")
+    with pytest.raises(ApplicationError) as refused:
+        payment_reverse(payment=Payment.objects.get(reference="CASH-1"), reversed_on=date(2026, 3, 10),
+                        reason="returned", note="?", actor=clerk)
+    assert [str(e) for e in refused.value.errors] == [
+        "reason: a cash payment cannot be returned check; one of posted to the wrong account, entered in error"]
+    Utility.objects.update(returned_payment_fee=D("25.00"))
+    reversal = payment_reverse(payment=check(account), reversed_on=date(2026, 3, 10), reason="returned",
+                               note="NSF", actor=clerk)
+    fee = PendingCharge.objects.get()
+    assert reversal.fee == fee and (fee.amount.amount, fee.citation, fee.description) == (
+        D("25.00"), "policy", "Returned payment fee (office policy)")
+    read(account.installations.get().meter, date(2026, 7, 14), 1_082_500)
+    run("run_billing", "--date", "2026-08-01")  # the fee goes on the next bill as a line with its label
+    fee.refresh_from_db()
+    assert fee.bill is not None and fee.bill.lines.filter(description="Returned payment fee (office policy)").exists()
+
+
+def test_the_reverse_page_offers_only_what_can_happen_to_the_payments_tender(account, clerk):
+    from django.contrib.auth.models import Permission
+    from django.test import Client
+    from django.urls import reverse
+
+    clerk.user_permissions.add(*Permission.objects.filter(codename__in=["change_payment", "view_payment"]))
+    client = Client()
+    client.force_login(clerk)
+    payment_post(account_no=account.account_no, amount=D("20.00"), paid_on=date(2026, 2, 20), reference="CASH-2",
+                 tender="cash")
+    page = client.get(reverse("admin:billing_payment_reverse",
+                              args=[Payment.objects.get(reference="CASH-2").pk])).content.decode()
+    assert 'value="error"' in page and 'value="returned"' not in page
