@@ -64,6 +64,10 @@ class Utility(models.Model):
         help_text="Office policy, not in the ordinance: an account owing less than this is not proposed for a "
                   "shut-off case or the relevy list (the preset's [policy] list_floor, $25.00 unless it says "
                   "otherwise). Lower it to 0.00 to list every amount.")
+    plan_grace_days = models.PositiveSmallIntegerField(
+        "payment plan grace (days)", default=10,
+        help_text="Office policy: days after an installment's date before a payment plan with it unpaid is "
+                  "defaulted.")
     returned_payment_fee = models.DecimalField(
         "returned-payment fee (office policy)", max_digits=8, decimal_places=2, default=Decimal("0.00"),
         help_text="Office policy, used only where the preset's fee schedule has no returned-check fee: charged on the "

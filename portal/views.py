@@ -16,6 +16,8 @@ from django.urls import reverse_lazy
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_POST
 
+from arrears.models import PaymentPlan
+from arrears.services import plan_standing
 from backflow.services.compliance import device_get, test_record
 from billing.charts import consumption_chart_svg
 from billing.services.bill_pdfs import bill_pdf_bytes
@@ -183,8 +185,12 @@ def account_link(request):
 def account_detail(request, public_id):
     account = selectors.account_get_for_customer(request.user, public_id)
     overview = selectors.account_overview(account=account, as_of=timezone.localdate())
+    plan = (PaymentPlan.objects.filter(account=account).exclude(status=PaymentPlan.Status.CANCELLED)
+            .order_by("-started_on", "-id").prefetch_related("installments").first())
     return _render(request, "portal/account.html", {
         "account": account, **overview, **selectors.account_cases(account=account, as_of=timezone.localdate()),
+        "plan": plan, "plan_standing": plan_standing(plan, as_of=timezone.localdate())
+        if plan is not None and plan.status == PaymentPlan.Status.ACTIVE else None,
         "chart": _chart(overview["points"], "chart-account"),
         "paperless_form": PaperlessForm(initial={"paperless": account.paperless}),
     })

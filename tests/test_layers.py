@@ -23,13 +23,14 @@ FLOORS = {
     "accounts": 1,
     "meters": 2,
     "billing": 3,
-    "termination": 4, "backflow": 4, "remittance": 4,
+    "termination": 4, "backflow": 4, "remittance": 4, "arrears": 4,
     "portal": 5, "reports": 5, "demo": 5, "conversion": 5,
     "waterbilling": 6,
 }
 # Same-floor imports allowed, as (importer, imported): the conversion's reconciliation is drawn with the reports'
 # kit (page, CSV, JSON, PDF) and their aging buckets, so it reads like every other report.
-SIDEWAYS: set[tuple[str, str]] = {("conversion", "reports")}
+# Payment plans tell the shut-off guard they hold it by registering with termination (``termination.holds``).
+SIDEWAYS: set[tuple[str, str]] = {("conversion", "reports"), ("arrears", "termination")}
 
 APPS = [app for app in FLOORS if (ROOT / app).is_dir()]
 

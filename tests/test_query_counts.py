@@ -211,8 +211,8 @@ PORTAL_BILL = {"postgresql": 13, "sqlite": 13}
 # and its name for the page); the ledger replayed once (entries, bills) for the balance, the bills' balances
 # and the amount due; the account's live bills (the list, the chart, the due dates); deposits; the payments;
 # the payments made to a previous billing system (history brought over by a conversion); the charges other
-# than bills; termination cases; the tester menu.
-PORTAL_ACCOUNT = {"postgresql": 13, "sqlite": 13}
+# than bills; termination cases; the account's payment plan; the tester menu.
+PORTAL_ACCOUNT = {"postgresql": 14, "sqlite": 14}
 
 
 def test_the_portal_bill_page_takes_the_same_queries_with_2_bills_as_with_20(books):
@@ -234,8 +234,8 @@ def test_the_portal_account_page_takes_the_same_queries_with_2_bills_as_with_20(
 # Session and user; the account and its notes; the ledger replayed once (utility, entries, bills) for the
 # running-balance ledger, the bills' balances and the amount due, with the ledger's rows; the bills (their due
 # dates with them); meters, installations and readings; termination cases; owners, portal links, premises and
-# customers for the form; the utility's name.
-ADMIN_ACCOUNT = {"postgresql": 24, "sqlite": 24}
+# customers for the form; the utility's name; the active payment plan (the flag at the top) and the plans' inline.
+ADMIN_ACCOUNT = {"postgresql": 26, "sqlite": 26}
 
 
 def test_the_admin_account_page_takes_the_same_queries_with_2_bills_as_with_20(client, books):

@@ -13,6 +13,8 @@ from django.utils.html import format_html
 
 from accounts.admin import AccountAdmin as AccountsAccountAdmin
 from accounts.models import Account
+from arrears.models import PaymentPlan
+from arrears.services import plan_standing
 from billing.admin_account import AccountBillingAdmin
 from billing.models import Utility
 from billing.services.meter_tests import meter_test_settle
@@ -78,15 +80,29 @@ class TerminationCaseInline(ReadOnlyInline):
                            obj.number)
 
 
+class PaymentPlanInline(ReadOnlyInline):
+    """The account's payment plans, each linked to its page (its schedule, standing and letter)."""
+
+    model = PaymentPlan
+    fields = readonly_fields = ("plan", "started_on", "total", "status", "status_note")
+    ordering = ("-started_on", "-id")
+    verbose_name_plural = "payment plans"
+
+    @admin.display(description="plan")
+    def plan(self, obj):
+        return format_html('<a href="{}">{}</a>', reverse("admin:arrears_paymentplan_change", args=[obj.pk]),
+                           obj.number)
+
+
 GLANCE_READINGS = 3
 CLOSED_CASES = ("restored", "paid", "resolved", "dismissed")
 
 
 class AccountAdmin(AccountListMixin, CsvExportMixin, AccountMetersAdmin, AccountBillingAdmin, AccountsAccountAdmin):
     """The account page: accounts' fields and actions, then billing's summary, then meters' readings, and the
-    account's termination cases."""
+    account's termination cases and payment plans."""
 
-    inlines = (*AccountsAccountAdmin.inlines, TerminationCaseInline)
+    inlines = (*AccountsAccountAdmin.inlines, TerminationCaseInline, PaymentPlanInline)
     change_form_template = "admin/accounts/account/account_page.html"
 
     def account_glance(self, request, account):
@@ -105,6 +121,10 @@ class AccountAdmin(AccountListMixin, CsvExportMixin, AccountMetersAdmin, Account
             {"number": case.number, "status": case.get_status_display(),
              "url": reverse("admin:termination_terminationcase_change", args=[case.pk])}
             for case in account.termination_cases.exclude(status__in=CLOSED_CASES).order_by("-opened_on")]
+        plan = account.payment_plans.filter(status=PaymentPlan.Status.ACTIVE).prefetch_related("installments").first()
+        context["plan"] = plan and {"number": plan.number, "good": plan_standing(plan, as_of=today()).good,
+                                    "url": reverse("admin:arrears_paymentplan_change", args=[plan.pk])}
+        context["plan_add_url"] = f'{reverse("admin:arrears_paymentplan_add")}?account={account.account_no}'
         return context
 
     def get_fieldsets(self, request, obj=None):

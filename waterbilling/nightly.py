@@ -1,7 +1,8 @@
 """The nightly job: the apps' nightly steps in order, each recorded, resumed where a crash stopped it.
 
 Bill what is due → penalties and interest → bill PDFs → notices → termination deadlines → backflow
-tests due → what the night leaves open on each account's ledger. Each app keeps its steps as plain services
+tests due → payment plans defaulted or completed → what the night leaves open on each account's ledger.
+Each app keeps its steps as plain services
 returning counts; this list, in the composition root, is the only place that knows their order, so
 billing never learns what runs after it. A step of an app that is not installed is left out.
 ``core.pipeline`` runs them: a ``NightlyRun`` for the date and a ``NightlyStep`` each, with counts or the
@@ -26,6 +27,7 @@ STEPS = (
     ("notices", "termination.services.nightly.nightly_notices"),
     ("termination_deadlines", "termination.services.nightly.nightly_deadlines"),
     ("backflow_tests_due", "backflow.services.compliance.nightly_tests_due"),
+    ("payment_plans", "arrears.services.plans_review"),
     ("standings", "billing.services.nightly.nightly_standings"),
 )
 

@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "demo",
     "conversion",
     "remittance",
+    "arrears",
     # Last: the composition root: its admin module puts together pages from the apps' parts; the nightly
     # job's command and task.
     "waterbilling",

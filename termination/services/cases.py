@@ -28,6 +28,7 @@ from core.money import ZERO, fmt_dollars
 from core.workflow import transition
 
 from ..documents import determination_pdf_store, notice_pdf_store
+from ..holds import shutoff_holds
 from ..models import ACTIVE, CaseBill, CaseEvent, Interruption, Notice, TerminationCase, WorkOrder
 from ..policy import METHOD_WORDS, TerminationPolicy, termination_policy
 from ..selectors import (
@@ -480,6 +481,8 @@ def shutoff_refusals(case: TerminationCase, *, as_of: date,
             out.append(FieldError("amount_delinquent", (
                 f"(5) the delinquent amount of {fmt_dollars(case.amount_delinquent)} is paid on {as_of} "
                 f"({policy.cite('grounds')})")))
+    # (6) Nothing else holds it: a payment plan in good standing, …
+    out += [FieldError("hold", f"(6) {words}") for words in shutoff_holds(case.account_id, as_of)]
     return out
 
 
