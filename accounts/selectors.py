@@ -1,10 +1,40 @@
 """Reads of accounts: one by its number, and the search the clerk's list and the API share."""
 
-from django.db.models import Q, QuerySet, Subquery
+from django.db.models import F, Q, QuerySet, Subquery, Value
+from django.db.models.functions import Replace, Upper
+from django.db.models.lookups import Contains, Exact
 
 from core.errors import NotFound
 
 from .models import Account, PortalLink
+
+
+def account_no_key(typed: str) -> str:
+    """An account number as compared when typed: upper case, letters and digits only ("1-00042", "100042" and
+    "1 00042" are one number)."""
+    return "".join(ch for ch in typed.upper() if ch.isalnum())
+
+
+def _key_of(field: str):
+    return Replace(Replace(Replace(Upper(F(field)), Value("-"), Value("")), Value(" "), Value("")), Value("/"),
+                   Value(""))
+
+
+def account_find(typed: str, queryset: QuerySet[Account] | None = None) -> Account | None:
+    """The account a customer or clerk typed, with or without its dash: the number as written first, else the one
+    whose number has the same letters and digits (None when there is none, or more than one)."""
+    rows = Account.objects.all() if queryset is None else queryset
+    typed = typed.strip()
+    if not typed:
+        return None
+    exact = rows.filter(account_no=typed).first()
+    if exact is not None:
+        return exact
+    key = account_no_key(typed)
+    if not key:
+        return None
+    found = list(rows.filter(Exact(_key_of("account_no"), key))[:2])
+    return found[0] if len(found) == 1 else None
 
 
 def account_get(*, account_no: str) -> Account:
@@ -15,11 +45,14 @@ def account_get(*, account_no: str) -> Account:
 
 
 def account_search(*, q: str = "") -> QuerySet[Account]:
-    """Accounts by number, owner's or occupant's name, service address or SBL (any part), by number."""
+    """Accounts by number (with or without its dash), owner's or occupant's name, service address or SBL (any
+    part), by number."""
     rows = Account.objects.select_related("owner", "occupant", "premises").order_by("account_no")
     if q:
+        key = account_no_key(q)
         rows = rows.filter(Q(account_no__icontains=q) | Q(owner__name__icontains=q) | Q(occupant__name__icontains=q)
-                           | Q(premises__service_address__icontains=q) | Q(premises__sbl__icontains=q))
+                           | Q(premises__service_address__icontains=q) | Q(premises__sbl__icontains=q)
+                           | (Q(Contains(_key_of("account_no"), key)) if key else Q(pk__in=[])))
     return rows
 
 

@@ -18,6 +18,7 @@ from datetime import date
 from decimal import Decimal
 
 from accounts.models import Account
+from accounts.selectors import account_find
 from core.money import ZERO, fmt_dollars
 
 from .ledger.selectors import account_balances
@@ -153,8 +154,7 @@ class CounterAccount:
 
 def counter_account(*, account_no: str, as_of: date) -> CounterAccount | None:
     """The account the clerk typed, with what it owes as of ``as_of``; None when there is no such account."""
-    account = (Account.objects.select_related("owner", "premises").filter(account_no=account_no.strip()).first()
-               if account_no and account_no.strip() else None)
+    account = account_find(account_no or "", Account.objects.select_related("owner", "premises"))
     if account is None:
         return None
     due = account_amounts_due(account_ids=[account.pk], as_of=as_of)[account.pk]

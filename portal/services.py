@@ -19,6 +19,7 @@ from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
 from accounts.models import Account, PortalLink
+from accounts.selectors import account_find
 from core.db import lock_for_transaction
 from core.errors import ApplicationError, FieldError
 
@@ -166,7 +167,7 @@ def account_link(*, user, account_no: str, access_code: str, ip_address: str | N
         now = timezone.now()
         if not link_attempts_left(user=user, ip_address=ip_address, now=now):
             raise LinkThrottled(LINK_THROTTLED, field="access_code")
-        account = Account.objects.filter(account_no=account_no).first()
+        account = account_find(account_no)
         # compare_digest on both branches keeps the time the same whether or not the number exists.
         expected = account.access_code if account else "-" * 8
         matches = hmac.compare_digest(_normalize_code(access_code).encode(), expected.encode())

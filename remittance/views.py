@@ -15,6 +15,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
 from accounts.models import Account
+from accounts.selectors import account_find
 from billing.ordinance import ordinance_on
 from core.errors import ApplicationError
 from core.money import fmt_dollars
@@ -61,8 +62,7 @@ def find_account(request):
             form.add_error(None, f"Too many tries from here: try again in {wait // 60 + 1} minutes, or call the "
                                  "office.")
             return _page(request, "remittance/find.html", {"form": form}, status=429)
-        account = Account.objects.select_related("owner").filter(
-            account_no__iexact=form.cleaned_data["account_no"].strip()).first()
+        account = account_find(form.cleaned_data["account_no"], Account.objects.select_related("owner"))
         owed = amount_owed(account, as_of=timezone.localdate()) if account is not None else Decimal("0")
         if account is None or not _proves(account, form.cleaned_data["proof"], owed=owed):
             # One answer whichever was wrong: the page does not tell which account numbers exist.
