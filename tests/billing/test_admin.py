@@ -100,6 +100,7 @@ def test_bill_page_is_read_only_and_shows_lines_with_citations(clerk_client, bil
     html = clerk_client.get(reverse("admin:billing_bill_change", args=[bill.pk])).content.decode()
     assert "§ 45.28 A(1), A(2)(a)" in html and "48.13" in html
     assert 'name="gallons"' not in html and "Void bill" in html
+    assert f'href="{reverse("admin:billing_bill_pdf", args=[bill.pk])}">Bill PDF</a>' in html
     response = clerk_client.post(reverse("admin:billing_bill_change", args=[bill.pk]), {"gallons": 1})
     assert response.status_code == 403
     bill.refresh_from_db()

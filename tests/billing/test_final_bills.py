@@ -315,3 +315,4 @@ def test_the_final_bill_prints_as_final_not_as_a_correction(billed):
                           check=True).stdout.decode()
     assert "Final bill, to the final reading, issued May 15, 2026." in text
     assert "Corrected bill" not in text and "pro rata 100/181 days" in text
+    assert "paperless" not in text and "closes your billing at the final reading" in text  # no paperless invitation
