@@ -137,6 +137,11 @@ def bill_detail(*, bill: Bill, as_of: date) -> dict:
         "box": money_box(summary, late_charges=scheme.late_charges_label),
         "status": bill_status(balance),
         "unpaid": balance.unpaid_total if balance else 0,
+        # A bill partly paid is explained: what it charged (late charges included), what remains of each.
+        "charged": balance.charged_total if balance else 0,
+        "unpaid_principal": balance.unpaid_principal if balance else 0,
+        "unpaid_late": balance.unpaid_total - balance.unpaid_principal if balance else 0,
+        "payment_order": ordinance.utility.get_payment_order_display(),
         "late_words": scheme.words,
         "penalty_citation": getattr(scheme, "citation", ""),
         "readings": [(label, r) for label, r in (("Previous", bill.start_reading), ("Current", bill.end_reading))

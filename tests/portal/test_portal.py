@@ -175,6 +175,10 @@ def test_home_card_shows_amount_due_and_due_date_and_each_bill_its_status(mineol
     pay(account, "100.00", "2026-02-20", "PART-1", as_of=date(2026, 2, 20))
     page = client.get(reverse("portal:account", kwargs={"public_id": account.public_id})).content.decode()
     assert ">Partly paid<" in page and "$86.13" in page
+    bill = Bill.objects.get(account=account)
+    detail = client.get(reverse("portal:bill", kwargs={"public_id": bill.public_id})).content.decode()
+    assert "Partly paid: of the $186.13 this bill has charged (its charges), $86.13 remains." in detail
+    assert "principal first" in detail
     pay(account, "86.13", "2026-02-25", "PART-2", as_of=date(2026, 2, 25))
     page = client.get(reverse("portal:account", kwargs={"public_id": account.public_id})).content.decode()
     assert ">Paid<" in page
