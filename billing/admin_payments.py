@@ -43,6 +43,9 @@ class CounterForm(ServiceForm):
     check_number = forms.CharField(label="Check number", max_length=40, required=False,
                                    help_text="Required for a check.")
     reference = forms.CharField(label="Reference (receipt number)", max_length=80, required=False)
+    tendered = forms.CharField(label="Cash tendered ($)", max_length=20, required=False,
+                               help_text="For cash: what the customer handed over; the change is shown and printed "
+                                         "on the receipt.")
     submit = "Post payment"
 
     def __init__(self, *args, as_of: date, **kwargs):
@@ -57,9 +60,13 @@ class CounterForm(ServiceForm):
         self.payment = payment_counter_post(
             account_no=d["account_no"], amount=d["amount"], paid_on=d["paid_on"].isoformat(), tender=d["tender"],
             check_number=d.get("check_number") or "", reference=d.get("reference") or "", as_of=self.as_of,
-            actor=actor)
-        return (f"Posted {fmt_dollars(self.payment.amount.amount)} to account {self.payment.account.account_no}, "
+            actor=actor, tendered=d.get("tendered") or "")
+        said = (f"Posted {fmt_dollars(self.payment.amount.amount)} to account {self.payment.account.account_no}, "
                 f"receipt {self.payment.reference}")
+        if self.payment.tendered is not None:
+            said += (f"; tendered {fmt_dollars(self.payment.tendered)}, change "
+                     f"{fmt_dollars(self.payment.tendered - self.payment.amount.amount)}")
+        return said
 
 
 class ReverseForm(ServiceForm):

@@ -351,6 +351,9 @@ class Payment(models.Model):
     paid_on = models.DateField()
     reference = models.CharField(max_length=80, unique=True)
     source = models.CharField(max_length=20, default="counter", help_text="import, counter, lockbox, api…")
+    tendered = models.DecimalField(max_digits=12, decimal_places=2, null=True, blank=True,
+                                   help_text="Cash handed over at the counter: the change is what it exceeds the "
+                                             "payment by.")
     tender = models.CharField(max_length=10, choices=Tender.choices, default=Tender.CHECK, db_default="check",
                               help_text="How the customer paid: what the drawer holds at the end of the day.")
     check_number = models.CharField(max_length=40, blank=True, help_text="For a check: its number.")

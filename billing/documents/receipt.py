@@ -75,7 +75,11 @@ def receipt_paper(payment: Payment) -> Paper:
         addressee=f"{f.name}\n{f.mailing_address}".strip(),
         paragraphs=[f"Received from {f.name} the sum of {f.amount} ({f.tender.lower()}) for water service at "
                     f"{f.service_address}, account {f.account_no}."],
-        table=[("Amount paid", f.amount), (f"Balance after this payment, as of {f.paid_on}", f.balance_after)],
+        table=[("Amount paid", f.amount),
+               *([("Cash tendered", fmt_dollars(payment.tendered)),
+                  ("Change", fmt_dollars(payment.tendered - payment.amount.amount))] if payment.tendered is not None
+                 else []),
+               (f"Balance after this payment, as of {f.paid_on}", f.balance_after)],
         warning=f.reversed,
         footer=f"{f.utility_name}. Please keep this receipt; the receipt number is the payment's reference.",
         created_at=payment.created_at)

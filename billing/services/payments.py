@@ -15,7 +15,7 @@ tender (``PaymentsPosted``).
 """
 
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from decimal import Decimal
 
@@ -34,6 +34,7 @@ from core.csvimport import (
     Progress,
     chunked,
     csv_rows,
+    dollars,
     dollars_at_most,
     identifier,
     import_source_read,
@@ -76,6 +77,7 @@ class PaymentIn:
     line: int = 0
     tender: str = TENDER.CHECK
     check_number: str = ""
+    tendered: Decimal | None = None  # cash handed over at the counter
 
 
 @dataclass(frozen=True)
@@ -193,7 +195,8 @@ def payments_post(*, payments: list[PaymentIn], actor=None, source: str,
             for p in todo:
                 payment = Payment.objects.create(account_id=accounts[p.account_no], amount=Money(p.amount, "USD"),
                                                  paid_on=p.paid_on, reference=p.reference, source=source,
-                                                 tender=p.tender, check_number=p.check_number, entered_by=actor)
+                                                 tender=p.tender, check_number=p.check_number, entered_by=actor,
+                                                 tendered=p.tendered)
                 ledger_post(Posting(account_id=payment.account_id, kind=LedgerEntry.Kind.PAYMENT,
                                     posted_on=p.paid_on, amount=-p.amount, source=payment_source(payment.pk),
                                     payment_id=payment.pk, description=f"Payment {p.reference}"))
@@ -255,7 +258,7 @@ def counter_reference_propose(*, on: date) -> str:
 
 
 def payment_counter_post(*, account_no: str, amount: str, paid_on: str, tender: str, check_number: str = "",
-                         reference: str = "", as_of: date, actor) -> Payment:
+                         reference: str = "", as_of: date, actor, tendered: str = "") -> Payment:
     """A payment taken at the counter: the clerk's typed fields, checked like a row of a file, and a check
     refused without its number. A blank reference gets one (``counter_reference_propose``). Posting the same
     counter payment twice (the Post button pressed again) posts it once: the payment on file is returned."""
@@ -269,6 +272,8 @@ def payment_counter_post(*, account_no: str, amount: str, paid_on: str, tender: 
             values["reference"] = counter_reference_propose(on=as_of)
         errors = ImportErrors(columns=PAYMENT_FIELDS)
         parsed = payments_parse([CsvRow(line=0, values=values)], as_of=as_of, errors=errors, tender="")
+        if tendered.strip():
+            parsed = [replace(p, tendered=_tendered(tendered, p)) for p in parsed]
         try:
             payments_post(payments=parsed, actor=actor, source="counter", errors=errors, require_check_number=True)
         except Conflict:
@@ -281,3 +286,17 @@ def payment_counter_post(*, account_no: str, amount: str, paid_on: str, tender: 
             raise
         return Payment.objects.get(reference__iexact=values["reference"])
     raise AssertionError("unreachable")
+
+
+def _tendered(typed: str, payment: PaymentIn) -> Decimal:
+    """The cash handed over: only for cash, and at least the payment."""
+    if payment.tender != TENDER.CASH:
+        raise ApplicationError("is for cash only: what the customer handed over", field="tendered")
+    try:
+        handed = dollars(typed.strip())
+    except ValueError as exc:
+        raise ApplicationError(str(exc), field="tendered") from None
+    if handed < payment.amount:
+        raise ApplicationError(f"{fmt_dollars(handed)} is less than the payment of {fmt_dollars(payment.amount)}",
+                               field="tendered")
+    return handed

@@ -92,6 +92,21 @@ def test_posting_at_the_counter_proposes_a_reference_and_offers_the_receipt(cler
     assert counter_reference_propose(on=today()) == f"{stem}3"
 
 
+def test_cash_tendered_shows_the_change_and_the_receipt_prints_both(clerk, account):
+    from billing.documents.receipt import receipt_paper
+
+    refused = counter_post(clerk, amount="50.00", tendered="40.00")
+    assert refused.status_code == 200 and "$40.00 is less than the payment of $50.00" in refused.content.decode()
+    refused = counter_post(clerk, amount="50.00", tender="check", check_number="9", tendered="60.00")
+    assert "is for cash only" in refused.content.decode() and not Payment.objects.exists()
+    response = counter_post(clerk, amount="186.13", tendered="200")
+    assert "tendered $200.00, change $13.87" in clerk.get(response.url).content.decode()
+    payment = Payment.objects.get()
+    assert payment.tendered == D("200.00")
+    assert ("Cash tendered", "$200.00") in receipt_paper(payment).table
+    assert ("Change", "$13.87") in receipt_paper(payment).table
+
+
 def test_a_check_needs_its_number_and_an_unknown_account_is_named_under_its_field(clerk, account):
     form = counter_post(clerk, tender="check").context["form"]
     assert form.errors["check_number"] == ["is required for a check: the number on the check"]
