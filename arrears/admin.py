@@ -11,6 +11,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from accounts.models import Account
+from core.admin import ReadOnlyInline
 from core.clock import today
 from core.errors import ApplicationError
 from core.money import fmt_dollars
@@ -21,15 +22,9 @@ from .models import PaymentPlan, PlanInstallment
 from .services import plan_create, plan_standing
 
 
-class InstallmentInline(admin.TabularInline):
+class InstallmentInline(ReadOnlyInline):
     model = PlanInstallment
-    fields = ("number", "due_on", "amount")
-    readonly_fields = fields
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request, obj=None):
-        return False
+    fields = readonly_fields = ("number", "due_on", "amount")
 
 
 @admin.register(PaymentPlan)

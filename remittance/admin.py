@@ -8,7 +8,7 @@ from django.core.exceptions import PermissionDenied
 from django.template.response import TemplateResponse
 
 from accounts.models import Account
-from core.admin import DATE_WIDGET, admin_page_register
+from core.admin import DATE_WIDGET, ReadOnlyAdmin, ReadOnlyInline, admin_page_register
 from core.clock import today
 
 from .bank import deposits_reconcile
@@ -25,25 +25,6 @@ from .models import (
 from .processors import processor_configured
 
 
-class ReadOnly(admin.ModelAdmin):
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
-class ReadOnlyInline(admin.TabularInline):
-    extra = 0
-    can_delete = False
-
-    def has_add_permission(self, request, obj=None):
-        return False
-
-
 class EventInline(ReadOnlyInline):
     model = ProcessorEvent
     fields = ("received_at", "kind", "event_id", "outcome")
@@ -51,7 +32,7 @@ class EventInline(ReadOnlyInline):
 
 
 @admin.register(OnlinePayment)
-class OnlinePaymentAdmin(ReadOnly):
+class OnlinePaymentAdmin(ReadOnlyAdmin):
     list_display = ("created_at", "account", "amount", "status", "processor", "payment", "receipt_email")
     list_filter = ("status", "processor")
     search_fields = ("account__account_no", "checkout_id", "payment_ref", "payment__reference", "receipt_email")
@@ -61,7 +42,7 @@ class OnlinePaymentAdmin(ReadOnly):
 
 
 @admin.register(ProcessorEvent)
-class ProcessorEventAdmin(ReadOnly):
+class ProcessorEventAdmin(ReadOnlyAdmin):
     list_display = ("received_at", "processor", "kind", "event_id", "outcome", "online_payment")
     list_filter = ("processor", "kind")
     search_fields = ("event_id", "outcome")
@@ -69,7 +50,7 @@ class ProcessorEventAdmin(ReadOnly):
 
 
 @admin.register(AutopayEnrolment)
-class AutopayEnrolmentAdmin(ReadOnly):
+class AutopayEnrolmentAdmin(ReadOnlyAdmin):
     list_display = ("account", "status", "account_type", "account_last4", "email", "authorized_at")
     list_filter = ("status", "account_type")
     search_fields = ("account__account_no", "holder_name", "email")
@@ -84,7 +65,7 @@ class DebitInline(ReadOnlyInline):
 
 
 @admin.register(AchFile)
-class AchFileAdmin(ReadOnly):
+class AchFileAdmin(ReadOnlyAdmin):
     list_display = ("created_on", "modifier", "effective_on", "entries", "total", "entry_hash", "created_by")
     date_hierarchy = "created_on"
     inlines = [DebitInline]
@@ -153,7 +134,7 @@ class PaymentExceptionAdmin(admin.ModelAdmin):
 
 
 @admin.register(BankDeposit)
-class BankDepositAdmin(ReadOnly):
+class BankDepositAdmin(ReadOnlyAdmin):
     list_display = ("posted_on", "channel", "type_code", "description", "amount", "bank_reference", "text")
     list_filter = ("channel", "type_code")
     date_hierarchy = "posted_on"
