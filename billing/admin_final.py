@@ -35,6 +35,9 @@ class FinalBillForm(ServiceForm):
     reading = forms.IntegerField(label="Final reading", min_value=0, help_text="The register, in the meter's unit.")
     close = forms.BooleanField(label="Close the account", required=False, initial=True,
                                help_text="Close the account on the reading's day and take its meter off it.")
+    reading_checked = forms.BooleanField(
+        label="The reading was checked", required=False,
+        help_text="Needed when the preview warns that the use is far above the account's normal use.")
     aliases = {"value": "reading", "date": "read_on"}
     whole_fields = ("", "account", "meter", "accept_sample_rates")
     submit = "Issue final bill"
@@ -52,6 +55,11 @@ class FinalBillForm(ServiceForm):
             return None
 
     def perform(self, *, actor) -> str:
+        plan = final_bill_preview(account=self.account, read_on=self.cleaned_data["read_on"],
+                                  reading=self.cleaned_data["reading"], as_of=today())
+        if plan.high_usage and not self.cleaned_data["reading_checked"]:
+            raise ApplicationError(f"{plan.high_usage}: check the reading (a misread register or a leak), then tick "
+                                   "that it was checked", field="reading_checked")
         self.bill = final_bill_issue(account=self.account, read_on=self.cleaned_data["read_on"],
                                      reading=self.cleaned_data["reading"], as_of=today(), actor=actor,
                                      close=self.cleaned_data["close"])

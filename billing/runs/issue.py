@@ -176,6 +176,17 @@ BILL_HISTORY_COLUMNS = ("account_id", "bill_date", "frequency", "period_start", 
                         "schedule_gallons", "includes_annual_minimum", "end_reading_id")
 
 
+def high_usage_words(gallons: int, period_days: int, previous: dict) -> str:
+    """Why a bill's use is over ``HIGH_USAGE_FACTOR``× the account's average daily use on its earlier bills
+    (``previous``: the latest earlier bill, with the history's totals), or "" when it is not."""
+    past_days, past_gallons = previous["history_days"], previous["history_gallons"]
+    period_days = max(period_days, 1)
+    if not past_days or gallons * past_days <= HIGH_USAGE_FACTOR * past_gallons * period_days:
+        return ""
+    return (f"{gallons:,} gal in {period_days} days ({gallons / period_days:,.0f} gal/day) is over "
+            f"{HIGH_USAGE_FACTOR}× the average of {past_gallons / past_days:,.0f} gal/day on earlier bills")
+
+
 def earlier_bills(account_ids, *, before: date, since: date = date.min) -> dict[int, list[dict]]:
     """Each account's live bills dated before ``before``, oldest first: those dated on or after ``since`` and
     the latest one (what rating and usage read of them). A bill converted from the previous system is one
@@ -354,14 +365,11 @@ def bill_accounts(*, account_ids: list[int], run_on: date, run: BillingRun | Non
             continue
         period_days = max((usage.end.read_on - usage.start.read_on).days, 1)
         if history and account.id not in released:
-            past_days, past_gallons = previous["history_days"], previous["history_gallons"]
-            if usage.gallons * past_days > HIGH_USAGE_FACTOR * past_gallons * period_days:
-                average = past_gallons / past_days
+            high = high_usage_words(usage.gallons, period_days, previous)
+            if high:
                 exceptions.append(BillingException(
                     account_id=account.id, bill_date=run_on, kind=BillingException.Kind.HIGH_USAGE, run=run,
-                    detail=f"{usage.gallons:,} gal in {period_days} days ({usage.gallons / period_days:,.0f} "
-                           f"gal/day) is over {HIGH_USAGE_FACTOR}× the average of {average:,.0f} gal/day on "
-                           f"earlier bills; held for review"))
+                    detail=f"{high}; held for review"))
                 continue
         try:
             rated = rate_usage(rates, frequency=frequency, account=account, gallons=usage.gallons,

@@ -58,6 +58,7 @@ from ..runs.issue import (
     WaitingCharge,
     _bills_write,
     earlier_bills,
+    high_usage_words,
     installation_spans,
     rate_usage,
     waiting_charges,
@@ -79,6 +80,7 @@ class FinalBillPlan:
     charges: list[WaitingCharge]
     pro_rata: ProRata | None
     rule: FinalBillRule
+    high_usage: str = ""  # why the final reading looks far above the account's normal use ("": it does not)
 
     @property
     def water_total(self) -> Decimal:
@@ -220,8 +222,10 @@ def _plan(account: Account, *, read_on: date, end: Read, as_of: date, lock: bool
         schedule_gallons=rated.schedule_gallons, includes_annual_minimum=rated.includes_annual_minimum,
         start_reading_id=usage.start.id, end_reading_id=usage.end.id, estimated=usage.estimated,
         rate_schedule_id=ordinance.rate_schedule.pk, total=total, final=True)
+    high = high_usage_words(usage.gallons, (usage.end.read_on - usage.start.read_on).days, previous) \
+        if previous else ""
     return FinalBillPlan(account=account, bill=bill, lines=(*rated.lines, *(c.line() for c in charges)),
-                         charges=charges, pro_rata=part, rule=rule)
+                         charges=charges, pro_rata=part, rule=rule, high_usage=high)
 
 
 def _refuse_sample_rates(*, on: date, accept_sample_rates: bool) -> None:

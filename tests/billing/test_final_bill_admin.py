@@ -81,3 +81,19 @@ def test_pages_need_the_permissions(client, account):
 def test_a_clerk_may_issue_a_final_bill(client, account):
     client.force_login(clerk_user())
     assert client.get(reverse("admin:billing_bill_final", args=[account.pk])).status_code == 200
+
+
+def test_a_final_reading_far_above_normal_use_is_warned_and_needs_checking(clerk_client, account):
+    """The account used 62,500 gal in 186 days (336 gal/day); 200,000 gal in the 120 days to May 12 (1,667 gal/day)
+    is over 4× that: the preview warns, and the bill issues only once the clerk ticks that the reading was checked."""
+    url = reverse("admin:billing_bill_final", args=[account.pk])
+    data = {"read_on": "2026-05-12", "reading": "1262500", "close": "on"}
+    text = clerk_client.post(url, {**data, "_preview": "Preview"}).content.decode()
+    assert 'id="high-usage"' in text and "200,000 gal in 120 days (1,667 gal/day) is over 4× the average of 336" in text
+    refused = clerk_client.post(url, {**data, "_issue": "Issue final bill"})
+    assert refused.status_code == 200 and refused.context["form"].errors["reading_checked"]
+    assert not Bill.objects.filter(final=True).exists()
+    normal = clerk_client.post(url, {**data, "reading": "1080500", "_preview": "Preview"}).content.decode()
+    assert "Issue final bill" in normal and 'id="high-usage"' not in normal  # a normal reading is not warned
+    issued = clerk_client.post(url, {**data, "reading_checked": "on", "_issue": "Issue final bill"})
+    assert issued.status_code == 302 and Bill.objects.filter(final=True).exists()
