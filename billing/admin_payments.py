@@ -64,8 +64,7 @@ class CounterForm(ServiceForm):
         said = (f"Posted {fmt_dollars(self.payment.amount.amount)} to account {self.payment.account.account_no}, "
                 f"receipt {self.payment.reference}")
         if self.payment.tendered is not None:
-            said += (f"; tendered {fmt_dollars(self.payment.tendered)}, change "
-                     f"{fmt_dollars(self.payment.tendered - self.payment.amount.amount)}")
+            said += f"; tendered {fmt_dollars(self.payment.tendered)}, change {fmt_dollars(self.payment.change)}"
         return said
 
 

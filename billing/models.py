@@ -375,6 +375,11 @@ class Payment(models.Model):
     def __str__(self) -> str:
         return f"{self.reference}: {self.amount} on {self.paid_on}"
 
+    @property
+    def change(self) -> Decimal | None:
+        """What the counter gave back of the cash tendered (None: nothing was recorded as tendered)."""
+        return None if self.tendered is None else self.tendered - self.amount.amount
+
 
 class PaymentReversal(models.Model):
     """A payment taken back: a returned check, a payment posted to the wrong account, one entered in error.

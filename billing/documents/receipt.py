@@ -77,7 +77,7 @@ def receipt_paper(payment: Payment) -> Paper:
                     f"{f.service_address}, account {f.account_no}."],
         table=[("Amount paid", f.amount),
                *([("Cash tendered", fmt_dollars(payment.tendered)),
-                  ("Change", fmt_dollars(payment.tendered - payment.amount.amount))] if payment.tendered is not None
+                  ("Change", fmt_dollars(payment.change))] if payment.tendered is not None
                  else []),
                (f"Balance after this payment, as of {f.paid_on}", f.balance_after)],
         warning=f.reversed,

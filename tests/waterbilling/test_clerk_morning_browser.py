@@ -97,9 +97,11 @@ def test_a_clerks_morning(live_server, morning, browser):
     due_text = page.locator("#counter-due").inner_text()
     assert due_text.startswith("$")
     page.get_by_label("Amount ($)").fill("50.00")
-    page.get_by_label("Tender").select_option("cash")
+    page.get_by_role("combobox", name="Tender").select_option("cash")
+    page.get_by_label("Cash tendered ($)").fill("60")
     page.get_by_role("button", name="Post payment").click()
     expect(page.locator("#counter-posted")).to_contain_text("Posted $50.00")
+    expect(page.locator("#counter-posted")).to_contain_text("Cash tendered $60.00, change $10.00")
     payment = Payment.objects.get(account=quinlan)
     assert (payment.amount.amount, payment.tender, payment.paid_on) == (Decimal("50.00"), "cash", today())
     # Print the receipt (it opens in a tab of its own).
