@@ -55,3 +55,8 @@ def month_before(first: date) -> tuple[date, date]:
 def fmt_day(day: date) -> str:
     """A date for people, as a bill, the portal and a notice print it: ``Feb 1, 2026``."""
     return f"{day:%b} {day.day}, {day:%Y}"
+
+
+def fmt_long_day(day: date) -> str:
+    """A date written out, as an email says it: ``February 1, 2026``."""
+    return f"{day:%B} {day.day}, {day:%Y}"

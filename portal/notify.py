@@ -11,12 +11,9 @@ from django.utils import timezone
 
 from accounts.models import PortalLink
 from billing.models import Bill
+from core.dates import fmt_long_day
 
 from .models import BillNotice
-
-
-def _day(d) -> str:
-    return f"{d:%B} {d.day}, {d:%Y}"
 
 
 def _recipients(bills) -> dict[int, list[tuple[str, object]]]:
@@ -65,9 +62,10 @@ def bills_issued_notify(bill_ids) -> int:
                 context = {"bill": bill, "account": bill.account, "utility": utility, "signed_up": user is not None,
                            "url": site + reverse("portal:bill", kwargs={"public_id": bill.public_id}),
                            "signup_url": site + reverse("portal:signup"),
-                           "bill_date": _day(bill.bill_date), "due_date": _day(bill.due_date),
-                           "late_after": _day(summaries[bill.pk].late_after),
-                           "summary": summaries[bill.pk], "previous_date": _day(summaries[bill.pk].previous_date)
+                           "bill_date": fmt_long_day(bill.bill_date), "due_date": fmt_long_day(bill.due_date),
+                           "late_after": fmt_long_day(summaries[bill.pk].late_after),
+                           "summary": summaries[bill.pk],
+                           "previous_date": fmt_long_day(summaries[bill.pk].previous_date)
                            if summaries[bill.pk].previous_date else ""}
                 message = EmailMessage(
                     subject=f"Your water bill for account {bill.account.account_no} is ready",

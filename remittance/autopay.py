@@ -36,6 +36,7 @@ from billing.ordinance import ordinance_on
 from billing.selectors import account_amounts_due
 from billing.services.payments import PaymentIn, payments_post
 from billing.services.reversals import payment_reverse
+from core.dates import fmt_long_day
 from core.errors import ApplicationError, FieldError
 from core.money import fmt_dollars
 
@@ -115,7 +116,7 @@ def autopay_notices_send(bill_ids) -> int:
         due = account_amounts_due(account_ids=[bill.account_id], as_of=bill.bill_date)[bill.account_id]
         body = render_to_string("remittance/email/autopay_notice.txt", {
             "account": bill.account, "bill": bill, "enrolment": enrolment, "amount": fmt_dollars(due.amount),
-            "on": f"{bill.due_date:%B} {bill.due_date.day}, {bill.due_date:%Y}",
+            "on": fmt_long_day(bill.due_date),
             "utility": ordinance_on(bill.bill_date).utility})
         try:
             EmailMessage(subject=f"Autopay: {fmt_dollars(due.amount)} will be debited for water account "

@@ -32,6 +32,7 @@ from billing.ordinance import ordinance_on
 from billing.selectors import account_amounts_due
 from billing.services.payments import payment_post
 from billing.services.reversals import payment_reverse
+from core.dates import fmt_long_day
 from core.errors import ApplicationError
 from core.money import fmt_dollars
 
@@ -185,7 +186,7 @@ def receipts_send(payment_ids) -> int:
         body = render_to_string("remittance/email/receipt.txt", {
             "online": online, "payment": payment, "account": online.account, "utility": utility,
             "amount": fmt_dollars(payment.amount.amount),
-            "paid_on": f"{payment.paid_on:%B} {payment.paid_on.day}, {payment.paid_on:%Y}"})
+            "paid_on": fmt_long_day(payment.paid_on)})
         try:
             EmailMessage(subject=f"Receipt: payment to water account {online.account.account_no}", body=body,
                          to=[online.receipt_email]).send()
@@ -208,7 +209,7 @@ def _autopay_receipts_send(payment_ids) -> int:
         body = render_to_string("remittance/email/receipt.txt", {
             "payment": payment, "account": debit.account, "utility": ordinance_on(payment.paid_on).utility,
             "amount": fmt_dollars(payment.amount.amount), "autopay_last4": debit.enrolment.account_last4,
-            "paid_on": f"{payment.paid_on:%B} {payment.paid_on.day}, {payment.paid_on:%Y}"})
+            "paid_on": fmt_long_day(payment.paid_on)})
         try:
             EmailMessage(subject=f"Receipt: autopay for water account {debit.account.account_no}", body=body,
                          to=[debit.enrolment.email]).send()
