@@ -74,6 +74,11 @@ CLERK = [
     # the payment's own change permission) are read.
     *_perms("view add", "accounts.accountnote"),
     "billing.view_paymentreversal",
+    # The back office: ask for a refund of a credit (a supervisor approves it), move a closed account's balance to
+    # the owner's other account, invoice a fee on its own, close the day's drawer; payment plans.
+    *_perms("view add", "office.refund", "office.transfer", "office.invoice", "office.dayclose",
+            "arrears.paymentplan"),
+    "arrears.view_planinstallment",
 ]
 
 SUPERVISOR = [
@@ -83,6 +88,7 @@ SUPERVISOR = [
     "billing.change_utility",
     "billing.change_bill",              # void a bill (the void is recorded; the bill is never edited)
     "billing.change_penaltywaiver",     # approve or refuse a penalty waiver above the office's limit
+    "office.approve_refund",            # approve or refuse a refund of a credit
     "meters.delete_reading",
     "termination.order_terminationcase",  # issue and carry out shut-off orders, restore service
 ]

@@ -72,6 +72,10 @@ class Utility(models.Model):
         "returned-payment fee (office policy)", max_digits=8, decimal_places=2, default=Decimal("0.00"),
         help_text="Office policy, used only where the preset's fee schedule has no returned-check fee: charged on the "
                   "next bill when a check or a bank debit comes back unpaid. 0.00: none.")
+    gl_params = models.JSONField(
+        "general ledger accounts", default=dict, blank=True,
+        help_text="The preset's [gl] table: the fund and account codes the day's journal posts to (billing/gl.py; "
+                  "New York's Uniform System of Accounts where it says nothing).")
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
@@ -469,6 +473,8 @@ class LedgerEntry(models.Model):
         # Late charges the village's previous system charged before the cutover: facts, never recomputed.
         CONVERTED_PENALTY = "converted_penalty", "Penalty (previous system)"
         CONVERTED_INTEREST = "converted_interest", "Interest (previous system)"
+        # A customer's credit paid back by check (approved by a supervisor): it uses the credit as a charge would.
+        REFUND = "refund", "Credit refunded"
 
     # No index of its own: ``ledger_account_date`` leads with the account.
     account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="ledger", db_index=False)
@@ -500,7 +506,7 @@ class LedgerEntry(models.Model):
             models.CheckConstraint(condition=~Q(source=""), name="ledger_entry_has_source"),
             models.CheckConstraint(
                 condition=(Q(kind__in=["water", "fee", "fine", "penalty", "interest", "debit", "deposit_refund",
-                                       "payment_reversal", "converted_penalty", "converted_interest"],
+                                       "payment_reversal", "converted_penalty", "converted_interest", "refund"],
                              amount__gte=0)
                            | Q(kind__in=["payment", "credit", "void", "deposit"], amount__lte=0)
                            | Q(kind__in=["penalty_correction", "interest_correction"])),

@@ -23,6 +23,7 @@ from meters.models import MeterRules
 from meters.rules import MeterPolicy
 
 from .fees import FEE_RULES, rule_for
+from .gl import gl_accounts_from
 from .models import Fee, PaymentOrder, RateSchedule, Utility
 from .ordinance import CALENDARS, PENALTY_SCHEMES, rate_structure_for, waiver_approval_above
 
@@ -107,11 +108,13 @@ def _install(code: str, data: dict, *, mark_demo_site: bool) -> InstallReport:
         "termination_params": _jsonable(data.get("termination", {})),
         "notes": _jsonable(data.get("note", [])),
         "payment_order": data.get("policy", {}).get("payment_order", PaymentOrder.PRINCIPAL_FIRST),
+        "gl_params": _jsonable(data.get("gl", {})),
     }
     if utility_values["payment_order"] not in PaymentOrder.values:
         raise ApplicationError(f"[policy] payment_order '{utility_values['payment_order']}' is not one of "
                                f"{', '.join(PaymentOrder.values)}", field="payment_order")
     final_bill_rule_from(data.get("final_bill", {}))
+    gl_accounts_from(utility_values["gl_params"])  # refused here, naming the key, not at the first export
     floor = list_floor_from(data.get("policy", {}))
     # A scheme the code does not know is refused here, naming the known ones, not at the first billing run.
     CALENDARS.build(calendar["scheme"], utility_values["calendar_params"])

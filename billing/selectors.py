@@ -334,7 +334,7 @@ def account_ledger_and_state(*, account: Account, as_of: date) -> tuple[list[Led
     kind_words = dict(LedgerEntry.Kind.choices)
     bill_numbers = {bill_id: number for _, _, _, _, bill_id, number, *_ in rows if bill_id}
     lone_charges = {entry_id: description for entry_id, kind, _, _, bill_id, _, _, description, *_ in rows
-                    if bill_id is None and kind in ("fee", "fine", "debit")}
+                    if bill_id is None and kind in ("fee", "fine", "debit", "refund")}
     corrections = (LedgerEntry.Kind.PENALTY_CORRECTION, LedgerEntry.Kind.INTEREST_CORRECTION)
     net: dict[int, Decimal] = defaultdict(Decimal)  # a late charge's corrections, by the charge
     reversed_on: dict[int, date] = {}  # a reversed payment's entry → the reversal's day

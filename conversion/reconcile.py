@@ -45,7 +45,7 @@ BOOK_KIND = {"water": "water", "fee": "fee", "debit": "fee", "fine": "fine", "pe
              "penalty_correction": "penalty", "converted_penalty": "penalty", "interest": "interest",
              "interest_correction": "interest", "converted_interest": "interest", "credit": "credit",
              "payment": "credit", "void": "credit", "payment_reversal": "credit", "deposit": "deposit",
-             "deposit_refund": "deposit"}
+             "deposit_refund": "deposit", "refund": "credit"}
 CHARGES = ("water", "fee", "fine", "penalty", "interest")
 CREDITS = ("credit", "deposit")  # the file writes them positive; the ledger negative
 

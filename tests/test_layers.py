@@ -23,7 +23,7 @@ FLOORS = {
     "accounts": 1,
     "meters": 2,
     "billing": 3,
-    "termination": 4, "backflow": 4, "remittance": 4, "arrears": 4,
+    "termination": 4, "backflow": 4, "remittance": 4, "arrears": 4, "office": 4,
     "portal": 5, "reports": 5, "demo": 5, "conversion": 5,
     "waterbilling": 6,
 }

@@ -56,6 +56,7 @@ INSTALLED_APPS = [
     "conversion",
     "remittance",
     "arrears",
+    "office",
     # Last: the composition root: its admin module puts together pages from the apps' parts; the nightly
     # job's command and task.
     "waterbilling",

@@ -66,9 +66,11 @@ LATE_ORDER = ("interest", "penalty")
 # Charges by the category they add to; a correction adds (usually a negative amount) to what it corrects.
 # A late charge the village's previous system charged before the cutover (``converted_penalty``,
 # ``converted_interest``) is owed like one of ours, but it is a fact: the penalty replay never makes its own.
+# A refund of the customer's credit is a charge not on a bill, paid by the credit it refunds (a refund is only
+# made of a credit the account has), so it is never owed unless that credit is taken back later (a returned check).
 CATEGORY = {"water": "water", "fee": "fee", "fine": "fine", "debit": "fee", "penalty": "penalty",
             "interest": "interest", "penalty_correction": "penalty", "interest_correction": "interest",
-            "converted_penalty": "penalty", "converted_interest": "interest"}
+            "converted_penalty": "penalty", "converted_interest": "interest", "refund": "fee"}
 # Late charges: owed because of when principal was paid, never principal themselves.
 PENALTY_KINDS = ("penalty", "interest", "penalty_correction", "interest_correction")
 # Money held for the customer (a refundable deposit and its refund): never part of what is owed.

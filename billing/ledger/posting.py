@@ -13,7 +13,9 @@ database keeps ``UNIQUE(source, kind)``:
   an interest charge may fall on one bill and day, each once);
 * ``penalty:<id>#<n>`` and ``interest:<id>#<n>``: the n-th correction of a posted penalty (kind
   ``penalty_correction``) or interest charge (kind ``interest_correction``);
-* ``deposit:<id>``: a refundable deposit received (kind ``deposit``) and its refund (kind ``deposit_refund``).
+* ``deposit:<id>``: a refundable deposit received (kind ``deposit``) and its refund (kind ``deposit_refund``);
+* ``refund:<id>``: a credit balance paid back to the customer by check (kind ``refund``);
+* ``invoice:<id>``: a one-off invoice for a fee, due on its own date (kind ``fee``, on no bill).
 
 A retry that posts the same source again therefore never posts twice: ``ledger_post`` returns the row
 already there, ``ledger_post_many`` skips it (except with COPY, used only for rows of bills created in the
@@ -59,6 +61,14 @@ def adjustment_source(adjustment_id: int) -> str:
 
 def deposit_source(deposit_id: int) -> str:
     return f"deposit:{deposit_id}"
+
+
+def refund_source(refund_id: int) -> str:
+    return f"refund:{refund_id}"
+
+
+def invoice_source(invoice_id: int) -> str:
+    return f"invoice:{invoice_id}"
 
 
 def late_charge_source(bill_id: int, day: date) -> str:

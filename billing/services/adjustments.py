@@ -76,3 +76,27 @@ def bill_void(*, bill: Bill, reason: str, as_of: date, actor, description: str =
     transaction.on_commit(lambda: bill_voided.send(sender=Bill, bill_id=bill.pk, account_id=bill.account_id))
     bill.refresh_from_db()
     return bill
+
+
+def balance_transfer(*, from_account, to_account, amount: Decimal, on: date, reason: str, actor, citation: str = "",
+                     from_words: str, to_words: str) -> tuple[Adjustment, Adjustment]:
+    """Move money owed, or a credit, between two accounts: a pair of memos on no bill, each naming the other
+    account. ``amount`` positive moves what ``from_account`` owes (a credit memo there, a debit memo on
+    ``to_account``); negative moves its credit (a debit memo there, which its credit pays, and a credit memo on
+    ``to_account``). The caller checks the amount against the books; penalties are corrected on both accounts."""
+    if not amount:
+        raise ApplicationError("there is nothing to transfer", field="amount")
+    credit, debit = Adjustment.Kind.CREDIT, Adjustment.Kind.DEBIT
+    sides = ((from_account, credit if amount > 0 else debit, from_words), (to_account, debit if amount > 0 else credit,
+                                                                             to_words))
+    memos = []
+    for account, kind, words in sides:
+        memo = Adjustment.objects.create(account=account, bill=None, kind=kind, amount=Money(abs(amount), "USD"),
+                                         adjusted_on=on, reason=reason, description=words[:200], created_by=actor)
+        ledger_post(Posting(account_id=account.pk, kind=kind, posted_on=on,
+                            amount=(-1 if kind == credit else 1) * abs(amount), source=adjustment_source(memo.pk),
+                            adjustment_id=memo.pk, citation=citation, description=words[:200]))
+        memos.append(memo)
+    penalties_correct_posted(account_ids=[from_account.pk, to_account.pk],
+                             after={from_account.pk: on, to_account.pk: on})
+    return memos[0], memos[1]

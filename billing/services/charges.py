@@ -11,6 +11,7 @@ corrected as the bill is. Voiding the bill reverses the whole bill, charges incl
 is charged again (``charges_reissue``) so the corrected bill carries it once more.
 """
 
+from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 
@@ -93,44 +94,73 @@ def charge_add(*, account: Account, code: str, as_of: date, actor, amount: Decim
     note = (note or "").strip()
     if len(note) > NOTE_MAX:
         errors.append(FieldError(field="note", message=f"is {len(note):,} characters; at most {NOTE_MAX:,}"))
-    fee = rule = quoted = None
+    terms = None
     try:
-        fee = fee_in_force(code=code, on=as_of)
-    except NotFound:
-        codes = ", ".join(fee_codes()) or "none"
-        errors.append(FieldError(field="code", message=f"no fee '{code}' in the fee schedule in force on {as_of}; "
-                                                       f"the preset's fees: {codes}"))
-    else:
-        rule = fee_rule(fee)
-        if rule.is_deposit:
-            errors.append(FieldError(field="code", message=f"{fee.description} ({fee.citation}) is a refundable "
-                                                           "deposit held for the customer, not a charge; record it "
-                                                           "as a deposit received"))
-        else:
-            try:
-                quoted = rule.quote(amount=amount, base=base, size=size)
-            except ApplicationError as exc:
-                refused(exc)
-            errors.extend(rule.appointment_problems(appointment))
-            if citation := rule.params.get("refused_in_arrears"):
-                errors.extend(_arrears_problems(account=account, fee=fee, citation=citation, as_of=as_of))
+        terms = charge_terms(account=account, code=code, as_of=as_of, amount=amount, base=base, size=size,
+                             appointment=appointment)
+    except ApplicationError as exc:
+        refused(exc)
     if errors:
         raise ApplicationError(errors=errors)
 
-    size_text = rule.size_of(size)
-    quantity, rate = rule.line(amount=quoted, base=base)
-    description = fee.description + (f', {size_text}"' if size_text else "")
     if appointment is not None:
         booked = (f"Appointment {appointment.at:%Y-%m-%d %H:%M}, notice given "
                   f"{appointment.noticed_at:%Y-%m-%d %H:%M}, permit {appointment.permit_from} – "
                   f"{appointment.permit_until}.")
         note = f"{booked} {note}".strip()[:NOTE_MAX]
     charge = PendingCharge.objects.create(
-        account=account, code=fee.code, kind=kind, description=description[:200], citation=fee.citation,
-        amount=Money(quoted, "USD"), quantity=quantity, rate=rate, base=base, size=size_text, note=note,
-        charged_on=as_of, earliest_bill_on=earliest_bill_on, created_by=actor)
+        account=account, code=terms.code, kind=kind, description=terms.description, citation=terms.citation,
+        amount=Money(terms.amount, "USD"), quantity=terms.quantity, rate=terms.rate, base=base, size=terms.size,
+        note=note, charged_on=as_of, earliest_bill_on=earliest_bill_on, created_by=actor)
     transaction.on_commit(lambda: charge_posted.send(sender=PendingCharge, charge_id=charge.pk))
     return charge
+
+
+@dataclass(frozen=True)
+class ChargeTerms:
+    """What a fee charged on a day says: its line's description, citation, amount, quantity and rate."""
+
+    code: str
+    description: str
+    citation: str
+    amount: Decimal
+    quantity: Decimal
+    rate: Decimal
+    size: str
+
+
+def charge_terms(*, account: Account, code: str, as_of: date, amount: Decimal | None = None,
+                 base: Decimal | None = None, size: str | None = None,
+                 appointment: Appointment | None = None) -> ChargeTerms:
+    """The fee ``code`` of the schedule in force on ``as_of`` quoted by its rule for the account; refused, naming
+    every field, when the schedule has no such fee, it is a deposit, the figures do not fit its rule, an
+    appointment rule is not kept or the account's arrears bar it."""
+    errors: list[FieldError] = []
+    try:
+        fee = fee_in_force(code=code, on=as_of)
+    except NotFound:
+        codes = ", ".join(fee_codes()) or "none"
+        raise ApplicationError(f"no fee '{code}' in the fee schedule in force on {as_of}; the preset's fees: {codes}",
+                               field="code") from None
+    rule = fee_rule(fee)
+    if rule.is_deposit:
+        raise ApplicationError(f"{fee.description} ({fee.citation}) is a refundable deposit held for the customer, "
+                               "not a charge; record it as a deposit received", field="code")
+    quoted = None
+    try:
+        quoted = rule.quote(amount=amount, base=base, size=size)
+    except ApplicationError as exc:
+        errors.extend(exc.errors)
+    errors.extend(rule.appointment_problems(appointment))
+    if citation := rule.params.get("refused_in_arrears"):
+        errors.extend(_arrears_problems(account=account, fee=fee, citation=citation, as_of=as_of))
+    if errors:
+        raise ApplicationError(errors=errors)
+    size_text = rule.size_of(size)
+    quantity, rate = rule.line(amount=quoted, base=base)
+    description = fee.description + (f', {size_text}"' if size_text else "")
+    return ChargeTerms(code=fee.code, description=description[:200], citation=fee.citation, amount=quoted,
+                       quantity=quantity, rate=rate, size=size_text)
 
 
 @transaction.atomic

@@ -35,7 +35,6 @@ from datetime import date, timedelta
 from decimal import Decimal
 
 from django.db import transaction
-from djmoney.money import Money
 
 from accounts.models import Account, Customer, Ownership
 from core.clock import refuse_future
@@ -46,9 +45,8 @@ from meters.services import reading_problems, reading_record
 from meters.units import size_inches
 
 from ..consumption import Problem, Read, usage_for_bill
-from ..ledger.posting import Posting, adjustment_source, ledger_post
 from ..ledger.selectors import account_balances
-from ..models import Adjustment, Bill
+from ..models import Bill
 from ..ordinance import ordinance_on, sample_rates_refusal
 from ..presets import FinalBillRule, final_bill_rule
 from ..rating import Line, ProRata, RatingError
@@ -64,7 +62,7 @@ from ..runs.issue import (
     waiting_charges,
 )
 from ..signals import bills_issued
-from .penalties import penalties_correct_posted
+from .adjustments import balance_transfer
 
 # How far the calendar is searched for the regular bill dates around a final bill (a year and a bit).
 _CALENDAR_SEARCH_DAYS = 400
@@ -364,19 +362,13 @@ def _arrears_transfer(*, old: Account, new: Account, on: date, rule: FinalBillRu
     balance = account_balances([old.pk], through=on)[old.pk].balance
     if balance <= ZERO:
         return ZERO
-    reason = f"arrears follow the property to the new owner ({rule.arrears_citation})"
-    for account, kind, sign, words in (
-            (old, Adjustment.Kind.CREDIT, -1, f"Unpaid balance transferred to account {new.account_no}, the "
-                                              f"premises' new account ({rule.arrears_citation})"),
-            (new, Adjustment.Kind.DEBIT, 1, f"Unpaid balance of account {old.account_no} at these premises: a new "
-                                            f"owner is liable for it ({rule.arrears_citation})")):
-        adjustment = Adjustment.objects.create(account=account, bill=None, kind=kind, amount=Money(balance, "USD"),
-                                               adjusted_on=on, reason=reason, description=words[:200],
-                                               created_by=actor)
-        ledger_post(Posting(account_id=account.pk, kind=kind, posted_on=on, amount=sign * balance,
-                            source=adjustment_source(adjustment.pk), adjustment_id=adjustment.pk,
-                            citation=rule.arrears_citation, description=words[:200]))
-    penalties_correct_posted(account_ids=[old.pk], after={old.pk: on})
+    balance_transfer(
+        from_account=old, to_account=new, amount=balance, on=on, actor=actor, citation=rule.arrears_citation,
+        reason=f"arrears follow the property to the new owner ({rule.arrears_citation})",
+        from_words=f"Unpaid balance transferred to account {new.account_no}, the premises' new account "
+                   f"({rule.arrears_citation})",
+        to_words=f"Unpaid balance of account {old.account_no} at these premises: a new owner is liable for it "
+                 f"({rule.arrears_citation})")
     return balance
 
 

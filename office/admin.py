@@ -1,0 +1,273 @@
+"""The back office in the admin: refunds (asked for by a clerk, decided by a supervisor, drawn by accounts payable
+from the check register), transfers between an owner's accounts, one-off invoices with their PDF, and the day's
+close with the general ledger journal."""
+
+import csv
+import io
+
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from core.clock import today
+from core.errors import ApplicationError
+from core.money import fmt_dollars
+
+from .documents import invoice_pdf
+from .forms import DayCloseForm, InvoiceForm, RangeForm, RefundDecisionForm, RefundForm, TransferForm
+from .journal import journal_entries, journal_rows
+from .models import DayClose, Invoice, Refund, Transfer
+from .services import APPROVE_REFUND, account_credit, check_register_rows, drawer_expected
+
+
+def _csv(rows, filename: str) -> HttpResponse:
+    out = io.StringIO()
+    csv.writer(out).writerows(rows)
+    response = HttpResponse(out.getvalue(), content_type="text/csv")
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+class _OfficeAdmin(admin.ModelAdmin):
+    """Read-only pages; each model is added through its own form page, which calls one service."""
+
+    form_class = None
+    intro = ""
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def form_page(self, request, form, *, title: str, facts=(), status: int | None = None):
+        return TemplateResponse(request, "admin/office/form.html", {
+            **self.admin_site.each_context(request), "opts": self.model._meta, "title": title, "form": form,
+            "intro": self.intro, "facts": facts}, status=status or (400 if form is not None and form.errors else 200))
+
+    def add_view(self, request, form_url="", extra_context=None):
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        form = self.form_class(request.POST or None, initial=self.add_initial(request))
+        if request.method == "POST" and form.is_valid():
+            done = form.run(actor=request.user)
+            if done is not None:
+                messages.success(request, done)
+                return HttpResponseRedirect(self.added_url(form))
+        return self.form_page(request, form, title=f"Add {self.model._meta.verbose_name}",
+                              facts=self.add_facts(request, form))
+
+    def add_initial(self, request) -> dict:
+        return {"account_no": request.GET.get("account", "")}
+
+    def add_facts(self, request, form):
+        return ()
+
+    def added_url(self, form) -> str:
+        return reverse(f"admin:{self.model._meta.app_label}_{self.model._meta.model_name}_changelist")
+
+
+@admin.register(Refund)
+class RefundAdmin(_OfficeAdmin):
+    form_class = RefundForm
+    intro = ("A credit balance paid back by check: a clerk asks, a supervisor (not the same person) approves or "
+             "refuses. The approval posts the refund on the account and puts the check on the register accounts "
+             "payable draws from.")
+    list_display = ("number", "account", "amount", "payee_name", "status", "requested_on", "requested_by",
+                    "refunded_on", "decided_by")
+    list_filter = ("status",)
+    search_fields = ("account__account_no", "payee_name")
+    list_select_related = ("account", "requested_by", "decided_by")
+    readonly_fields = ("number", "account", "amount", "payee_name", "payee_address", "reason", "status",
+                       "requested_on", "requested_by", "decided_by", "decided_at", "decision_note", "refunded_on")
+    fields = readonly_fields
+
+    @admin.display(description="Refund")
+    def number(self, obj):
+        return obj.number
+
+    def add_facts(self, request, form):
+        from accounts.selectors import account_find
+
+        account = account_find(form["account_no"].value() or "")
+        if account is None:
+            return ()
+        return [("Account", f"{account.account_no}, {account.owner.name}"),
+                ("Credit today", fmt_dollars(account_credit(account, as_of=today())))]
+
+    def get_urls(self):
+        view = self.admin_site.admin_view
+        return [path("<int:pk>/decide/", view(self.decide_view), name="office_refund_decide"),
+                path("check-register/", view(self.register_view), name="office_refund_register"),
+                *super().get_urls()]
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        refund = self.get_object(request, object_id)
+        extra = dict(extra_context or {})
+        if refund is not None and refund.status == Refund.Status.PENDING and request.user.has_perm(APPROVE_REFUND):
+            extra["decide_url"] = reverse("admin:office_refund_decide", args=[refund.pk])
+        return super().change_view(request, object_id, form_url, extra_context=extra)
+
+    def decide_view(self, request, pk):
+        if not request.user.has_perm(APPROVE_REFUND):
+            raise PermissionDenied
+        refund = get_object_or_404(Refund.objects.select_related("account__owner"), pk=pk)
+        form = RefundDecisionForm(request.POST or None, refund=refund)
+        if request.method == "POST" and form.is_valid():
+            done = form.run(actor=request.user)
+            if done is not None:
+                messages.success(request, done)
+                return HttpResponseRedirect(reverse("admin:office_refund_change", args=[refund.pk]))
+        credit = account_credit(refund.account, as_of=today())
+        facts = [("Refund", refund.number), ("Account", f"{refund.account.account_no}, {refund.account.owner.name}"),
+                 ("Amount", fmt_dollars(refund.amount.amount)), ("The account's credit today", fmt_dollars(credit)),
+                 ("Check to", f"{refund.payee_name}, {' '.join(refund.payee_address.split())}"),
+                 ("Reason", refund.reason), ("Asked by", str(refund.requested_by or "")),
+                 ("Asked on", str(refund.requested_on))]
+        return self.form_page(request, form, title=f"Approve or refuse refund {refund.number}", facts=facts)
+
+    def register_view(self, request):
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        form = RangeForm(request.GET or None)
+        if form.is_bound and form.is_valid():
+            d = form.cleaned_data
+            try:
+                rows = check_register_rows(start=d["start"], end=d["end"])
+            except ApplicationError as exc:
+                form.add_error("end", exc.errors[0].message)
+            else:
+                return _csv(rows, f"check-register-{d['start']}-{d['end']}.csv")
+        form.submit = "Download the check register (CSV)"
+        page = self.form_page(request, form, title="Check register for accounts payable")
+        page.context_data["method"] = "get"
+        return page
+
+    def changelist_view(self, request, extra_context=None):
+        extra = {**(extra_context or {}), "register_url": reverse("admin:office_refund_register")}
+        return super().changelist_view(request, extra_context=extra)
+
+
+@admin.register(Transfer)
+class TransferAdmin(_OfficeAdmin):
+    form_class = TransferForm
+    intro = ("A final balance, or a credit left after a final bill, moved from a closed account to the same owner's "
+             "other account: a memo on each, naming the other. The closed account ends at $0.00.")
+    list_display = ("transferred_on", "what", "amount_text", "from_account", "to_account", "created_by")
+    search_fields = ("from_account__account_no", "to_account__account_no")
+    list_select_related = ("from_account", "to_account", "created_by")
+    readonly_fields = ("from_account", "to_account", "what", "amount_text", "transferred_on", "reason", "from_memo",
+                       "to_memo", "created_by", "created_at")
+    fields = readonly_fields
+
+    @admin.display(description="Amount")
+    def amount_text(self, obj):
+        return fmt_dollars(abs(obj.amount))
+
+    def add_initial(self, request) -> dict:
+        return {"from_account_no": request.GET.get("account", "")}
+
+
+@admin.register(Invoice)
+class InvoiceAdmin(_OfficeAdmin):
+    form_class = InvoiceForm
+    intro = ("A fee from the fee schedule billed on its own invoice with its own due date, instead of on the next "
+             "water bill. It is owed from the invoice's date; the next water bill shows it with the balance until "
+             "it is paid.")
+    list_display = ("number", "account", "description", "amount", "invoiced_on", "due_on", "pdf")
+    search_fields = ("account__account_no", "description")
+    list_select_related = ("account",)
+    readonly_fields = ("number", "account", "description", "citation", "amount", "invoiced_on", "due_on",
+                       "recipient_name", "recipient_address", "note", "created_by", "pdf")
+    fields = readonly_fields
+
+    @admin.display(description="Invoice")
+    def number(self, obj):
+        return obj.number
+
+    @admin.display(description="PDF")
+    def pdf(self, obj):
+        return format_html('<a href="{}">Invoice {} (PDF)</a>', reverse("admin:office_invoice_pdf", args=[obj.pk]),
+                           obj.number)
+
+    def get_urls(self):
+        view = self.admin_site.admin_view
+        return [path("<int:pk>/invoice.pdf", view(self.pdf_view), name="office_invoice_pdf"), *super().get_urls()]
+
+    def pdf_view(self, request, pk):
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        invoice = get_object_or_404(Invoice.objects.select_related("account__premises"), pk=pk)
+        response = HttpResponse(invoice_pdf(invoice), content_type="application/pdf")
+        response["Content-Disposition"] = f'inline; filename="invoice-{invoice.number}.pdf"'
+        return response
+
+    def added_url(self, form) -> str:
+        return reverse("admin:office_invoice_change", args=[form.invoice.pk])
+
+
+@admin.register(DayClose)
+class DayCloseAdmin(_OfficeAdmin):
+    form_class = DayCloseForm
+    intro = ("Count the counter's drawer at the end of the day. What it should hold is the day's cash report: the "
+             "cash and checks taken at the counter, less those handed back. An over or short is kept with its note.")
+    list_display = ("day", "expected_total", "counted_total", "over_short_text", "closed_by")
+    readonly_fields = ("day", "expected_cash", "expected_checks", "counted_cash", "counted_checks",
+                       "over_short_text", "note", "closed_by", "closed_at")
+    fields = readonly_fields
+
+    @admin.display(description="Drawer should hold")
+    def expected_total(self, obj):
+        return fmt_dollars(obj.expected_cash + obj.expected_checks)
+
+    @admin.display(description="Counted")
+    def counted_total(self, obj):
+        return fmt_dollars(obj.counted_cash + obj.counted_checks)
+
+    @admin.display(description="Over (short)")
+    def over_short_text(self, obj):
+        off = obj.over_short
+        return "Balanced" if not off else f"{'Over' if off > 0 else 'Short'} {fmt_dollars(abs(off))}"
+
+    def add_initial(self, request) -> dict:
+        return {"day": request.GET.get("day") or today()}
+
+    def add_facts(self, request, form):
+        day = form["day"].value()
+        try:
+            expected = drawer_expected(on=form.fields["day"].to_python(day) if day else today())
+        except Exception:  # a day typed wrong: the form says so under its field
+            return ()
+        payments = f"{expected.count} payment{'' if expected.count == 1 else 's'} at the counter"
+        return [("The drawer should hold",
+                 f"{fmt_dollars(expected.cash)} cash and {fmt_dollars(expected.checks)} in checks ({payments})")]
+
+    def get_urls(self):
+        view = self.admin_site.admin_view
+        return [path("journal/", view(self.journal_view), name="office_dayclose_journal"), *super().get_urls()]
+
+    def journal_view(self, request):
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        form = RangeForm(request.GET or {"start": today(), "end": today()})
+        entries, start, end = [], None, None
+        if form.is_valid():
+            start, end = form.cleaned_data["start"], form.cleaned_data["end"]
+            try:
+                entries = journal_entries(start=start, end=end)
+            except ApplicationError as exc:
+                form.add_error("end", exc.errors[0].message)
+            else:
+                if request.GET.get("format") == "csv":
+                    return _csv(journal_rows(entries), f"journal-{start}-{end}.csv")
+        return TemplateResponse(request, "admin/office/journal.html", {
+            **self.admin_site.each_context(request), "opts": self.model._meta, "title": "General ledger journal",
+            "form": form, "entries": entries, "start": start, "end": end}, status=400 if form.errors else 200)
+
+    def changelist_view(self, request, extra_context=None):
+        extra = {**(extra_context or {}), "journal_url": reverse("admin:office_dayclose_journal")}
+        return super().changelist_view(request, extra_context=extra)

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class OfficeConfig(AppConfig):
+    name = "office"
+    verbose_name = "Back office"
