@@ -54,7 +54,8 @@ CLERK = [
     *_perms("view", "billing.bill", "billing.billline", "billing.ledgerentry", "billing.billingrun",
             "billing.billingexception", "billing.rateschedule", "billing.fee", "billing.utility"),
     "billing.change_billingexception",  # release an exception: "bill as read"
-    "billing.add_billingrun",           # start a billing run
+    "billing.add_billingrun",           # start a billing run, make its print file, send its e-mails
+    *_perms("view add change", "billing.billmessage"),  # messages printed on bills
     # See who is linked to an account online and end a link (a sale does it by itself).
     *_perms("view delete", "accounts.portallink"),
     "accounts.view_historicalportallink",

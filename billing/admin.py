@@ -39,6 +39,7 @@ from .models import (
     BillingException,
     BillingRun,
     BillLine,
+    BillMessage,
     Deposit,
     Fee,
     LedgerEntry,
@@ -636,6 +637,28 @@ class PendingChargeAdmin(CsvExportMixin, ReadOnlyAdmin):
                    "account": account, "waiting": waiting, "title": f"Charge a fee to account {account.account_no}"}
         return TemplateResponse(request, "admin/billing/pendingcharge/charge.html", context)
 
+
+
+# --- messages on bills ---------------------------------------------------------------------------------------
+
+@admin.register(BillMessage)
+class BillMessageAdmin(HistoryAdmin):
+    """A message printed on the bills of a date range (a run's date: the same day twice), of one book or all:
+    flushing of hydrants, a rate change, the office's holiday hours. The print file and the bill PDFs made
+    after it carry it; a book's own message is printed instead of one for every book."""
+
+    list_display = ("text", "book_words", "first_bill_date", "last_bill_date", "created_by")
+    fields = ("text", "book", "first_bill_date", "last_bill_date")
+    list_filter = ("book",)
+
+    @admin.display(description="Book")
+    def book_words(self, obj):
+        return f"Book {obj.book}" if obj.book else "Every book"
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            obj.created_by = request.user
+        super().save_model(request, obj, form, change)
 
 
 # --- refundable deposits ---------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ The pages are thin: each reads through ``billing.runs.preview`` or calls one ser
 from django import forms
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpResponseRedirect
+from django.http import FileResponse, Http404, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -19,7 +19,7 @@ from core.commands import today
 from core.errors import ApplicationError
 from meters.models import Reading
 
-from .models import Bill, BillingException, BillingRun, Utility
+from .models import Bill, BillingException, BillingRun, BillMessage, MailFile, Utility
 from .ordinance import schedule_in_force
 from .runs.exceptions import billing_exception_release
 from .runs.lifecycle import billing_run_start
@@ -30,6 +30,7 @@ from .runs.preview import (
     billing_run_register,
     refuse_beyond_preview,
 )
+from .services.mail_files import mail_file_request
 
 # What a held bill's page shows of the account's history.
 HISTORY_ROWS = 6
@@ -85,8 +86,35 @@ class BillingRunPagesMixin:
     """Start, preview and run pages of ``BillingRunAdmin``."""
 
     def run_page_urls(self):
-        return [path("start/", self.admin_site.admin_view(self.start_view), name="billing_billingrun_start"),
-                path("preview/", self.admin_site.admin_view(self.preview_view), name="billing_billingrun_preview")]
+        view = self.admin_site.admin_view
+        return [path("start/", view(self.start_view), name="billing_billingrun_start"),
+                path("preview/", view(self.preview_view), name="billing_billingrun_preview"),
+                path("<int:run_id>/print-file/", view(self.print_file_view), name="billing_billingrun_print_file"),
+                path("print-file/<int:pk>.pdf", view(self.print_file_download), name="billing_mailfile_download")]
+
+    def print_file_view(self, request, run_id):
+        """POST: make the run's print file for the mail house (a worker makes it; the run's page shows it)."""
+        if request.method != "POST" or not self.has_view_permission(request):
+            raise PermissionDenied
+        run = get_object_or_404(BillingRun, pk=run_id)
+        try:
+            mail_file_request(run=run, actor=request.user)
+        except ApplicationError as exc:
+            messages.error(request, f"No print file: {exc.errors[0].message}")
+        else:
+            messages.success(request, "The print file is being made, sorted by ZIP code; it is listed below when "
+                                      "ready.")
+        return HttpResponseRedirect(reverse("admin:billing_billingrun_change", args=[run.pk]) + "#mail")
+
+    def print_file_download(self, request, pk):
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        mail_file = get_object_or_404(MailFile, pk=pk, status=MailFile.Status.DONE)
+        if not mail_file.file:
+            raise Http404("this print file has no bills")
+        response = FileResponse(mail_file.file.open("rb"), content_type="application/pdf")
+        response["Content-Disposition"] = f'attachment; filename="run-{mail_file.run_id}-print-file.pdf"'
+        return response
 
     def start_view(self, request):
         """The start form: GET proposes a date (``?run_on=`` fills one in); POST with "Preview" shows the
@@ -173,7 +201,12 @@ class BillingRunPagesMixin:
         return {"run_bills": Bill.objects.filter(run=run).count(),
                 "run_voided": Bill.objects.filter(run=run, status=Bill.Status.VOID).count(),
                 "run_exceptions": BillingException.objects.filter(run=run).count(),
-                "run_register": billing_run_register(run=run)}
+                "run_register": billing_run_register(run=run),
+                "mail_files": list(run.mail_files.all()[:5]),
+                "mail_file_waiting": run.mail_files.filter(status=MailFile.Status.QUEUED).exists(),
+                "mail_file_url": reverse("admin:billing_billingrun_print_file", args=[run.pk]),
+                "mail_messages": list(BillMessage.objects.filter(first_bill_date__lte=run.run_on,
+                                                                 last_bill_date__gte=run.run_on))}
 
 
 class BillingExceptionPagesMixin:

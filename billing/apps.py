@@ -15,5 +15,6 @@ class BillingConfig(AppConfig):
         signals.bill_pdfs_wanted.connect(receivers.on_bill_pdfs_wanted, dispatch_uid="billing.bill_pdfs_wanted")
         signals.billing_run_started.connect(receivers.on_billing_run_started, dispatch_uid="billing.run_started")
         signals.billing_chunk_due.connect(receivers.on_billing_chunk_due, dispatch_uid="billing.chunk_due")
+        signals.mail_file_requested.connect(receivers.on_mail_file_requested, dispatch_uid="billing.mail_file")
         # A reading a bill in force used is final (meters refuses to change it).
         reading_holders_register(bills_using_reading)

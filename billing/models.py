@@ -72,6 +72,10 @@ class Utility(models.Model):
         "returned-payment fee (office policy)", max_digits=8, decimal_places=2, default=Decimal("0.00"),
         help_text="Office policy, used only where the preset's fee schedule has no returned-check fee: charged on the "
                   "next bill when a check or a bank debit comes back unpaid. 0.00: none.")
+    bill_emails_wait = models.BooleanField(
+        "paperless e-mails wait for the clerk", default=False,
+        help_text="Office policy: when ticked, a run's paperless e-mails are sent from the run's page once the clerk "
+                  "has looked at the run; when not, they go as soon as the bills are issued.")
     gl_params = models.JSONField(
         "general ledger accounts", default=dict, blank=True,
         help_text="The preset's [gl] table: the fund and account codes the day's journal posts to (billing/gl.py; "
@@ -171,6 +175,61 @@ class BillingRun(models.Model):
     @property
     def progress_percent(self) -> int:
         return 100 if not self.chunks_total else round(100 * self.chunks_done / self.chunks_total)
+
+
+class MailFile(models.Model):
+    """The print file for the mail house of one run: its bills for paper, sorted by ZIP code, in one PDF made by a
+    worker (``billing.services.mail_files``)."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Being made"
+        DONE = "done", "Ready"
+        FAILED = "failed", "Failed"
+
+    run = models.ForeignKey(BillingRun, on_delete=models.CASCADE, related_name="mail_files")
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
+    file = models.FileField(upload_to="mail/%Y/%m/", blank=True)
+    bills = models.PositiveIntegerField(default=0, help_text="Bills printed.")
+    emailed = models.PositiveIntegerField(default=0, help_text="Bills left out: paperless, e-mailed instead.")
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"Print file of run {self.run_id} ({self.get_status_display().lower()})"
+
+
+class BillMessage(models.Model):
+    """A message printed on bills: every bill dated from ``first_bill_date`` to ``last_bill_date``, of one book or
+    of all. A book's own message is printed instead of one for all books."""
+
+    text = models.CharField(max_length=150, help_text="One or two sentences: it is printed above the tear-off "
+                                                      "line of the bill, and said in the bill's e-mail.")
+    book = models.PositiveSmallIntegerField(null=True, blank=True, help_text="Blank: every book.")
+    first_bill_date = models.DateField()
+    last_bill_date = models.DateField()
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                   related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-first_bill_date", "book", "-id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(last_bill_date__gte=models.F("first_bill_date")),
+                                   name="bill_message_dates_in_order"),
+            models.CheckConstraint(condition=Q(book__isnull=True) | Q(book__gte=1, book__lte=10),
+                                   name="bill_message_book_valid"),
+            models.CheckConstraint(condition=~Q(text=""), name="bill_message_has_text"),
+        ]
+
+    def __str__(self) -> str:
+        return self.text
 
 
 class BillingRunChunk(models.Model):

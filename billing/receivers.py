@@ -32,3 +32,7 @@ def on_billing_run_started(sender, *, run_id: int, **kwargs) -> None:
 
 def on_billing_chunk_due(sender, *, chunk_id: int, **kwargs) -> None:
     tasks.chunk_send(chunk_id)
+
+
+def on_mail_file_requested(sender, *, mail_file_id: int, **kwargs) -> None:
+    tasks.mail_file_make.delay(mail_file_id)

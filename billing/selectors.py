@@ -22,7 +22,7 @@ from .ledger.allocation import (
     replay_order,
 )
 from .ledger.selectors import account_balances, entries_for_accounts
-from .models import Bill, BillLine, Deposit, LedgerEntry, Payment
+from .models import Bill, BillLine, BillMessage, Deposit, LedgerEntry, Payment
 from .ordinance import Ordinance, ordinance_on, payment_order
 from .penalties import BillTerms, penalties_owed
 from .penalty_selectors import waived_charges
@@ -395,3 +395,26 @@ def account_ledger_and_state(*, account: Account, as_of: date) -> tuple[list[Led
                              bill_id=bill_id, bill_number=number or "", paid=parts,
                              waiting=waiting.get(entry_id, ZERO), reversed_on=reversed_on.get(entry_id)))
     return out, state
+
+
+def bill_messages(bills) -> dict[int, str]:
+    """Each bill's message: its book's, else the one for all books, of the messages whose dates take in the
+    bill's date (the newest when several do); bills without one are left out. Two queries at most."""
+    bills = list(bills)
+    if not bills:
+        return {}
+    first, last = min(b.bill_date for b in bills), max(b.bill_date for b in bills)
+    messages = list(BillMessage.objects.filter(first_bill_date__lte=last, last_bill_date__gte=first)
+                    .order_by("-created_at", "-id"))
+    if not messages:
+        return {}
+    out = {}
+    for bill in bills:
+        book = bill.account.book
+        matching = [m for m in messages if m.first_bill_date <= bill.bill_date <= m.last_bill_date
+                    and m.book in (book, None)]
+        own = [m for m in matching if m.book == book]
+        chosen = (own or matching)[:1]
+        if chosen:
+            out[bill.pk] = chosen[0].text
+    return out

@@ -13,3 +13,4 @@ billing_chunk_due = Signal()  # kwargs: chunk_id: int — a chunk to hand to a w
 payment_posted = Signal()  # kwargs: payment_ids: list[int], account_ids: list[int] — payments now on the books
 bill_voided = Signal()  # kwargs: bill_id: int, account_id: int — a bill voided (its period may be billed again)
 charge_posted = Signal()  # kwargs: charge_id: int — a fee or fine charged, waiting for the account's next bill
+mail_file_requested = Signal()  # kwargs: mail_file_id: int — a run's print file for the mail house to make

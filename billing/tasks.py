@@ -42,3 +42,11 @@ def bill_pdfs_render(bill_ids: list[int]) -> int:
     from .services.bill_pdfs import bill_pdfs_store
 
     return bill_pdfs_store(bill_ids=bill_ids)
+
+
+@shared_task(acks_late=True)
+def mail_file_make(mail_file_id: int) -> int:
+    """Make a run's print file for the mail house; returns the bills printed."""
+    from .services.mail_files import mail_file_make as make
+
+    return make(mail_file_id=mail_file_id).bills

@@ -46,10 +46,11 @@ def bills_issued_notify(bill_ids) -> int:
     by_account = _recipients(list(bills.values()))
     site = settings.SITE_URL.rstrip("/")
     from billing.ordinance import ordinance_on
-    from billing.selectors import bill_summaries
+    from billing.selectors import bill_messages, bill_summaries
 
     utility = ordinance_on(max(b.bill_date for b in bills.values())).utility
     summaries = bill_summaries(bills=list(bills.values()))
+    messages = bill_messages(bills.values())
     sent = 0
     with get_connection() as connection:
         for bill in bills.values():
@@ -64,7 +65,7 @@ def bills_issued_notify(bill_ids) -> int:
                            "signup_url": site + reverse("portal:signup"),
                            "bill_date": fmt_long_day(bill.bill_date), "due_date": fmt_long_day(bill.due_date),
                            "late_after": fmt_long_day(summaries[bill.pk].late_after),
-                           "summary": summaries[bill.pk],
+                           "summary": summaries[bill.pk], "message": messages.get(bill.pk, ""),
                            "previous_date": fmt_long_day(summaries[bill.pk].previous_date)
                            if summaries[bill.pk].previous_date else ""}
                 message = EmailMessage(
@@ -78,3 +79,14 @@ def bills_issued_notify(bill_ids) -> int:
                     raise
                 sent += 1
     return sent
+
+
+def bills_emailed_counts(bill_ids) -> tuple[int, int, int]:
+    """Of these bills: how many are to be e-mailed (paperless with an address), how many have gone to at least one
+    address, and how many e-mails went."""
+    from accounts.selectors import emailed_bills
+
+    to_email = Bill.objects.filter(pk__any=list(bill_ids)).exclude(status=Bill.Status.VOID).filter(
+        emailed_bills("account__"))
+    notices = BillNotice.objects.filter(bill__in=to_email)
+    return to_email.count(), notices.values("bill").distinct().count(), notices.count()

@@ -7,7 +7,10 @@ site header names the installed utility.
 """
 
 from django.contrib import admin, messages
-from django.urls import reverse
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.urls import path, reverse
 from django.utils.functional import lazy
 from django.utils.html import format_html
 
@@ -15,8 +18,9 @@ from accounts.admin import AccountAdmin as AccountsAccountAdmin
 from accounts.models import Account
 from arrears.models import PaymentPlan
 from arrears.services import plan_standing
+from billing.admin import BillingRunAdmin as BillingBillingRunAdmin
 from billing.admin_account import AccountBillingAdmin
-from billing.models import Utility
+from billing.models import Bill, BillingRun, Utility
 from billing.services.meter_tests import meter_test_settle
 from core.admin import CsvExportMixin, ReadOnlyInline
 from core.commands import today
@@ -24,6 +28,8 @@ from core.errors import ApplicationError
 from meters.admin import AccountMetersAdmin, account_readings
 from meters.admin import MeterTestAdmin as MetersMeterTestAdmin
 from meters.models import MeterTest
+from portal.notify import bills_emailed_counts
+from portal.tasks import bills_issued_notify_task
 from termination.models import TerminationCase
 
 from .account_list import AccountListMixin
@@ -160,3 +166,45 @@ class MeterTestAdmin(MetersMeterTestAdmin):
 
 admin.site.unregister(MeterTest)
 admin.site.register(MeterTest, MeterTestAdmin)
+
+
+class BillingRunAdmin(BillingBillingRunAdmin):
+    """The run's page, with the portal's part: its paperless e-mails, counted and sent from here (at once after
+    the run unless the office has them wait for the clerk, ``Utility.bill_emails_wait``)."""
+
+    change_form_template = "admin/billing/billingrun/run_page.html"
+
+    def get_urls(self):
+        return [path("<int:run_id>/emails/", self.admin_site.admin_view(self.emails_view),
+                     name="billing_billingrun_emails"), *super().get_urls()]
+
+    def run_page_context(self, object_id) -> dict:
+        context = super().run_page_context(object_id)
+        if context:
+            ids = list(Bill.objects.filter(run_id=object_id).values_list("id", flat=True))
+            to_email, emailed, sent = bills_emailed_counts(ids)
+            context["run_emails"] = {"to_email": to_email, "emailed": emailed, "waiting": to_email - emailed,
+                                     "sent": sent, "url": reverse("admin:billing_billingrun_emails",
+                                                                  args=[object_id]),
+                                     "wait": Utility.objects.filter(bill_emails_wait=True).exists()}
+        return context
+
+    def emails_view(self, request, run_id):
+        """POST: e-mail the run's paperless bills not yet e-mailed (each bill once to each address)."""
+        if request.method != "POST" or not request.user.has_perm("billing.add_billingrun"):
+            raise PermissionDenied
+        run = get_object_or_404(BillingRun, pk=run_id)
+        if run.status != BillingRun.Status.DONE:
+            messages.error(request, f"The run is {run.get_status_display().lower()}; its e-mails go once it is done.")
+        else:
+            ids = list(Bill.objects.filter(run=run).exclude(status=Bill.Status.VOID).values_list("id", flat=True))
+            result = bills_issued_notify_task.delay(ids)
+            if result.ready():  # run in the request (no broker): say what went
+                messages.success(request, f"{result.get()} e-mail(s) sent.")
+            else:
+                messages.success(request, "The e-mails are being sent by a worker; the counts below follow.")
+        return HttpResponseRedirect(reverse("admin:billing_billingrun_change", args=[run_id]) + "#mail")
+
+
+admin.site.unregister(BillingRun)
+admin.site.register(BillingRun, BillingRunAdmin)

@@ -25,7 +25,7 @@ from core.money import fmt_dollars, fmt_gallons, fmt_rate
 from ..charts import chart_points, consumption_chart_svg
 from ..models import Bill
 from ..ordinance import ordinance_on
-from ..selectors import bill_summaries, consumption_history
+from ..selectors import bill_messages, bill_summaries, consumption_history
 from .money_box import money_box
 
 # Lines whose rate is dollars per 1,000 gallons of their quantity; the others' rate is dollars for the line.
@@ -103,6 +103,7 @@ class BillView:
     penalty_citation: str
     chart: SafeString
     scanline: str
+    message: str = ""  # the office's message for bills of this date and book (``BillMessage``)
 
 
 def _reading_row(reading, label: str) -> dict:
@@ -131,6 +132,7 @@ def bill_views(*, bill_ids) -> list[BillView]:
     ordinance = ordinance_on(latest)
     utility, scheme = ordinance.utility, ordinance.penalties
     summaries = bill_summaries(bills=bills)
+    messages = bill_messages(bills)
     history = consumption_history(account_ids=sorted({b.account_id for b in bills}), through=latest)
     address_text = _lines_of(utility.office_address)
     header = "\n".join([*([utility.chapter] if utility.chapter else []), *address_text.splitlines(),
@@ -180,5 +182,6 @@ def bill_views(*, bill_ids) -> list[BillView]:
                             'alt="Water use, gallons per bill, last 24 months">'),
             scanline=f"{account.account_no}  {bill.number}  {int(box.total_due * 100):010d}  "
                      f"{int(box.late_total * 100):010d}",
+            message=messages.get(bill.pk, ""),
         ))
     return views

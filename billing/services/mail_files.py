@@ -1,0 +1,74 @@
+"""The mail house's print file of a run, made by a worker from the run's page, and the messages printed on bills.
+
+* ``mail_file_request``: the clerk asks from the run's page (the run must be done); a ``MailFile`` row waits
+  and ``mail_file_requested`` hands it to a worker (``billing.receivers``).
+* ``mail_file_make``: the run's live bills for paper — paperless accounts with an address to e-mail are left
+  out and counted (``accounts.selectors.emailed_bills``) — sorted by the ZIP code of the address each was issued
+  to (then account number; an address without a ZIP code last), laid out fresh in one PDF, so a message added
+  after the run is on it. A failure is kept on the row with its error; asking again makes a new file.
+
+The messages bills print are ``billing.selectors.bill_messages``.
+"""
+
+import logging
+import re
+
+from django.core.files.base import ContentFile
+from django.db import transaction
+from django.utils import timezone
+
+from accounts.selectors import emailed_bills
+from core.errors import ApplicationError
+
+from ..models import Bill, BillingRun, MailFile
+from ..signals import mail_file_requested
+from .bill_pdfs import bills_pdf_render
+
+logger = logging.getLogger(__name__)
+ZIP = re.compile(r"\b(\d{5})(?:-\d{4})?\s*$")
+NO_ZIP = "99999z"  # sorts after every ZIP code
+
+
+def zip_code(address: str) -> str:
+    """The ZIP code ending an address (its last line), or ``NO_ZIP``."""
+    lines = [line for line in address.strip().splitlines() if line.strip()]
+    found = ZIP.search(lines[-1]) if lines else None
+    return found.group(1) if found else NO_ZIP
+
+
+def mail_file_request(*, run: BillingRun, actor) -> MailFile:
+    if run.status != BillingRun.Status.DONE:
+        raise ApplicationError(f"the run is {run.get_status_display().lower()}; its print file is made once it is "
+                               "done", field="run")
+    if not Bill.objects.filter(run=run).exclude(status=Bill.Status.VOID).exists():
+        raise ApplicationError("the run issued no bills to print", field="run")
+    with transaction.atomic():
+        mail_file = MailFile.objects.create(run=run, created_by=actor)
+        transaction.on_commit(lambda: mail_file_requested.send(sender=MailFile, mail_file_id=mail_file.pk))
+    return mail_file
+
+
+def mail_file_make(*, mail_file_id: int) -> MailFile:
+    mail_file = MailFile.objects.select_related("run").get(pk=mail_file_id)
+    if mail_file.status != MailFile.Status.QUEUED:
+        return mail_file  # made already (a redelivered task)
+    try:
+        live = Bill.objects.filter(run=mail_file.run).exclude(status=Bill.Status.VOID)
+        emailed = live.filter(emailed_bills("account__")).count()
+        bills = list(live.exclude(emailed_bills("account__")).only("id", "recipient_address", "account__account_no")
+                     .select_related("account"))
+        bills.sort(key=lambda b: (zip_code(b.recipient_address), b.account.account_no))
+        run = mail_file.run
+        if bills:
+            data = bills_pdf_render(bills=bills, title=f"Water bills of the run of {run.run_on}, by ZIP code")
+            mail_file.file.save(f"run-{run.pk}-print-{mail_file.pk}.pdf", ContentFile(data), save=False)
+        mail_file.bills, mail_file.emailed, mail_file.status = len(bills), emailed, MailFile.Status.DONE
+    except Exception as exc:  # kept for the clerk on the run's page, and in the worker's log with its traceback
+        logger.exception("print file %s of run %s failed", mail_file.pk, mail_file.run_id)
+        mail_file.status, mail_file.error = MailFile.Status.FAILED, f"{type(exc).__name__}: {exc}"[:2000]
+        mail_file.finished_at = timezone.now()
+        mail_file.save(update_fields=["status", "error", "finished_at"])
+        return mail_file
+    mail_file.finished_at = timezone.now()
+    mail_file.save(update_fields=["file", "bills", "emailed", "status", "finished_at"])
+    return mail_file
