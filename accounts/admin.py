@@ -21,6 +21,7 @@ from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils.html import format_html
 
 from core.admin import HistoryAdmin
 from core.csvimport import identifier_validator
@@ -46,14 +47,28 @@ class OwnershipInline(admin.TabularInline):
 
 
 class PortalLinkInline(admin.TabularInline):
+    """Who sees the account online; each link is ended on a page of its own (the account page has no delete
+    boxes: it is read as a page)."""
+
     model = PortalLink
-    fields = ("user", "linked_at")
+    fields = ("user", "linked_at", "end")
     readonly_fields = fields
     extra = 0
-    verbose_name_plural = "customer portal logins that see this account (tick Delete to end a link)"
+    can_delete = False
+    verbose_name_plural = "customer portal logins that see this account"
 
     def has_add_permission(self, request, obj=None):
         return False  # customers link accounts themselves, with the access code on the bill
+
+    @admin.display(description="")
+    def end(self, obj):
+        return format_html('<a href="{}" class="end-link">End this link</a>',
+                           reverse("admin:accounts_account_end_link", args=[obj.pk])) if obj.pk else ""
+
+
+class EndLinkForm(forms.Form):
+    reason = forms.CharField(label="Why", max_length=100, help_text="Kept in the link's history: 'sold the house', "
+                                                                     "'asked by the owner'.")
 
 
 class OwnerChangeForm(forms.Form):
@@ -220,7 +235,30 @@ class AccountAdmin(HistoryAdmin):
         return [path("<int:pk>/change-owner/", self.admin_site.admin_view(self.change_owner_view),
                      name="accounts_account_change_owner"),
                 path("<int:pk>/notes/add/", self.admin_site.admin_view(self.note_add_view),
-                     name="accounts_account_note_add"), *super().get_urls()]
+                     name="accounts_account_note_add"),
+                path("links/<int:link_id>/end/", self.admin_site.admin_view(self.end_link_view),
+                     name="accounts_account_end_link"), *super().get_urls()]
+
+    def end_link_view(self, request, link_id):
+        """End one customer's portal link: the customer no longer sees the account or gets its e-mails."""
+        if not request.user.has_perm("accounts.delete_portallink"):
+            raise PermissionDenied
+        link = get_object_or_404(PortalLink.objects.select_related("account", "user"), pk=link_id)
+        account = link.account
+        form = EndLinkForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            portal_links_end(links=[link], actor=request.user, reason=form.cleaned_data["reason"])
+            self.message_user(request, f"{link.user.email or link.user.get_username()} no longer sees account "
+                                       f"{account.account_no} online.", messages.SUCCESS)
+            return HttpResponseRedirect(reverse("admin:accounts_account_change", args=[account.pk]))
+        return TemplateResponse(request, "admin/service_form.html", {
+            **self.admin_site.each_context(request), "opts": self.model._meta, "form": form,
+            "title": f"End a portal link to account {account.account_no}",
+            "intro": "The customer no longer sees the account online or gets its e-mails; they may link it again "
+                     "with the access code on a bill.",
+            "facts": [("Account", f"{account.account_no}, {account.owner.name}"),
+                      ("Login", f"{link.user.get_username()} ({link.user.email})"), ("Linked", str(link.linked_at))],
+        }, status=400 if form.errors else 200)
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         account = (Account.objects.select_related("owner", "occupant", "premises").filter(pk=object_id).first()
@@ -293,7 +331,7 @@ class CustomerAdmin(HistoryAdmin):
 
 @admin.register(Premises)
 class PremisesAdmin(HistoryAdmin):
-    list_display = ("service_address", "sbl", "use_category")
+    list_display = ("service_address", "sbl", "use_category", "route_order")
     list_filter = ("use_category",)
     search_fields = ("service_address", "sbl")
 

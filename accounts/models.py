@@ -41,6 +41,10 @@ class Premises(models.Model):
                            help_text="Section-block-lot on the tax map.")
     use_category = models.CharField(max_length=20, choices=UseCategory.choices,
                                     default=UseCategory.RESIDENTIAL)
+    route_order = models.PositiveIntegerField(
+        "route stop", null=True, blank=True,
+        help_text="Its stop on the book's meter-reading route: lists for the field (shut-offs, work orders) follow "
+                  "it. Blank: after the numbered stops, by address.")
     history = HistoricalRecords()
 
     class Meta:

@@ -80,6 +80,8 @@ CLERK = [
     *_perms("view add", "office.refund", "office.transfer", "office.invoice", "office.dayclose",
             "arrears.paymentplan"),
     "arrears.view_planinstallment",
+    # Work orders for the field: made, completed from the field with what was found, cancelled.
+    *_perms("view add change", "fieldwork.fieldorder"),
 ]
 
 SUPERVISOR = [
@@ -108,11 +110,20 @@ BACKFLOW_INSPECTOR = [
     *BACKFLOW_RECORDS,
 ]
 
+# The field crew: the day sheet and the shut-off list, work orders completed from the field (readings and meters are
+# recorded by the completion); the accounts, meters and termination cases they go to, read.
+FIELD_CREW = [
+    *_perms("view", "accounts.account", "accounts.premises", "accounts.customer", "meters.meter",
+            "meters.installation", "meters.reading", "termination.terminationcase", "termination.workorder"),
+    *_perms("view change", "fieldwork.fieldorder"),
+]
+
 ROLE_PERMISSIONS: dict[str, list[str]] = {
     "Clerk": CLERK,
     "Supervisor": SUPERVISOR,
     "Hearing officer": HEARING_OFFICER,
     "Backflow inspector": BACKFLOW_INSPECTOR,
+    "Field crew": FIELD_CREW,
 }
 
 

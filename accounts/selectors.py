@@ -63,3 +63,10 @@ def emailed_bills(prefix: str = "") -> Q:
     linked = PortalLink.objects.filter(user__is_active=True).exclude(user__email="").values("account_id")
     return Q(**{f"{prefix}paperless": True}) & (~Q(**{f"{prefix}owner__email": ""})
                                                  | Q(**{f"{prefix}id__in": Subquery(linked)}))
+
+
+def route_key(account: Account) -> tuple:
+    """Where an account's premises comes on the field's rounds: its book, its stop on the reading route (unnumbered
+    stops after, by address), then its service address."""
+    stop = account.premises.route_order
+    return (account.book, stop is None, stop or 0, account.premises.service_address.lower(), account.account_no)

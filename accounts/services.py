@@ -115,3 +115,25 @@ def contacts_restore(replaced: dict) -> None:
     """Put back the addresses and choices ``contacts_bring_over`` replaced."""
     column_set(Customer, "email", dict(replaced.get("customers", [])))
     column_set(Account, "paperless", dict(replaced.get("accounts", [])))
+
+
+SERVICE_STATUSES = (Account.Status.ACTIVE, Account.Status.SHUT_OFF, Account.Status.VACANT)
+
+
+@transaction.atomic
+def account_service_set(*, account: Account, status: str, on: date, actor, reason: str) -> Account:
+    """Water turned on (active), shut off, or the premises vacant, as the field found or made it, with the reason in
+    the account's history. A closed account stays closed (its final bill ended it)."""
+    refuse_future(on, field="done_on", doing="recorded")
+    account = Account.objects.select_for_update().get(pk=account.pk)
+    if status not in SERVICE_STATUSES:
+        raise ApplicationError(f"'{status}' is not one of {', '.join(SERVICE_STATUSES)}", field="status")
+    if account.status == Account.Status.CLOSED:
+        raise ApplicationError(f"account {account.account_no} is closed; a new account is opened for new service",
+                               field="account_no")
+    if account.status != status:
+        account.status = status
+        account._history_user = actor
+        account._change_reason = f"{Account.Status(status).label.lower()} on {on}: {reason}"[:100]
+        account.save(update_fields=["status"])
+    return account

@@ -28,6 +28,7 @@ from .runs.preview import (
     billing_date_proposals,
     billing_run_proof,
     billing_run_register,
+    last_billing_date,
     refuse_beyond_preview,
 )
 from .services.mail_files import mail_file_request
@@ -44,6 +45,10 @@ class StartRunForm(forms.Form):
         help_text="Matters only while the rate schedule in force on the bill date is the preset's sample one "
                   "and this is not a demo/training site: tick to bill real accounts on those values anyway. "
                   "Your choice is recorded on the run.")
+    again = forms.BooleanField(
+        label="Run this bill date again", required=False,
+        help_text="Only when a run of this date was made already: the new run bills just the accounts still not "
+                  "billed for it (none is billed twice).")
 
     def __init__(self, *args, preview: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
@@ -76,6 +81,23 @@ def _sample_rates_today() -> dict:
 def _preview_url(run_on, accept_sample_rates: bool) -> str:
     return reverse("admin:billing_billingrun_preview") + "?" + urlencode(
         {"run_on": run_on.isoformat(), **({"accept_sample_rates": "1"} if accept_sample_rates else {})})
+
+
+def _earlier_run_words(run_on) -> str:
+    """A warning when ``run_on`` was run already: what that run billed and what is left for another."""
+    runs = list(BillingRun.objects.filter(run_on=run_on).order_by("created_at"))
+    if not runs:
+        return ""
+    billed = Bill.objects.filter(bill_date=run_on).exclude(status=Bill.Status.VOID).count()
+    try:
+        left = next((d.unbilled for d in [last_billing_date(on_or_before=run_on)] if d and d.on == run_on), None)
+    except ApplicationError:
+        left = None
+    left_words = "" if left is None else (
+        f"; {left} account{'s' if left != 1 else ''} due on it {'are' if left != 1 else 'is'} not yet billed")
+    return (f"{run_on} was run already ({len(runs)} run{'s' if len(runs) != 1 else ''}, the first on "
+            f"{runs[0].created_at:%Y-%m-%d}; {billed} bill{'s' if billed != 1 else ''} dated {run_on}{left_words}). "
+            "Tick this box to run it again: the new run bills only the accounts not yet billed for the date.")
 
 
 def _field_of(error) -> str:
@@ -129,6 +151,10 @@ class BillingRunPagesMixin:
             return self._start_page(request, form)
         if request.method == "POST":
             form = StartRunForm(request.POST)
+            if form.is_valid() and not form.cleaned_data["again"]:
+                earlier = _earlier_run_words(form.cleaned_data["run_on"])
+                if earlier:
+                    form.add_error("again", earlier)
             if form.is_valid():
                 try:
                     run = billing_run_start(run_on=form.cleaned_data["run_on"], actor=request.user,
@@ -153,7 +179,8 @@ class BillingRunPagesMixin:
             except forms.ValidationError:
                 chosen = None  # a mistyped link: the proposed date instead
             form = StartRunForm(initial={
-                "run_on": chosen or (proposals.initial if proposals and proposals.initial else today()),
+                # Nothing proposed (every account due is billed): the date is left for the clerk to choose.
+                "run_on": chosen or (proposals.initial if proposals else today()),
                 "accept_sample_rates": bool(request.GET.get("accept_sample_rates"))})
         context = {**self.admin_site.each_context(request), "opts": self.model._meta, "form": form,
                    "title": "Start a billing run", "proposals": proposals.dates if proposals else [],

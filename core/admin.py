@@ -12,13 +12,14 @@ import re
 from decimal import Decimal, InvalidOperation
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.utils import label_for_field, lookup_field
 from django.contrib.auth import get_permission_codename
 from django.contrib.contenttypes.admin import GenericTabularInline
 from django.core.exceptions import ObjectDoesNotExist, PermissionDenied
 from django.http import HttpResponseRedirect, StreamingHttpResponse
+from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import strip_tags
@@ -80,6 +81,47 @@ class ServiceForm(forms.Form):
                 self.add_error(name, error.message)
             else:
                 self.add_error(None, error.message if error.field in self.whole_fields else str(error))
+
+
+class ServicePagesAdmin(admin.ModelAdmin):
+    """Read-only pages of records made by services: "Add" is a ``ServiceForm`` (``form_class``) on
+    ``admin/service_form.html`` with an introduction and facts to read before acting; ``form_page`` shows any other
+    form of the admin the same way."""
+
+    form_class = None
+    intro = ""
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def form_page(self, request, form, *, title: str, facts=(), status: int | None = None):
+        return TemplateResponse(request, "admin/service_form.html", {
+            **self.admin_site.each_context(request), "opts": self.model._meta, "title": title, "form": form,
+            "intro": self.intro, "facts": facts}, status=status or (400 if form is not None and form.errors else 200))
+
+    def add_view(self, request, form_url="", extra_context=None):
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        form = self.form_class(request.POST or None, initial=self.add_initial(request))
+        if request.method == "POST" and form.is_valid():
+            done = form.run(actor=request.user)
+            if done is not None:
+                messages.success(request, done)
+                return HttpResponseRedirect(self.added_url(form))
+        return self.form_page(request, form, title=f"Add {self.model._meta.verbose_name}",
+                              facts=self.add_facts(request, form))
+
+    def add_initial(self, request) -> dict:
+        return {"account_no": request.GET.get("account", "")}
+
+    def add_facts(self, request, form):
+        return ()
+
+    def added_url(self, form) -> str:
+        return reverse(f"admin:{self.model._meta.app_label}_{self.model._meta.model_name}_changelist")
 
 
 class _ClerkWords(HistoricalRecordContextHelper):

@@ -39,12 +39,16 @@ RECENT_READINGS = 50
 
 
 class AccountInstallationInline(admin.TabularInline):
+    """The account's meters. No delete boxes on the account page: a meter taken out is ended with its removal date
+    (or changed by a work order); one entered in error is deleted from the meter's own page."""
+
     model = Installation
     fields = ("meter", "meter_size", "meter_unit", "installed_on", "removed_on")
     readonly_fields = ("meter_size", "meter_unit")
     autocomplete_fields = ("meter",)
     ordering = ("-installed_on",)
     extra = 0
+    can_delete = False
 
     @admin.display(description="size")
     def meter_size(self, obj: Installation) -> str:

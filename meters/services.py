@@ -494,3 +494,68 @@ def meter_test_settled(*, test: MeterTest, on: date, outcome: str) -> MeterTest:
     test.settled_on, test.outcome = on, outcome
     test.save(update_fields=["settled_on", "outcome"])
     return test
+
+
+@dataclass(frozen=True)
+class MeterChange:
+    final: Reading
+    new_meter: Meter
+    start: Reading
+
+
+@transaction.atomic
+def meter_change(*, installation: Installation, changed_on: date, final_value: int, new_serial: str, new_size: str,
+                 start_value: int, actor: AbstractBaseUser | None, new_unit: str = Meter.Unit.GALLONS,
+                 as_of: date | None = None) -> MeterChange:
+    """The field changed a meter: the old meter's final reading and its removal, the new meter installed on the
+    account the same day with its first reading. Each refusal names its field (the final reading breaks the rules
+    any reading must keep); nothing is written unless all pass."""
+    as_of = as_of or changed_on
+    installation = Installation.objects.select_for_update().select_related("meter").get(pk=installation.pk)
+    errors: list[FieldError] = []
+    try:
+        refuse_future(changed_on, field="done_on", doing="recorded")
+    except ApplicationError as exc:
+        errors.extend(exc.errors)
+    if installation.removed_on is not None:
+        errors.append(FieldError(field="meter", message=f"meter {installation.meter.serial} was removed on "
+                                                        f"{installation.removed_on}"))
+    elif changed_on < installation.installed_on:
+        errors.append(FieldError(field="done_on", message=f"{changed_on} is before meter {installation.meter.serial} "
+                                                          f"was installed ({installation.installed_on})"))
+    new_serial = (new_serial or "").strip()
+    if not new_serial:
+        errors.append(FieldError(field="new_serial", message="the new meter's serial number is needed"))
+    elif Meter.objects.filter(serial=new_serial).exists():
+        errors.append(FieldError(field="new_serial", message=f"a meter {new_serial} is already on file"))
+    if new_size not in dict(Meter._meta.get_field("size").choices):
+        errors.append(FieldError(field="new_size", message=f"'{new_size}' is not a meter size"))
+    if new_unit not in Meter.Unit.values:
+        errors.append(FieldError(field="new_unit", message=f"'{new_unit}' is not gal or cf"))
+    if start_value < 0:
+        errors.append(FieldError(field="start_value", message="is 0 or more"))
+    if not errors:
+        errors.extend(FieldError(field="final_value", message=p.message) for p in reading_problems(
+            meter=installation.meter, read_on=changed_on, value=final_value, read_type=Reading.ReadType.ACTUAL,
+            as_of=as_of))
+    if errors:
+        raise ApplicationError(errors=errors)
+    old = installation.meter
+    final = Reading(meter=old, read_on=changed_on, value=final_value, source="meter change",
+                    note=f"final reading: replaced by meter {new_serial}", entered_by=actor)
+    final._history_user = actor
+    final.save()
+    installation.removed_on = changed_on
+    installation._history_user = actor
+    installation.save(update_fields=["removed_on"])
+    meter = Meter(serial=new_serial, size=new_size, unit=new_unit)
+    meter._history_user = actor
+    meter.save()
+    placed = Installation(meter=meter, account_id=installation.account_id, installed_on=changed_on)
+    placed._history_user = actor
+    placed.save()
+    start = Reading(meter=meter, read_on=changed_on, value=start_value, source="install",
+                    note=f"first reading: replaces meter {old.serial}", entered_by=actor)
+    start._history_user = actor
+    start.save()
+    return MeterChange(final=final, new_meter=meter, start=start)

@@ -13,6 +13,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from core.admin import ServicePagesAdmin
 from core.clock import today
 from core.errors import ApplicationError
 from core.money import fmt_dollars
@@ -32,47 +33,8 @@ def _csv(rows, filename: str) -> HttpResponse:
     return response
 
 
-class _OfficeAdmin(admin.ModelAdmin):
-    """Read-only pages; each model is added through its own form page, which calls one service."""
-
-    form_class = None
-    intro = ""
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-    def form_page(self, request, form, *, title: str, facts=(), status: int | None = None):
-        return TemplateResponse(request, "admin/office/form.html", {
-            **self.admin_site.each_context(request), "opts": self.model._meta, "title": title, "form": form,
-            "intro": self.intro, "facts": facts}, status=status or (400 if form is not None and form.errors else 200))
-
-    def add_view(self, request, form_url="", extra_context=None):
-        if not self.has_add_permission(request):
-            raise PermissionDenied
-        form = self.form_class(request.POST or None, initial=self.add_initial(request))
-        if request.method == "POST" and form.is_valid():
-            done = form.run(actor=request.user)
-            if done is not None:
-                messages.success(request, done)
-                return HttpResponseRedirect(self.added_url(form))
-        return self.form_page(request, form, title=f"Add {self.model._meta.verbose_name}",
-                              facts=self.add_facts(request, form))
-
-    def add_initial(self, request) -> dict:
-        return {"account_no": request.GET.get("account", "")}
-
-    def add_facts(self, request, form):
-        return ()
-
-    def added_url(self, form) -> str:
-        return reverse(f"admin:{self.model._meta.app_label}_{self.model._meta.model_name}_changelist")
-
-
 @admin.register(Refund)
-class RefundAdmin(_OfficeAdmin):
+class RefundAdmin(ServicePagesAdmin):
     form_class = RefundForm
     intro = ("A credit balance paid back by check: a clerk asks, a supervisor (not the same person) approves or "
              "refuses. The approval posts the refund on the account and puts the check on the register accounts "
@@ -153,7 +115,7 @@ class RefundAdmin(_OfficeAdmin):
 
 
 @admin.register(Transfer)
-class TransferAdmin(_OfficeAdmin):
+class TransferAdmin(ServicePagesAdmin):
     form_class = TransferForm
     intro = ("A final balance, or a credit left after a final bill, moved from a closed account to the same owner's "
              "other account: a memo on each, naming the other. The closed account ends at $0.00.")
@@ -173,7 +135,7 @@ class TransferAdmin(_OfficeAdmin):
 
 
 @admin.register(Invoice)
-class InvoiceAdmin(_OfficeAdmin):
+class InvoiceAdmin(ServicePagesAdmin):
     form_class = InvoiceForm
     intro = ("A fee from the fee schedule billed on its own invoice with its own due date, instead of on the next "
              "water bill. It is owed from the invoice's date; the next water bill shows it with the balance until "
@@ -211,7 +173,7 @@ class InvoiceAdmin(_OfficeAdmin):
 
 
 @admin.register(DayClose)
-class DayCloseAdmin(_OfficeAdmin):
+class DayCloseAdmin(ServicePagesAdmin):
     form_class = DayCloseForm
     intro = ("Count the counter's drawer at the end of the day. What it should hold is the day's cash report: the "
              "cash and checks taken at the counter, less those handed back. An over or short is kept with its note.")

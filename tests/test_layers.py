@@ -24,7 +24,7 @@ FLOORS = {
     "meters": 2,
     "billing": 3,
     "termination": 4, "backflow": 4, "remittance": 4, "arrears": 4, "office": 4,
-    "portal": 5, "reports": 5, "demo": 5, "conversion": 5,
+    "portal": 5, "reports": 5, "demo": 5, "conversion": 5, "fieldwork": 5,
     "waterbilling": 6,
 }
 # Same-floor imports allowed, as (importer, imported): the conversion's reconciliation is drawn with the reports'

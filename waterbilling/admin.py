@@ -131,6 +131,16 @@ class AccountAdmin(AccountListMixin, CsvExportMixin, AccountMetersAdmin, Account
         context["plan"] = plan and {"number": plan.number, "good": plan_standing(plan, as_of=today()).good,
                                     "url": reverse("admin:arrears_paymentplan_change", args=[plan.pk])}
         context["plan_add_url"] = f'{reverse("admin:arrears_paymentplan_add")}?account={account.account_no}'
+        user, number = request.user, account.account_no
+        context["office_actions"] = [(label, f"{reverse(url)}?account={number}") for label, url, allowed in (
+            ("Refund the credit", "admin:office_refund_add", user.has_perm("office.add_refund")),
+            ("Invoice a fee", "admin:office_invoice_add", user.has_perm("office.add_invoice")
+             and account.status != Account.Status.CLOSED),
+            ("Move the balance", "admin:office_transfer_add", user.has_perm("office.add_transfer")
+             and account.status == Account.Status.CLOSED),
+            ("Work order", "admin:fieldwork_fieldorder_add", user.has_perm("fieldwork.add_fieldorder")
+             and account.status != Account.Status.CLOSED),
+        ) if allowed]
         return context
 
     def get_fieldsets(self, request, obj=None):

@@ -57,6 +57,7 @@ INSTALLED_APPS = [
     "remittance",
     "arrears",
     "office",
+    "fieldwork",
     # Last: the composition root: its admin module puts together pages from the apps' parts; the nightly
     # job's command and task.
     "waterbilling",

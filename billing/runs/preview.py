@@ -109,14 +109,12 @@ class Proposals:
 
 
 def billing_date_proposals(*, today: date, count: int = 3) -> Proposals:
-    """The latest billing date on or before today and the next ``count``; the date proposed is the latest
-    while it still has unbilled accounts due (a run not started, or not finished), else the next one."""
+    """The latest billing date on or before today and the next ``count``. The date proposed is one a run can
+    bill: the latest while accounts due on it are not yet billed (a run not started, or not finished); none when
+    every account due is billed (the next dates can be previewed, and issued once their day has come)."""
     latest = last_billing_date(on_or_before=today)
     upcoming = next_billing_dates(after=today, count=count)
-    if latest and latest.unbilled:
-        initial = latest.on
-    else:
-        initial = upcoming[0].on if upcoming else (latest.on if latest else None)
+    initial = latest.on if latest and latest.unbilled else None
     return Proposals(initial=initial, latest=latest, upcoming=upcoming)
 
 

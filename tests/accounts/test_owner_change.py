@@ -107,10 +107,13 @@ def test_the_clerk_records_a_sale_and_ends_portal_links_in_the_admin(mineola, me
     client = signed_in(clerk)
     page = client.get(reverse("admin:accounts_account_change", args=[account.pk])).content.decode()
     assert "Change owner" in page and "ann@example.org" in page and 'name="owner"' not in page
-    # The office ends one link by hand.
+    # The account page is read as a page: no delete boxes; each link is ended on a page of its own.
+    assert "DELETE" not in page and "End this link" in page
     tenant_link = PortalLink.objects.get(user__email="tenant@example.org")
-    response = client.post(reverse("admin:accounts_portallink_changelist"),
-                           {"action": "end_links", "_selected_action": [tenant_link.pk]})
+    end = reverse("admin:accounts_account_end_link", args=[tenant_link.pk])
+    assert "tenant@example.org" in client.get(end).content.decode()
+    assert client.post(end, {"reason": ""}).status_code == 400  # the reason is kept in the history
+    response = client.post(end, {"reason": "moved out"})
     assert response.status_code == 302 and not PortalLink.objects.filter(pk=tenant_link.pk).exists()
     # Then records the sale.
     ben = CustomerFactory(name="Ben Buyer")

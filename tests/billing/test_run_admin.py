@@ -111,3 +111,28 @@ def test_release_needs_the_change_permission(client, held):
     assert client.post(reverse("admin:billing_billingexception_release", args=[held.pk])).status_code == 403
     held.refresh_from_db()
     assert held.status == "open"
+
+
+def test_a_second_run_of_a_billed_date_is_warned_first(clerk):
+    february, _ = _two_runs()
+    start = reverse("admin:billing_billingrun_start")
+    warned = clerk.post(start, {"run_on": "2026-02-01", "_start": "1"})
+    html = warned.content.decode()
+    assert warned.status_code == 200 and "2026-02-01 was run already (1 run" in html
+    # Not yet billed: the account with no reading, and the monthly meter installed Jan 30 (billed from Mar 1).
+    assert "3 bills dated 2026-02-01; 2 accounts due on it are not yet billed" in html
+    assert BillingRun.objects.filter(run_on=date(2026, 2, 1)).count() == 1
+    again = clerk.post(start, {"run_on": "2026-02-01", "again": "on", "_start": "1"})
+    assert again.status_code == 302 and BillingRun.objects.filter(run_on=date(2026, 2, 1)).count() == 2
+
+
+def test_the_start_page_proposes_no_date_when_everything_due_is_billed(clerk, settings):
+    from billing.runs.preview import billing_date_proposals
+    from core.clock import today
+
+    proposals = billing_date_proposals(today=today())
+    page = clerk.get(reverse("admin:billing_billingrun_start")).content.decode()
+    if proposals.initial is None:  # nothing due today on the demo calendar with no accounts
+        assert "Nothing is due to bill today" in page
+    else:
+        assert "(proposed)" in page

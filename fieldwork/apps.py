@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class FieldworkConfig(AppConfig):
+    name = "fieldwork"
+    verbose_name = "Field work"
