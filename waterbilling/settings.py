@@ -29,6 +29,9 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
+# One date format for people (waterbilling/formats/en): "Feb 1, 2026", as bills and notices print it.
+FORMAT_MODULE_PATH = ["waterbilling.formats"]
+
 INSTALLED_APPS = [
     "django.contrib.admin",
     "django.contrib.auth",

@@ -5,6 +5,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
+from billing.ledger.selectors import account_balances
 from billing.services.payments import payment_post
 from tests.termination.steps import delinquent_account
 
@@ -33,3 +34,13 @@ def clerk(mineola):
 @pytest.fixture
 def supervisor(mineola):
     return staff("sam", "Supervisor")
+
+
+def balance(account, on):
+    """The account's balance at the end of ``on`` (negative: a credit)."""
+    return account_balances([account.pk], through=on)[account.pk].balance
+
+
+def fields(exc) -> set[str]:
+    """The fields a refusal names."""
+    return {e.field for e in exc.value.errors}

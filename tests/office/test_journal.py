@@ -101,3 +101,21 @@ def test_a_voided_bill_takes_back_its_revenue_account_by_account(books, supervis
     bill_void(bill=bill, reason="misread", as_of=date(2026, 2, 21), actor=supervisor)
     [entry] = [e for e in journal_entries(start=date(2026, 2, 21), end=date(2026, 2, 21)) if e.journal == "adjustments"]
     assert lines(entry) == {"F2140": (bill.total.amount, D("0")), "F350": (D("0"), bill.total.amount)}
+
+
+def test_the_journal_command_writes_the_csv_and_refuses_bad_dates(books, tmp_path):
+    import io
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    out = io.StringIO()
+    call_command("journal", "--from", "2026-02-01", "--to", "2026-02-28", "--out", str(tmp_path / "j.csv"), stdout=out)
+    assert "journal entries" in out.getvalue() and (tmp_path / "j.csv").read_text().startswith("entry,date,")
+    printed = io.StringIO()
+    call_command("journal", "--to", "2026-03-16", "--check-register", stdout=printed)
+    assert "R-" in printed.getvalue() and "63.87" in printed.getvalue()
+    with pytest.raises(CommandError, match="is before"):
+        call_command("journal", "--from", "2026-03-01", "--to", "2026-02-01", stdout=io.StringIO())
+    with pytest.raises(CommandError, match="--to"):
+        call_command("journal", "--to", "2026-02-30", stdout=io.StringIO())

@@ -6,24 +6,16 @@ from decimal import Decimal
 
 import pytest
 
-from billing.ledger.selectors import account_balances
 from billing.models import LedgerEntry
 from billing.services.payments import payment_post
 from billing.services.reversals import payment_reverse
 from core.errors import ApplicationError
 from office.models import Refund
 from office.services import account_credit, check_register_rows, refund_decide, refund_request
+from tests.office.conftest import balance, fields
 
 pytestmark = [pytest.mark.django_db, pytest.mark.citation("policy: refunds of credits")]
 D = Decimal
-
-
-def balance(account, on):
-    return account_balances([account.pk], through=on)[account.pk].balance
-
-
-def fields(exc) -> set[str]:
-    return {e.field for e in exc.value.errors}
 
 
 def test_a_credit_is_refunded_once_a_supervisor_approves(overpaid, clerk, supervisor):

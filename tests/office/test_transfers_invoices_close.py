@@ -7,7 +7,6 @@ from decimal import Decimal
 import pytest
 
 from accounts.models import Account
-from billing.ledger.selectors import account_balances
 from billing.models import Adjustment, LedgerEntry, Payment
 from billing.services.final_bills import account_move
 from billing.services.payments import payment_post
@@ -16,17 +15,10 @@ from office.documents import invoice_pdf
 from office.models import DayClose, Invoice, Transfer
 from office.services import day_close, drawer_expected, invoice_create, transfer_make
 from tests.factories import AccountFactory, CustomerFactory
+from tests.office.conftest import balance, fields
 
 pytestmark = [pytest.mark.django_db, pytest.mark.citation("policy: back office")]
 D = Decimal
-
-
-def balance(account, on):
-    return account_balances([account.pk], through=on)[account.pk].balance
-
-
-def fields(exc) -> set[str]:
-    return {e.field for e in exc.value.errors}
 
 
 @pytest.fixture

@@ -113,7 +113,7 @@ def test_a_clerks_morning(live_server, morning, browser):
     # Preview today's billing run: the proof register before anything is issued.
     page.goto(live_server.url + "/admin/")
     page.get_by_role("link", name="Start or preview a billing run").click()
-    page.get_by_label("Bill date").fill(book_9_billing_date().isoformat())
+    page.get_by_role("textbox", name="Bill date").fill(book_9_billing_date().isoformat())
     page.get_by_role("button", name="Preview").click()
     expect(page.get_by_role("heading", name="Bills by book")).to_be_visible()
     expect(page.locator("body")).to_contain_text("76.00")
