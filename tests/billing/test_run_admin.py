@@ -77,7 +77,7 @@ def test_held_bill_page_shows_the_history_and_releases(clerk, held):
     url = reverse("admin:billing_billingexception_change", args=[held.pk])
     html = clerk.get(url).content.decode()
     assert "Release: bill as read" in html
-    assert "1,462,500" in html and "1,062,500" in html and "2026-07-10" in html  # the readings
+    assert "1,462,500" in html and "1,062,500" in html and "Jul 10, 2026" in html  # the readings
     assert "202602-" in html and "$186.13" in html  # the February bill
     release = reverse("admin:billing_billingexception_release", args=[held.pk])
     assert clerk.get(release).status_code == 403  # a button, never a link
