@@ -29,6 +29,6 @@ class Paper:
 
 
 def paper_pdf(paper: Paper) -> bytes:
+    info = PdfInfo(title=paper.title.capitalize(), author=paper.utility_name, created=paper.created_at)
     return pdf_one_file(template=TEMPLATE, stylesheet=STYLESHEET, context_name="papers", documents=[paper],
-                        info=PdfInfo(title=paper.title.title(), author=paper.utility_name, created=paper.created_at),
-                        batch=1)
+                        info=info, batch=1)

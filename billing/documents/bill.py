@@ -7,8 +7,11 @@
 * **One set of formatters**: amounts with ``core.money.fmt_dollars``, rates with ``fmt_rate`` (``3.10``),
   gallons with ``fmt_gallons``, dates with ``core.dates.fmt_day``, the same as the portal's bill page.
 * **Quick to lay out** (``core.documents`` renders it): bills load in a fixed number of queries per batch;
-  the page uses positioned columns of preformatted lines instead of tables and no element ids (in
-  WeasyPrint 70 an anchored sheet took some 10 ms more layout), and the chart is an SVG data image.
+  the page uses positioned rows instead of tables and no element ids (in WeasyPrint 70 an anchored sheet
+  took some 10 ms more layout), and the chart is an SVG data image.
+* **Read aloud in order**: the file is tagged (``core.documents``), so a screen reader follows the HTML.
+  Each fact is one row with its label and value ("Bill date Feb 1, 2026"), each reading one row, and the
+  chart has its alternative text.
 """
 
 from base64 import b64encode
@@ -60,6 +63,15 @@ def line_views(lines) -> list[LineView]:
 
 
 @dataclass(frozen=True)
+class ReadingView:
+    label: str  # "Previous", "Current"
+    meter: str
+    date: str
+    value: str  # with its unit
+    estimated: bool
+
+
+@dataclass(frozen=True)
 class BillView:
     pk: int
     number: str
@@ -80,19 +92,12 @@ class BillView:
     issued_on: str  # blank unless a corrected bill issued after its bill date
     final: bool  # an off-cycle final bill (a move-out or a sale): its issue date is no correction
     period: str
-    reading_labels: str
-    reading_meters: str
-    reading_count: int
-    reading_dates: str
-    reading_values: str
-    reading_flags: str
+    readings: list[ReadingView]
     has_estimate: bool
     gallons: str
     lines: list[LineView]
     dense: bool
-    summary_labels: str
-    summary_values: str
-    summary_count: int
+    summary: list[tuple[str, str]]  # (label, dollars), the money box's rows
     current: str
     total_due: str
     past_due: str  # blank when nothing is past due
@@ -106,11 +111,11 @@ class BillView:
     message: str = ""  # the office's message for bills of this date and book (``BillMessage``)
 
 
-def _reading_row(reading, label: str) -> dict:
+def _reading_row(reading, label: str) -> ReadingView:
     meter = reading.meter
-    return {"label": label, "meter": f'{meter.serial} ({meter.size}")', "date": fmt_day(reading.read_on),
-            "value": f"{reading.value:,}", "unit": "cu ft" if meter.unit == "cf" else "gal",
-            "estimated": reading.read_type == reading.ReadType.ESTIMATED}
+    return ReadingView(label=label, meter=f'{meter.serial} ({meter.size}")', date=fmt_day(reading.read_on),
+                       value=f"{reading.value:,} {'cu ft' if meter.unit == 'cf' else 'gal'}",
+                       estimated=reading.read_type == reading.ReadType.ESTIMATED)
 
 
 def _lines_of(text: str) -> str:
@@ -158,19 +163,11 @@ def bill_views(*, bill_ids) -> list[BillView]:
             bill_date=fmt_day(bill.bill_date), due_date=fmt_day(bill.due_date),
             issued_on=fmt_day(bill.issued_on) if bill.issued_on != bill.bill_date else "", final=bill.final,
             period=f"{fmt_day(bill.period_start)} – {fmt_day(bill.period_end)}",
-            reading_labels="\n".join(r["label"] for r in readings),
-            reading_meters="\n".join(r["meter"] for r in readings),
-            reading_count=max(2, len(readings)),
-            reading_dates="\n".join(r["date"] for r in readings),
-            reading_values="\n".join(f"{r['value']} {r['unit']}" for r in readings),
-            reading_flags="\n".join("E" if r["estimated"] else " " for r in readings),
-            has_estimate=any(r["estimated"] for r in readings),
+            readings=readings, has_estimate=any(r.estimated for r in readings),
             gallons=fmt_gallons(bill.gallons),
             lines=lines,
             dense=len(lines) > 4,  # smaller type so a long bill still clears the stub
-            summary_labels="\n".join(row.label for row in box.rows),
-            summary_values="\n".join(fmt_dollars(row.amount) for row in box.rows),
-            summary_count=len(box.rows),
+            summary=[(row.label, fmt_dollars(row.amount)) for row in box.rows],
             current=fmt_dollars(box.current), total_due=fmt_dollars(box.total_due),
             past_due=fmt_dollars(box.past_due) if box.past_due is not None else "",
             late_total=fmt_dollars(box.late_total), late_on=fmt_day(box.late_on),

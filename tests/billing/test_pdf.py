@@ -47,9 +47,9 @@ def test_first_bill_figures(mineola):
     run("run_billing", "--date", "2026-02-01")
     view, = bill_views(bill_ids=[Bill.objects.get().pk])
     assert (view.total_due, view.late_total, view.current) == ("$186.13", "$195.44", "$186.13")
-    assert view.summary_values.split("\n") == ["$0.00", "$0.00", "$0.00", "$186.13"]
-    assert view.reading_values.split("\n") == ["1,000,000 gal", "1,062,500 gal"]
-    assert view.reading_flags.split("\n") == [" ", "E"] and view.has_estimate
+    assert [value for _, value in view.summary] == ["$0.00", "$0.00", "$0.00", "$186.13"]
+    assert [r.value for r in view.readings] == ["1,000,000 gal", "1,062,500 gal"]
+    assert [r.estimated for r in view.readings] == [False, True] and view.has_estimate
     assert view.access_code == account.access_code
     assert view.bill_date == "Feb 1, 2026" and view.due_date == "Mar 1, 2026"
     assert [(line.citation, line.quantity_rate, line.amount) for line in view.lines] == [
@@ -72,9 +72,8 @@ def test_second_bill_adds_up_previous_balance_payments_penalties_and_charges(min
     run("run_billing", "--date", "2026-08-01")
     second = Bill.objects.get(bill_date=date(2026, 8, 1))
     view, = bill_views(bill_ids=[second.pk])
-    assert view.summary_labels.split("\n") == ["Previous balance (Feb 1, 2026)", "Payments received since",
-                                                  "Penalties", "Current charges"]
-    assert view.summary_values.split("\n") == ["$186.13", "−$100.00", "$16.75", "$45.00"]
+    assert view.summary == [("Previous balance (Feb 1, 2026)", "$186.13"), ("Payments received since", "−$100.00"),
+                            ("Penalties", "$16.75"), ("Current charges", "$45.00")]
     assert (view.total_due, view.past_due, view.late_total) == ("$147.88", "$102.88", "$151.85")
     summary = bill_summaries(bills=[second])[second.pk]
     assert (summary.past_due, summary.late_on) == (Decimal("102.88"), date(2026, 9, 2))
