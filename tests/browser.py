@@ -15,3 +15,18 @@ DESK = {"width": 1280, "height": 900}
 
 needs_chromium = pytest.mark.skipif(
     not os.path.exists(CHROMIUM), reason=f"{CHROMIUM} is missing: install Debian's chromium (apt-get install chromium)")
+
+# The WCAG levels the portal and the admin are held to (ADA Title II: WCAG 2.1 AA).
+WCAG_21_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+
+
+def axe_violations(page, *, exclude: tuple[str, ...] = ()) -> list[str]:
+    """What axe-core (run in the page) finds against WCAG 2.1 A and AA, one line per rule and element."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    context = {"exclude": [[selector] for selector in exclude]} if exclude else None
+    results = Axe().run(page, context=context, options={"runOnly": {"type": "tag", "values": WCAG_21_AA},
+                                                           "resultTypes": ["violations"]})
+    return [f"{violation['id']} ({violation['impact']}): {violation['help']} — {', '.join(node['target'])}: "
+            f"{node['failureSummary'].splitlines()[-1].strip()}"
+            for violation in results.response["violations"] for node in violation["nodes"]]

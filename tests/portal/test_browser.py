@@ -61,7 +61,7 @@ def test_customer_signs_up_links_an_account_and_downloads_a_bill(live_server, mi
     page.get_by_label("Account number", exact=True).fill(account.account_no)
     page.get_by_label("Access code", exact=True).fill("WRONG234")
     page.get_by_role("button", name="Link account").click()
-    expect(page.get_by_text("do not match our records")).to_be_visible()
+    expect(page.locator("#id_access_code_error")).to_contain_text("do not match our records")
     _shot(page, "4-link-error")
     page.get_by_label("Account number", exact=True).fill(account.account_no)
     page.get_by_label("Access code", exact=True).fill(account.access_code.lower())
