@@ -23,7 +23,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from core.admin import HistoryAdmin
+from core.admin import HistoryAdmin, TabularInline
 from core.csvimport import identifier_validator
 from core.errors import ApplicationError
 
@@ -32,7 +32,7 @@ from .selectors import account_search
 from .services import account_note_add, account_owner_change, portal_links_end
 
 
-class OwnershipInline(admin.TabularInline):
+class OwnershipInline(TabularInline):
     """Read-only: a sale goes through "Change owner", which also ends portal links and the access code."""
 
     model = Ownership
@@ -46,7 +46,7 @@ class OwnershipInline(admin.TabularInline):
         return False
 
 
-class PortalLinkInline(admin.TabularInline):
+class PortalLinkInline(TabularInline):
     """Who sees the account online; each link is ended on a page of its own (the account page has no delete
     boxes: it is read as a page)."""
 

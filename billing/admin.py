@@ -428,6 +428,17 @@ class PaymentRowForm(forms.Form):
     tender = forms.ChoiceField(required=False, choices=COUNTER_TENDERS, initial=Payment.Tender.CHECK)
     check_number = forms.CharField(required=False, max_length=40, widget=forms.TextInput(attrs={"size": 8}))
 
+    COLUMNS = {"account_no": "Account number", "amount": "Amount ($)", "paid_on": "Paid on", "reference": "Reference",
+               "tender": "Tender", "check_number": "Check number"}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # A row of the batch's table: each field says its column and row (the table's headings label nothing).
+        row = (self.prefix or "form-0").rsplit("-", 1)[-1]
+        row = int(row) + 1 if row.isdigit() else 1
+        for name, field in self.fields.items():
+            field.widget.attrs["aria-label"] = f"{self.COLUMNS[name]}, row {row}"
+
     def is_blank(self):
         return not any((self.cleaned_data or {}).get(k) for k in ("account_no", "amount", "reference"))
 

@@ -24,6 +24,7 @@ from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import strip_tags
 from django.utils.safestring import SafeData
+from django.utils.text import capfirst
 from simple_history.admin import SimpleHistoryAdmin
 from simple_history.template_utils import HistoricalRecordContextHelper
 
@@ -139,6 +140,15 @@ class _ClerkWords(HistoricalRecordContextHelper):
 class HistoryAdmin(SimpleHistoryAdmin):
     """The base of every clerk admin for a model with history."""
 
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        field = super().formfield_for_dbfield(db_field, request, **kwargs)
+        parts = getattr(field, "widget", None) and getattr(field.widget, "widgets", None)
+        if parts and len(parts) == 2 and isinstance(parts[1], forms.Select):
+            # An amount drawn as two inputs, the number and its currency: the label is the first one's only.
+            parts[0].attrs.setdefault("aria-label", capfirst(db_field.verbose_name))
+            parts[1].attrs.setdefault("aria-label", f"{capfirst(db_field.verbose_name)}: currency")
+        return field
+
     def get_historical_record_context_helper(self, request, historical_record):
         return _ClerkWords(self.model, historical_record)
 
@@ -154,7 +164,18 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
 
-class ReadOnlyInline(admin.TabularInline):
+class TabularInline(admin.TabularInline):
+    """A tabular inline whose fields name themselves to a screen reader (``aria-label``): a column's heading is no
+    label of the fields under it (WCAG 1.3.1, 4.1.2)."""
+
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        field = super().formfield_for_dbfield(db_field, request, **kwargs)
+        if field is not None:
+            field.widget.attrs.setdefault("aria-label", capfirst(db_field.verbose_name))
+        return field
+
+
+class ReadOnlyInline(TabularInline):
     extra = 0
     can_delete = False
 

@@ -14,7 +14,7 @@ from django.db.models import Q
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
-from core.admin import CsvExportMixin, HistoryAdmin
+from core.admin import CsvExportMixin, HistoryAdmin, TabularInline
 from core.commands import today
 from core.csvimport import identifier_validator
 
@@ -25,7 +25,7 @@ from .selectors import meter_policy, reading_held_by
 from .services import reading_change, reading_delete, reading_final_problem, reading_problems, reading_record
 
 
-class InstallationInline(admin.TabularInline):
+class InstallationInline(TabularInline):
     model = Installation
     fields = ("account", "installed_on", "removed_on")
     autocomplete_fields = ("account",)
@@ -38,7 +38,7 @@ class InstallationInline(admin.TabularInline):
 RECENT_READINGS = 50
 
 
-class AccountInstallationInline(admin.TabularInline):
+class AccountInstallationInline(TabularInline):
     """The account's meters. No delete boxes on the account page: a meter taken out is ended with its removal date
     (or changed by a work order); one entered in error is deleted from the meter's own page."""
 
@@ -103,7 +103,7 @@ class AccountMetersAdmin(AccountImportMixin):
             "<th>type</th><th>source</th><th>entered by</th></tr></thead><tbody>{}</tbody></table>", rows)
 
 
-class ReadingInline(admin.TabularInline):
+class ReadingInline(TabularInline):
     """The meter's readings, to look at; each row links to the reading's page, where it can be corrected."""
 
     model = Reading
