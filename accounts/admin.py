@@ -185,7 +185,7 @@ RATE_FACTS = "Rate facts (general rate structures)"
 class AccountAdmin(HistoryAdmin):
     list_display = ("account_no", "owner", "premises__service_address", "book", "category", "status")
     list_select_related = ("owner", "premises")
-    list_filter = ("book", "category", "status", "paperless")
+    list_filter = ("book", "category", "status", "paperless", "language")
     search_fields = ("account_no", "owner__name", "occupant__name", "premises__service_address",
                      "premises__sbl")
     autocomplete_fields = ("premises", "owner", "occupant")
@@ -193,7 +193,7 @@ class AccountAdmin(HistoryAdmin):
     change_form_template = "admin/accounts/account/change_form.html"
     fieldsets = (
         (None, {"fields": ("account_no", "book", "category", "status", "opened_on", "closed_on", "paperless",
-                           "sprinkler_supply_inches")}),
+                           "language", "sprinkler_supply_inches")}),
         ("Premises and people", {"fields": ("premises", "owner", "occupant")}),
         ("Customer portal", {"fields": ("access_code", "public_id"), "classes": ("collapse",)}),
     )

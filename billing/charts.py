@@ -10,7 +10,9 @@ from dataclasses import dataclass
 from datetime import date
 from html import escape
 
-from core.dates import add_months
+from django.utils.translation import gettext_lazy
+
+from core.dates import add_months, fmt_month
 
 WINDOW_MONTHS = 24
 MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -57,9 +59,12 @@ def _short(gallons: int) -> str:
     return str(gallons)
 
 
+CHART_TITLE = gettext_lazy("Water use, gallons per bill, last 24 months")
+NO_BILLS_YET = gettext_lazy("No earlier bills yet")
+
+
 def consumption_chart_svg(points: list[ChartPoint], *, width: int = 300, height: int = 130,
-                          title: str = "Water use, gallons per bill, last 24 months",
-                          element_id: str = "", tooltips: bool = False) -> str:
+                          title: str = CHART_TITLE, element_id: str = "", tooltips: bool = False) -> str:
     """The chart as an ``<svg>`` element (trusted markup: every text in it is escaped here).
 
     With eight bars or fewer each bar carries its gallons and the scale is left out; with more, a scale
@@ -75,7 +80,7 @@ def consumption_chart_svg(points: list[ChartPoint], *, width: int = 300, height:
     out = [f'<svg xmlns="http://www.w3.org/2000/svg"{ident} class="consumption-chart" role="img" '
            f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
            f'font-family="DejaVu Sans, sans-serif" font-size="7" text-anchor="middle">',
-           f"<title>{escape(title)}</title>",
+           f"<title>{escape(str(title))}</title>",
            f'<path d="M{left} {base_y}H{width - right}" stroke="#777" stroke-width="0.8"/>']
     if not few:
         # A scale: gridlines at half and full, labelled in gallons.
@@ -85,7 +90,7 @@ def consumption_chart_svg(points: list[ChartPoint], *, width: int = 300, height:
         out.append(f'<text x="{left - 3}" y="{top + plot_h / 2 + 2.5}" text-anchor="end">'
                    f"{_short(scale_top // 2)}</text>")
     if not points:
-        out.append(f'<text x="{left + plot_w / 2}" y="{top + plot_h / 2}">No earlier bills yet</text>')
+        out.append(f'<text x="{left + plot_w / 2}" y="{top + plot_h / 2}">{escape(str(NO_BILLS_YET))}</text>')
     slot = plot_w / max(len(points), 4)
     bar_w = round(slot * 0.7, 1)
     every = max(1, -(-len(points) // 8))  # label at most about eight bars
@@ -101,6 +106,6 @@ def consumption_chart_svg(points: list[ChartPoint], *, width: int = 300, height:
             out.append(f'<text x="{cx}" y="{round(base_y - h - 2, 1)}">{_short(point.gallons)}</text>')
         if (len(points) - 1 - i) % every == 0:  # counted from the latest bill, which is always labelled
             d = point.bill_date
-            out.append(f'<text x="{cx}" y="{height - 4}">{MONTHS[d.month - 1]} ’{d:%y}</text>')
+            out.append(f'<text x="{cx}" y="{height - 4}">{escape(fmt_month(d))}</text>')
     out.append("</svg>")
     return "".join(out)

@@ -6,7 +6,11 @@ import re
 from datetime import date
 from functools import lru_cache
 
+from django.utils import dateformat, formats, translation
+
 from .limits import DATE_FLOOR
+
+ENGLISH = frozenset({None, "en", "en-us"})  # no translation active (a command, a worker) is English
 
 _ISO_DATE = re.compile(r"(\d{4})-\d{2}-\d{2}", re.ASCII)
 
@@ -53,10 +57,22 @@ def month_before(first: date) -> tuple[date, date]:
 
 
 def fmt_day(day: date) -> str:
-    """A date for people, as a bill, the portal and a notice print it: ``Feb 1, 2026``."""
-    return f"{day:%b} {day.day}, {day:%Y}"
+    """A date for people, as a bill, the portal and a notice print it: ``Feb 1, 2026`` (in Spanish, for a
+    Spanish-speaking customer's bill: ``1 feb 2026``; ``waterbilling/formats``)."""
+    if translation.get_language() in ENGLISH:
+        return f"{day:%b} {day.day}, {day:%Y}"
+    return dateformat.format(day, formats.get_format("DATE_FORMAT"))
+
+
+def fmt_month(day: date) -> str:
+    """A month for a chart's axis: ``Feb ’26``."""
+    if translation.get_language() in ENGLISH:
+        return f"{day:%b} ’{day:%y}"
+    return dateformat.format(day, "b ’y")
 
 
 def fmt_long_day(day: date) -> str:
     """A date written out, as an email says it: ``February 1, 2026``."""
-    return f"{day:%B} {day.day}, {day:%Y}"
+    if translation.get_language() in ENGLISH:
+        return f"{day:%B} {day.day}, {day:%Y}"
+    return dateformat.format(day, r"j \d\e F \d\e Y")  # 1 de febrero de 2026

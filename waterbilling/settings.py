@@ -136,7 +136,11 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "portal/locked_out.html"
 
-LANGUAGE_CODE = "en-us"
+LANGUAGE_CODE = "en"
+# The customer's languages (an account's ``language``, which its bills are printed in). The office works in
+# English. Catalogs: locale/<lang>/LC_MESSAGES/django.po (compiled .mo beside it); dates: waterbilling/formats.
+LANGUAGES = [("en", "English"), ("es", "Español")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "America/New_York"
 USE_I18N = True
 USE_TZ = True

@@ -20,12 +20,15 @@ from datetime import datetime
 from decimal import Decimal
 
 from django.conf import settings
-from django.utils.safestring import SafeString, mark_safe
+from django.utils import translation
+from django.utils.html import format_html
+from django.utils.safestring import SafeString
+from django.utils.translation import gettext as _
 
 from core.dates import fmt_day
 from core.money import fmt_dollars, fmt_gallons, fmt_rate
 
-from ..charts import chart_points, consumption_chart_svg
+from ..charts import CHART_TITLE, chart_points, consumption_chart_svg
 from ..models import Bill
 from ..ordinance import ordinance_on
 from ..selectors import bill_messages, bill_summaries, consumption_history
@@ -41,9 +44,9 @@ def line_quantity_rate(*, kind: str, quantity: Decimal, rate: Decimal) -> str:
     A minimum's quantity is the gallons it includes and its rate the charge itself, so it reads as a flat
     charge rather than a product."""
     if kind in PER_THOUSAND_GALLONS:
-        return f"{fmt_gallons(quantity)} gal × {fmt_rate(rate)} per 1,000"
+        return _("%(gallons)s gal × %(rate)s per 1,000") % {"gallons": fmt_gallons(quantity), "rate": fmt_rate(rate)}
     if kind == "minimum":
-        return f"flat {fmt_rate(rate)}"
+        return _("flat %(rate)s") % {"rate": fmt_rate(rate)}
     return f"{quantity.normalize():,f} × {fmt_rate(rate)}"
 
 
@@ -75,6 +78,7 @@ class ReadingView:
 class BillView:
     pk: int
     number: str
+    language: str  # the account's: what the bill is printed in
     title: str
     created_at: datetime  # the file's date: the bill's issue time, never the clock
     account_no: str
@@ -128,6 +132,48 @@ def _load(bill_ids) -> list[Bill]:
                 .prefetch_related("lines"))
 
 
+def _bill_view(bill: Bill, *, summary, scheme, utility, address_text: str, portal_url: str, history,
+               message: str) -> BillView:
+    account = bill.account
+    header = "\n".join([*([utility.chapter] if utility.chapter else []), *address_text.splitlines(),
+                        *([_("Phone %(phone)s") % {"phone": utility.phone}] if utility.phone else [])])
+    box = money_box(summary, late_charges=scheme.late_charges_label)
+    readings = [_reading_row(r, label) for r, label in ((bill.start_reading, _("Previous")),
+                                                         (bill.end_reading, _("Current"))) if r is not None]
+    chart = consumption_chart_svg(chart_points(history, through=bill.bill_date))
+    lines = line_views(bill.lines.all())
+    title = (_("Final water bill %(number)s") if bill.final else _("Water bill %(number)s")) % {"number": bill.number}
+    return BillView(
+        pk=bill.pk, number=bill.number, language=account.language, title=title, created_at=bill.created_at,
+        account_no=account.account_no, access_code=account.access_code, portal_url=portal_url,
+        service_address=account.premises.service_address,
+        # The addressee is the owner of record when the bill was issued, whenever it is rendered.
+        owner_name=bill.recipient_name, owner_address=_lines_of(bill.recipient_address),
+        utility_name=utility.name, utility_phone=utility.phone, utility_header=header,
+        utility_address_text=address_text,
+        bill_date=fmt_day(bill.bill_date), due_date=fmt_day(bill.due_date),
+        issued_on=fmt_day(bill.issued_on) if bill.issued_on != bill.bill_date else "", final=bill.final,
+        period=f"{fmt_day(bill.period_start)} – {fmt_day(bill.period_end)}",
+        readings=readings, has_estimate=any(r.estimated for r in readings),
+        gallons=fmt_gallons(bill.gallons),
+        lines=lines,
+        dense=len(lines) > 4,  # smaller type so a long bill still clears the stub
+        summary=[(row.label, fmt_dollars(row.amount)) for row in box.rows],
+        current=fmt_dollars(box.current), total_due=fmt_dollars(box.total_due),
+        past_due=fmt_dollars(box.past_due) if box.past_due is not None else "",
+        late_total=fmt_dollars(box.late_total), late_on=fmt_day(box.late_on),
+        late_after=fmt_day(box.late_after),
+        late_words=scheme.words or "", penalty_citation=getattr(scheme, "citation", ""),
+        # The chart's SVG goes in as a data: image, so its nodes skip the HTML parser and the CSS
+        # cascade (a few milliseconds a bill); it draws the same.
+        chart=format_html('<img src="data:image/svg+xml;base64,{}" alt="{}">', b64encode(chart.encode()).decode(),
+                          CHART_TITLE),
+        scanline=f"{account.account_no}  {bill.number}  {int(box.total_due * 100):010d}  "
+                 f"{int(box.late_total * 100):010d}",
+        message=message,
+    )
+
+
 def bill_views(*, bill_ids) -> list[BillView]:
     """Everything the bill template shows, for many bills in a fixed number of queries (in no set order)."""
     bills = _load(bill_ids)
@@ -140,45 +186,12 @@ def bill_views(*, bill_ids) -> list[BillView]:
     messages = bill_messages(bills)
     history = consumption_history(account_ids=sorted({b.account_id for b in bills}), through=latest)
     address_text = _lines_of(utility.office_address)
-    header = "\n".join([*([utility.chapter] if utility.chapter else []), *address_text.splitlines(),
-                        *([f"Phone {utility.phone}"] if utility.phone else [])])
     portal_url = settings.SITE_URL.rstrip("/") + "/portal/"
     views = []
     for bill in bills:
-        account = bill.account
-        box = money_box(summaries[bill.pk], late_charges=scheme.late_charges_label)
-        readings = [_reading_row(r, label) for r, label in ((bill.start_reading, "Previous"),
-                                                             (bill.end_reading, "Current")) if r is not None]
-        chart = consumption_chart_svg(chart_points(history.get(bill.account_id, []), through=bill.bill_date))
-        lines = line_views(bill.lines.all())
-        views.append(BillView(
-            pk=bill.pk, number=bill.number,
-            title=f"{'Final water' if bill.final else 'Water'} bill {bill.number}", created_at=bill.created_at,
-            account_no=account.account_no, access_code=account.access_code, portal_url=portal_url,
-            service_address=account.premises.service_address,
-            # The addressee is the owner of record when the bill was issued, whenever it is rendered.
-            owner_name=bill.recipient_name, owner_address=_lines_of(bill.recipient_address),
-            utility_name=utility.name, utility_phone=utility.phone, utility_header=header,
-            utility_address_text=address_text,
-            bill_date=fmt_day(bill.bill_date), due_date=fmt_day(bill.due_date),
-            issued_on=fmt_day(bill.issued_on) if bill.issued_on != bill.bill_date else "", final=bill.final,
-            period=f"{fmt_day(bill.period_start)} – {fmt_day(bill.period_end)}",
-            readings=readings, has_estimate=any(r.estimated for r in readings),
-            gallons=fmt_gallons(bill.gallons),
-            lines=lines,
-            dense=len(lines) > 4,  # smaller type so a long bill still clears the stub
-            summary=[(row.label, fmt_dollars(row.amount)) for row in box.rows],
-            current=fmt_dollars(box.current), total_due=fmt_dollars(box.total_due),
-            past_due=fmt_dollars(box.past_due) if box.past_due is not None else "",
-            late_total=fmt_dollars(box.late_total), late_on=fmt_day(box.late_on),
-            late_after=fmt_day(box.late_after),
-            late_words=scheme.words or "", penalty_citation=getattr(scheme, "citation", ""),
-            # The chart's SVG goes in as a data: image, so its nodes skip the HTML parser and the CSS
-            # cascade (a few milliseconds a bill); it draws the same.
-            chart=mark_safe(f'<img src="data:image/svg+xml;base64,{b64encode(chart.encode()).decode()}" '  # noqa: S308
-                            'alt="Water use, gallons per bill, last 24 months">'),
-            scanline=f"{account.account_no}  {bill.number}  {int(box.total_due * 100):010d}  "
-                     f"{int(box.late_total * 100):010d}",
-            message=messages.get(bill.pk, ""),
-        ))
+        # Each bill in its account's language (the ordinance's citations and words stay as written).
+        with translation.override(bill.account.language):
+            views.append(_bill_view(bill, summary=summaries[bill.pk], scheme=scheme, utility=utility,
+                                    address_text=address_text, portal_url=portal_url,
+                                    history=history.get(bill.account_id, []), message=messages.get(bill.pk, "")))
     return views

@@ -23,6 +23,9 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
 
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
+
 from core.dates import fmt_day
 from core.money import ZERO
 
@@ -75,16 +78,21 @@ class MoneyBox:
         return self.late_on - timedelta(days=1)
 
 
+# The penalty schemes' names for the late-charge row (``late_charges_label``), in the catalog for translation.
+LATE_CHARGE_LABELS = (gettext_noop("Penalties"), gettext_noop("Interest and penalties"))
+
+
 def money_box(figures: BillSummary, *, late_charges: str = "Penalties") -> MoneyBox:
     """The box's rows; ``late_charges`` names the late-charge row as the ordinance does (the scheme's
     ``late_charges_label``: "Penalties", or "Interest and penalties" where it charges interest)."""
-    previous = f"Previous balance ({fmt_day(figures.previous_date)})" if figures.previous_date else "Previous balance"
+    previous = (_("Previous balance (%(date)s)") % {"date": fmt_day(figures.previous_date)}
+                if figures.previous_date else _("Previous balance"))
     rows = (
         MoneyRow(previous, figures.previous_balance),
-        MoneyRow("Payments received since", figures.payments),
-        MoneyRow(late_charges, figures.penalties),
-        *((MoneyRow("Fees, credits and adjustments", figures.other),) if figures.other != ZERO else ()),
-        MoneyRow("Current charges", figures.current),
+        MoneyRow(_("Payments received since"), figures.payments),
+        MoneyRow(_(late_charges), figures.penalties),
+        *((MoneyRow(_("Fees, credits and adjustments"), figures.other),) if figures.other != ZERO else ()),
+        MoneyRow(_("Current charges"), figures.current),
     )
     return MoneyBox(rows=rows, current=figures.current, total_due=figures.total_due,
                     past_due=figures.past_due if figures.past_due > ZERO else None,

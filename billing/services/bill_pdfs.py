@@ -31,7 +31,7 @@ STYLESHEET = "billing/bill.css"  # each bill is one sheet: ``.bill`` is a Letter
 
 
 def _info(view: BillView) -> PdfInfo:
-    return PdfInfo(title=view.title, author=view.utility_name, created=view.created_at)
+    return PdfInfo(title=view.title, author=view.utility_name, created=view.created_at, lang=view.language)
 
 
 def bills_pdf_files(*, bills) -> dict[int, bytes]:

@@ -1,0 +1,7 @@
+"""Dates in Spanish for a Spanish-speaking customer: short enough for a bill's columns ("1 feb 2026"). Numbers and
+money stay as the village writes them ($1,234.56). ``core.dates`` writes the longer forms."""
+
+DATE_FORMAT = "j b Y"
+DATETIME_FORMAT = "j b Y, H:i"
+MONTH_DAY_FORMAT = "j b"
+YEAR_MONTH_FORMAT = "F Y"
