@@ -85,9 +85,10 @@ class Account(models.Model):
                                  related_name="occupied_accounts")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE, db_index=True)
     paperless = models.BooleanField(default=False, help_text="Email a link instead of mailing paper.")
+    # A database default too: bulk loads (COPY of a conversion, the demo) name only the columns they fill.
     language = models.CharField(
-        max_length=5, choices=settings.LANGUAGES, default="en",
-        help_text="The language the account's bills are printed in.")
+        max_length=5, choices=settings.LANGUAGES, default="en", db_default="en",
+        help_text="The language of the account's bills and, for the customers who linked it, of the portal.")
     sprinkler_supply_inches = models.CharField(
         max_length=6, blank=True,
         help_text="Supply pipe of an automatic sprinkler system (§ 45.28 C), e.g. 2, 3, 4, 6, 8.")

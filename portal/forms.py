@@ -1,5 +1,6 @@
 from django import forms
 from django.contrib.auth.forms import AuthenticationForm, PasswordResetForm
+from django.utils.translation import gettext_lazy as _
 
 from backflow.models import DeviceTest
 from backflow.services.compliance import TEXT_MAX as REPAIRS_MAX
@@ -8,22 +9,22 @@ from termination.services.cases import TEXT_MAX
 
 
 class SignUpForm(forms.Form):
-    email = forms.EmailField(label="Email", max_length=150,
-                             help_text="We will email you a link to choose your password.",
+    email = forms.EmailField(label=_("Email"), max_length=150,
+                             help_text=_("We will email you a link to choose your password."),
                              widget=forms.EmailInput(attrs={"autocomplete": "email"}))
 
 
 class ChoosePasswordForm(forms.Form):
-    password1 = forms.CharField(label="Password", strip=False,
-                                help_text="At least 8 characters; not only numbers, and not a common password.",
+    password1 = forms.CharField(label=_("Password"), strip=False,
+                                help_text=_("At least 8 characters; not only numbers, and not a common password."),
                                 widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}))
-    password2 = forms.CharField(label="Password again", strip=False,
+    password2 = forms.CharField(label=_("Password again"), strip=False,
                                 widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}))
 
     def clean(self):
         data = super().clean()
         if data.get("password1") and data.get("password2") and data["password1"] != data["password2"]:
-            self.add_error("password2", "The two passwords differ.")
+            self.add_error("password2", _("The two passwords differ."))
         return data
 
 
@@ -32,7 +33,7 @@ class SignInForm(AuthenticationForm):
 
     def __init__(self, request=None, *args, **kwargs):
         super().__init__(request, *args, **kwargs)
-        self.fields["username"].label = "Email"
+        self.fields["username"].label = _("Email")
         self.fields["username"].widget = forms.EmailInput(attrs={"autocomplete": "email", "autofocus": True})
 
     def clean_username(self):
@@ -40,19 +41,19 @@ class SignInForm(AuthenticationForm):
 
 
 class PortalPasswordResetForm(PasswordResetForm):
-    email = forms.EmailField(label="Email", max_length=254, widget=forms.EmailInput(attrs={"autocomplete": "email"}))
+    email = forms.EmailField(label=_("Email"), max_length=254, widget=forms.EmailInput(attrs={"autocomplete": "email"}))
 
 
 class LinkAccountForm(forms.Form):
-    account_no = forms.CharField(label="Account number", max_length=20,
-                                 help_text="As printed on your bill, for example 1-00042.")
-    access_code = forms.CharField(label="Access code", max_length=20,
-                                  help_text="The 8-character code printed on your bill.",
+    account_no = forms.CharField(label=_("Account number"), max_length=20,
+                                 help_text=_("As printed on your bill, for example 1-00042."))
+    access_code = forms.CharField(label=_("Access code"), max_length=20,
+                                  help_text=_("The 8-character code printed on your bill."),
                                   widget=forms.TextInput(attrs={"autocomplete": "off", "autocapitalize": "characters"}))
 
 
 class PaperlessForm(forms.Form):
-    paperless = forms.BooleanField(label="Email me when a bill is ready instead of mailing paper", required=False)
+    paperless = forms.BooleanField(label=_("Email me when a bill is ready instead of mailing paper"), required=False)
 
 
 class HearingRequestForm(forms.Form):

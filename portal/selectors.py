@@ -7,6 +7,7 @@ from uuid import UUID
 
 from django.http import Http404
 from django.utils import timezone
+from django.utils.translation import gettext_noop
 
 from accounts.models import Account
 from backflow.models import DeviceTest, Tester
@@ -31,6 +32,10 @@ from core.errors import ApplicationError
 from termination.models import ACTIVE, CaseEvent, Notice, TerminationCase
 from termination.policy import METHOD_WORDS, termination_policy
 from termination.selectors import case_bills, case_deadlines, case_next_step, case_unpaid
+
+# The bill statuses the pages show (``billing.selectors.bill_status``) and the readings' labels, for the catalog.
+SHOWN_WORDS = (gettext_noop("paid"), gettext_noop("partly paid"), gettext_noop("unpaid"), gettext_noop("Previous"),
+               gettext_noop("Current"))
 
 
 def account_list_for_customer(user) -> list[Account]:

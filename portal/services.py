@@ -17,6 +17,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
+from django.utils.translation import gettext_lazy as _
 
 from accounts.models import Account, PortalLink
 from accounts.selectors import account_find
@@ -29,8 +30,8 @@ LINK_FAILURES_PER_USER = 5
 LINK_FAILURES_PER_ADDRESS = 20
 LINK_WINDOW = timedelta(minutes=15)
 # One message for every wrong combination, so the form says nothing about which half was wrong.
-LINK_REFUSED = "That account number and access code do not match our records. Check both on your bill."
-LINK_THROTTLED = ("Too many attempts to link an account. Wait 15 minutes and try again, or call the water "
+LINK_REFUSED = _("That account number and access code do not match our records. Check both on your bill.")
+LINK_THROTTLED = _("Too many attempts to link an account. Wait 15 minutes and try again, or call the water "
                   "office.")
 
 
@@ -50,8 +51,8 @@ SIGN_UPS_PER_ADDRESS = 10
 SIGN_UP_WINDOW = timedelta(hours=1)
 SIGN_UP_LINK_AGE = timedelta(days=3)
 SIGN_UP_SALT = "portal.sign-up"
-SIGN_UP_THROTTLED = ("Too many sign-ups from your network in the last hour. Wait an hour and try again, or call "
-                     "the water office.")
+SIGN_UP_THROTTLED = _("Too many sign-ups from your network in the last hour. Wait an hour and try again, or call "
+                      "the water office.")
 _WINDOWS_FROM = datetime(2000, 1, 1, tzinfo=UTC)
 
 

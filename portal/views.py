@@ -14,6 +14,7 @@ from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from arrears.models import PaymentPlan
@@ -115,8 +116,8 @@ def sign_up_finish(request, token):
             _add_errors(form, exc)
         else:
             login(request, user, backend="django.contrib.auth.backends.ModelBackend")
-            messages.success(request, "Welcome. Link your water account with the number and access code on "
-                                      "your bill.")
+            messages.success(request, _("Welcome. Link your water account with the number and access code on "
+                                        "your bill."))
             return redirect("portal:home")
     return _render(request, "portal/signup_finish.html", {"form": form, "email": email},
                    status=400 if form.errors else 200)
@@ -176,7 +177,7 @@ def account_link(request):
         except ApplicationError as exc:
             _add_errors(form, exc)
         else:
-            messages.success(request, f"Account {account.account_no} is now linked.")
+            messages.success(request, _("Account %(number)s is now linked.") % {"number": account.account_no})
             return redirect("portal:account", public_id=account.public_id)
     return _render(request, "portal/link.html", {"form": form}, status=400 if form.errors else 200)
 
@@ -204,8 +205,8 @@ def account_paperless(request, public_id):
     if form.is_valid():
         services.account_paperless_set(account=account, paperless=form.cleaned_data["paperless"],
                                        actor=request.user)
-        messages.success(request, "Paperless bills are on: we will email you when a bill is ready."
-                         if account.paperless else "Paperless bills are off: bills will come by mail.")
+        messages.success(request, _("Paperless bills are on: we will email you when a bill is ready.")
+                         if account.paperless else _("Paperless bills are off: bills will come by mail."))
     return redirect("portal:account", public_id=account.public_id)
 
 

@@ -29,11 +29,14 @@ def messages(po: Path = SPANISH / "django.po") -> list[tuple[str, str, bool]]:
     return out
 
 
-def english_left(text: str, *, words: int = 2) -> list[str]:
+def english_left(text: str, *, words: int = 2, ignoring: list[str] = ()) -> list[str]:
     """The catalog's English phrases (of ``words`` words or more, placeholders and markup left out) that ``text``
-    still shows: each is a string a Spanish page should have translated."""
+    still shows: each is a string a Spanish page should have translated. ``ignoring``: what the page shows as
+    recorded (an issued bill's line descriptions, as the rates word them), taken out first."""
     found = []
     flat = " ".join(text.split())
+    for recorded in ignoring:
+        flat = flat.replace(" ".join(recorded.split()), "")
     for msgid, msgstr, _ in messages():
         for fragment in re.split(r"%\(\w+\)s|<[^>]+>", msgid):
             fragment = " ".join(fragment.split()).strip(" .,:;()")

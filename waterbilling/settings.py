@@ -74,6 +74,7 @@ MIDDLEWARE = [
     "core.middleware.RefuseNulMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "portal.middleware.CustomerLanguageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
@@ -137,8 +138,9 @@ AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "portal/locked_out.html"
 
 LANGUAGE_CODE = "en"
-# The customer's languages (an account's ``language``, which its bills are printed in). The office works in
-# English. Catalogs: locale/<lang>/LC_MESSAGES/django.po (compiled .mo beside it); dates: waterbilling/formats.
+# The customer's languages: an account's ``language`` (its bills), the portal's (portal.middleware: the admin
+# and the API stay in English). Catalogs: locale/<lang>/LC_MESSAGES/django.po (compiled .mo beside it); dates:
+# waterbilling/formats.
 LANGUAGES = [("en", "English"), ("es", "Español")]
 LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "America/New_York"

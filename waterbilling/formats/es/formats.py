@@ -5,3 +5,7 @@ DATE_FORMAT = "j b Y"
 DATETIME_FORMAT = "j b Y, H:i"
 MONTH_DAY_FORMAT = "j b"
 YEAR_MONTH_FORMAT = "F Y"
+# Numbers as the village writes them: 62,500 gal, $1,234.56.
+DECIMAL_SEPARATOR = "."
+THOUSAND_SEPARATOR = ","
+NUMBER_GROUPING = 3

@@ -1,0 +1,77 @@
+"""The portal in Spanish, in Debian's chromium: a customer whose account is set to Spanish (``Account.language``)
+reads the portal in Spanish once signed in; a visitor picks Spanish with the page's language link. Each page's
+text (what its screenshot shows) is checked against every English phrase of the catalog; the ordinance's
+citations and words stay as written. Set ``PORTAL_SCREENSHOT_DIR`` to keep the screenshots."""
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from accounts.models import PortalLink
+from billing.models import Bill
+from tests.browser import PHONE, needs_chromium
+from tests.catalog import english_left
+
+from .conftest import PASSWORD, billed_account, customer
+
+pytestmark = [pytest.mark.browser, needs_chromium]
+
+
+def shown_in_spanish(page, name: str, *, ignoring=()) -> str:
+    folder = os.environ.get("PORTAL_SCREENSHOT_DIR")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(folder) / f"es-{name}.png"), full_page=True)
+    assert page.locator("html").get_attribute("lang") == "es"
+    text = page.locator("body").inner_text()
+    assert english_left(text, ignoring=ignoring) == [], f"{name}: English left on the Spanish page"
+    return text
+
+
+def test_a_spanish_speaking_customer_reads_the_portal_in_spanish(live_server, mineola, browser, settings, tmp_path):
+    from playwright.sync_api import expect
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    account = billed_account()
+    account.language = "es"
+    account.save()
+    PortalLink.objects.create(user=customer("rosa@example.org"), account=account)
+    page = browser.new_context(viewport=PHONE).new_page()
+
+    page.goto(live_server.url + "/portal/")
+    expect(page.get_by_role("heading", name="Your water account online")).to_be_visible()
+    page.get_by_role("button", name="Español").click()  # the visitor's choice, kept in a cookie
+    expect(page.get_by_role("heading", name="Su cuenta de agua en línea")).to_be_visible()
+    shown_in_spanish(page, "welcome")
+    page.get_by_role("link", name="Iniciar sesión").first.click()
+    page.get_by_label("Correo electrónico").fill("rosa@example.org")
+    page.get_by_label("Contraseña").fill("not the password")
+    page.get_by_role("button", name="Iniciar sesión").click()
+    expect(page.locator("#form-errors")).to_contain_text("Hay un problema")
+    shown_in_spanish(page, "sign-in-error")
+    page.get_by_label("Correo electrónico").fill("rosa@example.org")
+    page.get_by_label("Contraseña").fill(PASSWORD)
+    page.get_by_role("button", name="Iniciar sesión").click()
+    expect(page.get_by_role("heading", name="Sus cuentas")).to_be_visible()
+    shown_in_spanish(page, "accounts")
+
+    # Signed in without the cookie, the account's language decides.
+    page.context.clear_cookies(name="django_language")
+    page.get_by_role("link", name=f"Cuenta {account.account_no}", exact=True).click()
+    text = shown_in_spanish(page, "account")
+    assert "Monto a pagar" in text and "$186.13" in text and "Facturas sin papel" in text
+    page.get_by_role("link", name=re.compile(r"^1 feb 2026")).click()
+    # The bill's lines say what they charged as the rates word them (the issued bill's record).
+    text = shown_in_spanish(page, "bill", ignoring=[line.description for line in Bill.objects.get().lines.all()])
+    assert "Factura 202602-" in text and "§ 45.28 A(1)" in text and "12,500 gal × 3.85 por cada 1,000" in text
+    with page.expect_download() as download:
+        page.get_by_role("link", name="Descargar la factura (PDF)").click()
+    assert download.value.suggested_filename.endswith(".pdf")
+
+    # The same customer with the account back in English reads English (no cookie left to say otherwise).
+    account.language = "en"
+    account.save()
+    page.reload()
+    expect(page.get_by_role("heading", name=re.compile(r"^Bill 202602-"))).to_be_visible()
