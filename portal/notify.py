@@ -7,7 +7,8 @@ from django.core.mail import EmailMessage, get_connection
 from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
+from django.utils.translation import gettext as _
 
 from accounts.models import PortalLink
 from billing.models import Bill
@@ -60,18 +61,21 @@ def bills_issued_notify(bill_ids) -> int:
                         notice = BillNotice.objects.create(bill=bill, user=user, email=email, sent_at=timezone.now())
                 except IntegrityError:
                     continue  # already told about this bill
-                context = {"bill": bill, "account": bill.account, "utility": utility, "signed_up": user is not None,
-                           "url": site + reverse("portal:bill", kwargs={"public_id": bill.public_id}),
-                           "signup_url": site + reverse("portal:signup"),
-                           "bill_date": fmt_long_day(bill.bill_date), "due_date": fmt_long_day(bill.due_date),
-                           "late_after": fmt_long_day(summaries[bill.pk].late_after),
-                           "summary": summaries[bill.pk], "message": messages.get(bill.pk, ""),
-                           "previous_date": fmt_long_day(summaries[bill.pk].previous_date)
-                           if summaries[bill.pk].previous_date else ""}
-                message = EmailMessage(
-                    subject=f"Your water bill for account {bill.account.account_no} is ready",
-                    body=render_to_string("portal/email/bill_ready.txt", context),
-                    to=[email], connection=connection)
+                with translation.override(bill.account.language):  # in the account's language, as its bill
+                    context = {"bill": bill, "account": bill.account, "utility": utility,
+                               "signed_up": user is not None,
+                               "url": site + reverse("portal:bill", kwargs={"public_id": bill.public_id}),
+                               "signup_url": site + reverse("portal:signup"),
+                               "bill_date": fmt_long_day(bill.bill_date), "due_date": fmt_long_day(bill.due_date),
+                               "late_after": fmt_long_day(summaries[bill.pk].late_after),
+                               "summary": summaries[bill.pk], "message": messages.get(bill.pk, ""),
+                               "previous_date": fmt_long_day(summaries[bill.pk].previous_date)
+                               if summaries[bill.pk].previous_date else ""}
+                    message = EmailMessage(
+                        subject=_("Your water bill for account %(number)s is ready") % {
+                            "number": bill.account.account_no},
+                        body=render_to_string("portal/email/bill_ready.txt", context),
+                        to=[email], connection=connection)
                 try:
                     message.send()
                 except Exception:

@@ -17,6 +17,7 @@ from billing.models import Bill
 from meters.models import Reading
 from portal.models import BillNotice
 from portal.notify import bills_issued_notify
+from tests.catalog import english_left
 from tests.factories import AccountFactory, CustomerFactory, InstallationFactory, MeterFactory
 
 from .conftest import PASSWORD, billed_account, customer, pay
@@ -130,6 +131,24 @@ def test_paperless_customers_get_one_email_per_bill(mineola, media):
     assert "access code" not in body  # signed up already
     assert bills_issued_notify(ids) == 0 and len(mail.outbox) == 2
     assert BillNotice.objects.count() == 2
+
+
+def test_a_spanish_accounts_bill_email_is_in_spanish(mineola, media):
+    """The e-mail goes in the account's language, as its bill does; an English account's, in the same batch, in
+    English."""
+    spanish = billed_account(paperless=True, owner=CustomerFactory(email="rosa@example.org"))
+    spanish.language = "es"
+    spanish.save()
+    english = billed_account(paperless=True, owner=CustomerFactory(email="kim@example.org"))
+    assert bills_issued_notify(list(Bill.objects.values_list("id", flat=True))) == 2
+    sent = {m.to[0]: m for m in mail.outbox}
+    rosa, kim = sent["rosa@example.org"], sent["kim@example.org"]
+    assert rosa.subject == f"Su factura de agua de la cuenta {spanish.account_no} está lista"
+    assert "TOTAL A PAGAR antes del 1 de marzo de 2026: $186.13" in rosa.body
+    assert f"vincule el número de cuenta {spanish.account_no} con el código de acceso {spanish.access_code}" in rosa.body
+    assert english_left(rosa.body) == []
+    assert kim.subject == f"Your water bill for account {english.account_no} is ready"
+    assert "TOTAL AMOUNT DUE by March 1, 2026: $186.13" in kim.body
 
 
 def test_a_paperless_owner_not_signed_up_is_emailed_at_the_address_on_file_with_an_invitation(mineola, media):
