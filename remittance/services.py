@@ -25,6 +25,7 @@ from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from accounts.models import Account
 from billing.models import Payment, PaymentReversal
@@ -54,13 +55,14 @@ def online_payment_start(*, processor: Processor, account: Account, amount: Deci
     An amount below $1.00 or above what the account owes is refused naming the field."""
     owed = amount_owed(account, as_of=as_of)
     if owed <= 0:
-        raise ApplicationError(f"account {account.account_no} owes nothing today", field="amount")
+        raise ApplicationError(_("account %(number)s owes nothing today") % {"number": account.account_no},
+                               field="amount")
     if amount < MINIMUM:
-        raise ApplicationError(f"{fmt_dollars(amount)} is less than the least that can be paid online "
-                               f"({fmt_dollars(MINIMUM)})", field="amount")
+        raise ApplicationError(_("%(amount)s is less than the least that can be paid online (%(least)s)") % {
+            "amount": fmt_dollars(amount), "least": fmt_dollars(MINIMUM)}, field="amount")
     if amount > owed:
-        raise ApplicationError(f"{fmt_dollars(amount)} is more than account {account.account_no} owes today "
-                               f"({fmt_dollars(owed)})", field="amount")
+        raise ApplicationError(_("%(amount)s is more than account %(number)s owes today (%(owed)s)") % {
+            "amount": fmt_dollars(amount), "number": account.account_no, "owed": fmt_dollars(owed)}, field="amount")
     online = OnlinePayment.objects.create(account=account, amount=amount, processor=processor.name,
                                           started_by=user if user is not None and user.is_authenticated else None,
                                           receipt_email=email or (getattr(user, "email", "") or ""))

@@ -11,6 +11,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
@@ -59,15 +60,15 @@ def find_account(request):
         wait = rate_limit_hit(scope="pay-find", key=client_ip(request) or "unknown", limit=FIND_LIMIT,
                               window_seconds=FIND_WINDOW)
         if wait is not None:
-            form.add_error(None, f"Too many tries from here: try again in {wait // 60 + 1} minutes, or call the "
-                                 "office.")
+            form.add_error(None, _("Too many tries from here: try again in %(minutes)s minutes, or call the "
+                                   "office.") % {"minutes": wait // 60 + 1})
             return _page(request, "remittance/find.html", {"form": form}, status=429)
         account = account_find(form.cleaned_data["account_no"], Account.objects.select_related("owner"))
         owed = amount_owed(account, as_of=timezone.localdate()) if account is not None else Decimal("0")
         if account is None or not _proves(account, form.cleaned_data["proof"], owed=owed):
             # One answer whichever was wrong: the page does not tell which account numbers exist.
-            form.add_error(None, "That account number and amount due or ZIP code do not go together. Check them "
-                                 "against your bill.")
+            form.add_error(None, _("That account number and amount due or ZIP code do not go together. Check them "
+                                   "against your bill."))
             return _page(request, "remittance/find.html", {"form": form}, status=400)
         request.session[SESSION_KEY] = account.pk
         return redirect("remittance:pay_found")

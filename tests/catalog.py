@@ -43,3 +43,11 @@ def english_left(text: str, *, words: int = 2, ignoring: list[str] = ()) -> list
             if len(fragment.split()) >= words and fragment not in msgstr and fragment in flat:
                 found.append(fragment)
     return found
+
+
+def as_the_ordinance_words_it(bill) -> list[str]:
+    """What a bill shows in the ordinance's own words, kept as written in every language: what each of its lines
+    charged (the issued bill's record) and the late-payment rule."""
+    from billing.ordinance import ordinance_on
+
+    return [*(line.description for line in bill.lines.all()), ordinance_on(bill.bill_date).penalties.words or ""]

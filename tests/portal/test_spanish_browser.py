@@ -12,7 +12,8 @@ import pytest
 from accounts.models import PortalLink
 from billing.models import Bill
 from tests.browser import PHONE, needs_chromium
-from tests.catalog import english_left
+from tests.catalog import as_the_ordinance_words_it, english_left
+from tests.remittance.conftest import standin  # noqa: F401 - the payment processor's stand-in, a fixture
 
 from .conftest import PASSWORD, billed_account, customer
 
@@ -63,8 +64,7 @@ def test_a_spanish_speaking_customer_reads_the_portal_in_spanish(live_server, mi
     text = shown_in_spanish(page, "account")
     assert "Monto a pagar" in text and "$186.13" in text and "Facturas sin papel" in text
     page.get_by_role("link", name=re.compile(r"^1 feb 2026")).click()
-    # The bill's lines say what they charged as the rates word them (the issued bill's record).
-    text = shown_in_spanish(page, "bill", ignoring=[line.description for line in Bill.objects.get().lines.all()])
+    text = shown_in_spanish(page, "bill", ignoring=as_the_ordinance_words_it(Bill.objects.get()))
     assert "Factura 202602-" in text and "§ 45.28 A(1)" in text and "12,500 gal × 3.85 por cada 1,000" in text
     with page.expect_download() as download:
         page.get_by_role("link", name="Descargar la factura (PDF)").click()
@@ -75,3 +75,40 @@ def test_a_spanish_speaking_customer_reads_the_portal_in_spanish(live_server, mi
     account.save()
     page.reload()
     expect(page.get_by_role("heading", name=re.compile(r"^Bill 202602-"))).to_be_visible()
+
+
+def test_a_visitor_pays_and_resets_a_password_in_spanish(live_server, mineola, browser, settings, tmp_path,
+                                                          standin):  # noqa: F811
+    from playwright.sync_api import expect
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    account = billed_account()
+    page = browser.new_context(viewport=PHONE, locale="es-US").new_page()  # the browser asks for Spanish
+
+    page.goto(live_server.url + "/pay/")
+    expect(page.get_by_role("heading", name="Pague su factura de agua")).to_be_visible()
+    page.get_by_role("button", name="Buscar mi cuenta").click()
+    expect(page.locator("#form-errors")).to_contain_text("Hay un problema")
+    shown_in_spanish(page, "pay-find-errors")
+    page.get_by_label("Número de cuenta").fill(account.account_no)
+    page.get_by_label("Monto a pagar, o el código postal").fill("1.00")
+    page.get_by_role("button", name="Buscar mi cuenta").click()
+    expect(page.locator("#form-errors")).to_contain_text("no coinciden")
+    page.get_by_label("Monto a pagar, o el código postal").fill("186.13")
+    page.get_by_role("button", name="Buscar mi cuenta").click()
+    expect(page.get_by_role("heading", name=f"Pagar la cuenta {account.account_no}")).to_be_visible()
+    shown_in_spanish(page, "pay")
+    page.get_by_label("Monto a pagar ahora").fill("500")
+    page.get_by_role("button", name="Continuar al pago seguro").click()
+    expect(page.locator("#form-errors")).to_contain_text("es más de lo que la cuenta")
+    shown_in_spanish(page, "pay-too-much")
+
+    page.goto(live_server.url + "/portal/password-reset/")
+    shown_in_spanish(page, "password-reset")
+    page.get_by_label("Correo electrónico").fill("nobody@example.org")
+    page.get_by_role("button", name="Enviar el enlace").click()
+    expect(page.get_by_role("heading", name="Revise su correo electrónico")).to_be_visible()
+    shown_in_spanish(page, "password-reset-sent")
+    # The way back is named in its own language.
+    page.get_by_role("button", name="English").click()
+    expect(page.get_by_role("heading", name="Check your email")).to_be_visible()
