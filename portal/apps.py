@@ -12,3 +12,9 @@ class PortalConfig(AppConfig):
         from .tasks import bills_issued_notify_receiver
 
         bills_issued.connect(bills_issued_notify_receiver, dispatch_uid="portal.notify")
+
+        from django.contrib.auth.signals import user_logged_in
+
+        from .middleware import signed_in
+
+        user_logged_in.connect(signed_in, dispatch_uid="portal.language")

@@ -1,7 +1,10 @@
 """The language of a page. The admin and the API are in English (the office's language). A customer's pages — the
 portal, paying a bill — are in the language the visitor chose with the page's language link (a cookie), else the
 language of the first account they linked (``Account.language``, which their bills are printed in), else the one
-their browser asks for, else English."""
+their browser asks for, else English.
+
+The linked account's language is looked up when the customer signs in or links an account, and kept in the
+session (``remember_account_language``), so a page costs no query for it."""
 
 from django.conf import settings
 from django.utils import translation
@@ -10,6 +13,19 @@ from django.utils.cache import patch_vary_headers
 from accounts.models import PortalLink
 
 OFFICE_PATHS = ("/admin/", "/api/")
+SESSION_KEY = "portal_language"
+
+
+def remember_account_language(request, user) -> None:
+    """Keep the language of the first account ``user`` linked in the session ("" when none is linked)."""
+    language = (PortalLink.objects.filter(user=user).order_by("linked_at", "pk")
+                .values_list("account__language", flat=True).first())
+    request.session[SESSION_KEY] = language or ""
+
+
+def signed_in(sender, request, user, **kwargs) -> None:  # the user_logged_in receiver (portal.apps)
+    if request is not None and hasattr(request, "session"):
+        remember_account_language(request, user)
 
 
 def customer_language(request) -> str:
@@ -19,12 +35,10 @@ def customer_language(request) -> str:
     chosen = request.COOKIES.get(settings.LANGUAGE_COOKIE_NAME)
     if chosen in known:
         return chosen
-    user = getattr(request, "user", None)
-    if user is not None and user.is_authenticated:
-        linked = (PortalLink.objects.filter(user=user).order_by("linked_at", "pk")
-                  .values_list("account__language", flat=True).first())
-        if linked in known:
-            return linked
+    session = getattr(request, "session", None)
+    linked = session.get(SESSION_KEY) if session is not None else None
+    if linked in known:
+        return linked
     return translation.get_language_from_request(request)
 
 

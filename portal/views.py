@@ -43,6 +43,7 @@ from .forms import (
     SignInForm,
     SignUpForm,
 )
+from .middleware import SESSION_KEY, remember_account_language
 
 
 def _add_errors(form, exc: ApplicationError) -> None:
@@ -177,6 +178,8 @@ def account_link(request):
         except ApplicationError as exc:
             _add_errors(form, exc)
         else:
+            if not request.session.get(SESSION_KEY):  # the first account linked: its language is the portal's
+                remember_account_language(request, request.user)
             messages.success(request, _("Account %(number)s is now linked.") % {"number": account.account_no})
             return redirect("portal:account", public_id=account.public_id)
     return _render(request, "portal/link.html", {"form": form}, status=400 if form.errors else 200)
