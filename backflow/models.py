@@ -17,6 +17,7 @@ testers and their tests, the compliance notices served, and the fines and fees t
 from django.conf import settings
 from django.db import models
 from django.db.models import Q
+from django.utils.translation import gettext_lazy
 
 from core.workflow import Workflow
 
@@ -48,11 +49,11 @@ class Assessment(models.Model):
 
 class Device(models.Model):
     class Type(models.TextChoices):
-        AG = "AG", "Air gap"
-        RPZ = "RPZ", "Reduced-pressure zone assembly"
-        DCA = "DCA", "Double check assembly"
-        AVB = "AVB", "Atmospheric vacuum breaker"
-        PVB = "PVB", "Pressure vacuum breaker"
+        AG = "AG", gettext_lazy("Air gap")
+        RPZ = "RPZ", gettext_lazy("Reduced-pressure zone assembly")
+        DCA = "DCA", gettext_lazy("Double check assembly")
+        AVB = "AVB", gettext_lazy("Atmospheric vacuum breaker")
+        PVB = "PVB", gettext_lazy("Pressure vacuum breaker")
 
     class Status(models.TextChoices):
         ACTIVE = "active", "In service"
@@ -108,13 +109,13 @@ class Tester(models.Model):
 
 class DeviceTest(models.Model):
     class Result(models.TextChoices):
-        PASS = "pass", "Pass"
-        FAIL = "fail", "Fail"
+        PASS = "pass", gettext_lazy("Pass")
+        FAIL = "fail", gettext_lazy("Fail")
 
     class Status(models.TextChoices):
-        SUBMITTED = "submitted", "Submitted online: awaiting the clerk"
-        ACCEPTED = "accepted", "Accepted"
-        REJECTED = "rejected", "Rejected"
+        SUBMITTED = "submitted", gettext_lazy("Submitted online: awaiting the clerk")
+        ACCEPTED = "accepted", gettext_lazy("Accepted")
+        REJECTED = "rejected", gettext_lazy("Rejected")
 
     # A test submitted online waits for the clerk; every review goes through core.workflow.transition.
     workflow = Workflow("status", {Status.SUBMITTED: {Status.ACCEPTED, Status.REJECTED}})
@@ -154,13 +155,13 @@ class DeviceTest(models.Model):
 
 class ComplianceNotice(models.Model):
     class Kind(models.TextChoices):
-        TEST_DUE = "test_due", "Test due in 30 days"
-        OVERDUE = "overdue", "Test overdue"
-        INSTALL = "install", "Install or upgrade a device"
-        CERTIFICATION = "certification", "Certification required"
-        DEFICIENCY = "deficiency", "Notice of deficiency"
-        VIOLATION = "violation", "Violation"
-        DEMAND = "demand", "Demand for the test fee"
+        TEST_DUE = "test_due", gettext_lazy("Test due in 30 days")
+        OVERDUE = "overdue", gettext_lazy("Test overdue")
+        INSTALL = "install", gettext_lazy("Install or upgrade a device")
+        CERTIFICATION = "certification", gettext_lazy("Certification required")
+        DEFICIENCY = "deficiency", gettext_lazy("Notice of deficiency")
+        VIOLATION = "violation", gettext_lazy("Violation")
+        DEMAND = "demand", gettext_lazy("Demand for the test fee")
 
     class Status(models.TextChoices):
         OPEN = "open", "Open: the owner has not complied"

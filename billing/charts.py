@@ -15,7 +15,6 @@ from django.utils.translation import gettext_lazy
 from core.dates import add_months, fmt_month
 
 WINDOW_MONTHS = 24
-MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
 @dataclass(frozen=True)
@@ -25,7 +24,8 @@ class ChartPoint:
 
     @property
     def label(self) -> str:
-        return f"{MONTHS[self.bill_date.month - 1]} {self.bill_date:%Y}"
+        """The bill's month, as a bar's tooltip names it: ``Feb 2026``, ``feb 2026``."""
+        return fmt_month(self.bill_date, year="full")
 
 
 def chart_window_start(through: date) -> date:
@@ -61,6 +61,7 @@ def _short(gallons: int) -> str:
 
 CHART_TITLE = gettext_lazy("Water use, gallons per bill, last 24 months")
 NO_BILLS_YET = gettext_lazy("No earlier bills yet")
+GALLONS_IN_MONTH = gettext_lazy("%(month)s: %(gallons)s gallons")
 
 
 def consumption_chart_svg(points: list[ChartPoint], *, width: int = 300, height: int = 130,
@@ -98,7 +99,8 @@ def consumption_chart_svg(points: list[ChartPoint], *, width: int = 300, height:
         x = round(left + slot * i + (slot - bar_w) / 2, 1)
         h = round(plot_h * point.gallons / scale_top, 1)
         fill = "#1f5f8b" if i == len(points) - 1 else "#8fb3cc"
-        tip = f"<title>{escape(point.label)}: {point.gallons:,} gallons</title>" if tooltips else ""
+        tip = (f"<title>{escape(GALLONS_IN_MONTH % {'month': point.label, 'gallons': f'{point.gallons:,}'})}</title>"
+               if tooltips else "")
         out.append(f'<rect x="{x}" y="{round(base_y - h, 1)}" width="{bar_w}" height="{h}" fill="{fill}">'
                    f"{tip}</rect>")
         cx = round(x + bar_w / 2, 1)

@@ -24,6 +24,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.db.models.functions import Lower
+from django.utils.translation import gettext_lazy
 from djmoney.models.fields import MoneyField
 from simple_history.models import HistoricalRecords
 
@@ -402,12 +403,12 @@ class BillLine(models.Model):
 
 class Payment(models.Model):
     class Tender(models.TextChoices):
-        CASH = "cash", "Cash"
-        CHECK = "check", "Check"
-        CARD = "card", "Card"
-        BANK_FILE = "bank_file", "Bank file"
-        ONLINE = "online", "Online (card or bank, through the processor)"
-        ACH = "ach", "Autopay (bank debit)"
+        CASH = "cash", gettext_lazy("Cash")
+        CHECK = "check", gettext_lazy("Check")
+        CARD = "card", gettext_lazy("Card")
+        BANK_FILE = "bank_file", gettext_lazy("Bank file")
+        ONLINE = "online", gettext_lazy("Online (card or bank, through the processor)")
+        ACH = "ach", gettext_lazy("Autopay (bank debit)")
 
     account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="payments")
     amount = money_field()
@@ -455,12 +456,12 @@ class PaymentReversal(models.Model):
     """
 
     class Reason(models.TextChoices):
-        RETURNED = "returned", "Returned check (insufficient funds, stopped, closed account)"
-        MISPOSTED = "misposted", "Posted to the wrong account"
-        ERROR = "error", "Entered in error"
-        REFUNDED = "refunded", "Refunded through the processor"
-        DISPUTED = "disputed", "Disputed with the card issuer or bank"
-        DEBIT_RETURNED = "debit_returned", "Bank debit returned (its return code in the note)"
+        RETURNED = "returned", gettext_lazy("Returned check (insufficient funds, stopped, closed account)")
+        MISPOSTED = "misposted", gettext_lazy("Posted to the wrong account")
+        ERROR = "error", gettext_lazy("Entered in error")
+        REFUNDED = "refunded", gettext_lazy("Refunded through the processor")
+        DISPUTED = "disputed", gettext_lazy("Disputed with the card issuer or bank")
+        DEBIT_RETURNED = "debit_returned", gettext_lazy("Bank debit returned (its return code in the note)")
 
     payment = models.OneToOneField(Payment, on_delete=models.PROTECT, related_name="reversal")
     reversed_on = models.DateField()

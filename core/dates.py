@@ -64,11 +64,11 @@ def fmt_day(day: date) -> str:
     return dateformat.format(day, formats.get_format("DATE_FORMAT"))
 
 
-def fmt_month(day: date) -> str:
-    """A month for a chart's axis: ``Feb ’26``."""
+def fmt_month(day: date, *, year: str = "short") -> str:
+    """A month for a chart's axis, ``Feb ’26``, or with the ``year="full"``: ``Feb 2026``."""
     if translation.get_language() in ENGLISH:
-        return f"{day:%b} ’{day:%y}"
-    return dateformat.format(day, "b ’y")
+        return f"{day:%b} ’{day:%y}" if year == "short" else f"{day:%b} {day:%Y}"
+    return dateformat.format(day, "b ’y" if year == "short" else "b Y")
 
 
 def fmt_long_day(day: date) -> str:

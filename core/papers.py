@@ -26,9 +26,11 @@ class Paper:
     footer: str
     created_at: datetime
     table_total: bool = True  # the table's last row is its total (ruled and bold)
+    lang: str = "en"  # the language it is written in: the addressee's account's, for what a customer reads
 
 
 def paper_pdf(paper: Paper) -> bytes:
-    info = PdfInfo(title=paper.title.capitalize(), author=paper.utility_name, created=paper.created_at)
+    info = PdfInfo(title=paper.title.capitalize(), author=paper.utility_name, created=paper.created_at,
+                   lang=paper.lang)
     return pdf_one_file(template=TEMPLATE, stylesheet=STYLESHEET, context_name="papers", documents=[paper],
                         info=info, batch=1)

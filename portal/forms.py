@@ -1,5 +1,6 @@
 from django import forms
 from django.contrib.auth.forms import AuthenticationForm, PasswordResetForm
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from backflow.models import DeviceTest
@@ -60,10 +61,10 @@ class HearingRequestForm(forms.Form):
     """A written request for the hearing a termination notice names (the notice's § 45.32 warning)."""
 
     text = forms.CharField(
-        label="Your written request", max_length=TEXT_MAX, strip=True,
-        help_text="Say that you ask for a hearing, and anything you want the hearing officer to know. At most "
-                  f"{TEXT_MAX:,} characters.",
-        error_messages={"required": "Write your request for a hearing before sending it."},
+        label=_("Your written request"), max_length=TEXT_MAX, strip=True,
+        help_text=format_lazy(_("Say that you ask for a hearing, and anything you want the hearing officer to know. "
+                                "At most {count} characters."), count=TEXT_MAX),
+        error_messages={"required": _("Write your request for a hearing before sending it.")},
         widget=forms.Textarea(attrs={"rows": 6}))
 
 
@@ -72,24 +73,24 @@ class DeviceTestForm(forms.Form):
     (a known device, a certification in force on the test day, no test in the future, readings that are
     numbers of psid) are the service's, whose refusals come back on the fields they name."""
 
-    serial = forms.CharField(label="Device serial number", max_length=60,
-                             help_text="As stamped on the assembly.",
-                             error_messages={"required": "Give the serial number of the device you tested."},
+    serial = forms.CharField(label=_("Device serial number"), max_length=60,
+                             help_text=_("As stamped on the assembly."),
+                             error_messages={"required": _("Give the serial number of the device you tested.")},
                              widget=forms.TextInput(attrs={"autocomplete": "off", "autocapitalize": "characters"}))
-    tested_on = forms.CharField(label="Date tested", max_length=10,
-                                error_messages={"required": "Give the date you tested the device."},
+    tested_on = forms.CharField(label=_("Date tested"), max_length=10,
+                                error_messages={"required": _("Give the date you tested the device.")},
                                 widget=forms.DateInput(attrs={"type": "date"}))
-    result = forms.ChoiceField(label="Result", choices=DeviceTest.Result.choices, widget=forms.RadioSelect,
-                               error_messages={"required": "Choose pass or fail."})
-    check_valve_1_psid = forms.CharField(label="Check valve 1 (psid)", max_length=20, required=False,
+    result = forms.ChoiceField(label=_("Result"), choices=DeviceTest.Result.choices, widget=forms.RadioSelect,
+                               error_messages={"required": _("Choose pass or fail.")})
+    check_valve_1_psid = forms.CharField(label=_("Check valve 1 (psid)"), max_length=20, required=False,
                                          widget=forms.TextInput(attrs={"inputmode": "decimal"}))
-    check_valve_2_psid = forms.CharField(label="Check valve 2 (psid)", max_length=20, required=False,
+    check_valve_2_psid = forms.CharField(label=_("Check valve 2 (psid)"), max_length=20, required=False,
                                          widget=forms.TextInput(attrs={"inputmode": "decimal"}))
-    relief_valve_opening_psid = forms.CharField(label="Relief valve opened at (psid)", max_length=20,
+    relief_valve_opening_psid = forms.CharField(label=_("Relief valve opened at (psid)"), max_length=20,
                                                 required=False,
                                                 widget=forms.TextInput(attrs={"inputmode": "decimal"}))
-    repairs = forms.CharField(label="Repairs made", max_length=REPAIRS_MAX, required=False,
-                              help_text="Parts replaced or cleaned before the test passed; leave empty if none.",
+    repairs = forms.CharField(label=_("Repairs made"), max_length=REPAIRS_MAX, required=False,
+                              help_text=_("Parts replaced or cleaned before the test passed; leave empty if none."),
                               widget=forms.Textarea(attrs={"rows": 4}))
 
     def __init__(self, *args, today=None, **kwargs):

@@ -28,7 +28,7 @@ def signed_in(sender, request, user, **kwargs) -> None:  # the user_logged_in re
         remember_account_language(request, user)
 
 
-def customer_language(request) -> str:
+def page_language(request) -> str:
     if request.path.startswith(OFFICE_PATHS):
         return settings.LANGUAGE_CODE
     known = dict(settings.LANGUAGES)
@@ -47,10 +47,10 @@ class CustomerLanguageMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        language = customer_language(request)
-        translation.activate(language)
+        language = page_language(request)
         request.LANGUAGE_CODE = language
-        response = self.get_response(request)
+        with translation.override(language):  # the thread's language is put back after the page
+            response = self.get_response(request)
         if not request.path.startswith(OFFICE_PATHS):
             patch_vary_headers(response, ("Accept-Language", "Cookie"))
             response.headers.setdefault("Content-Language", language)

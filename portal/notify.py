@@ -7,12 +7,13 @@ from django.core.mail import EmailMessage, get_connection
 from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
 from django.urls import reverse
-from django.utils import timezone, translation
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from accounts.models import PortalLink
 from billing.models import Bill
 from core.dates import fmt_long_day
+from core.i18n import customer_language
 
 from .models import BillNotice
 
@@ -61,7 +62,7 @@ def bills_issued_notify(bill_ids) -> int:
                         notice = BillNotice.objects.create(bill=bill, user=user, email=email, sent_at=timezone.now())
                 except IntegrityError:
                     continue  # already told about this bill
-                with translation.override(bill.account.language):  # in the account's language, as its bill
+                with customer_language(bill.account):  # in the account's language, as its bill
                     context = {"bill": bill, "account": bill.account, "utility": utility,
                                "signed_up": user is not None,
                                "url": site + reverse("portal:bill", kwargs={"public_id": bill.public_id}),

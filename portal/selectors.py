@@ -7,7 +7,7 @@ from uuid import UUID
 
 from django.http import Http404
 from django.utils import timezone
-from django.utils.translation import gettext_noop
+from django.utils.translation import get_language, gettext, gettext_lazy, gettext_noop, ngettext
 
 from accounts.models import Account
 from backflow.models import DeviceTest, Tester
@@ -169,20 +169,58 @@ REQUEST_STATUSES = ("noticed", "no_request")
 
 # The stage of a case in the customer's words; the clerk's words are ``get_status_display()``.
 CUSTOMER_STAGE = {
-    "open": "A termination case is open: a notice with the hearing date will be served on you",
-    "noticed": "A termination notice has been served: you may ask for a hearing in writing",
-    "requested": "You asked for a hearing: the hearing officer will hear you on the hearing date",
-    "no_request": "No hearing was asked for in time: the hearing officer may decide without one",
-    "determined": "The hearing officer decided to terminate service: you may appeal",
-    "appealed": "Your appeal has been filed: the decision on it is pending",
-    "final": "Termination of service is final: the water may be shut off",
-    "ordered": "A shut-off order has been issued",
-    "shut_off": "Water service is shut off",
-    "restored": "Service was restored",
-    "paid": "Paid in full: the case is closed",
-    "resolved": "Closed: a payment arrangement or other action",
-    "dismissed": "The case was dismissed",
+    "open": gettext_lazy("A termination case is open: a notice with the hearing date will be served on you"),
+    "noticed": gettext_lazy("A termination notice has been served: you may ask for a hearing in writing"),
+    "requested": gettext_lazy("You asked for a hearing: the hearing officer will hear you on the hearing date"),
+    "no_request": gettext_lazy("No hearing was asked for in time: the hearing officer may decide without one"),
+    "determined": gettext_lazy("The hearing officer decided to terminate service: you may appeal"),
+    "appealed": gettext_lazy("Your appeal has been filed: the decision on it is pending"),
+    "final": gettext_lazy("Termination of service is final: the water may be shut off"),
+    "ordered": gettext_lazy("A shut-off order has been issued"),
+    "shut_off": gettext_lazy("Water service is shut off"),
+    "restored": gettext_lazy("Service was restored"),
+    "paid": gettext_lazy("Paid in full: the case is closed"),
+    "resolved": gettext_lazy("Closed: a payment arrangement or other action"),
+    "dismissed": gettext_lazy("The case was dismissed"),
 }
+
+# The case's next step as the customer reads it (the office's own words are ``case_next_step``'s); the date is
+# the office's.
+CUSTOMER_NEXT_STEP = {
+    "open": gettext_lazy("The village office serves the notice"),
+    "noticed": gettext_lazy("The last day to ask for a hearing in writing"),
+    "requested": gettext_lazy("The hearing"),
+    "no_request": gettext_lazy("The hearing officer's determination"),
+    "determined": gettext_lazy("The last day to appeal"),
+    "appealed": gettext_lazy("The Commission's decision"),
+    "final": gettext_lazy("A shut-off order may be issued"),
+    "ordered": gettext_lazy("The field crew may shut off the water"),
+    "shut_off": gettext_lazy("Service is restored once the conditions are met"),
+}
+
+# A case's timeline in the customer's language: the office records each step in its own words (English);
+# a page in another language shows the step's kind in that language.
+CUSTOMER_EVENT = {
+    "opened": gettext_lazy("Case opened"),
+    "served": gettext_lazy("Notice served"),
+    "received": gettext_lazy("Notice received"),
+    "requested": gettext_lazy("Written request for the hearing received"),
+    "request_window_closed": gettext_lazy("The time to ask for a hearing closed"),
+    "hearing": gettext_lazy("Hearing held"),
+    "determined": gettext_lazy("Determination made"),
+    "appealed": gettext_lazy("Appeal filed"),
+    "appeal_window_closed": gettext_lazy("The time to appeal closed"),
+    "decided": gettext_lazy("Decision on the appeal"),
+    "ordered": gettext_lazy("Shut-off order issued"),
+    "shut_off": gettext_lazy("Water service shut off"),
+    "restored": gettext_lazy("Service restored"),
+    "paid": gettext_lazy("Paid in full: case closed"),
+    "dismissed": gettext_lazy("Case dismissed"),
+}
+
+# The case's grounds, and how a notice was served, in the customer's words.
+CUSTOMER_GROUNDS = {"nonpayment": gettext_lazy("Nonpayment"), "violation": gettext_lazy("A violation of the rules")}
+CUSTOMER_ROLE = {"owner": gettext_lazy("owner"), "occupant": gettext_lazy("occupant")}
 
 
 def case_get_for_customer(user, number: str) -> TerminationCase:
@@ -215,7 +253,7 @@ def account_cases(*, account: Account, as_of: date) -> dict:
     open_case = next((c for c in cases if c.status in OPEN_CASE_STATUSES), None)
     box = None
     if open_case is not None:
-        box = {"case": open_case, "stage": CUSTOMER_STAGE.get(open_case.status, open_case.get_status_display()),
+        box = {"case": open_case, "stage": CUSTOMER_STAGE[open_case.status],
                "unpaid": case_unpaid(open_case, as_of=as_of) if open_case.grounds == "nonpayment" else None,
                "can_request": case_request_open(open_case)}
     return {"termination": box, "closed_cases": [c for c in cases if c.status not in OPEN_CASE_STATUSES]}
@@ -224,10 +262,17 @@ def account_cases(*, account: Account, as_of: date) -> dict:
 def _event_by(event: CaseEvent, user) -> str:
     """Who did a step, as the customer is told: never the name of the staff member who recorded it."""
     if event.actor_id is not None and event.actor_id == user.pk:
-        return "You (online)"
+        return gettext("You (online)")
     if event.by == "customer online":
-        return "Online"
-    return "Village office"
+        return gettext("Online")
+    return gettext("Village office")
+
+
+def _event_what(event: CaseEvent) -> str:
+    """What a step was: as the office recorded it, or its kind in the customer's language."""
+    if get_language().startswith("en") or event.kind not in CUSTOMER_EVENT:
+        return event.what
+    return str(CUSTOMER_EVENT[event.kind])
 
 
 def case_detail(*, case: TerminationCase, user, as_of: date) -> dict:
@@ -236,9 +281,13 @@ def case_detail(*, case: TerminationCase, user, as_of: date) -> dict:
     policy = termination_policy()
     deadlines = case_deadlines(case, policy=policy)
     step = case_next_step(case, as_of=as_of, policy=policy)
-    notices = [{"notice": n, "method": METHOD_WORDS.get(n.method, n.get_method_display())}
+    notices = [{"notice": n, "method": gettext(METHOD_WORDS[n.method]), "role": CUSTOMER_ROLE[n.role]}
                for n in case.notices.order_by("served_on", "id")]
-    events = [{"on": e.on, "what": e.what, "by": _event_by(e, user)} for e in case.events.all()]
+    events = [{"on": e.on, "what": _event_what(e), "by": _event_by(e, user)} for e in case.events.all()]
+    if case.status in CUSTOMER_NEXT_STEP:
+        step = {"what": CUSTOMER_NEXT_STEP[case.status], "on": step.on}
+    else:
+        step = {"what": gettext("None: the case is closed"), "on": step.on}
     request = None
     if case.request_received_on is not None:
         request = {"received_on": case.request_received_on, "late": case.request_late,
@@ -246,7 +295,10 @@ def case_detail(*, case: TerminationCase, user, as_of: date) -> dict:
                    "recorded_at": case.request_recorded_at, "text": case.request_text}
     return {
         "case": case, "account": case.account, "policy": policy,
-        "stage": CUSTOMER_STAGE.get(case.status, case.get_status_display()),
+        "stage": CUSTOMER_STAGE[case.status], "grounds": CUSTOMER_GROUNDS[case.grounds],
+        # The office words a nonpayment case's grounds in English; in another language the bills below name them.
+        "grounds_detail": case.grounds_detail if case.grounds != "nonpayment" or get_language().startswith("en")
+        else "",
         "next_step": step, "deadlines": deadlines,
         "bills": list(case_bills(case)),
         "unpaid": case_unpaid(case, as_of=as_of) if case.grounds == "nonpayment" else None,
@@ -260,15 +312,21 @@ def case_detail(*, case: TerminationCase, user, as_of: date) -> dict:
 def request_confirmation(case: TerminationCase) -> str:
     """What the customer is told once their written request is recorded."""
     at = timezone.localtime(case.request_recorded_at)
-    text = f"Your request was received on {fmt_day(case.request_received_on)} at {at:%-I:%M %p}."
+    values = {"day": fmt_day(case.request_received_on), "time": f"{at:%-I:%M %p}"}
+    text = gettext("Your request was received on %(day)s at %(time)s.") % values
     if case.request_late:
         deadline = case_deadlines(case).request_by
-        text += (f" It was received after the deadline{f' of {fmt_day(deadline)}' if deadline else ''} to ask for "
-                 f"a hearing: it has been accepted and will be put before {termination_policy().hearing_officer}, "
-                 "who decides whether you will be heard.")
+        values = {"deadline": fmt_day(deadline) if deadline else "", "officer": termination_policy().hearing_officer}
+        text += " " + (gettext("It was received after the deadline of %(deadline)s to ask for a hearing: it has been "
+                               "accepted and will be put before %(officer)s, who decides whether you will be heard.")
+                       if deadline else
+                       gettext("It was received after the deadline to ask for a hearing: it has been accepted and "
+                               "will be put before %(officer)s, who decides whether you will be heard.")) % values
+    elif case.hearing_on:
+        text += " " + gettext("It was received in time: come to the hearing on %(day)s.") % {
+            "day": fmt_day(case.hearing_on)}
     else:
-        text += " It was received in time" + (f": come to the hearing on {fmt_day(case.hearing_on)}."
-                                              if case.hearing_on else ".")
+        text += " " + gettext("It was received in time.")
     return text
 
 
@@ -290,13 +348,19 @@ def tester_certification(tester: Tester, *, as_of: date) -> dict:
     """The certification as the tester page states it: lapsed, running out within 30 days, or in force."""
     days_left = (tester.certification_expires - as_of).days
     expires = fmt_day(tester.certification_expires)
+    values = {"number": tester.certification_no, "day": expires, "days": days_left}
     if days_left < 0:
-        warning = (f"Your NYS certification {tester.certification_no} expired on {expires}. A test done after that "
-                   "date is refused: send the village office your renewed certificate.")
+        warning = gettext("Your NYS certification %(number)s expired on %(day)s. A test done after that date is "
+                          "refused: send the village office your renewed certificate.") % values
+    elif days_left == 0:
+        warning = gettext("Your NYS certification %(number)s expires on %(day)s, today. A test done after that date "
+                          "is refused until the village office has your renewed certificate.") % values
     elif days_left <= CERTIFICATION_WARNING_DAYS:
-        when = "today" if days_left == 0 else f"in {days_left} day{'s' if days_left != 1 else ''}"
-        warning = (f"Your NYS certification {tester.certification_no} expires on {expires}, {when}. A test done "
-                   "after that date is refused until the village office has your renewed certificate.")
+        warning = ngettext("Your NYS certification %(number)s expires on %(day)s, in %(days)s day. A test done after "
+                           "that date is refused until the village office has your renewed certificate.",
+                           "Your NYS certification %(number)s expires on %(day)s, in %(days)s days. A test done "
+                           "after that date is refused until the village office has your renewed certificate.",
+                           days_left) % values
     else:
         warning = ""
     return {"lapsed": days_left < 0, "expires_soon": 0 <= days_left <= CERTIFICATION_WARNING_DAYS,

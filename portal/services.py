@@ -106,12 +106,13 @@ def customer_sign_up_request(*, email: str, ip_address: str | None, now: datetim
     user = get_user_model().objects.filter(username__iexact=email).first()
     if user is None:
         finish = reverse("portal:signup_finish", kwargs={"token": sign_up_token_make(email=email)})
-        _send(to=email, subject="Finish signing up for your water account", template="portal/email/signup_finish.txt",
-              context={"email": email, "url": _site_url(finish)})
+        _send(to=email, subject=str(_("Finish signing up for your water account")),
+              template="portal/email/signup_finish.txt", context={"email": email, "url": _site_url(finish)})
     elif user.is_active:
         reset = reverse("portal:password_reset_confirm", kwargs={
             "uidb64": urlsafe_base64_encode(force_bytes(user.pk)), "token": default_token_generator.make_token(user)})
-        _send(to=email, subject="Someone tried to sign up with your email", template="portal/email/signup_taken.txt",
+        _send(to=email, subject=str(_("Someone tried to sign up with your email")),
+              template="portal/email/signup_taken.txt",
               context={"email": email, "reset_url": _site_url(reset), "login_url": _site_url(reverse("portal:login"))})
 
 

@@ -15,6 +15,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse_lazy
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
 from arrears.models import PaymentPlan
@@ -25,6 +26,7 @@ from billing.services.bill_pdfs import bill_pdf_bytes
 from core import clock
 from core.dates import fmt_day
 from core.errors import ApplicationError
+from core.i18n import office_language
 from core.net import client_ip
 from core.ratelimit import rate_limit_hit
 from remittance.processors import processor_configured
@@ -255,8 +257,8 @@ def bill_pdf(request, public_id):
 # A customer asks for their hearing once; the limit keeps a script with their session from posting without end.
 HEARING_REQUEST_POSTS = 10
 HEARING_REQUEST_WINDOW_SECONDS = 600
-HEARING_REQUEST_THROTTLED = ("Too many tries to send a request in the last 10 minutes. Wait a few minutes and "
-                             "try again, or call the water office.")
+HEARING_REQUEST_THROTTLED = gettext_lazy("Too many tries to send a request in the last 10 minutes. Wait a few minutes "
+                                  "and try again, or call the water office.")
 
 
 def _case_page(request, case, form=None, status: int = 200):
@@ -287,15 +289,18 @@ def termination_request(request, number):
         return response
     if not selectors.case_request_open(case):
         form.is_valid()
+        stage = str(selectors.CUSTOMER_STAGE[case.status])
         form.add_error(None, (
-            f"A hearing can no longer be asked for online: case {case.number} is "
-            f"{case.get_status_display().lower()}." if case.request_received_on is None else
-            f"Your request for a hearing was already received on {fmt_day(case.request_received_on)}.")
-            + " Call or write to the water office.")
+            _("A hearing can no longer be asked for online: %(stage)s.") % {"stage": stage[0].lower() + stage[1:]}
+            if case.request_received_on is None else
+            _("Your request for a hearing was already received on %(day)s.") % {
+                "day": fmt_day(case.request_received_on)})
+            + " " + _("Call or write to the water office."))
     elif form.is_valid():
         try:
-            case = hearing_request(case=case, received_on=clock.today(), actor=request.user, via="portal",
-                                   text=form.cleaned_data["text"], by="customer online")
+            with office_language():
+                case = hearing_request(case=case, received_on=clock.today(), actor=request.user, via="portal",
+                                       text=form.cleaned_data["text"], by="customer online")
         except ApplicationError as exc:
             _add_errors(form, exc)
         else:
@@ -394,7 +399,7 @@ def tester_submit(request):
     if form.is_valid():
         values = form.cleaned_data
         try:
-            with transaction.atomic():
+            with transaction.atomic(), office_language():
                 test = test_record(
                     device=device_get(values["serial"]), tester=tester, tested_on=values["tested_on"],
                     result=values["result"], actor=request.user, as_of=today, online=True,

@@ -29,6 +29,7 @@ from django.core.mail import EmailMessage
 from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from accounts.models import Account
 from billing.models import Bill, Payment, PaymentReversal
@@ -38,27 +39,27 @@ from billing.services.payments import PaymentIn, payments_post
 from billing.services.reversals import payment_reverse
 from core.dates import fmt_long_day
 from core.errors import ApplicationError, FieldError
+from core.i18n import customer_language
 from core.money import fmt_dollars
 
 from .models import AchFile, AutopayDebit, AutopayEnrolment, AutopayNotice
 from .nacha import RETURN_REASONS, Debit, NachaError, Originator, aba_valid, debit_file, returns_read, trace_number
 from .vault import seal, unseal
 
-AUTHORIZATION = (
-    "I authorize {utility} to debit {bank_account} "
-    "for the amount due on each water bill of account {account_no}, on or after its due date, by ACH. I will be "
-    "emailed the amount and the date before each debit. This authorization stays in force until I cancel it online "
-    "or by telling the office, in time for the office to act on it.")
 # Returns after which the account is not debited again until the customer enrols anew.
 SUSPEND_CODES = {"R02", "R03", "R04", "R05", "R07", "R08", "R10", "R16", "R20", "R29"}
 CENTS = 100
 
 
-def authorization_text(*, account: Account, bank_account: str = "the bank account given above") -> str:
-    """The wording the customer agrees to: as shown before (the bank account "given above"), and as kept (the
-    account's kind, last four digits and routing number)."""
-    return AUTHORIZATION.format(utility=ordinance_on(timezone.localdate()).utility.name, bank_account=bank_account,
-                                account_no=account.account_no)
+def authorization_text(*, account: Account, bank_account: str = "") -> str:
+    """The wording the customer agrees to, in the language they read it in: as shown before (the bank account
+    "given above"), and as kept (the account's kind, last four digits and routing number)."""
+    return _("I authorize %(utility)s to debit %(bank_account)s for the amount due on each water bill of account "
+             "%(account_no)s, on or after its due date, by ACH. I will be emailed the amount and the date before each "
+             "debit. This authorization stays in force until I cancel it online or by telling the office, in time "
+             "for the office to act on it.") % {
+        "utility": ordinance_on(timezone.localdate()).utility.name,
+        "bank_account": bank_account or _("the bank account given above"), "account_no": account.account_no}
 
 
 def autopay_enrol(*, account: Account, holder_name: str, routing: str, account_number: str, account_type: str,
@@ -68,21 +69,24 @@ def autopay_enrol(*, account: Account, holder_name: str, routing: str, account_n
         " ".join(holder_name.split())
     errors = []
     if not aba_valid(routing):
-        errors.append(FieldError(field="routing_number", message="is not a routing number: 9 digits whose last "
-                                                                 "is the ABA check digit of the others"))
+        errors.append(FieldError(field="routing_number", message=_("is not a routing number: 9 digits whose "
+                                                                   "last is the ABA check digit of the others")))
     if not (account_number.isascii() and account_number.isdigit() and 4 <= len(account_number) <= 17):
-        errors.append(FieldError(field="account_number", message="is 4 to 17 digits, as on your checks"))
+        errors.append(FieldError(field="account_number", message=_("is 4 to 17 digits, as on your checks")))
     if not holder_name:
-        errors.append(FieldError(field="holder_name", message="is required: the name on the bank account"))
+        errors.append(FieldError(field="holder_name", message=_("is required: the name on the bank account")))
     if account_type not in AutopayEnrolment.AccountType.values:
-        errors.append(FieldError(field="account_type", message="is checking or savings"))
+        errors.append(FieldError(field="account_type", message=_("is checking or savings")))
     if not agreed:
-        errors.append(FieldError(field="agree", message="is required: autopay debits only with your authorization"))
+        errors.append(FieldError(field="agree", message=_("is required: autopay debits only with your "
+                                                         "authorization")))
     if errors:
         raise ApplicationError(errors=errors)
     last4 = account_number[-4:]
-    wording = authorization_text(account=account, bank_account=f"the {account_type} account ending {last4} at the "
-                                                               f"bank with routing number {routing}")
+    words = (_("the savings account ending %(last4)s at the bank with routing number %(routing)s")
+             if account_type == "savings" else
+             _("the checking account ending %(last4)s at the bank with routing number %(routing)s"))
+    wording = authorization_text(account=account, bank_account=words % {"last4": last4, "routing": routing})
     with transaction.atomic():
         now = timezone.now()
         AutopayEnrolment.objects.select_for_update().filter(account=account, status=AutopayEnrolment.Status.ACTIVE) \
@@ -114,13 +118,15 @@ def autopay_notices_send(bill_ids) -> int:
         except IntegrityError:
             continue
         due = account_amounts_due(account_ids=[bill.account_id], as_of=bill.bill_date)[bill.account_id]
-        body = render_to_string("remittance/email/autopay_notice.txt", {
-            "account": bill.account, "bill": bill, "enrolment": enrolment, "amount": fmt_dollars(due.amount),
-            "on": fmt_long_day(bill.due_date),
-            "utility": ordinance_on(bill.bill_date).utility})
+        with customer_language(bill.account):
+            body = render_to_string("remittance/email/autopay_notice.txt", {
+                "account": bill.account, "bill": bill, "enrolment": enrolment, "amount": fmt_dollars(due.amount),
+                "on": fmt_long_day(bill.due_date),
+                "utility": ordinance_on(bill.bill_date).utility})
+            subject = _("Autopay: %(amount)s will be debited for water account %(number)s") % {
+                "amount": fmt_dollars(due.amount), "number": bill.account.account_no}
         try:
-            EmailMessage(subject=f"Autopay: {fmt_dollars(due.amount)} will be debited for water account "
-                                 f"{bill.account.account_no}", body=body, to=[enrolment.email]).send()
+            EmailMessage(subject=subject, body=body, to=[enrolment.email]).send()
         except Exception:
             notice.delete()
             raise

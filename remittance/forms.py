@@ -22,25 +22,25 @@ class PayForm(forms.Form):
 
 
 class AutopayForm(forms.Form):
-    holder_name = forms.CharField(label="Name on the bank account", max_length=100,
+    holder_name = forms.CharField(label=_("Name on the bank account"), max_length=100,
                                   widget=forms.TextInput(attrs={"autocomplete": "name"}))
-    routing_number = forms.CharField(label="Routing number", max_length=9, min_length=9,
-                                     help_text="The 9 digits at the bottom left of your checks.",
+    routing_number = forms.CharField(label=_("Routing number"), max_length=9, min_length=9,
+                                     help_text=_("The 9 digits at the bottom left of your checks."),
                                      widget=forms.TextInput(attrs={"inputmode": "numeric", "autocomplete": "off"}))
-    account_number = forms.CharField(label="Account number", max_length=17,
-                                     help_text="The digits after the routing number on your checks.",
+    account_number = forms.CharField(label=_("Account number"), max_length=17,
+                                     help_text=_("The digits after the routing number on your checks."),
                                      widget=forms.PasswordInput(attrs={"inputmode": "numeric", "autocomplete": "off"}))
-    account_number_again = forms.CharField(label="Account number again", max_length=17,
+    account_number_again = forms.CharField(label=_("Account number again"), max_length=17,
                                            widget=forms.PasswordInput(attrs={"inputmode": "numeric",
                                                                              "autocomplete": "off"}))
-    account_type = forms.ChoiceField(label="Kind of account", choices=[("checking", "Checking"),
-                                                                       ("savings", "Savings")])
-    email = forms.EmailField(label="Email for the notice before each debit",
+    account_type = forms.ChoiceField(label=_("Kind of account"), choices=[("checking", _("Checking")),
+                                                                       ("savings", _("Savings"))])
+    email = forms.EmailField(label=_("Email for the notice before each debit"),
                              widget=forms.EmailInput(attrs={"autocomplete": "email"}))
-    agree = forms.BooleanField(label="I authorize these debits, as the authorization above says", required=True)
+    agree = forms.BooleanField(label=_("I authorize these debits, as the authorization above says"), required=True)
 
     def clean(self):
         data = super().clean()
         if data.get("account_number") and data.get("account_number") != data.get("account_number_again"):
-            self.add_error("account_number_again", "does not match the account number")
+            self.add_error("account_number_again", _("does not match the account number"))
         return data

@@ -35,6 +35,7 @@ from billing.services.payments import payment_post
 from billing.services.reversals import payment_reverse
 from core.dates import fmt_long_day
 from core.errors import ApplicationError
+from core.i18n import customer_language
 from core.money import fmt_dollars
 
 from .models import AutopayDebit, OnlinePayment, ProcessorEvent
@@ -185,13 +186,14 @@ def receipts_send(payment_ids) -> int:
             continue  # another worker has it
         payment = online.payment
         utility = ordinance_on(payment.paid_on).utility
-        body = render_to_string("remittance/email/receipt.txt", {
-            "online": online, "payment": payment, "account": online.account, "utility": utility,
-            "amount": fmt_dollars(payment.amount.amount),
-            "paid_on": fmt_long_day(payment.paid_on)})
+        with customer_language(online.account):
+            body = render_to_string("remittance/email/receipt.txt", {
+                "online": online, "payment": payment, "account": online.account, "utility": utility,
+                "amount": fmt_dollars(payment.amount.amount),
+                "paid_on": fmt_long_day(payment.paid_on)})
+            subject = _("Receipt: payment to water account %(number)s") % {"number": online.account.account_no}
         try:
-            EmailMessage(subject=f"Receipt: payment to water account {online.account.account_no}", body=body,
-                         to=[online.receipt_email]).send()
+            EmailMessage(subject=subject, body=body, to=[online.receipt_email]).send()
         except Exception:
             OnlinePayment.objects.filter(pk=online.pk).update(receipt_sent_at=None)
             raise
@@ -208,13 +210,14 @@ def _autopay_receipts_send(payment_ids) -> int:
                 receipt_sent_at=timezone.now()):
             continue
         payment = debit.payment
-        body = render_to_string("remittance/email/receipt.txt", {
-            "payment": payment, "account": debit.account, "utility": ordinance_on(payment.paid_on).utility,
-            "amount": fmt_dollars(payment.amount.amount), "autopay_last4": debit.enrolment.account_last4,
-            "paid_on": fmt_long_day(payment.paid_on)})
+        with customer_language(debit.account):
+            body = render_to_string("remittance/email/receipt.txt", {
+                "payment": payment, "account": debit.account, "utility": ordinance_on(payment.paid_on).utility,
+                "amount": fmt_dollars(payment.amount.amount), "autopay_last4": debit.enrolment.account_last4,
+                "paid_on": fmt_long_day(payment.paid_on)})
+            subject = _("Receipt: autopay for water account %(number)s") % {"number": debit.account.account_no}
         try:
-            EmailMessage(subject=f"Receipt: autopay for water account {debit.account.account_no}", body=body,
-                         to=[debit.enrolment.email]).send()
+            EmailMessage(subject=subject, body=body, to=[debit.enrolment.email]).send()
         except Exception:
             AutopayDebit.objects.filter(pk=debit.pk).update(receipt_sent_at=None)
             raise

@@ -153,7 +153,7 @@ def autopay(request, public_id):
                        initial={"email": request.user.email})
     if request.method == "POST" and request.POST.get("action") == "cancel" and current is not None:
         autopay_cancel(enrolment=current, why=f"cancelled online by {request.user.email}")
-        messages.success(request, "Autopay is off: no more debits. Bills are paid as before.")
+        messages.success(request, _("Autopay is off: no more debits. Bills are paid as before."))
         return redirect("remittance:autopay", public_id=account.public_id)
     if form.is_bound and vault_ready() and form.is_valid():
         try:
@@ -167,8 +167,8 @@ def autopay(request, public_id):
             for error in exc.errors:
                 form.add_error(error.field if error.field in form.fields else None, error.message)
         else:
-            messages.success(request, f"Autopay is on: each bill is debited on its due date from the account ending "
-                                      f"{enrolment.account_last4}, with an email before.")
+            messages.success(request, _("Autopay is on: each bill is debited on its due date from the account "
+                                        "ending %(last4)s, with an email before.") % {"last4": enrolment.account_last4})
             return redirect("remittance:autopay", public_id=account.public_id)
     wording = authorization_text(account=account)
     return _page(request, "remittance/autopay.html", {"account": account, "current": current, "form": form,

@@ -10,16 +10,20 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
 
+from django.utils.translation import gettext, gettext_noop
+
 from billing.models import Utility
 from core.dates import fmt_day
 from core.errors import ApplicationError
 from core.money import ZERO, fmt_dollars
 
+# How a notice was served, in words (marked for the catalog: a paper for a customer translates them).
 METHOD_WORDS = {
-    "personal": "personal service",
-    "certified_mail": "certified mail",
-    "registered_mail": "registered mail, return receipt requested",
-    "suitable_age_and_mail": "delivery to a person of suitable age and discretion, and first-class mail",
+    "personal": gettext_noop("personal service"),
+    "certified_mail": gettext_noop("certified mail"),
+    "registered_mail": gettext_noop("registered mail, return receipt requested"),
+    "suitable_age_and_mail": gettext_noop("delivery to a person of suitable age and discretion, and first-class "
+                                          "mail"),
 }
 # Methods by which the notice is received the day it is served; for mail the receipt date is recorded.
 RECEIVED_WHEN_SERVED = ("personal", "suitable_age_and_mail")
@@ -161,10 +165,10 @@ class TerminationPolicy:
         return mailed_on + timedelta(days=self.appeal_notice_min_days)
 
     def request_warning(self) -> str:
-        """The warning the notice carries, in the ordinance's words (§ 45.32)."""
-        return (f"Unless a written request for a hearing is made within {self.request_days} days after receipt "
-                "of this notice, and you appear at the hearing, your water service may be terminated without "
-                "further notice.")
+        """The warning the notice carries, in the ordinance's words (§ 45.32), or in the reader's language."""
+        return gettext("Unless a written request for a hearing is made within %(days)s days after receipt of this "
+                       "notice, and you appear at the hearing, your water service may be terminated without further "
+                       "notice.") % {"days": self.request_days}
 
 
 def termination_policy() -> TerminationPolicy:

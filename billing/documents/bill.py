@@ -20,12 +20,12 @@ from datetime import datetime
 from decimal import Decimal
 
 from django.conf import settings
-from django.utils import translation
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 
 from core.dates import fmt_day
+from core.i18n import customer_language
 from core.money import fmt_dollars, fmt_gallons, fmt_rate
 
 from ..charts import CHART_TITLE, chart_points, consumption_chart_svg
@@ -190,7 +190,7 @@ def bill_views(*, bill_ids) -> list[BillView]:
     views = []
     for bill in bills:
         # Each bill in its account's language (the ordinance's citations and words stay as written).
-        with translation.override(bill.account.language):
+        with customer_language(bill.account):
             views.append(_bill_view(bill, summary=summaries[bill.pk], scheme=scheme, utility=utility,
                                     address_text=address_text, portal_url=portal_url,
                                     history=history.get(bill.account_id, []), message=messages.get(bill.pk, "")))

@@ -11,7 +11,10 @@ except that a payment reversed since says so.
 from dataclasses import dataclass
 from decimal import Decimal
 
+from django.utils.translation import gettext as _
+
 from core.dates import fmt_day
+from core.i18n import customer_language
 from core.money import fmt_dollars
 from core.papers import Paper, paper_pdf
 
@@ -40,8 +43,8 @@ class ReceiptFacts:
 def tender_words(payment: Payment) -> str:
     """``Check no. 1001``, ``Cash``, ``Card``, ``Bank file``."""
     if payment.tender == Payment.Tender.CHECK and payment.check_number:
-        return f"Check no. {payment.check_number}"
-    return payment.get_tender_display()
+        return _("Check no. %(number)s") % {"number": payment.check_number}
+    return str(payment.get_tender_display())
 
 
 def receipt_facts(payment: Payment) -> ReceiptFacts:
@@ -49,7 +52,8 @@ def receipt_facts(payment: Payment) -> ReceiptFacts:
     account = payment.account
     balance = account_balances([account.pk], through=payment.paid_on)[account.pk].balance
     header = "\n".join(line.strip() for line in [*(utility.office_address.splitlines() if utility else []),
-                                                 *([f"Phone {utility.phone}"] if utility and utility.phone else [])]
+                                                 *([_("Phone %(phone)s") % {"phone": utility.phone}]
+                                                   if utility and utility.phone else [])]
                        if line.strip())
     reversal = PaymentReversal.objects.filter(payment=payment).first()
     clerk = payment.entered_by
@@ -60,29 +64,38 @@ def receipt_facts(payment: Payment) -> ReceiptFacts:
         amount=fmt_dollars(payment.amount.amount), tender=tender_words(payment),
         balance_after=fmt_dollars(balance), balance=balance,
         clerk=(clerk.get_full_name() or clerk.get_username()) if clerk else "",
-        reversed=(f"This payment was reversed on {fmt_day(reversal.reversed_on)} "
-                  f"({reversal.get_reason_display().lower()})." if reversal else ""))
+        reversed=(_("This payment was reversed on %(day)s (%(reason)s).") % {
+            "day": fmt_day(reversal.reversed_on), "reason": str(reversal.get_reason_display()).lower()}
+            if reversal else ""))
 
 
 def receipt_paper(payment: Payment) -> Paper:
+    """The receipt, in the language of the account paid."""
+    with customer_language(payment.account):
+        return _receipt_paper(payment)
+
+
+def _receipt_paper(payment: Payment) -> Paper:
     f = receipt_facts(payment)
-    facts = [("Receipt number", f.number), ("Date", f.paid_on), ("Account number", f.account_no),
-             ("Name", f.name), ("Service address", f.service_address), ("Paid by", f.tender)]
+    facts = [(_("Receipt number"), f.number), (_("Date"), f.paid_on), (_("Account number"), f.account_no),
+             (_("Name"), f.name), (_("Service address"), f.service_address), (_("Paid by"), f.tender)]
     if f.clerk:
-        facts.append(("Received by", f.clerk))
+        facts.append((_("Received by"), f.clerk))
+    values = {"name": f.name, "amount": f.amount, "tender": f.tender.lower(), "address": f.service_address,
+              "account": f.account_no}
     return Paper(
-        title="RECEIPT FOR PAYMENT", utility_name=f.utility_name, utility_header=f.utility_header, facts=facts,
+        title=_("RECEIPT FOR PAYMENT"), utility_name=f.utility_name, utility_header=f.utility_header, facts=facts,
         addressee=f"{f.name}\n{f.mailing_address}".strip(),
-        paragraphs=[f"Received from {f.name} the sum of {f.amount} ({f.tender.lower()}) for water service at "
-                    f"{f.service_address}, account {f.account_no}."],
-        table=[("Amount paid", f.amount),
-               *([("Cash tendered", fmt_dollars(payment.tendered)),
-                  ("Change", fmt_dollars(payment.change))] if payment.tendered is not None
+        paragraphs=[_("Received from %(name)s the sum of %(amount)s (%(tender)s) for water service at %(address)s, "
+                      "account %(account)s.") % values],
+        table=[(_("Amount paid"), f.amount),
+               *([(_("Cash tendered"), fmt_dollars(payment.tendered)),
+                  (_("Change"), fmt_dollars(payment.change))] if payment.tendered is not None
                  else []),
-               (f"Balance after this payment, as of {f.paid_on}", f.balance_after)],
+               (_("Balance after this payment, as of %(day)s") % {"day": f.paid_on}, f.balance_after)],
         warning=f.reversed,
-        footer=f"{f.utility_name}. Please keep this receipt; the receipt number is the payment's reference.",
-        created_at=payment.created_at)
+        footer=f.utility_name + ". " + _("Please keep this receipt; the receipt number is the payment's reference."),
+        created_at=payment.created_at, lang=payment.account.language)
 
 
 def receipt_pdf(payment: Payment) -> bytes:

@@ -88,8 +88,8 @@ def test_the_case_page_shows_grounds_bills_hearing_deadlines_stage_papers_and_ti
         "<dt>Earliest lawful hearing date</dt><dd>Apr 16, 2026</dd>",
         "<dt>Hearing</dt><dd>Apr 16, 2026</dd>", "Village Hall, 155 Washington Avenue, Mineola, New York",
         "<dt>Appeal by</dt><dd>14 days after the determination is mailed</dd>",
-        "<dt>Stage</dt><dd>Notice served: request window open</dd>",
-        "<dt>Next step</dt><dd>Request window closes: Apr 11, 2026</dd>",
+        "A termination notice has been served: you may ask for a hearing in writing.",
+        "<dt>Next step</dt><dd>The last day to ask for a hearing in writing: Apr 11, 2026</dd>",
         "Notice to the owner,", "Notice to the occupant, Olive Occupant (PDF)",
         "Served Apr 1, 2026 by personal service; received Apr 1, 2026; hearing Apr 16, 2026",
         "Your written request", "Request a hearing",
@@ -204,14 +204,15 @@ def test_a_determined_case_offers_no_request_and_refuses_a_posted_one(mineola, m
     PortalLink.objects.create(user=erin, account=account)
     client = signed_in(erin)
     page = client.get(case_url(number)).content.decode()
-    assert "Termination determined: appeal window open" in page
+    assert "The hearing officer decided to terminate service: you may appeal." in page
     assert "Request a hearing</button>" not in page and "No hearing was asked for" in page
     assert f'href="{case_url(number, "termination_determination_pdf")}"' in page
     assert "<dt>Appeal by</dt><dd>May 4, 2026</dd>" in page
     response = ask(client, number, "I ask for a hearing")
     assert response.status_code == 400
     refused = response.content.decode()
-    assert "A hearing can no longer be asked for online: case" in refused and "Request a hearing</button>" not in refused
+    assert ("A hearing can no longer be asked for online: the hearing officer decided to terminate service: you "
+            "may appeal. Call or write to the water office.") in refused and "Request a hearing</button>" not in refused
     assert TerminationCase.objects.get(number=number).request_received_on is None
     pdf = client.get(case_url(number, "termination_determination_pdf"))
     assert pdf.status_code == 200 and b"".join(pdf.streaming_content).startswith(b"%PDF")
