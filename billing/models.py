@@ -65,6 +65,12 @@ class Utility(models.Model):
         help_text="Office policy, not in the ordinance: an account owing less than this is not proposed for a "
                   "shut-off case or the relevy list (the preset's [policy] list_floor, $25.00 unless it says "
                   "otherwise). Lower it to 0.00 to list every amount.")
+    high_usage_factor = models.DecimalField(
+        "hold a bill over this many times the usual use", max_digits=5, decimal_places=2, default=Decimal("4"),
+        db_default=Decimal("4"),
+        help_text="Office policy, not in the ordinance: a run holds a bill for review when its use per day is over "
+                  "this many times the account's average per day on its earlier bills (the preset's [policy] "
+                  "high_usage_factor, 4 unless it says otherwise). Released holds bill as read.")
     plan_grace_days = models.PositiveSmallIntegerField(
         "payment plan grace (days)", default=10,
         help_text="Office policy: days after an installment's date before a payment plan with it unpaid is "
@@ -85,7 +91,9 @@ class Utility(models.Model):
 
     class Meta:
         verbose_name_plural = "utility"
-        constraints = [models.CheckConstraint(condition=Q(list_floor__gte=0), name="utility_list_floor_not_negative")]
+        constraints = [models.CheckConstraint(condition=Q(list_floor__gte=0), name="utility_list_floor_not_negative"),
+                       models.CheckConstraint(condition=Q(high_usage_factor__gt=1),
+                                              name="utility_high_usage_factor_over_one")]
 
     def __str__(self) -> str:
         return self.name
@@ -676,7 +684,7 @@ class PenaltyWaiver(models.Model):
 
 class PendingCharge(models.Model):
     """A fee or fine charged between bills. It waits here until the first bill dated on or after
-    ``earliest_bill_on`` carries it as a line (``billing.runs.issue``); ``bill`` is then set, once.
+    ``earliest_bill_on`` carries it as a line (``billing.runs.plan``); ``bill`` is then set, once.
 
     What the charge is — description, citation, amount, and the line's quantity and rate — is fixed when it
     is charged, from the fee schedule in force that day, so a later schedule never changes it. Before it is

@@ -25,7 +25,8 @@ from core.errors import ApplicationError
 # Importing the rule modules registers their strategy classes.
 from . import fees, owrs_rates  # noqa: F401
 from .calendars import Cycle
-from .models import PaymentOrder, RateSchedule, Utility
+from .ledger.selectors import payment_order
+from .models import RateSchedule, Utility
 from .penalties import PenaltyDue
 from .rating import EarlierBill, Rated, RatingInput
 from .registries import CALENDARS, FEE_RULES, PENALTY_SCHEMES, RATE_STRUCTURES, Registry
@@ -149,6 +150,12 @@ class Ordinance:
         policy, not the ordinance's)."""
         return waiver_approval_above(self.utility.penalty_params)
 
+    @property
+    def high_usage_factor(self) -> Decimal:
+        """A run holds a bill whose use per day is over this many times the account's usual (``[policy]
+        high_usage_factor``, office policy; the clerk may change it on the Utility page)."""
+        return self.utility.high_usage_factor
+
     @cached_property
     def rate_schedule(self) -> RateSchedule:
         """The rate schedule row in force on ``on``."""
@@ -204,13 +211,6 @@ def _schedule_row(on: date) -> RateSchedule:
         raise ApplicationError(f"no rate schedule is in force on {on}; the earliest takes effect {earliest}",
                                field="date")
     return row
-
-
-def payment_order() -> str:
-    """The installed preset's payment order; the default where none is installed yet (a balance is still
-    a balance before any preset is)."""
-    order = Utility.objects.values_list("payment_order", flat=True).first()
-    return order or PaymentOrder.PRINCIPAL_FIRST
 
 
 def sample_rates_refusal(*, on: date, accept_sample_rates: bool) -> str:

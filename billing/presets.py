@@ -79,6 +79,21 @@ def list_floor_from(policy: dict) -> Decimal:
     return floor
 
 
+def high_usage_factor_from(policy: dict) -> Decimal:
+    """``[policy] high_usage_factor``: a bill whose use per day is over this many times the account's usual is held
+    for review; 4 unless the preset says. Refused unless a number over 1 (with at most two decimals)."""
+    value = policy.get("high_usage_factor", 4)
+    try:
+        factor = Decimal(str(value))
+        exact = factor.is_finite() and 1 < factor < 1000 and factor == factor.quantize(Decimal("0.01"))
+    except ArithmeticError:
+        exact = False
+    if not exact:
+        raise ApplicationError(f"[policy] high_usage_factor '{value}' is not a number over 1 (times the account's "
+                               "usual use per day)", field="high_usage_factor")
+    return factor
+
+
 @transaction.atomic
 def preset_install(*, code: str, mark_demo_site: bool = False) -> InstallReport:
     """Install or update preset ``code``. ``mark_demo_site`` marks the site a demo/training site (billing
@@ -116,6 +131,7 @@ def _install(code: str, data: dict, *, mark_demo_site: bool) -> InstallReport:
     final_bill_rule_from(data.get("final_bill", {}))
     gl_accounts_from(utility_values["gl_params"])  # refused here, naming the key, not at the first export
     floor = list_floor_from(data.get("policy", {}))
+    high_usage_factor = high_usage_factor_from(data.get("policy", {}))
     # A scheme the code does not know is refused here, naming the known ones, not at the first billing run.
     CALENDARS.build(calendar["scheme"], utility_values["calendar_params"])
     PENALTY_SCHEMES.build(penalty["scheme"], utility_values["penalty_params"])
@@ -123,8 +139,9 @@ def _install(code: str, data: dict, *, mark_demo_site: bool) -> InstallReport:
     Utility.objects.exclude(preset=code).delete()
     current = Utility.objects.filter(preset=code).first()
     if current is None:
-        # The floor is the clerk's to lower or raise on the Utility page after that: installing again keeps it.
-        Utility.objects.create(preset=code, list_floor=floor, **utility_values)
+        # The floor and the hold are the clerk's to change on the Utility page after that: installing again keeps
+        # them.
+        Utility.objects.create(preset=code, list_floor=floor, high_usage_factor=high_usage_factor, **utility_values)
         report.created.append(f"utility {code}")
     elif any(getattr(current, k) != v for k, v in utility_values.items()):
         # ``update`` skips ``auto_now``: the day the rules changed is what the penalties preview checks.

@@ -10,7 +10,6 @@ from django.db.models import F, Prefetch, Q
 from accounts.models import Account
 from core.money import ZERO, fmt_amount, fmt_rate
 
-from .documents.money_box import BillSummary
 from .ledger.allocation import (
     CATEGORY,
     PENALTY_KINDS,
@@ -122,6 +121,34 @@ def account_deposits(*, account: Account, as_of: date) -> list[dict]:
 
 
 # --- What a bill tells the customer -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BillSummary:
+    """The money box of a bill, as it stood when the bill was issued.
+
+    ``previous_balance`` + ``payments`` + ``penalties`` + ``other`` + ``current`` = ``total_due``; of that,
+    ``past_due`` is what earlier bills owed after their due dates. ``late_total`` is what the account will
+    owe on ``late_on`` (the first day this bill draws a late charge: the day after the due date, or later
+    where the ordinance counts from the bill date) if nothing more is paid: every penalty that falls by
+    then — this bill's first, and those earlier unpaid bills draw meanwhile — added to the total due.
+    """
+
+    previous_date: date | None
+    previous_balance: Decimal
+    payments: Decimal
+    penalties: Decimal
+    other: Decimal
+    current: Decimal
+    past_due: Decimal
+    total_due: Decimal
+    late_on: date
+    late_total: Decimal
+
+    @property
+    def late_after(self) -> date:
+        """The last day the bill may be paid without a late charge ("If paid after …")."""
+        return self.late_on - timedelta(days=1)
+
 
 def bill_summaries(*, bills: list[Bill], ordinance: Ordinance | None = None) -> dict[int, BillSummary]:
     """Summaries of many bills in a fixed number of queries.

@@ -6,7 +6,7 @@ Design overview:
   per charge kind of a bill (``water``, ``sewer``, ``fee``, ``fine``; a kind may repeat and is added up). It is
   read all or nothing like every import (``core.csvimport``): every bad row is listed with its line and column,
   an account the books do not know is named, and rows of more than one bill date are refused (one period).
-* **Our side is the run's own rating** (``billing.runs.issue.bill_accounts`` with ``persist=False``, as the
+* **Our side is the run's own rating** (``billing.runs.issue.bills_plan``, as the
   proof register does): every account due on the date, rated as a run on the date would rate it, written
   nowhere. An account already billed on the date is compared with its issued bill. An account the run would
   not bill (no reading, a lower reading, held for review) is on our side with nothing, and says why.
@@ -27,7 +27,7 @@ from decimal import Decimal
 from accounts.models import Account
 from billing.models import Bill, BillLine
 from billing.runs.candidates import billing_candidates
-from billing.runs.issue import bill_accounts
+from billing.runs.issue import bills_plan
 from billing.runs.preview import refuse_beyond_preview
 from core.csvimport import (
     CsvLayout,
@@ -185,7 +185,7 @@ def our_bills(*, run_on: date, today: date) -> tuple[dict[str, dict[str, Decimal
     ids = billing_candidates(run_on=run_on)
     numbers = dict(Account.objects.filter(id__in=ids).values_list("id", "account_no")) if ids else {}
     for chunk in chunked(ids, 1000):
-        part = bill_accounts(account_ids=list(chunk), run_on=run_on, run=None, persist=False)
+        part = bills_plan(account_ids=list(chunk), run_on=run_on)
         for bill, lines in zip(part.new_bills, part.new_lines, strict=True):
             kinds = ours.setdefault(numbers[bill.account_id], {})
             for line in lines:

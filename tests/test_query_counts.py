@@ -30,7 +30,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 import billing.ledger.posting
-import billing.runs.issue
+import billing.runs.write
 from accounts.models import PortalLink
 from billing.models import Bill, LedgerEntry
 from billing.runs.issue import bill_accounts
@@ -61,7 +61,7 @@ def on_this_database(counts: dict[str, int]) -> int:
 def copies(monkeypatch):
     """The tables a step wrote by COPY (PostgreSQL), in order."""
     tables = []
-    for module in (billing.runs.issue, billing.ledger.posting):
+    for module in (billing.runs.write, billing.ledger.posting):
         real = module.copy_rows
 
         def counted(model, columns, rows, real=real):
@@ -100,7 +100,7 @@ def test_a_billing_chunk_takes_the_same_queries_whatever_its_size_and_history(mi
     copies.clear()  # the history's runs
 
     with CaptureQueriesContext(connection) as captured:
-        result = bill_accounts(account_ids=chunk.account_ids, run_on=RUN_ON, run=billing_run, persist=True)
+        result = bill_accounts(account_ids=chunk.account_ids, run_on=RUN_ON, run=billing_run)
 
     assert_queries(captured, CHUNK_QUERIES[connection.vendor][accounts])
     assert copies == CHUNK_COPIES[connection.vendor]

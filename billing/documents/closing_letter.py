@@ -29,8 +29,8 @@ from ..ledger.selectors import account_balances
 from ..ordinance import ordinance_on
 from ..presets import final_bill_rule, preset_load
 from ..rating import Line
-from ..runs.issue import waiting_charges
-from ..services.final_bills import final_bill_facts, final_bill_rated
+from ..runs.final import final_bill_facts, final_bill_rated
+from ..runs.load import waiting_charges
 from .bill import line_quantity_rate
 
 

@@ -29,33 +29,7 @@ from django.utils.translation import gettext_noop
 from core.dates import fmt_day
 from core.money import ZERO
 
-
-@dataclass(frozen=True)
-class BillSummary:
-    """The money box of a bill, as it stood when the bill was issued.
-
-    ``previous_balance`` + ``payments`` + ``penalties`` + ``other`` + ``current`` = ``total_due``; of that,
-    ``past_due`` is what earlier bills owed after their due dates. ``late_total`` is what the account will
-    owe on ``late_on`` (the first day this bill draws a late charge: the day after the due date, or later
-    where the ordinance counts from the bill date) if nothing more is paid: every penalty that falls by
-    then — this bill's first, and those earlier unpaid bills draw meanwhile — added to the total due.
-    """
-
-    previous_date: date | None
-    previous_balance: Decimal
-    payments: Decimal
-    penalties: Decimal
-    other: Decimal
-    current: Decimal
-    past_due: Decimal
-    total_due: Decimal
-    late_on: date
-    late_total: Decimal
-
-    @property
-    def late_after(self) -> date:
-        """The last day the bill may be paid without a late charge ("If paid after …")."""
-        return self.late_on - timedelta(days=1)
+from ..selectors import BillSummary
 
 
 @dataclass(frozen=True)

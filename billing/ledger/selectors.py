@@ -17,14 +17,20 @@ from django.db.models.sql.constants import MULTI
 
 from core.db import collector_paused
 
-from ..models import Bill, LedgerEntry
-from ..ordinance import payment_order
+from ..models import Bill, LedgerEntry, PaymentOrder, Utility
 from .allocation import CATEGORY, DEPOSIT_KINDS, PRINCIPAL_CATEGORIES, REVERSAL_KIND, AccountBalance, Entry, allocate
 
 # Charges of principal (water, fees, fines, debit memos): the kinds a charge below zero could leave a bill owing.
 PRINCIPAL_KINDS = tuple(kind for kind, category in CATEGORY.items() if category in PRINCIPAL_CATEGORIES)
 _new_entry = object.__new__
 _set = object.__setattr__
+
+
+def payment_order() -> str:
+    """The installed preset's payment order (``[policy] payment_order``); the default where none is installed yet
+    (a balance is still a balance before any preset is)."""
+    order = Utility.objects.values_list("payment_order", flat=True).first()
+    return order or PaymentOrder.PRINCIPAL_FIRST
 
 
 def replay_entry(kind: str, posted_on: date, amount, bill_key: tuple | None, entry_id: int,

@@ -25,9 +25,8 @@ from core.db import collector_paused
 from core.money import ZERO
 
 from ..models import AccountStanding, LedgerEntry
-from ..ordinance import payment_order
 from .allocation import DEPOSIT_KINDS, AccountBalance, BillBalance, allocate
-from .selectors import entries_for_accounts
+from .selectors import entries_for_accounts, payment_order
 
 CHUNK = 2000
 

@@ -37,7 +37,8 @@ from ..models import Bill, BillingRun, BillingRunChunk
 from ..ordinance import sample_rates_refusal, schedule_in_force
 from ..signals import billing_chunk_due, billing_run_started, bills_issued
 from .candidates import billing_candidates
-from .issue import ChunkResult, bill_accounts
+from .issue import bill_accounts, bills_plan
+from .plan import ChunkResult
 
 logger = logging.getLogger(__name__)
 
@@ -162,8 +163,7 @@ def _chunk_bill_once(*, chunk_id: int) -> int:
         chunk = BillingRunChunk.objects.select_for_update(of=("self",)).select_related("run").get(pk=chunk_id)
         if chunk.done:
             return chunk.run_id
-        result = bill_accounts(account_ids=chunk.account_ids, run_on=chunk.run.run_on, run=chunk.run,
-                               persist=True)
+        result = bill_accounts(account_ids=chunk.account_ids, run_on=chunk.run.run_on, run=chunk.run)
         chunk.done = True
         chunk.leased_until = None
         chunk.save(update_fields=["done", "leased_until"])
@@ -332,7 +332,7 @@ def billing_run_preview(*, run_on: date, accept_sample_rates: bool = False) -> C
     overall = ChunkResult(
         warning=sample_rates_refusal(on=run_on, accept_sample_rates=accept_sample_rates) if ids else "")
     for start in range(0, len(ids), CHUNK_SIZE):
-        part = bill_accounts(account_ids=ids[start:start + CHUNK_SIZE], run_on=run_on, run=None, persist=False)
+        part = bills_plan(account_ids=ids[start:start + CHUNK_SIZE], run_on=run_on)
         overall.bills += part.bills
         overall.already_billed += part.already_billed
         overall.exceptions += part.exceptions

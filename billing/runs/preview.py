@@ -8,7 +8,7 @@ Design overview:
   preset: its four months). Each date counts the accounts due on it (``billing_candidates``) and those
   still unbilled.
 * **The proof is the run's own rating.** ``billing_run_proof`` rates every account due chunk by chunk with
-  ``bill_accounts(persist=False)`` — the very code a run issues with — so the register it shows is what
+  ``bills_plan`` — the very code a run issues with — so the register it shows is what
   issuing then writes: the same bills, lines, exceptions and holds, only not written.
 * **Money is added up here, with Decimal.** The register of an issued run (``billing_run_register``) reads
   the bills and lines back and adds them in Python, never with a database SUM (SQLite sums in floating
@@ -28,7 +28,7 @@ from core.money import ZERO
 from ..models import Bill, BillingException, BillingRun, BillLine
 from ..ordinance import BillingCalendar, ordinance_on, sample_rates_refusal, schedule_in_force
 from .candidates import billing_candidates
-from .issue import bill_accounts
+from .issue import bills_plan
 
 # A preview may look this far ahead (the next bill date, while the readings come in); issuing never does.
 PREVIEW_DAYS_AHEAD = 45
@@ -248,7 +248,7 @@ def billing_run_proof(*, run_on: date, today: date, accept_sample_rates: bool = 
     register = _RegisterSum()
     for start in range(0, len(ids), CHUNK_SIZE):
         chunk = ids[start:start + CHUNK_SIZE]
-        part = bill_accounts(account_ids=chunk, run_on=run_on, run=None, persist=False)
+        part = bills_plan(account_ids=chunk, run_on=run_on)
         facts = {row[0]: row[1:] for row in Account.objects.filter(id__in=chunk).values_list(
             "id", "account_no", "book", "owner__name").order_by()}
         for bill, lines in zip(part.new_bills, part.new_lines, strict=True):

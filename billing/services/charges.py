@@ -3,7 +3,7 @@
 ``charge_create`` quotes the fee by its rule (``billing.fees``) from the fee schedule in force on the day it is
 charged and keeps what the bill line will say — description, citation, quantity, rate and amount — so the
 charge reads the same on whichever bill carries it. Nothing goes on the ledger here: the billing run that
-carries the charge writes its ``fee`` (or ``fine``) entry with the bill (``billing.runs.issue``), so the
+carries the charge writes its ``fee`` (or ``fine``) entry with the bill (``billing.runs.write``), so the
 balance, penalties and the bill's total all see the charge on the same day, the bill's.
 
 A charge is cancelled (with a reason) only while it waits; once a bill carries it, it is the bill's and is

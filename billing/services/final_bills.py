@@ -3,10 +3,10 @@
 Design overview
 ---------------
 A final bill is one off-cycle bill (``Bill.final``) from the last bill's closing reading to the final
-reading. It is planned with the billing run's own pieces (``billing.runs.issue``: the account's installations,
-earlier bills and waiting charges, ``usage_for_bill``, ``rate_usage``) and written by the run's writer
-(``_bills_write``: COPY on PostgreSQL), so its ``water`` entry and the ``fee``/``fine`` entries of the charges it
-carries reach the ledger through the one writer, exactly as a regular bill's do.
+reading. It is planned with the billing run's own pieces (``billing.runs.load``: the account's installations,
+earlier bills and waiting charges; ``usage_for_bill``; ``billing.runs.plan.rate_usage``) and written by the run's
+writer (``billing.runs.write.bills_write``: COPY on PostgreSQL), so its ``water`` entry and the ``fee``/``fine``
+entries of the charges it carries reach the ledger through the one writer, exactly as a regular bill's do.
 
 * **Dates.** The bill is dated the day of the final reading, or the day after the account's latest live bill
   when one is dated on or after it (one live bill per account and date); issued on the day the clerk issues
@@ -42,30 +42,19 @@ from core.errors import ApplicationError, FieldError
 from core.money import ZERO, fmt_dollars
 from meters.models import Installation, Meter, Reading
 from meters.services import reading_problems, reading_record
-from meters.units import size_inches
 
 from ..consumption import Problem, Read, usage_for_bill
 from ..ledger.selectors import account_balances
 from ..models import Bill
 from ..ordinance import ordinance_on, sample_rates_refusal
 from ..presets import FinalBillRule, final_bill_rule
-from ..rating import Line, ProRata, RatingError
-from ..runs.issue import (
-    AccountRow,
-    NewBill,
-    WaitingCharge,
-    _bills_write,
-    earlier_bills,
-    high_usage_words,
-    installation_spans,
-    rate_usage,
-    waiting_charges,
-)
+from ..rating import Line, ProRata
+from ..runs.final import FinalBillFacts, final_bill_facts, final_bill_rated
+from ..runs.load import WaitingCharge, waiting_charges
+from ..runs.plan import NewBill, high_usage_words
+from ..runs.write import bills_write
 from ..signals import bills_issued
 from .adjustments import balance_transfer
-
-# How far the calendar is searched for the regular bill dates around a final bill (a year and a bit).
-_CALENDAR_SEARCH_DAYS = 400
 
 
 @dataclass(frozen=True)
@@ -85,67 +74,6 @@ class FinalBillPlan:
         return self.bill.total - sum((c.amount for c in self.charges), ZERO)
 
 
-@dataclass(frozen=True)
-class _Facts:
-    """What planning a final (or estimated) bill needs to know about the account, loaded once."""
-
-    row: AccountRow
-    spans: list
-    history: list[dict]
-    current: list  # the spans in place on the day
-
-
-def final_bill_facts(account: Account, *, on: date) -> _Facts:
-    row = AccountRow(account.pk, account.account_no, account.book, account.category,
-                     account.sprinkler_supply_inches, account.owner.name, account.owner.mailing_address,
-                     account.rate_fields or {})
-    spans = installation_spans([account.pk]).get(account.pk, [])
-    current = [s for s in spans if s.installed_on <= on and (s.removed_on is None or s.removed_on > on)]
-    return _Facts(row=row, spans=spans, history=earlier_bills([account.pk], before=date.max).get(account.pk, []),
-                  current=current)
-
-
-def _regular_dates(calendar, *, book: int, frequency: str, anchor: date) -> tuple[date, date] | None:
-    """The regular bill dates on or before ``anchor`` and after it, or None when the calendar has none near."""
-    before = next((anchor - timedelta(days=n) for n in range(_CALENDAR_SEARCH_DAYS)
-                   if calendar.is_due(book=book, frequency=frequency, on=anchor - timedelta(days=n))), None)
-    after = next((anchor + timedelta(days=n) for n in range(1, _CALENDAR_SEARCH_DAYS)
-                  if calendar.is_due(book=book, frequency=frequency, on=anchor + timedelta(days=n))), None)
-    return (before, after) if before and after else None
-
-
-def _pro_rata(rule: FinalBillRule, calendar, *, book: int, frequency: str, anchor: date,
-              bill_date: date) -> ProRata | None:
-    """The final bill's part of its billing period, or None for a whole bill's minimum: the preset says
-    ``full``, the bill is monthly (its minimum is annual, § 45.29 C), or the bill covers a whole period or more."""
-    if rule.minimum != "pro_rata" or frequency == "monthly":
-        return None
-    dates = _regular_dates(calendar, book=book, frequency=frequency, anchor=anchor)
-    if dates is None:
-        return None
-    of_days, days = (dates[1] - dates[0]).days, (bill_date - anchor).days
-    if not 0 < days < of_days:
-        return None
-    return ProRata(days=days, of_days=of_days, citation=f"final bill pro rata: {rule.citation}")
-
-
-def final_bill_rated(facts: _Facts, *, bill_date: date, gallons: int, anchor: date, rule: FinalBillRule):
-    """(ordinance, frequency, pro rata, rated) for the final bill's gallons, on the schedule in force."""
-    ordinance = ordinance_on(bill_date)
-    calendar = ordinance.calendar
-    meter_size = max((s.size for s in facts.current), key=size_inches)
-    frequency = calendar.frequency_for(meter_size)
-    part = _pro_rata(rule, calendar, book=facts.row.book, frequency=frequency, anchor=anchor, bill_date=bill_date)
-    try:
-        rated = rate_usage(ordinance.rates, frequency=frequency, account=facts.row, gallons=gallons,
-                           meter_size=meter_size, history=facts.history,
-                           billable_year_start=calendar.billable_year_start(book=facts.row.book, on=bill_date),
-                           pro_rata=part)
-    except RatingError as exc:
-        raise ApplicationError(str(exc), field="reading") from exc
-    return ordinance, frequency, part, rated
-
-
 def _final_number(bill_date: date, account_no: str) -> str:
     base = f"{bill_date:%Y%m%d}-{account_no}-F"
     taken = Bill.objects.filter(number__startswith=base).count()
@@ -157,7 +85,7 @@ def _bill_date(history: list[dict], read_on: date) -> date:
     return latest + timedelta(days=1) if latest is not None and latest >= read_on else read_on
 
 
-def _refusals(account: Account, facts: _Facts, *, read_on: date, as_of: date) -> None:
+def _refusals(account: Account, facts: FinalBillFacts, *, read_on: date, as_of: date) -> None:
     errors = []
     if account.status == Account.Status.CLOSED:
         errors.append(FieldError(field="account", message=f"account {account.account_no} is already closed"
@@ -220,8 +148,8 @@ def _plan(account: Account, *, read_on: date, end: Read, as_of: date, lock: bool
         schedule_gallons=rated.schedule_gallons, includes_annual_minimum=rated.includes_annual_minimum,
         start_reading_id=usage.start.id, end_reading_id=usage.end.id, estimated=usage.estimated,
         rate_schedule_id=ordinance.rate_schedule.pk, total=total, final=True)
-    high = high_usage_words(usage.gallons, (usage.end.read_on - usage.start.read_on).days, previous) \
-        if previous else ""
+    high = high_usage_words(usage.gallons, (usage.end.read_on - usage.start.read_on).days, previous,
+                            factor=ordinance.high_usage_factor) if previous else ""
     return FinalBillPlan(account=account, bill=bill, lines=(*rated.lines, *(c.line() for c in charges)),
                          charges=charges, pro_rata=part, rule=rule, high_usage=high)
 
@@ -271,7 +199,7 @@ def final_bill_issue(*, account: Account, read_on: date, reading: int, as_of: da
         raise ApplicationError(errors=[_reading_field(p) for p in exc.errors]) from exc
     plan = _plan(account, read_on=read_on, end=Read(recorded.pk, meter, read_on, reading, recorded.read_type),
                  as_of=as_of, lock=True)
-    _bills_write([plan.bill], [plan.lines], [plan.charges])
+    bills_write([plan.bill], [plan.lines], [plan.charges])
     if close:
         _close(account, on=read_on, actor=actor)
     bill = Bill.objects.get(pk=plan.bill.pk)

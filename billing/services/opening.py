@@ -50,7 +50,7 @@ from core.money import ZERO
 from ..ledger.posting import Posting, ledger_post_many
 from ..models import AccountStanding, Bill, BillLine, Deposit, LedgerEntry, PriorPayment
 from ..ordinance import ordinance_on
-from ..runs.issue import installation_spans
+from ..runs.load import installation_spans
 
 # The old system's kinds of a bill's charge, as our bill lines and ledger kinds.
 LINE_KINDS = {"water": BillLine.Kind.CHARGE, "sewer": BillLine.Kind.SEWER, "fee": BillLine.Kind.FEE,

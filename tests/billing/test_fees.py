@@ -26,7 +26,7 @@ from accounts.models import Account, PortalLink
 from billing.fees import FEE_RULES, fee_in_force, fee_quote
 from billing.ledger.posting import bill_source, charge_source
 from billing.models import Bill, BillLine, Fee, LedgerEntry, PendingCharge
-from billing.runs.issue import bill_accounts
+from billing.runs.issue import bills_plan
 from billing.services.adjustments import bill_void
 from billing.services.bill_pdfs import bill_pdf_bytes
 from billing.services.charges import charge_cancel, charge_create
@@ -373,7 +373,7 @@ def test_the_run_loads_the_chunks_charges_in_one_query(mineola):
             charge_create(account=account, code="tank_wagon", as_of=date(2026, 1, 20), actor=None)
             ids.append(account.pk)
         with CaptureQueriesContext(connection) as queries:
-            result = bill_accounts(account_ids=ids, run_on=FEB_1, run=None, persist=False)
+            result = bills_plan(account_ids=ids, run_on=FEB_1)
         assert (result.bills, result.charges, result.total) == (count, 2 * count, count * D("261.13"))
         return len(queries)
 

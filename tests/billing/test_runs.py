@@ -7,9 +7,11 @@ from decimal import Decimal
 import pytest
 from django.core.management import CommandError, call_command
 
-from billing.models import Bill, BillingException, BillingRun, BillLine, LedgerEntry
+from billing.models import Bill, BillingException, BillingRun, BillLine, LedgerEntry, Utility
+from billing.presets import high_usage_factor_from
 from billing.runs.exceptions import billing_exception_release
 from billing.runs.lifecycle import billing_run_chunk_execute, billing_run_create
+from core.errors import ApplicationError
 from meters.models import Installation, Reading
 from tests.billing.steps import account_with_meter, pay, read, run, statement
 from tests.factories import InstallationFactory, MeterFactory
@@ -181,6 +183,28 @@ def test_high_usage_held_then_released_and_billed(mineola):
     assert Bill.objects.get(bill_date=date(2026, 8, 1)).gallons == 400000
     held.refresh_from_db()
     assert held.status == "released"
+
+
+def test_the_high_usage_hold_is_the_offices_factor(mineola):
+    """The hold is office policy ([policy] high_usage_factor, 4 in every preset), which the clerk may change on the
+    Utility page: 400,000 gal in 179 days is 6.65× the 62,500 gal in 186 days before, held at 4×, billed at 7×."""
+    account, meter = account_with_meter(book=1)
+    read(meter, date(2026, 1, 12), 1_062_500)
+    run("run_billing", "--date", "2026-02-01")
+    read(meter, date(2026, 7, 10), 1_462_500)
+    assert Utility.objects.get().high_usage_factor == Decimal("4")
+    preview = run("run_billing", "--date", "2026-08-01", "--dry-run")
+    assert "over 4× the average of 336 gal/day" in preview
+    Utility.objects.update(high_usage_factor=Decimal("7"))
+    assert "1 bills issued" in run("run_billing", "--date", "2026-08-01")
+    assert not BillingException.objects.exists()
+
+
+@pytest.mark.parametrize("factor", ["1", "0.5", "four", "4.001"])
+def test_a_preset_high_usage_factor_must_be_a_number_over_one(factor):
+    with pytest.raises(ApplicationError, match=rf"\[policy\] high_usage_factor '{factor}' is not a number over 1"):
+        high_usage_factor_from({"high_usage_factor": factor})
+    assert high_usage_factor_from({}) == Decimal("4")
 
 
 def test_first_bill_is_never_held_for_high_usage(mineola):
