@@ -39,7 +39,7 @@ How several conditions combine (every preset but Mineola, whose codes pick one r
   without its note are refused with ``ConditionError`` (a ``ValueError`` carrying the field: ``condition``
   or ``note``) naming each unknown code and the codes the rule knows.
 
-Per preset (ORDINANCES.md; the seeds in ``../shared/seeds/``):
+Per preset (docs/ordinances.md; the seeds in ``../shared/seeds/``):
 * Mineola, § 45.45 H: ``cross_connection``, ``back_pressure``, ``hazardous``. Without ``cross_connection``
   no device is required; with it, the design-criteria table's row (reconstructed, see below).
 * Washingtonville, §§ 169-31 – 169-37: ``non_residential`` and ``auxiliary_supply`` (a residential user with
@@ -50,16 +50,16 @@ Per preset (ORDINANCES.md; the seeds in ``../shared/seeds/``):
 * South Farmingdale: ``permanent_service`` (§ 5.6), ``pool`` and ``underground_sprinkler`` (§ 5.19),
   ``water_cooled_equipment`` (§ 10.3(c)), ``bottled_water_facility`` (§ 9.1(b)) and
   ``district_determination`` (§ 7.2).
-* Lansing, §§ 141-3 B, 141-12 – 141-14: exactly the codes of ORDINANCES.md "Lansing", plus the two waivers.
+* Lansing, §§ 141-3 B, 141-12 – 141-14: exactly the codes of docs/ordinances.md "Lansing", plus the two waivers.
 * Old Westbury: the device table of § 210-43 is not in the published text. The rule asks for a device
   where the inspector finds a hazard (``inspector_determination``, § 210-43), and names the protections the
   published text does give: ``cross_connection`` (RPZ "or equal"), ``individual_supply`` (a cross-connection
   with an individual water supply, approved in writing), ``boiler_feed`` (air gap, reduced-pressure or
   double check) and ``pump_priming`` (an air gap only).
 
-Interpretations and differences between ORDINANCES.md and the seeds (the spec is followed):
+Interpretations and differences between docs/ordinances.md and the seeds (the spec is followed):
 * Mineola § 45.45 H: the X marks lost their columns in the published text (2, 3, 4 and 5 marks per row);
-  the rows are ORDINANCES.md's reconstruction. § 45.45 B also says a cross-connection is allowed only as
+  the rows are docs/ordinances.md's reconstruction. § 45.45 B also says a cross-connection is allowed only as
   approved by the State Commissioner of Health with "the reduced-pressure zone backflow preventer or equal";
   the table (the spec) still allows DCA, AVB and PVB for a connection without back pressure or hazard, so a
   cross-connection raises the ``approval_required`` flag instead of narrowing the types. The seed letters the
@@ -89,7 +89,7 @@ Interpretations and differences between ORDINANCES.md and the seeds (the spec is
   the ``approval_required`` flag. The seed also requires an RPZ for a bottled/vended water facility
   (§ 9.1(b)), a code the spec does not list.
 * Old Westbury: the seed gives no section numbers for the cross-connection, individual supply, boiler and
-  prohibited-connection paragraphs; they are cited by name, as ORDINANCES.md cites Old Westbury's other
+  prohibited-connection paragraphs; they are cited by name, as docs/ordinances.md cites Old Westbury's other
   unnumbered rules ("backflow enforcement", "sprinkler rule").
 """
 

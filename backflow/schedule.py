@@ -5,7 +5,7 @@ Every preset tests yearly; only the basis differs, and the citation says which:
 * Washingtonville: "tested at least annually" (§ 169-31), "on an annual basis" with results to the
   Building Inspector (§ 169-35).
 * South Farmingdale: "tested at least once a year by a New York State certified tester"; "the frequency
-  and charges ... shall be determined by the Board" (§ 7.5). ORDINANCES.md calls the yearly frequency a
+  and charges ... shall be determined by the Board" (§ 7.5). docs/ordinances.md calls the yearly frequency a
   sample the Board replaces; the seed's text makes once a year the least it may be.
 * Lansing: process-water devices "at least once a year" (§ 141-4 C) and an updated certification in every
   twelve-month period (§ 141-10 F). After a certification the municipality found defective it may require,

@@ -105,6 +105,19 @@ class PenaltyScheme(Protocol):
         """The charge on one of those days, given what the bill then owes: ``unpaid_principal`` is its unpaid
         ``charges_on`` (and, for a due marked ``with_interest``, its unpaid interest as ``unpaid_interest``)."""
 
+    # The shortcuts the replay asks for (``billing.fast_paths``), each giving what the two above give: a test
+    # holds every registered scheme to that (tests/billing/test_penalty_shortcuts.py).
+
+    def dates_in_order(self, *, bill_date: date, due_date: date, through: date) -> tuple["PenaltyDue", ...]:
+        """``dates`` in order of day (then as given), worked out once where many bills share them."""
+
+    def amount_of_unpaid(self, due: "PenaltyDue", unpaid: dict[str, Decimal]) -> Decimal:
+        """``amount`` from the bill's unpaid amounts by category (``BillBalance.unpaid``)."""
+
+    def owes_no_more_late_charges(self, unpaid: dict[str, Decimal]) -> bool:
+        """Whether a bill with these unpaid amounts draws no late charge again as long as it is charged no more
+        principal (amounts only ever go down then): its later days are passed over."""
+
 
 
 @runtime_checkable
@@ -217,7 +230,7 @@ def sample_rates_refusal(*, on: date, accept_sample_rates: bool) -> str:
     """Why billing on ``on`` is refused because the rates in force are a preset's sample values, or "".
 
     A preset ships a **sample** schedule where the ordinance's own schedule is not in the published text
-    (ORDINANCES.md: "Sample rates are not for real bills"). Billing on it is allowed on a demo/training site,
+    (docs/ordinances.md: "Sample rates are not for real bills"). Billing on it is allowed on a demo/training site,
     or when the clerk accepts it for one run (recorded on the run); otherwise it is refused.
     """
     row = _schedule_row(on)

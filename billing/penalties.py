@@ -32,6 +32,7 @@ from core.dates import add_months
 from core.errors import ApplicationError
 from core.money import ZERO, percent_of
 
+from .fast_paths import fast_paths_on
 from .ledger.allocation import CATEGORY, PENALTY_KINDS, PRINCIPAL_CATEGORIES, PRINCIPAL_FIRST, Entry, Ledger
 from .registries import PENALTY_SCHEMES
 
@@ -241,7 +242,7 @@ class MonthlyInterestFebruaryPenalty(_ChargedOn, _DaysByDueDate):
     """Washingtonville § 169-26: interest of 2% a month on water rents unpaid after the 30 days, and a
     penalty of 5% "of the total amount due, including accumulated interest", every February 1.
 
-    Interpretations (ORDINANCES.md, Washingtonville):
+    Interpretations (docs/ordinances.md, Washingtonville):
 
     * Interest (kind ``interest``) falls on the day after the due date — bill date + 31 days, the due date
       being bill date + 30 — and on each monthly anniversary of that day (clamped to month end), 2% of the
@@ -356,16 +357,17 @@ def penalties_owed(*, entries: Iterable[Entry], bills: Iterable[BillTerms], sche
     kind): each is owed as nothing — left out of the answer and out of the replay, so no payment pays it and
     no later charge counts it; the principal it was computed on is unchanged, so later charges are too.
 
-    The answer lists the charges by day, then bill, then kind. A scheme with ``amount_of_unpaid(due,
-    unpaid)`` (the built-in ones) is asked that, from the bill's unpaid amounts by category, instead of
-    ``amount``: the same charge without working out totals it does not use. One that also answers
-    ``owes_no_more_late_charges(unpaid)`` says a bill whose principal is never charged again draws nothing
-    more (amounts only ever go down then): its later days are passed over.
+    The answer lists the charges by day, then bill, then kind. The scheme is asked its shortcuts (``PenaltyScheme``:
+    ``dates_in_order``; ``amount_of_unpaid(due, unpaid)``, the same charge from the bill's unpaid amounts by
+    category without totals it does not use; ``owes_no_more_late_charges(unpaid)``, a bill whose principal is
+    never charged again draws nothing more, so its later days are passed over), unless the fast paths are off
+    (``billing.fast_paths``): then its ``dates`` are sorted and its ``amount`` asked of every day.
     """
     # Each bill's late-charge days in order of day. A day's are taken as (bill key, kind, place among all the
     # bills' days as the scheme gives them, due) and sorted, as a sort of them all by day, bill and kind would
     # put them.
-    in_order = getattr(scheme, "dates_in_order", None)
+    fast = fast_paths_on()
+    in_order = scheme.dates_in_order if fast else None
     days_of: list[tuple] = []  # (bill key, its days in order, the bill's place, each day's place or None)
     last = None
     for n, bill in enumerate(bills):
@@ -395,8 +397,8 @@ def penalties_owed(*, entries: Iterable[Entry], bills: Iterable[BillTerms], sche
     ledger = Ledger(order)
     post, settle, bills_of = ledger.post, ledger.settle, ledger.bills.get
     charge = ledger.charge
-    amount_of_unpaid = getattr(scheme, "amount_of_unpaid", None)
-    done_with = getattr(scheme, "owes_no_more_late_charges", None) if amount_of_unpaid is not None else None
+    amount_of_unpaid = scheme.amount_of_unpaid if fast else None
+    done_with = scheme.owes_no_more_late_charges if fast else None
     # A bill that owes no more late charges and is charged nothing more among the facts is done with: its later
     # days are passed over (the facts posted all the same, in order, on the next day that counts).
     last_charge: dict[tuple, int] = {}

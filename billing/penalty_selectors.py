@@ -26,14 +26,15 @@ from django.db.models import Count, Q, Sum
 
 from accounts.models import Account
 from core.clock import today
-from core.db import collector_paused
+from core.db import collector_paused, values_rows
 from core.errors import ApplicationError
 from core.models import NightlyStep
 from core.money import ZERO
 
+from .fast_paths import fast_paths_on
 from .ledger.allocation import CATEGORY, DEPOSIT_KINDS, PRINCIPAL_CATEGORIES, REVERSAL_KIND, Entry
 from .ledger.posting import Posting, correction_source, late_charge_source
-from .ledger.selectors import _rows, replay_entry
+from .ledger.selectors import replay_entry
 from .ledger.standing import accounts_where, open_balances
 from .models import Bill, LedgerEntry, PenaltyWaiver, Utility
 from .ordinance import ordinance_on
@@ -119,7 +120,10 @@ class CandidatesSince:
 
 
 def penalty_candidates_split(*, as_of: date) -> CandidatesSince | None:
-    """``penalty_candidates_since``, its candidates told apart (``CandidatesSince``)."""
+    """``penalty_candidates_since``, its candidates told apart (``CandidatesSince``); None, so that every
+    candidate is planned in full, when there is no recent assessment to go from or the fast paths are off."""
+    if not fast_paths_on():
+        return None
     last = last_nightly_assessment()
     if last is None:
         return None
@@ -240,7 +244,7 @@ def plan_facts(account_ids: list[int], *, through: date) -> PlanFacts:
     numbers: dict[int, str] = {}
     bills: dict[int, list[BillTerms]] = defaultdict(list)
     void = Bill.Status.VOID
-    for bill_id, account_id, bill_date, due_date, number, status, converted_on in _rows(
+    for bill_id, account_id, bill_date, due_date, number, status, converted_on in values_rows(
             Bill.objects.filter(where).order_by().values_list(
                 "id", "account_id", "bill_date", "due_date", "number", "status", "converted_on")):
         if account_id not in wanted:
@@ -250,7 +254,7 @@ def plan_facts(account_ids: list[int], *, through: date) -> PlanFacts:
         if due_date < through and status != void:
             bills[account_id].append(BillTerms(key=key, bill_date=bill_date, due_date=due_date,
                                                charges_from=converted_on))
-    rows = [row for row in _rows(
+    rows = [row for row in values_rows(
         LedgerEntry.objects.filter(where, posted_on__lte=through).exclude(kind__in=DEPOSIT_KINDS).order_by("id")
         .values_list("account_id", "id", "kind", "posted_on", "amount", "bill_id", "corrects_id"))
         if row[0] in wanted]
@@ -344,11 +348,10 @@ def penalties_carried(account_ids: list[int], *, assessed: date, through: date, 
         return []
     ordinance = ordinance_on(through)
     scheme = _DatesOnce(ordinance.penalties)
-    amount_of_unpaid = getattr(scheme, "amount_of_unpaid", None)
+    amount_of_unpaid = scheme.amount_of_unpaid
     nothing = {"penalty": ZERO, "fee": ZERO, "fine": ZERO, "water": ZERO}
     # A bill paid in full draws nothing more when the scheme says so (only late charges are added here).
-    done_with = getattr(scheme, "owes_no_more_late_charges", None)
-    paid_draws_nothing = done_with is not None and done_with(nothing)
+    paid_draws_nothing = scheme.owes_no_more_late_charges(nothing)
     states = open_balances(account_ids, through=assessed)
     bills: dict[int, list[tuple]] = defaultdict(list)
     later: dict[tuple[date, date], list] = {}  # the days after L of each bill date and due date
@@ -422,8 +425,21 @@ class _DatesOnce:
                                                                  through=through))
         return found
 
-    def __getattr__(self, name: str):
-        return getattr(self._scheme, name)
+    def dates_in_order(self, *, bill_date: date, due_date: date, through: date) -> tuple:
+        return self._scheme.dates_in_order(bill_date=bill_date, due_date=due_date, through=through)
+
+    def amount(self, due, **unpaid) -> Decimal:
+        return self._scheme.amount(due, **unpaid)
+
+    def amount_of_unpaid(self, due, unpaid: dict) -> Decimal:
+        return self._scheme.amount_of_unpaid(due, unpaid)
+
+    def owes_no_more_late_charges(self, unpaid: dict) -> bool:
+        return self._scheme.owes_no_more_late_charges(unpaid)
+
+    @property
+    def charges_on(self) -> tuple[str, ...]:
+        return self._scheme.charges_on
 
 
 def _correction(row: list, owed: Decimal, *, bill_id: int, day: date, number: str, times: int,

@@ -11,7 +11,7 @@ Per-bill rates (``per_bill`` in the schedule) apply the category's minimum with 
 rates, to one bill on its own; they rate the bills of the calendar frequencies that are not monthly
 (Mineola's semiannual bills, a quarterly calendar's bills).
 
-Interpretations (ORDINANCES.md, Mineola):
+Interpretations (docs/ordinances.md, Mineola):
 * Semiannual bills (meters 1" or smaller) are rated per bill. Nonprofit accounts fall in "all other uses"
   (§ 45.28 A(2)(b)) unless § 45.28 E applies.
 * Monthly bills (meters larger than 1"): the annual minimum for the meter size on the first bill of the

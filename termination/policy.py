@@ -45,7 +45,7 @@ class Eligible:
 
 @dataclass(frozen=True)
 class Trigger:
-    """Nonpayment: what of a bill a shut-off may be for, and from when (ORDINANCES.md, "What a shut-off may be
+    """Nonpayment: what of a bill a shut-off may be for, and from when (docs/ordinances.md, "What a shut-off may be
     for, and how much"). The categories in ``covers`` (water rents with their interest and penalty, and fees
     where the section counts them) are eligible from ``after`` (the bill's due date or bill date) + ``days``; where
     the preset has ``fine_days``, a fine is eligible on its own, ``fine_days`` after it was imposed (Washingtonville

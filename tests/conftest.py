@@ -74,7 +74,7 @@ def pytest_configure(config):
 def mineola(db):
     """The Mineola preset installed on a demo/training site, as `setup_utility mineola --demo 0` does.
 
-    The worked examples of ORDINANCES.md are computed on the preset's sample rate schedule, which only a
+    The worked examples of docs/ordinances.md are computed on the preset's sample rate schedule, which only a
     demo/training site bills without the clerk accepting it; ``mineola_real_site`` is a real village's.
     """
     call_command("setup_utility", "mineola", "--demo", "0", "--date", "2026-01-01", stdout=open("/dev/null", "w"))

@@ -17,7 +17,7 @@ from tests.portal.conftest import billed_account, customer
 
 pytestmark = pytest.mark.django_db
 
-# The worked example (ORDINANCES.md, Mineola): 62,500 gal, of which 30,000 gal in the block at $3.10.
+# The worked example (docs/ordinances.md, Mineola): 62,500 gal, of which 30,000 gal in the block at $3.10.
 BLOCK = "§ 45.28 A(1)"
 
 

@@ -183,6 +183,9 @@ CELERY_BEAT_SCHEDULE = {"billing-runs-sweep": {"task": "billing.tasks.billing_ru
 # chunk not done by then is handed to another worker, at most this many attempts before the run fails.
 BILLING_CHUNK_LEASE_SECONDS = env.int("BILLING_CHUNK_LEASE_SECONDS", default=300)
 BILLING_CHUNK_ATTEMPTS = env.int("BILLING_CHUNK_ATTEMPTS", default=3)
+# The shortcuts the hot paths take (``billing.fast_paths``): off, every balance and late charge is replayed from
+# the whole ledger, to tell a wrong figure from a wrong shortcut. The books are the same either way.
+BILLING_FAST_PATHS = env.bool("BILLING_FAST_PATHS", default=True)
 # The nightly job waits this long for the workers to bill the day's run before going on to penalties.
 NIGHTLY_RUN_WAIT_SECONDS = env.float("NIGHTLY_RUN_WAIT_SECONDS", default=1800)
 # The cache holds short-lived counters (the portal's download limit): in Redis when there is one, so every

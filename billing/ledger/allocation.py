@@ -6,7 +6,7 @@ credit memos, voids; negative). Replaying them day by day gives every balance:
 * **A day's charges, then its credits.** All charges posted on a day are added together and only then
   does any credit left over (an overpayment) go to them, so the order in which same-day charges were
   recorded never changes who owes what. Each credit is then applied as it comes.
-* **What a payment pays** is the preset's policy (ORDINANCES.md, conventions). ``principal_first`` (the
+* **What a payment pays** is the preset's policy (docs/ordinances.md, conventions). ``principal_first`` (the
   default): unpaid principal — fees, fines and water — of every bill, oldest bill first, and only then late
   charges, oldest bill first, each bill's interest before its penalties; an unpaid penalty therefore never
   turns into principal that draws more penalties. Interest is kept apart from penalties because a rule may

@@ -13,9 +13,8 @@ from datetime import date
 
 from django.db.models import F, Sum
 from django.db.models.functions import Round
-from django.db.models.sql.constants import MULTI
 
-from core.db import collector_paused
+from core.db import collector_paused, values_rows
 
 from ..models import Bill, LedgerEntry, PaymentOrder, Utility
 from .allocation import CATEGORY, DEPOSIT_KINDS, PRINCIPAL_CATEGORIES, REVERSAL_KIND, AccountBalance, Entry, allocate
@@ -43,33 +42,10 @@ def replay_entry(kind: str, posted_on: date, amount, bill_key: tuple | None, ent
     return entry
 
 
-def _rows(queryset) -> list[tuple]:
-    """The rows of a ``values_list`` query, each column converted from the database as Django converts it,
-    but once per distinct value: a ledger's days and amounts repeat over thousands of rows."""
-    compiler = queryset.query.get_compiler(using=queryset.db)
-    raw = [row for chunk in compiler.execute_sql(MULTI) for row in chunk]
-    if not raw:
-        return []
-    converters = compiler.get_converters([s[0] for s in compiler.select[0:compiler.col_count]])
-    if not converters:
-        return [tuple(row) for row in raw]
-    columns = list(zip(*raw, strict=True))
-    connection = compiler.connection
-    for index, (functions, expression) in converters.items():
-        memo = {}
-        for value in set(columns[index]):
-            python = value
-            for function in functions:
-                python = function(python, expression, connection)
-            memo[value] = python
-        columns[index] = list(map(memo.__getitem__, columns[index]))
-    return list(zip(*columns, strict=True))
-
-
 def _bill_keys(account_ids, bill_ids) -> dict[int, tuple]:
     """``(bill_date, bill_id)`` of each bill, the key that orders an account's bills oldest first (one tuple
     per bill, shared by its entries)."""
-    keys = {bill_id: (bill_date, bill_id) for bill_id, bill_date in _rows(
+    keys = {bill_id: (bill_date, bill_id) for bill_id, bill_date in values_rows(
         Bill.objects.filter(account_id__any=account_ids).order_by().values_list("id", "bill_date"))}
     missing = [bill_id for bill_id in bill_ids if bill_id not in keys]  # an entry on another account's bill
     if missing:
@@ -95,7 +71,7 @@ def _entries_for_accounts(account_ids: list, *, through: date | None, recorded_a
     if through is not None:
         rows = rows.filter(posted_on__lte=through)
     columns = ["account_id", "id", "kind", "posted_on", "amount", "bill_id", "corrects_id"]
-    loaded = _rows(rows.values_list(*columns, *(["created_at"] if recorded_at else [])).order_by("id"))
+    loaded = values_rows(rows.values_list(*columns, *(["created_at"] if recorded_at else [])).order_by("id"))
     bill_keys = _bill_keys(account_ids, {row[5] for row in loaded if row[5] is not None})
     # A reversal within the range takes itself and the payment it reverses out of the replay.
     reversed_ids = {row[6] for row in loaded if row[2] == REVERSAL_KIND}

@@ -142,7 +142,7 @@ def plan_chunk(facts: ChunkFacts, *, ordinance: Ordinance, run_on: date, run=Non
             hold(account.id, BillingException.Kind.RATING, str(exc))
             continue
         if not rated.lines:
-            # A bill with no lines is never issued (ORDINANCES.md, Mineola § 45.29 C): it would charge
+            # A bill with no lines is never issued (docs/ordinances.md, Mineola § 45.29 C): it would charge
             # nothing and explain nothing. A clerk looks at it instead.
             hold(account.id, BillingException.Kind.RATING,
                  f"rating {usage.gallons:,} gal on a {frequency} bill gave no lines under the schedule "

@@ -418,7 +418,7 @@ def appeal_decide(*, case: TerminationCase, outcome: str, hearing_on: date, noti
 
 def shutoff_refusals(case: TerminationCase, *, as_of: date,
                      policy: TerminationPolicy | None = None) -> list[FieldError]:
-    """Every condition of the guard (ORDINANCES.md, Mineola Article II) the case does not meet on ``as_of``,
+    """Every condition of the guard (docs/ordinances.md, Mineola Article II) the case does not meet on ``as_of``,
     each with its citation; an empty list means a shut-off order may issue."""
     policy = policy or termination_policy()
     out: list[FieldError] = []

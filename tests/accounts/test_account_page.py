@@ -1,6 +1,6 @@
 """The account page: everything a "why is my bill this much?" call needs, on one page.
 
-The Mineola worked example (ORDINANCES.md, § 45.29 E), worked by hand: a $186.13 bill dated 2026-02-01, due
+The Mineola worked example (docs/ordinances.md, § 45.29 E), worked by hand: a $186.13 bill dated 2026-02-01, due
 2026-03-01; $100.00 paid on 2026-02-15 pays $100.00 of the bill's water; on 2026-03-02 the penalty is 5% of
 the $86.13 unpaid = $4.31 (4.3065 half-up); $90.44 paid on 2026-03-10 pays the $86.13 of water left, then the
 $4.31 penalty: the balance is $0.00.

@@ -2,7 +2,7 @@
 the delinquent accounts, a written hearing request recorded by the office, and the shut-off order refused with
 every unmet condition of the guard (409) — each answer as the OpenAPI schema documents it.
 
-The case is ORDINANCES.md's worked example (Mineola Article II): bill due 2026-03-01 left unpaid, notice served
+The case is docs/ordinances.md's worked example (Mineola Article II): bill due 2026-03-01 left unpaid, notice served
 personally 2026-04-01 for a hearing on 2026-04-16, so the request is due by 2026-04-11; a determination mailed
 2026-04-20 may be appealed until 2026-05-04."""
 

@@ -2,7 +2,7 @@
 the payments posted; defaulted once an installment is unpaid past the office's grace days; a plan in good standing
 holds the shut-off, and the guard names it.
 
-Mineola's worked example (ORDINANCES.md): $186.13 billed 2026-02-01, due March 1, unpaid; the termination case
+Mineola's worked example (docs/ordinances.md): $186.13 billed 2026-02-01, due March 1, unpaid; the termination case
 of tests/termination may order a shut-off from 2026-05-05.
 """
 

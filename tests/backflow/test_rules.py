@@ -1,6 +1,6 @@
 """The device rules, the test schedule and Lansing's certification fine: pure, no database.
 
-Every expected answer is read off ORDINANCES.md and the seeds by hand: the device types a condition allows,
+Every expected answer is read off docs/ordinances.md and the seeds by hand: the device types a condition allows,
 the section it cites, and the dollars of the § 141-11 B worked example.
 """
 

@@ -1,6 +1,6 @@
 """What each payment paid: the ledger replay recording its applications (``Ledger(order, record=True)``).
 
-Worked by hand from the Mineola example (ORDINANCES.md): a $186.13 bill dated 2026-02-01, due 2026-03-01; a
+Worked by hand from the Mineola example (docs/ordinances.md): a $186.13 bill dated 2026-02-01, due 2026-03-01; a
 payment of $100.00 on 2026-02-15; the 2026-03-02 penalty is 5% of the $86.13 unpaid = $4.31 (4.3065 half-up);
 a second payment of $90.44 on 2026-03-10 pays the $86.13 of water left and then the $4.31 penalty.
 """

@@ -1,5 +1,5 @@
 """The quarterly single-book calendar (the sample calendar of Washingtonville, South Farmingdale, Lansing
-and Old Westbury, ORDINANCES.md): pure, dates worked by hand."""
+and Old Westbury, docs/ordinances.md): pure, dates worked by hand."""
 
 from datetime import date
 

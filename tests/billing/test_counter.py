@@ -1,7 +1,7 @@
 """The clerk's counter: look an account up, take its payment with its tender, print the receipt; the day's
 cash report by tender with the drawer; reversing a payment from its page; tenders on every other path.
 
-Dollars: ORDINANCES.md's Mineola worked example, a bill of $186.13 dated 2026-02-01, due 2026-03-01.
+Dollars: docs/ordinances.md's Mineola worked example, a bill of $186.13 dated 2026-02-01, due 2026-03-01.
 """
 
 import csv

@@ -18,6 +18,7 @@ import pytest
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.core.management import call_command
+from django.test import override_settings
 
 from billing import penalty_selectors
 from billing.ledger.selectors import account_balances
@@ -106,6 +107,11 @@ def test_kept_standings_reports_and_the_carried_preview_are_the_slow_paths_books
         rows = penalties_preview(as_of=on)
         assert rows == full_preview(on), on
     assert any(row.account_no == debtor.account_no for row in rows)
+    # With every fast path off (the schemes asked only their dates and amounts, no standing read, every account
+    # planned in full), the same rows.
+    with override_settings(BILLING_FAST_PATHS=False):
+        assert penalties_preview(as_of=date(2026, 5, 1)) == rows
+        assert kept(ids, date(2026, 5, 1)) == replayed(ids, date(2026, 5, 1))
     # And what the preview of the last day shows is what the assessment posts.
     before = set(LedgerEntry.objects.filter(kind__in=("penalty", "penalty_correction")).values_list("id", flat=True))
     run("assess_penalties", "--date", "2026-05-01")

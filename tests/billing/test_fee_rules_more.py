@@ -1,4 +1,4 @@
-"""Fees that are more than a number, worked by hand from ORDINANCES.md (Old Westbury, Washingtonville)."""
+"""Fees that are more than a number, worked by hand from docs/ordinances.md (Old Westbury, Washingtonville)."""
 
 from datetime import date, datetime
 from decimal import Decimal

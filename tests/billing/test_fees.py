@@ -1,7 +1,7 @@
 """Fees charged, not only quoted: Mineola's fee rules (§ 45.28), the pending charge, and the next bill carrying
 it as a ``fee`` line — on the ledger, in the statement, on the PDF and in the portal; by command, admin and API.
 
-Dollars are written out by hand from ORDINANCES.md: the worked example's bill is $186.13 (62,500 gal on
+Dollars are written out by hand from docs/ordinances.md: the worked example's bill is $186.13 (62,500 gal on
 2026-02-01), so with the $50.00 connect charge it is $236.13.
 """
 
@@ -147,7 +147,7 @@ def refused(*args) -> str:
 
 @pytest.fixture
 def worked(mineola):
-    """ORDINANCES.md's worked example: read 1,000,000 gal on 2025-07-10 and 1,062,500 on 2026-01-12."""
+    """docs/ordinances.md's worked example: read 1,000,000 gal on 2025-07-10 and 1,062,500 on 2026-01-12."""
     account, meter = account_with_meter(book=1)
     read(meter, date(2026, 1, 12), 1_062_500)
     return account, meter

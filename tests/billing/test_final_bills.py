@@ -1,6 +1,6 @@
 """Final bills on a move-out or a sale, closing letters, and the next owner's account; dollars worked by hand.
 
-Mineola one_two_family, Book 1 (ORDINANCES.md worked example): reads 1,000,000 gal on 2025-07-10 and
+Mineola one_two_family, Book 1 (docs/ordinances.md worked example): reads 1,000,000 gal on 2025-07-10 and
 1,062,500 gal on 2026-01-12 → the bill dated 2026-02-01 of $186.13. Move-out reading 1,080,500 gal on
 2026-05-12 → 18,000 gal. Office policy ([final_bill] minimum = "pro_rata"): the six-month period runs from the
 bill date 2026-02-01 to the next, 2026-08-01: 181 days; 2026-02-01 → 2026-05-12 is 100 days. Minimum
@@ -268,7 +268,7 @@ def test_closing_figures_to_the_cent(billed):
     for day in ("2026-03-02", "2026-04-02", "2026-05-02"):
         run("assess_penalties", "--date", day, "--no-progress")
     charge_create(account=account, code="tank_wagon", as_of=date(2026, 5, 1), actor=None)
-    # Balance 2026-05-10: $199.16 (ORDINANCES.md). Average: 62,500 gal over 2025-07-10 → 2026-01-12 = 186 days;
+    # Balance 2026-05-10: $199.16 (docs/ordinances.md). Average: 62,500 gal over 2025-07-10 → 2026-01-12 = 186 days;
     # 2026-01-12 → 2026-05-20 is 128 days: 62,500 × 128/186 = 43,010.75 → 43,011 gal. Rated as a final bill dated
     # 2026-05-20: 108/181 days: $45.00 × 108/181 = $26.8508 → $26.85; allowance 20,000 × 108/181 = 11,933.7 →
     # 11,934; bound 50,000 × 108/181 = 29,834.3 → 29,834. 17,900 gal × $3.10 = $55.49; 13,177 gal × $3.85 =

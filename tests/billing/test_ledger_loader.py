@@ -1,6 +1,6 @@
 """The ledger loader (``entries_for_accounts``) and the accounts whose ledger nets to zero.
 
-1-0001 billed $186.13 on 2026-02-01 (ORDINANCES.md's worked example), paid by a check of $186.13 on
+1-0001 billed $186.13 on 2026-02-01 (docs/ordinances.md's worked example), paid by a check of $186.13 on
 2026-02-20 that is returned on 2026-03-10; 1-0002 billed the $45.00 minimum and paid $45.00 on 2026-02-20.
 """
 

@@ -1,4 +1,4 @@
-"""The ``owrs`` rate structure: Mineola's schedule written as OWRS bills the ORDINANCES.md worked examples to
+"""The ``owrs`` rate structure: Mineola's schedule written as OWRS bills the docs/ordinances.md worked examples to
 the cent, through the rating path and through billing runs; RateParser's cases through an imported file."""
 
 from datetime import date

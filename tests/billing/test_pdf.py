@@ -1,4 +1,4 @@
-"""Bill PDFs: what the bill says (worked from ORDINANCES.md by hand), byte-for-byte re-rendering, storage,
+"""Bill PDFs: what the bill says (worked from docs/ordinances.md by hand), byte-for-byte re-rendering, storage,
 the book print file, and the consumption chart."""
 
 import io
@@ -29,7 +29,7 @@ def run(*args):
 
 
 def worked_example_account(*, account_no=None, read_type="actual", **kwargs):
-    """ORDINANCES.md, Mineola: 1,000,000 gal on 2025-07-10, 1,062,500 on 2026-01-12 → $186.13 on 2026-02-01."""
+    """docs/ordinances.md, Mineola: 1,000,000 gal on 2025-07-10, 1,062,500 on 2026-01-12 → $186.13 on 2026-02-01."""
     account = AccountFactory(book=1, **({"account_no": account_no} if account_no else {}), **kwargs)
     meter = MeterFactory()
     InstallationFactory(meter=meter, account=account, installed_on=date(2025, 7, 10))

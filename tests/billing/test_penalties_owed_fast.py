@@ -1,5 +1,6 @@
-"""``penalties_owed`` gives exactly what the plain replay gives: on random ledgers, for Mineola's and
-Washingtonville's schemes and a scheme known only by ``dates`` and ``amount``, in both payment orders.
+"""``penalties_owed`` gives exactly what the plain replay gives: on random ledgers, for Mineola's, Washingtonville's
+and Lansing's schemes, with their shortcuts (the fast paths) and with the fast paths off, where the scheme is asked
+only its ``dates`` and ``amount``, in both payment orders.
 
 The oracle below is the plain algorithm, kept here on purpose: every entry replayed in order by a simple
 allocation, the account's state taken afresh at the start of each late-charge day, each charge asked of
@@ -11,6 +12,7 @@ from datetime import date, timedelta
 from decimal import Decimal
 from itertools import groupby
 
+from django.test import override_settings
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -38,7 +40,8 @@ START = date(2025, 1, 1)
 
 
 class Plain:
-    """A scheme seen only through ``dates`` and ``amount`` (as a preset's own class would be)."""
+    """A scheme seen only through ``dates`` and ``amount``: with the fast paths off (``billing.fast_paths``)
+    nothing else of it is asked."""
 
     def __init__(self, scheme):
         self._scheme = scheme
@@ -190,12 +193,14 @@ def answers(owed):
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ledger=ledgers(), name=st.sampled_from(sorted(SCHEMES)), order=st.sampled_from([PRINCIPAL_FIRST, PENALTIES_FIRST]),
-       plain=st.booleans())
-def test_penalties_owed_is_the_plain_replay(ledger, name, order, plain):
+       fast_paths=st.booleans())
+def test_penalties_owed_is_the_plain_replay(ledger, name, order, fast_paths):
     entries, bills, through, waived = ledger
     cls, params = SCHEMES[name]
-    scheme = Plain(KEPT[name]) if plain else KEPT[name]
-    fast = penalties_owed(entries=entries, bills=bills, scheme=scheme, through=through, order=order, waived=waived)
+    scheme = KEPT[name] if fast_paths else Plain(KEPT[name])
+    with override_settings(BILLING_FAST_PATHS=fast_paths):
+        fast = penalties_owed(entries=entries, bills=bills, scheme=scheme, through=through, order=order,
+                              waived=waived)
     expected = oracle(entries=entries, bills=bills, scheme=cls(params), through=through, order=order, waived=waived)
     event(f"late charges: {min(len(expected), 5)}")
     assert answers((p.bill_key, p.due, p.amount) for p in fast) == answers(expected)

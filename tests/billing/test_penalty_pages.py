@@ -1,7 +1,7 @@
 """Penalties in the clerk's office: the preview of a night's assessment (what it would post, unwritten), the
 register of penalties posted (corrections netted, waivers marked) and the waiver pages.
 
-The Mineola worked example (ORDINANCES.md, § 45.29 E): $186.13 billed 2026-02-01, due 2026-03-01; unpaid:
+The Mineola worked example (docs/ordinances.md, § 45.29 E): $186.13 billed 2026-02-01, due 2026-03-01; unpaid:
 2026-03-02 penalty $9.31, 2026-04-02 +$1.86, 2026-05-02 +$1.86.
 """
 

@@ -1,7 +1,7 @@
 """The preview after a nightly assessment plans only the accounts whose plan can change, and says exactly
 what planning every account says, and what ``assess_penalties`` then posts.
 
-The Mineola worked example (ORDINANCES.md, § 45.29 E): 62,500 gal billed 2026-02-01, due 2026-03-01:
+The Mineola worked example (docs/ordinances.md, § 45.29 E): 62,500 gal billed 2026-02-01, due 2026-03-01:
 $186.13. Unpaid: 2026-03-02 penalty 5% = $9.31 (9.3065); 2026-04-02 +1% = $1.86 (1.8613).
 """
 

@@ -1,4 +1,4 @@
-"""One-time and no-penalty schemes (ORDINANCES.md: South Farmingdale, Lansing, Old Westbury): pure, the
+"""One-time and no-penalty schemes (docs/ordinances.md: South Farmingdale, Lansing, Old Westbury): pure, the
 dollars worked by hand."""
 
 from datetime import date

@@ -1,4 +1,4 @@
-"""Rating against ORDINANCES.md, Mineola, with the dollars worked out by hand."""
+"""Rating against docs/ordinances.md, Mineola, with the dollars worked out by hand."""
 
 import tomllib
 from decimal import Decimal

@@ -1,6 +1,6 @@
 """Taking a payment back: from the day of the reversal the account's books are as if it had never been made.
 
-Dollars from ORDINANCES.md's Mineola worked example (§ 45.29 D, E): 62,500 gal → bill $186.13 dated
+Dollars from docs/ordinances.md's Mineola worked example (§ 45.29 D, E): 62,500 gal → bill $186.13 dated
 2026-02-01, due 2026-03-01. Unpaid: 5% = $9.31 (9.3065) on 2026-03-02, +1% = $1.86 on 2026-04-02 and on
 2026-05-02 → $199.16 on 2026-05-10.
 """

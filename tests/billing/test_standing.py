@@ -16,8 +16,9 @@ from django.contrib.auth.models import User
 
 from billing.ledger import standing
 from billing.ledger.selectors import account_balances
-from billing.ledger.standing import encode, only_open, open_balances, refresh_standings
+from billing.ledger.standing import encode, only_open, open_balances, refresh_standings, standings_sample_check
 from billing.models import AccountStanding, Payment
+from billing.services.nightly import nightly_standings
 from billing.services.payments import payment_post
 from billing.services.reversals import payment_reverse
 from reports.selectors import aging, relevy
@@ -123,3 +124,29 @@ def test_a_standing_worked_out_under_another_payment_order_is_not_used(village):
         assert _open(open_balances(ids, through=THROUGH)) == _replayed(ids, THROUGH)
     assert sorted(loaded.call_args.args[0]) == sorted(ids)
     assert refresh_standings() == len(ids)
+
+
+def test_the_nightly_sample_check_finds_a_standing_that_differs_from_the_replay_and_drops_it(village, caplog):
+    ids = [a.pk for a in village]
+    refresh_standings()
+    assert standings_sample_check(sample=50) == {"standings_checked": 10, "standings_differing": 0,
+                                                 "standings_differing_accounts": []}
+    owing = next(s for s in AccountStanding.objects.order_by("account_id") if s.state["bills"])
+    wrong = {**owing.state, "credit": "5.00"}
+    AccountStanding.objects.filter(pk=owing.pk).update(state=wrong)
+    assert _open(open_balances(ids, through=THROUGH)) != _replayed(ids, THROUGH)  # the kept figure is read
+    with caplog.at_level("ERROR"):
+        counts = nightly_standings(as_of=THROUGH)
+    assert counts["standings_differing"] == 1 and counts["standings_differing_accounts"] == [owing.account_id]
+    assert f"[{owing.account_id}]" in caplog.text
+    # Dropped, then written anew by the next refresh: the books read right again.
+    assert _open(open_balances(ids, through=THROUGH)) == _replayed(ids, THROUGH)
+    assert refresh_standings() == 1 and standings_sample_check(sample=50)["standings_differing"] == 0
+
+
+def test_with_the_fast_paths_off_no_standing_is_read(village, settings):
+    ids = [a.pk for a in village]
+    refresh_standings()
+    AccountStanding.objects.update(state={"credit": "999.00", "bills": []})  # wrong, to see it is not read
+    settings.BILLING_FAST_PATHS = False
+    assert _open(open_balances(ids, through=THROUGH)) == _replayed(ids, THROUGH)

@@ -1,7 +1,7 @@
 """Waiving a penalty: a fact the books read, decided by a clerk up to the office's limit and by a supervisor
 above it.
 
-The Mineola worked example (ORDINANCES.md, § 45.29 E): 62,500 gal billed 2026-02-01, due 2026-03-01:
+The Mineola worked example (docs/ordinances.md, § 45.29 E): 62,500 gal billed 2026-02-01, due 2026-03-01:
 $186.13. Unpaid: 2026-03-02 penalty 5% = $9.31 (9.3065); 2026-04-02 +1% = $1.86; 2026-05-02 +1% = $1.86 →
 balance on 2026-05-10 $199.16. The office's limit (``[penalty] waiver_approval_above``) is $25.00.
 """

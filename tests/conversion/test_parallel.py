@@ -3,7 +3,7 @@ issued (Mineola's sample rates, worked by hand).
 
 Book 1 is billed 2026-02-01 from the readings of 2026-01-12 (§ 45.29 A, D): 10,000 gal → the $45.00 minimum;
 30,000 gal → $45.00 + 10,000 × $3.10 = $76.00; 45,000 gal → $45.00 + 25,000 × $3.10 = $122.50; 62,500 gal →
-$186.13 (ORDINANCES.md's worked example).
+$186.13 (docs/ordinances.md's worked example).
 """
 
 import io

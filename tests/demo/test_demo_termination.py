@@ -2,9 +2,12 @@
 every preset, each step taken lawfully on past days through the services (demo/termination.py)."""
 
 import io
+import re
 
 import pytest
 from django.core.management import call_command
+from django.test import Client
+from django.urls import reverse
 
 from core.clock import today
 from termination.models import TerminationCase, WorkOrder
@@ -24,11 +27,28 @@ def bootstrap(code: str) -> str:
     return out.getvalue()
 
 
+def see_the_portal_as_the_printed_customer(said: str) -> None:
+    """The printed customer login signs in to the portal and sees its linked accounts (a billed one and, where the
+    demo has one, the account of the served termination case)."""
+    found = re.search(r"Customer portal: \S+\n  username: (\S+)\n  password: (\S+)\n  \(accounts ([^)]*)\)", said)
+    assert found, said
+    username, password, accounts = found.groups()
+    client = Client()
+    signed_in = client.post(reverse("portal:login"), {"username": username, "password": password})
+    assert signed_in.status_code == 302, signed_in.content.decode()[:2000]
+    home = client.get(reverse("portal:home")).content.decode()
+    for account_no in accounts.split(", "):
+        assert account_no in home
+    served = TerminationCase.objects.filter(status="noticed").first()
+    assert (served is None) == (len(accounts.split(", ")) == 1)
+
+
 @pytest.mark.citation("demo")
 @pytest.mark.parametrize("code", PRESETS)
 def test_the_demo_has_a_case_at_every_stage(code, settings):
     settings.DEBUG = True  # demo_bootstrap runs only in development mode
     said = bootstrap(code)
+    see_the_portal_as_the_printed_customer(said)
     if code in ("lansing", "old_westbury"):
         # The chapter grants no shut-off for nonpayment: the demo makes no such case and says why.
         assert not TerminationCase.objects.exists()
@@ -50,6 +70,6 @@ def test_the_demo_has_a_case_at_every_stage(code, settings):
     order = WorkOrder.objects.get(case=cases["ordered"])
     assert shutoff_refusals(cases["ordered"], as_of=order.issued_on) == []
     assert cases["shut_off"].account.status == "shut_off"
-    # Run again, the demo adds no cases.
-    bootstrap(code)
+    # Run again, the demo adds no cases; the customer's new password works, with the same accounts.
+    see_the_portal_as_the_printed_customer(bootstrap(code))
     assert TerminationCase.objects.count() == 6

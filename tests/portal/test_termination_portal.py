@@ -1,7 +1,7 @@
 """A termination case as the customer sees it in the portal: the notice box on the account page, the case page
 with its grounds, bills, hearing, deadlines and papers, and the written request for the hearing made online.
 
-The case is ORDINANCES.md's worked example (Mineola Article II): a $186.13 bill due 2026-03-01 left unpaid, the
+The case is docs/ordinances.md's worked example (Mineola Article II): a $186.13 bill due 2026-03-01 left unpaid, the
 case opened 2026-03-20, the notice served personally on the owner and the occupant on 2026-04-01 with the
 hearing on 2026-04-16 — so the written request is due by 2026-04-11 (§ 45.32)."""
 

@@ -45,7 +45,7 @@ def _uses_sample_rates(code: str) -> bool:
 
 
 def _install(code: str):
-    # A preset whose rates are sample values bills only on a demo/training site (ORDINANCES.md).
+    # A preset whose rates are sample values bills only on a demo/training site (docs/ordinances.md).
     return preset_install(code=code, mark_demo_site=_uses_sample_rates(code))
 
 
@@ -88,6 +88,33 @@ def test_every_strategy_is_built_through_the_registries(installed):
     ordinance = ordinance_on(schedules[0].effective_on)
     assert ordinance.utility.preset == installed
     assert ordinance.rate_schedule == schedules[0] and isinstance(ordinance.rates, RateStructure)
+
+
+def test_every_penalty_schemes_shortcuts_give_what_its_dates_and_amount_give(installed):
+    """The fast paths ask a scheme its shortcuts (``billing.fast_paths``); each must answer as ``dates`` and
+    ``amount`` do, for bills dated through a year and unpaid amounts of every kind."""
+    scheme = ordinance_on(date(2026, 2, 1)).penalties
+    samples = [{"water": Decimal(w), "fee": Decimal(f), "fine": Decimal(i), "penalty": Decimal(p),
+                "interest": Decimal(n)} for w, f, i, p, n in (("0", "0", "0", "0", "0"), ("186.13", "0", "0", "0", "0"),
+                                                              ("0", "25.00", "0", "9.31", "0"),
+                                                              ("100.00", "10.00", "50.00", "5.00", "2.01"),
+                                                              ("0", "0", "0", "12.00", "3.00"))]
+    for month in range(1, 13):
+        bill_date = date(2026, month, 1)
+        due_date = bill_date + timedelta(days=30)
+        through = bill_date + timedelta(days=400)
+        dates = scheme.dates(bill_date=bill_date, due_date=due_date, through=through)
+        in_order = scheme.dates_in_order(bill_date=bill_date, due_date=due_date, through=through)
+        assert list(in_order) == sorted(dates, key=lambda due: due.on)
+        for due in in_order:
+            for unpaid in samples:
+                principal = sum((unpaid[cat] for cat in scheme.charges_on), Decimal(0))
+                total = sum(unpaid.values(), Decimal(0))
+                extra = {"unpaid_interest": unpaid["interest"]} if due.with_interest else {}
+                assert scheme.amount_of_unpaid(due, unpaid) == scheme.amount(
+                    due, unpaid_principal=principal, unpaid_total=total, **extra), (due, unpaid)
+                if scheme.owes_no_more_late_charges(unpaid):
+                    assert all(scheme.amount_of_unpaid(later, unpaid) == 0 for later in in_order if later.on >= due.on)
 
 
 def _first_of_next_month(day: date) -> date:

@@ -1,4 +1,4 @@
-"""Lansing (ORDINANCES.md) end to end through the commands, the dollars worked by hand.
+"""Lansing (docs/ordinances.md) end to end through the commands, the dollars worked by hand.
 
 Sample rates and calendar: a quarterly minimum of $30.00 including 9,000 gal, then $5.10 per 1,000 gal;
 bills dated Feb/May/Aug/Nov 1 from the reading of the month before; sample due date 30 days after the bill

@@ -1,4 +1,4 @@
-"""Old Westbury (ORDINANCES.md) end to end through the commands, the dollars worked by hand.
+"""Old Westbury (docs/ordinances.md) end to end through the commands, the dollars worked by hand.
 
 Chapter 210 sets no billing frequency, rates or penalties. Sample: a quarterly minimum of $40.00 including
 15,000 gal, then $4.50 per 1,000 gal; bills dated Feb/May/Aug/Nov 1 from the reading of the month before,

@@ -1,4 +1,4 @@
-"""South Farmingdale (ORDINANCES.md) end to end through the commands, the dollars worked by hand.
+"""South Farmingdale (docs/ordinances.md) end to end through the commands, the dollars worked by hand.
 
 Sample rates (§ 3.1): a quarterly minimum of $28.00 including 12,000 gal, then $2.40 per 1,000 gal. Bills
 dated Feb/May/Aug/Nov 1 from the reading of the month before, due when rendered (§ 4.2); a bill more than 30

@@ -3,7 +3,7 @@ sealed; the authorization kept), the notice before the debit, the NACHA debit fi
 the format's rules, the bank's returns (payment reversed with its R-code, the returned-payment fee charged,
 autopay suspended after a closed or unauthorized account), and no bank account number in clear anywhere.
 
-The account is ORDINANCES.md's Mineola example: billed $186.13 on 2026-02-01, due March 1 (§ 45.29 D).
+The account is docs/ordinances.md's Mineola example: billed $186.13 on 2026-02-01, due March 1 (§ 45.29 D).
 """
 
 import io

@@ -2,7 +2,7 @@
 webhook verified and posted once (a replay, a late event, an event out of order), a forged one refused with nothing
 posted, a refund and a dispute reversed; the pages without a processor say how to pay by mail or at the office.
 
-The account is ORDINANCES.md's Mineola example: billed $186.13 on 2026-02-01, due March 1.
+The account is docs/ordinances.md's Mineola example: billed $186.13 on 2026-02-01, due March 1.
 """
 
 from datetime import UTC, date, datetime

@@ -2,7 +2,7 @@
 
 Book 1, billed 2026-02-01 and due 2026-03-01 (§ 45.29 A, D), from readings of 2025-07-10 and 2026-01-12:
 
-* 1-0001: 62,500 gal → $45.00 + 30,000 × $3.10 + 12,500 × $3.85 = $186.13 (ORDINANCES.md's worked
+* 1-0001: 62,500 gal → $45.00 + 30,000 × $3.10 + 12,500 × $3.85 = $186.13 (docs/ordinances.md's worked
   example), unpaid: penalties 2026-03-02 $9.31, 2026-04-02 $1.86, 2026-05-02 $1.86 (§ 45.29 E) →
   $199.16 on 2026-05-10.
 * 1-0002: 20,000 gal → the $45.00 minimum, paid at the counter 2026-02-20.

@@ -1,7 +1,7 @@
 """The relevy's late charges owed and not posted: a bill paid in full but late before the assessment ran, and
 what the nightly assessment posted and what changed since.
 
-Book 1 billed 2026-02-01, due 2026-03-01 (§ 45.29 A, D), no penalty assessed: 1-0001 $186.13 (ORDINANCES.md's
+Book 1 billed 2026-02-01, due 2026-03-01 (§ 45.29 A, D), no penalty assessed: 1-0001 $186.13 (docs/ordinances.md's
 worked example) paid in full 2026-03-10, 1-0002 the $45.00 minimum paid on its due date, 1-0003 $76.00
 paid 2026-03-02, the day the 5% falls (§ 45.29 E: a payment counts from the day after it is made). Owed
 through 2026-04-10: 5% of $186.13 = $9.31 and 5% of $76.00 = $3.80; nothing on 1-0002, and no 1% on

@@ -1,4 +1,4 @@
-"""The guard (ORDINANCES.md, Mineola Article II): a shut-off order issues only when all five conditions hold;
+"""The guard (docs/ordinances.md, Mineola Article II): a shut-off order issues only when all five conditions hold;
 a refusal names every condition that fails, with its citation, and nothing changes.
 
 The lawful case: served personally on 2026-04-01 on the owner and the occupant, hearing 2026-04-16, no

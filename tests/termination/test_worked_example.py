@@ -1,4 +1,4 @@
-"""Mineola Article II, ORDINANCES.md's worked example, through the ``termination`` command: served personally
+"""Mineola Article II, docs/ordinances.md's worked example, through the ``termination`` command: served personally
 2026-04-01 → earliest hearing 2026-04-16 (2026-04-15 refused); request deadline 2026-04-11; determination
 mailed 2026-04-20 → appeal deadline 2026-05-04; appeal-hearing notice mailed 2026-05-10 → earliest appeal
 hearing 2026-05-15."""

@@ -2,7 +2,7 @@
 by its owner's name → read its running-balance ledger → reprint its bill → post a counter payment and
 print the receipt → preview a billing run and issue it.
 
-The village is Mineola's preset. One account is the worked example of ORDINANCES.md (62,500 gal billed
+The village is Mineola's preset. One account is the worked example of docs/ordinances.md (62,500 gal billed
 2026-02-01: $186.13, unpaid since, so penalties stand on it); another, in book 9, was read in November and
 is due on the book's latest billing date, June 1 or December 1 (§ 45.29 A: books 9–10 are billed then).
 

@@ -85,7 +85,9 @@ def test_the_steps_run_in_order_and_each_is_recorded_with_its_counts(account):
     assert recorded["penalties"].counts == {"penalties": 0, "penalty_total": "0.00"}
     assert recorded["bill_pdfs"].counts == {"pdfs_queued": 1}
     # What the night's bill leaves open on the account is kept for the next day's reports.
-    assert recorded["standings"].counts == {"standings_refreshed": 1}
+    # ... and a sample of the kept standings (here the one) is checked against a full replay of its ledger.
+    assert recorded["standings"].counts == {"standings_refreshed": 1, "standings_checked": 1, "standings_differing": 0,
+                                            "standings_differing_accounts": []}
     assert AccountStanding.objects.get(account=account).state == {
         "credit": "0.00", "bills": [[["2026-02-01", Bill.objects.get().pk], {"water": "186.13"}, {"water": "186.13"}]]}
     assert all(s.started_at <= s.finished_at and not s.error for s in recorded.values())

@@ -24,6 +24,10 @@ from demo.termination import demo_cases_create
 
 ADMIN_USERNAME = "admin"
 ADMIN_URL = "http://127.0.0.1:8000/admin/"
+# A customer's login to the portal, linked to a billed demo account (and to one with a termination case open,
+# where the demo has one), so the portal can be seen as a customer sees it.
+CUSTOMER_EMAIL = "customer@example.org"
+PORTAL_URL = "http://127.0.0.1:8000/portal/"
 BACKFILL_MONTHS = 22  # the demo's readings start two years back; the first bills fall in the month after
 
 
@@ -53,8 +57,11 @@ class Command(BaseCommand):
             self._termination_cases(as_of=as_of)
             self._backflow(as_of=as_of)
         password = _admin_with_new_password()
+        customer_password, linked = _customer_with_new_password()
         self.stdout.write(self.style.SUCCESS(
-            f"\nAdmin: {ADMIN_URL}\n  username: {ADMIN_USERNAME}\n  password: {password}\n"))
+            f"\nAdmin: {ADMIN_URL}\n  username: {ADMIN_USERNAME}\n  password: {password}\n"
+            + (f"Customer portal: {PORTAL_URL}\n  username: {CUSTOMER_EMAIL}\n  password: {customer_password}\n"
+               f"  (accounts {', '.join(linked)})\n" if linked else "")))
 
     def _bill(self, bill_dates: list[date], *, as_of: date) -> None:
         """Bill each date in order, and post the payments made before the next one, as the office would have
@@ -125,3 +132,32 @@ def _admin_with_new_password() -> str:
         user.save()
     axes_reset(username=ADMIN_USERNAME)  # earlier failed logins must not lock out the printed password
     return password
+
+
+def _customer_with_new_password() -> tuple[str, list[str]]:
+    """The demo customer's login with a fresh password, and the numbers of the accounts it is linked to: the
+    first billed account and, where the demo has one, the account of its open termination case (linked once)."""
+    from axes.utils import reset as axes_reset
+
+    from accounts.models import PortalLink
+    from termination.models import TerminationCase
+
+    password = secrets.token_urlsafe(12)
+    user_model = get_user_model()
+    user = user_model.objects.filter(username=CUSTOMER_EMAIL).first()
+    if user is None:
+        user = user_model.objects.create_user(CUSTOMER_EMAIL, email=CUSTOMER_EMAIL, password=password)
+    else:
+        user.is_active = True
+        user.set_password(password)
+        user.save()
+    axes_reset(username=CUSTOMER_EMAIL)
+    if not PortalLink.objects.filter(user=user).exists():
+        billed = Account.objects.filter(bills__isnull=False).order_by("account_no").first()
+        case = TerminationCase.objects.filter(status="noticed").select_related("account").first()
+        for account in dict.fromkeys(a for a in (billed, case.account if case else None) if a is not None):
+            PortalLink.objects.create(user=user, account=account)
+    linked = PortalLink.objects.filter(user=user).order_by("linked_at", "pk").values_list("account__account_no",
+                                                                                          flat=True)
+    return password, list(linked)
+
