@@ -6,7 +6,7 @@ Each shortcut gives the answer its full computation gives, faster:
   ``owes_no_more_late_charges``) instead of its ``dates`` sorted and its ``amount`` from totals, in
   ``billing.penalties.penalties_owed``;
 * the penalties of the accounts nothing happened to since the last nightly assessment carried forward from
-  their kept standings (``billing.penalty_selectors.penalty_candidates_split``) instead of planned in full;
+  their kept standings (``billing.penalty_shortcuts.penalty_candidates_split``) instead of planned in full;
 * each account's open bills read from its kept standing (``billing.ledger.standing.open_balances``) instead of
   replayed from its ledger.
 

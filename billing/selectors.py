@@ -24,7 +24,7 @@ from .ledger.selectors import account_balances, entries_for_accounts
 from .models import Bill, BillLine, BillMessage, Deposit, LedgerEntry, Payment
 from .ordinance import Ordinance, ordinance_on, payment_order
 from .penalties import BillTerms, penalties_owed
-from .penalty_selectors import waived_charges
+from .penalty_plan import waived_charges
 
 
 def bills_using_reading(*, reading_id: int) -> list[Bill]:

@@ -32,7 +32,8 @@ from billing.ledger.standing import open_balances
 from billing.models import Bill, BillLine, LedgerEntry, Payment
 from billing.ordinance import ordinance_on
 from billing.penalties import BillTerms, penalties_owed
-from billing.penalty_selectors import penalty_candidates, penalty_candidates_since, waived_charges
+from billing.penalty_plan import penalty_candidates, waived_charges
+from billing.penalty_shortcuts import penalty_candidates_since
 from billing.presets import preset_load
 from billing.runs.preview import BookTotal, LineTotal  # the same totals as a run's proof register
 from core.csvimport import chunked
@@ -378,7 +379,7 @@ def relevy(*, levy_on: date) -> Relevy:
 def _late_charges_as_owed(*, levy_on: date) -> set[int]:
     """The accounts whose late charges posted through ``levy_on`` are provably those the facts make owed: the
     nightly assessment reconciled them and nothing since can change what they owe, so their plan through the
-    levy date is empty (``billing.penalty_selectors.penalty_candidates_since``). None of them without a nightly
+    levy date is empty (``billing.penalty_shortcuts.penalty_candidates_since``). None of them without a nightly
     assessment of the levy date or an earlier day to rely on."""
     may_change = penalty_candidates_since(as_of=levy_on)
     if may_change is None:

@@ -31,6 +31,11 @@ from django.urls import reverse  # noqa: E402
 
 from accounts.models import Account  # noqa: E402
 from billing import penalty_selectors  # noqa: E402
+
+try:
+    from billing import penalty_shortcuts as shortcuts  # noqa: E402
+except ImportError:  # a version before the shortcuts had a module of their own
+    shortcuts = penalty_selectors
 from core.clock import today  # noqa: E402
 
 RUNS = 5
@@ -52,17 +57,17 @@ def main() -> None:
     user = get_user_model().objects.filter(is_superuser=True).first()
     client.force_login(user)
     url = reverse("admin:billing_penalties_preview")
-    last = getattr(penalty_selectors, "last_nightly_assessment", lambda: "not read")()
+    last = getattr(shortcuts, "last_nightly_assessment", lambda: "not read")()
     print(f"{Account.objects.count()} accounts; last nightly assessment (day, step started): {last}")
     now = today()
     for ahead in (0, 1, 2, 7):
         on = now + timedelta(days=ahead)
         everyone = penalty_selectors.penalty_candidates(as_of=on)
         fast = page_seconds(client, url, on)
-        if not hasattr(penalty_selectors, "penalty_candidates_since"):  # a version without the shortcut
+        if not hasattr(shortcuts, "penalty_candidates_since"):  # a version without the shortcut
             print(f"{on} (+{ahead}): {fast:.3f} s planning all {len(everyone)} candidates")
             continue
-        since = penalty_selectors.penalty_candidates_since(as_of=on)
+        since = shortcuts.penalty_candidates_since(as_of=on)
         rows = penalty_selectors.penalties_preview(as_of=on)
         with mock.patch.object(penalty_selectors, "penalty_candidates_split", return_value=None):
             full = page_seconds(client, url, on)
@@ -74,7 +79,7 @@ def main() -> None:
 
 def after_a_day_at_the_counter(client: Client, url: str, payments: int = 100) -> None:
     """Today's page after the counter took ``payments`` payments since the night (rolled back afterwards)."""
-    if not hasattr(penalty_selectors, "penalty_candidates_since"):
+    if not hasattr(shortcuts, "penalty_candidates_since"):
         return
     from decimal import Decimal
 
@@ -89,7 +94,7 @@ def after_a_day_at_the_counter(client: Client, url: str, payments: int = 100) ->
         for n, account_no in enumerate(numbers):
             payment_post(account_no=account_no, amount=Decimal("25.00"), paid_on=now, reference=f"BENCH-{n}",
                          tender="cash")
-        since = penalty_selectors.penalty_candidates_since(as_of=now)
+        since = shortcuts.penalty_candidates_since(as_of=now)
         fast = page_seconds(client, url, now)
         same = penalty_selectors.penalties_preview(as_of=now) == full_rows(now)
         transaction.set_rollback(True)

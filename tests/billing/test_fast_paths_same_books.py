@@ -20,7 +20,7 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import override_settings
 
-from billing import penalty_selectors
+from billing import penalty_selectors, penalty_shortcuts
 from billing.ledger.selectors import account_balances
 from billing.ledger.standing import encode, only_open, open_balances, refresh_standings
 from billing.models import AccountStanding, LedgerEntry, Payment
@@ -40,7 +40,7 @@ ACCOUNTS = 200
 @pytest.fixture(autouse=True)
 def no_margin(monkeypatch):
     """Everything here happens within seconds: what is done before the nightly job counts as before it."""
-    monkeypatch.setattr(penalty_selectors, "RECORDED_MARGIN", timedelta(0))
+    monkeypatch.setattr(penalty_shortcuts, "RECORDED_MARGIN", timedelta(0))
 
 
 def village(seed: int, *, night: bool = True) -> list:

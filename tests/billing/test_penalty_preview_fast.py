@@ -15,9 +15,10 @@ from django.contrib.auth.models import Group
 from django.core.management import call_command
 from django.utils import timezone
 
-from billing import penalty_selectors
+from billing import penalty_selectors, penalty_shortcuts
 from billing.models import AccountStanding, LedgerEntry, Payment, PenaltyWaiver, Utility
-from billing.penalty_selectors import penalties_preview, penalty_candidates, penalty_candidates_since
+from billing.penalty_selectors import penalties_preview, penalty_candidates
+from billing.penalty_shortcuts import penalty_candidates_since
 from billing.services.payments import payment_post
 from billing.services.reversals import payment_reverse
 from billing.services.waivers import penalty_waiver_decide, penalty_waiver_request
@@ -35,7 +36,7 @@ D = Decimal
 @pytest.fixture(autouse=True)
 def no_margin(monkeypatch):
     """Everything here happens within seconds: what is done before the nightly job counts as before it."""
-    monkeypatch.setattr(penalty_selectors, "RECORDED_MARGIN", timedelta(0))
+    monkeypatch.setattr(penalty_shortcuts, "RECORDED_MARGIN", timedelta(0))
 
 
 def billed(account_no: str):
@@ -87,7 +88,7 @@ def same_as_full_plan_and_assessment(on: date) -> list:
 
 
 def test_the_nightly_step_is_the_one_the_shortcut_reads():
-    assert (penalty_selectors.NIGHTLY_PENALTIES_STEP, "billing.services.nightly.nightly_penalties") in STEPS
+    assert (penalty_shortcuts.NIGHTLY_PENALTIES_STEP, "billing.services.nightly.nightly_penalties") in STEPS
 
 
 def test_nothing_new_the_day_after_lists_only_the_anniversaries(mineola):
@@ -200,7 +201,7 @@ def test_a_fact_recorded_just_before_the_nightly_started_counts_as_after_it(mine
     pay(unpaid, "186.13", "2026-02-20", "JUST-BEFORE")
     nightly()
     assert unpaid.pk not in penalty_candidates_since(as_of=NIGHT)
-    monkeypatch.setattr(penalty_selectors, "RECORDED_MARGIN", timedelta(minutes=5))
+    monkeypatch.setattr(penalty_shortcuts, "RECORDED_MARGIN", timedelta(minutes=5))
     Utility.objects.update(updated_at=timezone.now() - timedelta(hours=1))  # installed long before
     assert unpaid.pk in penalty_candidates_since(as_of=NIGHT)
 
