@@ -4,3 +4,10 @@ from django.apps import AppConfig
 class BackflowConfig(AppConfig):
     name = "backflow"
     verbose_name = "Backflow and cross-connections"
+
+    def ready(self):
+        from billing.presets import section_check_register
+
+        from .policy import policy_from
+
+        section_check_register("backflow", policy_from)

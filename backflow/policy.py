@@ -1,6 +1,6 @@
-"""Each preset's backflow enforcement: the compliance notices it serves (how long the owner has, counted from
-what, by which methods), the fine or fee that follows, and what noncompliance leads to. Device rules and test
-frequencies are in ``backflow.rules``.
+"""Each preset's backflow enforcement, read from its ``[backflow]`` table: the compliance notices it serves (how
+long the owner has, counted from what, by which methods), the fine or fee that follows, and what noncompliance
+leads to. Device rules and test frequencies are in ``backflow.rules``.
 
 Where a seed sets no period (a test-due reminder, Mineola's "reasonable time set by the Commission"), the
 period is office policy and its citation says so.
@@ -24,9 +24,15 @@ class NoticeRule:
     shortenable: bool = False  # the Board or Superintendent may shorten it for exigent circumstances
 
 
+# How a fine accrues: "per_day_pipe", up to a daily maximum times the inches of the largest supply pipe after a
+# grace period (Lansing § 141-11 B, ``backflow.fines``); "clerk_per_day", a daily amount the clerk imposes on the
+# notice (Washingtonville § 169-37).
+FINE_SCHEMES = ("per_day_pipe", "clerk_per_day")
+
+
 @dataclass(frozen=True)
 class FineRule:
-    scheme: str  # "per_day_pipe" (Lansing § 141-11 B) or "clerk_per_day" (Washingtonville § 169-37)
+    scheme: str  # one of FINE_SCHEMES
     fee_code: str
     citation: str
     per_day: Decimal
@@ -73,72 +79,47 @@ def _reminders(citation: str) -> dict[str, NoticeRule]:
     }
 
 
-POLICIES = {
-    "mineola": BackflowPolicy(
-        preset="mineola", citation="§§ 45.41–45.45",
-        notices={**_reminders("policy (Chapter 45 sets no test frequency)"),
-                 "install": NoticeRule("install", 30, "served", "§ 45.41 (30 days: office policy for the "
-                                       "Commission's 'reasonable time')", ("personal", "certified_mail"),
-                                       "Install the backflow prevention device the premises require.")},
-        termination_section="§ 45.45 B"),
-    "washingtonville": BackflowPolicy(
-        preset="washingtonville", citation="§§ 169-31–169-37",
-        notices={**_reminders("§ 169-35"),
-                 "install": NoticeRule("install", 120, "served", "§ 169-33", ("certified_mail",),
-                                       "Upgrade the preexisting system with the required backflow prevention device "
-                                       "within 120 days following service of this notice by certified mail."),
-                 "violation": NoticeRule("violation", 0, "served", "§ 169-37", ("personal", "certified_mail"),
-                                         "A fine of up to $250 for each day the violation continues after this "
-                                         "notice may be imposed, and water service may be discontinued.")},
-        fine=FineRule(scheme="clerk_per_day", fee_code="backflow_fine", citation="§ 169-37",
-                      per_day=Decimal("250.00"), on_kinds=("violation", "install")),
-        termination_section="§ 169-37"),
-    "south_farmingdale": BackflowPolicy(
-        preset="south_farmingdale", citation="§§ 5.6, 5.19, 7.5",
-        notices={**_reminders("§ 7.5"),
-                 "install": NoticeRule("install", 30, "served", "§ 5.6 (30 days: office policy)",
-                                       ("personal", "certified_mail"),
-                                       "Every permanent service must have its own backflow device after the meter.")},
-        termination_section="§ 5.6, § 7.5"),
-    "lansing": BackflowPolicy(
-        preset="lansing", citation="§§ 141-3–141-14",
-        notices={**_reminders("§ 141-4 C"),
-                 "certification": NoticeRule("certification", 30, "served", "§ 141-10",
-                                             ("first_class_mail", "certified_mail", "personal"),
-                                             "Deliver a certification signed by a licensed professional engineer "
-                                             "within 30 days of the date of this notice."),
-                 "deficiency": NoticeRule("deficiency", 15, "served", "§ 141-10",
-                                          ("first_class_mail", "certified_mail", "personal"),
-                                          "Correct the deficiencies and deliver a new certification within 15 days "
-                                          "of the date of this notice.")},
-        fine=FineRule(scheme="per_day_pipe", fee_code="backflow_fine", citation="§ 141-11 B",
-                      per_day=Decimal("25.00"), after_days=180, on_kinds=("certification",), amount_entered=True),
-        termination_section="§ 141-5"),
-    "old_westbury": BackflowPolicy(
-        preset="old_westbury", citation="§ 210-43; backflow enforcement",
-        notices={**_reminders("§ 210-43 (the reminders are office policy)"),
-                 "violation": NoticeRule("violation", 7, "received", "backflow enforcement B(2)–(3)",
-                                         ("personal", "suitable_age_and_mail", "registered_mail"),
-                                         "You have seven calendar days from receipt of this notice to file a written "
-                                         "request at the Village Hall for a hearing before the Village Board of "
-                                         "Zoning Appeals, or to cure the violation; otherwise the Water Department "
-                                         "may enter to perform the testing, for a fee of $250.",
-                                         shortenable=True),
-                 "demand": NoticeRule("demand", 30, "served", "backflow enforcement B(3)",
-                                      ("first_class_mail",),
-                                      "The Water Department performed the testing: a fee of $250 is due. Unpaid 30 "
-                                      "days after this demand, it is added to the property's November water "
-                                      "assessment.")},
-        demand=DemandRule(fee_code="backflow_test_fee", amount=Decimal("250.00"), days=30, bill_month=11,
-                          citation="backflow enforcement B(3)"),
-        emergency_kind="health_hazard"),
-}
+def policy_from(preset: str, params: dict) -> BackflowPolicy:
+    """A preset's enforcement from its ``[backflow]`` table; refused, naming the key, when a value is missing or
+    not of its kind (at install, not at the first notice)."""
+    try:
+        notices = {**_reminders(params["reminders_citation"]), **{
+            n["kind"]: NoticeRule(kind=n["kind"], days=int(n["days"]), counted_from=n["counted_from"],
+                                  citation=n["citation"], methods=tuple(n["methods"]), words=n.get("words", ""),
+                                  shortenable=bool(n.get("shortenable", False)))
+            for n in params.get("notice", [])}}
+        fine = params.get("fine")
+        demand = params.get("demand")
+        policy = BackflowPolicy(
+            preset=preset, citation=params["citation"], notices=notices,
+            fine=FineRule(scheme=fine["scheme"], fee_code=fine["fee_code"], citation=fine["citation"],
+                          per_day=Decimal(str(fine["per_day"])), after_days=int(fine.get("after_days", 0)),
+                          on_kinds=tuple(fine.get("on_kinds", ())),
+                          amount_entered=bool(fine.get("amount_entered", False))) if fine else None,
+            demand=DemandRule(fee_code=demand["fee_code"], amount=Decimal(str(demand["amount"])),
+                              days=int(demand["days"]), bill_month=int(demand["bill_month"]),
+                              citation=demand["citation"]) if demand else None,
+            termination_section=params.get("termination_section", ""),
+            emergency_kind=params.get("emergency_kind", ""))
+    except KeyError as exc:
+        raise ApplicationError(f"[backflow] needs {exc.args[0]}", field="backflow") from None
+    except (TypeError, ValueError, ArithmeticError) as exc:
+        raise ApplicationError(f"[backflow] has a value not of its kind ({exc})", field="backflow") from None
+    if policy.fine and policy.fine.scheme not in FINE_SCHEMES:
+        raise ApplicationError(f"[backflow.fine] scheme '{policy.fine.scheme}' is not one of "
+                               f"{', '.join(FINE_SCHEMES)}", field="backflow")
+    for rule in notices.values():
+        if rule.counted_from not in ("served", "received"):
+            raise ApplicationError(f"[[backflow.notice]] {rule.kind}: counted_from is served or received, not "
+                                   f"'{rule.counted_from}'", field="backflow")
+    return policy
 
 
 def backflow_policy() -> BackflowPolicy:
     utility = Utility.objects.first()
     if utility is None:
         raise ApplicationError("no preset is installed (manage.py setup_utility PRESET)", field="preset")
-    if utility.preset not in POLICIES:
-        raise ApplicationError(f"the preset '{utility.preset}' has no backflow enforcement rules", field="preset")
-    return POLICIES[utility.preset]
+    if not utility.backflow_params:
+        raise ApplicationError(f"the preset '{utility.preset}' has no backflow enforcement rules ([backflow])",
+                               field="preset")
+    return policy_from(utility.preset, utility.backflow_params)

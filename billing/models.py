@@ -54,6 +54,9 @@ class Utility(models.Model):
     penalty_scheme = models.CharField(max_length=40)
     penalty_params = models.JSONField(default=dict)
     termination_params = models.JSONField(default=dict)
+    backflow_params = models.JSONField(default=dict, blank=True,
+                                       help_text="The preset's [backflow] table: the compliance notices, the fine or "
+                                                 "fee, and what noncompliance leads to (backflow/policy.py).")
     notes = models.JSONField(default=list, help_text="Discrepancies between the text and the preset.")
     payment_order = models.CharField(
         max_length=20, choices=PaymentOrder.choices, default=PaymentOrder.PRINCIPAL_FIRST,

@@ -8,6 +8,7 @@ effective date — history is never rewritten.
 
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
@@ -79,6 +80,16 @@ def list_floor_from(policy: dict) -> Decimal:
     return floor
 
 
+# The checks of the tables other apps read from a preset file (``[backflow]``: ``backflow.apps`` registers its own),
+# run at install so a bad value is refused naming its key there, not at the first notice. An app above billing
+# registers; billing never imports it.
+SECTION_CHECKS: dict[str, Callable[[str, dict], object]] = {}
+
+
+def section_check_register(table: str, check: Callable[[str, dict], object]) -> None:
+    SECTION_CHECKS[table] = check
+
+
 def high_usage_factor_from(policy: dict) -> Decimal:
     """``[policy] high_usage_factor``: a bill whose use per day is over this many times the account's usual is held
     for review; 4 unless the preset says. Refused unless a number over 1 (with at most two decimals)."""
@@ -121,6 +132,7 @@ def _install(code: str, data: dict, *, mark_demo_site: bool) -> InstallReport:
         "calendar_scheme": calendar["scheme"], "calendar_params": _jsonable(calendar),
         "penalty_scheme": penalty["scheme"], "penalty_params": _jsonable(penalty),
         "termination_params": _jsonable(data.get("termination", {})),
+        "backflow_params": _jsonable(data.get("backflow", {})),
         "notes": _jsonable(data.get("note", [])),
         "payment_order": data.get("policy", {}).get("payment_order", PaymentOrder.PRINCIPAL_FIRST),
         "gl_params": _jsonable(data.get("gl", {})),
@@ -129,6 +141,9 @@ def _install(code: str, data: dict, *, mark_demo_site: bool) -> InstallReport:
         raise ApplicationError(f"[policy] payment_order '{utility_values['payment_order']}' is not one of "
                                f"{', '.join(PaymentOrder.values)}", field="payment_order")
     final_bill_rule_from(data.get("final_bill", {}))
+    for table, check in SECTION_CHECKS.items():
+        if data.get(table):
+            check(code, _jsonable(data[table]))
     gl_accounts_from(utility_values["gl_params"])  # refused here, naming the key, not at the first export
     floor = list_floor_from(data.get("policy", {}))
     high_usage_factor = high_usage_factor_from(data.get("policy", {}))

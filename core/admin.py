@@ -29,12 +29,24 @@ from simple_history.admin import SimpleHistoryAdmin
 from simple_history.template_utils import HistoricalRecordContextHelper
 
 from .clock import refuse_future
+from .dates import iso_date
 from .errors import ApplicationError, FieldError
 from .models import ImportJob, NightlyRun, NightlyStep, StatusChange
 
 DATE_WIDGET = forms.DateInput(format="%Y-%m-%d", attrs={"type": "date"})
 TEXT_WIDGET = forms.Textarea(attrs={"rows": 3, "cols": 60})
 LINE_WIDGET = forms.TextInput(attrs={"class": "vTextField"})
+
+
+def parse_day(value) -> datetime.date | None:
+    """A day given in a link or a form (``YYYY-MM-DD``, or a date already), or None when it is missing or is not
+    one: the page then falls back to its own default day."""
+    if isinstance(value, datetime.date) or not value:
+        return value or None
+    try:
+        return iso_date(str(value))
+    except ValueError:
+        return None
 
 
 class DayField(forms.DateField):

@@ -1,6 +1,5 @@
 """What the backflow admin pages share: the installed policy, links and words, and the base admin."""
 
-from datetime import date
 from decimal import Decimal
 from urllib.parse import urlencode
 
@@ -13,7 +12,6 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from accounts.models import Account
-from core.dates import iso_date
 from core.errors import ApplicationError
 from meters.units import size_inches
 
@@ -34,13 +32,6 @@ def installed_policy() -> BackflowPolicy | None:
 def no_policy_redirect(request) -> HttpResponseRedirect:
     messages.error(request, "No preset with backflow rules is installed (manage.py setup_utility PRESET).")
     return HttpResponseRedirect(reverse("admin:index"))
-
-
-def parse_day(value) -> date | None:
-    try:
-        return iso_date(str(value)) if value else None
-    except ValueError:
-        return None
 
 
 def admin_url(name: str, *args, **query) -> str:

@@ -12,14 +12,14 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
-from core.admin import ReadOnlyInline
+from core.admin import ReadOnlyInline, parse_day
 from core.clock import today
 from core.dates import fmt_day
 
 from .. import reports
 from ..models import ComplianceNotice, Device, DeviceTest
 from ..services import compliance as svc
-from .common import BackflowAdmin, account_link, admin_url, installed_policy, no_policy_redirect, parse_day
+from .common import BackflowAdmin, account_link, admin_url, installed_policy, no_policy_redirect
 from .forms import RegisterDeviceForm
 
 # --- devices ---------------------------------------------------------------------------------------------

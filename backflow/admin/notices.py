@@ -12,7 +12,7 @@ from django.urls import NoReverseMatch, path, reverse
 from django.utils.html import format_html
 
 from accounts.selectors import account_get
-from core.admin import ReadOnlyInline, StatusChangeInline
+from core.admin import ReadOnlyInline, StatusChangeInline, parse_day
 from core.clock import refuse_future, today
 from core.dates import fmt_day
 from core.errors import ApplicationError
@@ -22,7 +22,7 @@ from ..documents import notice_pdf_store
 from ..models import ComplianceNotice, NoticeCharge
 from ..policy import BackflowPolicy
 from ..services import compliance as svc
-from .common import BackflowAdmin, account_link, admin_url, installed_policy, no_policy_redirect, parse_day
+from .common import BackflowAdmin, account_link, admin_url, installed_policy, no_policy_redirect
 from .forms import CureForm, FineForm, HearingRequestForm, ServeNoticeForm, ShortenForm
 
 # --- compliance notices, fines and noncompliance --------------------------------------------------------

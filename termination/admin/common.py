@@ -6,7 +6,7 @@ from django.contrib import messages
 from django.http import FileResponse, HttpResponseRedirect
 from django.urls import reverse
 
-from core.dates import iso_date
+from core.admin import parse_day
 from core.errors import ApplicationError
 
 from ..policy import TerminationPolicy, termination_policy
@@ -31,15 +31,6 @@ def no_policy_redirect(request) -> HttpResponseRedirect:
 
 def pdf_response(stored, filename: str) -> FileResponse:
     return FileResponse(stored.open("rb"), content_type="application/pdf", filename=filename)
-
-
-def parse_day(value) -> date | None:
-    if isinstance(value, date) or not value:
-        return value or None
-    try:
-        return iso_date(str(value))
-    except ValueError:
-        return None
 
 
 def day_param(request, name: str) -> date | None:

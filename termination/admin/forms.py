@@ -11,6 +11,7 @@ from core.admin import (
     TEXT_WIDGET,
     DayField,
     ServiceForm,
+    parse_day,
 )
 from core.clock import today
 from core.dates import fmt_day
@@ -23,7 +24,6 @@ from ..selectors import (
     current_notices,
 )
 from ..services import cases as svc
-from .common import parse_day
 
 # --- forms: one per step, each calling one service ------------------------------------------------------
 

@@ -8,13 +8,14 @@ Parametrized over ``fixtures/presets/*.toml``: a new preset file is held to the 
 exists. What each village's numbers come to is in its own worked examples; this test knows no village.
 """
 
+import re
 from datetime import date, timedelta
 from decimal import Decimal
 
 import pytest
 from django.apps import apps
 
-from billing.models import Bill, BillingException, BillingRun, BillLine, LedgerEntry, RateSchedule
+from billing.models import Bill, BillingException, BillingRun, BillLine, LedgerEntry, RateSchedule, Utility
 from billing.ordinance import (
     CALENDARS,
     PENALTY_SCHEMES,
@@ -29,6 +30,7 @@ from billing.runs.lifecycle import billing_run_chunk_execute, billing_run_create
 from billing.services.penalties import penalties_assess_due
 from core.clock import today
 from core.dates import add_months
+from core.errors import ApplicationError
 from core.money import fmt_amount
 from meters.units import METER_SIZES
 from tests.billing.steps import account_with_meter, pay, read
@@ -245,3 +247,23 @@ def test_termination_and_backflow_policy_of_every_preset(installed):
     if backflow.demand is not None:
         assert backflow.demand.fee_code in fee_codes and "demand" in backflow.notices
     assert all(condition.citation for condition in device_rule(installed).conditions())
+
+
+@pytest.mark.parametrize(("change", "refusal"), [
+    (lambda b: b.pop("citation"), "[backflow] needs citation"),
+    (lambda b: b["notice"][0].update(counted_from="mailed"), "counted_from is served or received, not 'mailed'"),
+    (lambda b: b["notice"][0].update(days="thirty"), "[backflow] has a value not of its kind"),
+    (lambda b: b["fine"].update(scheme="per_week"), "[backflow.fine] scheme 'per_week' is not one of per_day_pipe, clerk_per_day"),
+])
+def test_a_backflow_table_that_breaks_the_contract_is_refused_at_install_and_installs_nothing(
+        tmp_path, monkeypatch, change, refusal):
+    """A sixth village needs only a file: its [backflow] table is checked when the preset is installed, each
+    refusal naming the key, and nothing is installed."""
+    from billing import presets
+
+    data = preset_load("washingtonville")
+    change(data["backflow"])
+    monkeypatch.setattr(presets, "preset_load", lambda code: data)
+    with pytest.raises(ApplicationError, match=re.escape(refusal)):
+        preset_install(code="sixth_village")
+    assert not Utility.objects.exists()
