@@ -8,6 +8,6 @@ class BackflowConfig(AppConfig):
     def ready(self):
         from billing.presets import section_check_register
 
-        from .policy import policy_from
+        from .policy import backflow_table_check
 
-        section_check_register("backflow", policy_from)
+        section_check_register("backflow", backflow_table_check)

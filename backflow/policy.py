@@ -12,6 +12,9 @@ from decimal import Decimal
 from billing.models import Utility
 from core.errors import ApplicationError
 
+from .rules import device_rule_from
+from .schedule import frequency_from
+
 
 @dataclass(frozen=True)
 class NoticeRule:
@@ -123,3 +126,19 @@ def backflow_policy() -> BackflowPolicy:
         raise ApplicationError(f"the preset '{utility.preset}' has no backflow enforcement rules ([backflow])",
                                field="preset")
     return policy_from(utility.preset, utility.backflow_params)
+
+
+def backflow_table_check(preset: str, params: dict) -> None:
+    """The whole ``[backflow]`` table checked at install (``billing.presets.section_check_register``): the
+    enforcement and the device rule, each refusal naming its key."""
+    policy_from(preset, params)
+    try:
+        if params.get("device_rule"):
+            device_rule_from(preset, params["device_rule"])
+        if params.get("test_frequency"):
+            frequency_from(params["test_frequency"])
+    except KeyError as exc:
+        raise ApplicationError(f"[backflow.test_frequency] needs {exc.args[0]}", field="backflow") from None
+    except ValueError as exc:
+        raise ApplicationError(str(exc), field="backflow") from None
+

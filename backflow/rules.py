@@ -95,7 +95,11 @@ Interpretations and differences between docs/ordinances.md and the seeds (the sp
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Protocol
+
+from billing.presets import PRESET_DIR, preset_load
+from core.errors import ApplicationError
 
 DEVICE_TYPES: tuple[str, ...] = ("AG", "RPZ", "DCA", "AVB", "PVB")
 DEVICE_WORDS = {
@@ -219,36 +223,33 @@ def _unique(items: Iterable[str]) -> tuple[str, ...]:
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Mineola: one table, one row
-
-
-MINEOLA_TABLE = {
-    # (subject to back pressure, hazardous substances) → devices marked in the row
-    (True, True): ("AG", "RPZ"),
-    (True, False): ("AG", "RPZ", "DCA"),
-    (False, True): ("AG", "RPZ", "AVB", "PVB"),
-    (False, False): ("AG", "RPZ", "DCA", "AVB", "PVB"),
-}
+# A design-criteria table: one row, picked by two yes-or-no conditions (Mineola § 45.45 H)
 
 
 @dataclass(frozen=True)
-class MineolaDesignCriteria:
-    """§ 45.45 H, "Design Criteria for Physical Connection Control Devices": a physical connection
-    (``cross_connection``) gets the row for whether it may be subject to back pressure and whether it
-    involves hazardous substances. The Water Commission or its designee determines the condition."""
+class DesignCriteriaTable:
+    """A physical connection (``cross_connection``) gets the table's row for whether it may be subject to back
+    pressure (``back_pressure``) and whether it involves hazardous substances (``hazardous``); without a
+    physical connection no device is required (Mineola § 45.45 H, "Design Criteria for Physical Connection
+    Control Devices"). The labels and the rows are the preset's (``[backflow.device_rule]``)."""
 
-    preset: str = "mineola"
-    citation: str = "§ 45.45 H"
+    preset: str
+    citation: str
+    labels: dict  # cross_connection, back_pressure, hazardous → what each means
+    table: dict  # (back pressure?, hazardous?) → the device types marked in the row
+
+    @classmethod
+    def from_params(cls, preset: str, params: dict) -> "DesignCriteriaTable":
+        return cls(preset=preset, citation=params["citation"],
+                   labels={"cross_connection": params["connection"], "back_pressure": params["back_pressure"],
+                           "hazardous": params["hazardous"]},
+                   table={(True, True): _type_list(params["subject_hazardous"]),
+                          (True, False): _type_list(params["subject_nonhazardous"]),
+                          (False, True): _type_list(params["not_subject_hazardous"]),
+                          (False, False): _type_list(params["not_subject_nonhazardous"])})
 
     def conditions(self) -> list[Condition]:
-        return [
-            Condition("cross_connection",
-                      "a physical connection (cross-connection) exists: a device is required; a cross-connection "
-                      "needs the approval of the State Commissioner of Health (§ 45.45 B)", self.citation),
-            Condition("back_pressure", "the connection may be subject to back pressure", self.citation),
-            Condition("hazardous", "hazardous substances (sewage, lethal chemicals, anything that may endanger "
-                      "the consumer's health); without it, nonhazardous (a nuisance)", self.citation),
-        ]
+        return [Condition(code, label, self.citation) for code, label in self.labels.items()]
 
     def assess(self, codes: Iterable[str], *, note: str = "", reason: str = "") -> Assessment:
         given = _codes(codes)
@@ -261,7 +262,7 @@ class MineolaDesignCriteria:
             return Assessment(required=False, allowed=(), citation=self.citation,
                               trace=(f"{why} → no device required ({self.citation}: the table protects a "
                                      f"physical connection)",))
-        allowed = MINEOLA_TABLE[(back_pressure, hazardous)]
+        allowed = self.table[(back_pressure, hazardous)]
         row = (f"{'subject' if back_pressure else 'not subject'} to back pressure, "
                f"{'hazardous' if hazardous else 'nonhazardous'} substances")
         recorded = " + ".join(code for code in known if code in given)
@@ -270,8 +271,12 @@ class MineolaDesignCriteria:
                           flags=("approval_required",))
 
 
+def _type_list(types) -> tuple[str, ...]:
+    return in_device_order(device_type(t) for t in types)
+
+
 # ---------------------------------------------------------------------------------------------------------
-# The other presets: a list of conditions, combined by intersection
+# A list of conditions, combined by intersection
 
 
 @dataclass(frozen=True)
@@ -290,6 +295,7 @@ class Protection:
     hazard: bool = True
     waiver_citation: str = ""
     flags: tuple[str, ...] = ()
+    waiver_flags: tuple[str, ...] = ()  # raised when the condition is waived (Lansing § 141-14 B)
 
     def types(self, *, reason: bool) -> frozenset[str]:
         return frozenset(self.allowed) | (frozenset(self.with_reason) if reason else frozenset())
@@ -378,7 +384,7 @@ class ConditionListRule:
             elif p.code in waived:
                 trace.append(f"{p.code}, waived in writing → no device for it ({p.waiver_citation})")
                 cited.append(p.waiver_citation)
-                flags += ["waived"] + (["waiver_void_if_change_unreported"] if p.code == "multi_customer" else [])
+                flags += ["waived", *p.waiver_flags]
             else:
                 trace.append(f"{p.code} → {p.describe()} ({p.citation})")
                 active.append(p)
@@ -449,194 +455,55 @@ class ConditionListRule:
         return Protection(det.code, f"{det.who}'s determination", det.citation, allowed=types)
 
 
-# ---------------------------------------------------------------------------------------------------------
-# The presets
+def _condition_list(preset: str, params: dict) -> ConditionListRule:
+    determination = params.get("determination")
+    return ConditionListRule(
+        preset=preset, citation=params["citation"], none_words=params["none_words"],
+        protections=tuple(Protection(
+            code=c["code"], label=c["label"], citation=c["citation"], allowed=_type_list(c.get("allowed", ())),
+            with_reason=_type_list(c.get("with_reason", ())), reason_words=c.get("reason_words", ""),
+            reason_citation=c.get("reason_citation", ""), hazard=bool(c.get("hazard", True)),
+            waiver_citation=c.get("waiver_citation", ""), flags=_flags(c.get("flags", ())),
+            waiver_flags=_flags(c.get("waiver_flags", ()))) for c in params.get("condition", [])),
+        determination=Determination(code=determination["code"], who=determination["who"],
+                                    citation=determination["citation"],
+                                    types=_type_list(determination.get("types", DEVICE_TYPES)))
+        if determination else None)
 
 
-AG_RPZ = ("AG", "RPZ")
-
-# § 169-34: facilities that require an RPZ or air gap in the service connection, in the list's order.
-WASHINGTONVILLE_RPZ_OR_AG = (
-    ("sewage_treatment_plant", "sewage treatment plant"),
-    ("industrial_wastewater_treatment_plant", "industrial wastewater treatment plant"),
-    ("pumping_station", "sewage or industrial wastewater pumping station"),
-    ("sewer_flusher", "sewer flusher"),
-    ("paper_manufacturing", "paper manufacturing or processing"),
-    ("dye_plant", "dye plant"),
-    ("petroleum_processing", "petroleum processing"),
-    ("printing_plant", "printing plant"),
-    ("chemical_manufacturing", "chemical manufacturing or processing"),
-    ("industrial_fluid_system", "industrial fluid systems"),
-    ("steam_generation", "steam generation"),
-    ("rubber_processing", "rubber processing"),
-    ("tannery", "tannery"),
-    ("cannery", "cannery"),
-    ("brewery", "brewery"),
-    ("food_processing", "food processing"),
-    ("milk_processing", "milk processing"),
-    ("ice_manufacturing", "ice manufacturing"),
-    ("meat_packer", "meat packer"),
-    ("poultry_processing", "poultry processing"),
-    ("rendering_company", "rendering company"),
-    ("hospital", "hospital"),
-    ("clinic", "clinic"),
-    ("laboratory", "laboratory"),
-    ("veterinary_hospital", "veterinary hospital"),
-    ("mortuary", "mortuary"),
-    ("embalmer", "embalmer"),
-    ("shipyard", "shipyard"),
-    ("marina", "marina"),
-    ("metal_plating", "metal-plating"),
-    ("photo_processing", "photo-processing"),
-    ("laundry", "laundry"),
-    ("car_wash_commercial", "commercial car wash"),
-    ("refrigeration_commercial", "commercial refrigeration system"),
-    ("dry_cleaning", "dry-cleaning establishment"),
-    ("greenhouse_commercial", "commercial greenhouse"),
-    ("chemical_spraying_irrigation", "spraying and irrigation systems using weedicides, herbicides"),
-    ("exterminator", "exterminator"),
-    ("boiler_with_additives", "boiler system using conditioners, inhibitors, corrosion control chemicals"),
-    ("cooling_tower_with_additives", "cooling tower using conditioners, inhibitors, corrosion control chemicals"),
-    ("fire_system_with_additives",
-     "internal firefighting system using conditioners, inhibitors, corrosion control chemicals"),
-    ("residential_irrigation_chemical_injection", "residential lawn and irrigation system with chemical injection"),
-)
-# § 169-34: facilities that require a double check valve in the service connection.
-WASHINGTONVILLE_DOUBLE_CHECK = (
-    ("fire_loop_no_additives", "customer fire protection loop with no chemical additives"),
-    ("fire_storage_tank_no_additives", "fire storage tank with no chemical additives"),
-    ("high_temperature_potable_water", "high-temperature potable water"),
-    ("food_grade_dyes", "utilization of food grade dyes"),
-    ("complex_commercial_plumbing", "complex plumbing system in a commercial building"),
-    ("beauty_salon", "beauty salon (complex commercial plumbing)"),
-    ("church", "church (complex commercial plumbing)"),
-    ("apartment_building", "apartment building (complex commercial plumbing)"),
-    ("gas_station", "gas station (complex commercial plumbing)"),
-    ("supermarket", "supermarket (complex commercial plumbing)"),
-    ("nursing_home", "nursing home (complex commercial plumbing)"),
-    ("construction_site", "construction site (complex commercial plumbing)"),
-    ("carnival", "carnival (complex commercial plumbing)"),
-    ("residential_irrigation", "residential lawn and irrigation system"),
-)
-
-WASHINGTONVILLE = ConditionListRule(
-    preset="washingtonville",
-    citation="§ 169-32",
-    none_words="Article II applies to non-residential users and to residential users with an auxiliary supply "
-               "(§ 169-32)",
-    protections=(
-        Protection("non_residential", "non-residential user of the public water system", "§ 169-32",
-                   allowed=("AG", "RPZ", "DCA")),
-        Protection("auxiliary_supply",
-                   "residential user with an auxiliary water supply (private well, lawn sprinkler or irrigation "
-                   "system)", "§ 169-32", allowed=("AG", "RPZ", "DCA")),
-        *(Protection(code, f"{label}: RPZ or air gap", "§ 169-34", allowed=AG_RPZ)
-          for code, label in WASHINGTONVILLE_RPZ_OR_AG),
-        *(Protection(code, f"{label}: double check valve", "§ 169-34", allowed=("DCA",))
-          for code, label in WASHINGTONVILLE_DOUBLE_CHECK),
-    ),
-    determination=Determination("inspector_determination", "the Building Inspector", "§ 169-34"),
-)
-
-SOUTH_FARMINGDALE = ConditionListRule(
-    preset="south_farmingdale",
-    citation="§ 5.6",
-    none_words="every permanent installation has its own backflow prevention device: record permanent_service "
-               "(§ 5.6)",
-    protections=(
-        Protection("permanent_service",
-                   "permanent installation: its own remote meter and backflow prevention device, installed "
-                   "immediately after the meter (§ 7.5); the type commensurate with the hazard (§ 7.2)", "§ 5.6",
-                   allowed=("AG", "RPZ", "DCA")),
-        Protection("pool", "a swimming pool connected to the service: the District's approval and an approved "
-                   "device", "§ 5.19", allowed=("AG", "RPZ", "DCA"), flags=("approval_required",)),
-        Protection("underground_sprinkler", "an underground lawn irrigation sprinkler system: the District's "
-                   "approval and an approved device", "§ 5.19", allowed=("AG", "RPZ", "DCA"),
-                   flags=("approval_required",)),
-        Protection("water_cooled_equipment", "water-cooled equipment on the premises: a reduced pressure zone "
-                   "backflow preventer", "§ 10.3(c)", allowed=("RPZ",)),
-        Protection("bottled_water_facility", "a bottled or vended water facility: a Department of Health "
-                   "approved reduced pressure zone device", "§ 9.1(b)", allowed=("RPZ",),
-                   flags=("approval_required",)),
-    ),
-    determination=Determination("district_determination", "the District", "§ 7.2",
-                                types=("AG", "RPZ", "DCA")),
-)
-
-LANSING = ConditionListRule(
-    preset="lansing",
-    citation="§ 141-3 B",
-    none_words="no condition makes the user potentially hazardous (§§ 141-3 B, 141-12 – 141-14)",
-    protections=(
-        Protection("auxiliary_approved", "approved auxiliary supply in a separate piping system, no known "
-                   "cross-connection: double check valve assembly", "§ 141-3 B(1)", allowed=("DCA",)),
-        Protection("auxiliary_cross_connected", "approved auxiliary supply with cross-connections that cannot "
-                   "presently be eliminated: air gap or RPZ", "§ 141-3 B(2)", allowed=AG_RPZ),
-        Protection("auxiliary_unapproved", "auxiliary supply not approved: air gap or RPZ", "§ 141-3 B(2)",
-                   allowed=AG_RPZ),
-        Protection("objectionable", "objectionable (not necessarily health-hazardous) substance handled so as "
-                   "to constitute a cross-connection: double check valve or air gap", "§ 141-3 B(3)",
-                   allowed=("AG", "DCA")),
-        Protection("toxic", "unusually toxic substance handled as a liquid (or a solid or gas used as a liquid), "
-                   "even if not under pressure: an air gap or an approved RPZ, either one", "§ 141-3 B(4)",
-                   allowed=("AG", "RPZ")),
-        Protection("toxic_pressure", "unusually toxic substance (liquid, or solid or gas used as a liquid) under "
-                   "pressure: an air gap or an approved RPZ, either one", "§ 141-3 B(5)", allowed=("AG", "RPZ")),
-        Protection("sewage_plant", "sewage treatment plant or sewage pumping station: air gap; RPZ only where "
-                   "the air gap cannot reasonably be met", "§ 141-3 B(6)", allowed=("AG",), with_reason=("RPZ",),
-                   reason_words="sewage_plant: the air gap cannot reasonably be met",
-                   reason_citation="§ 141-3 B(6)"),
-        Protection("private_well", "residential user with a private well besides the public supply (or abandon "
-                   "the well properly): the device of an auxiliary supply, § 141-3 B(1)–(2)", "§ 141-12 B(1)",
-                   allowed=("AG", "RPZ", "DCA")),
-        Protection("underground_sprinkler", "residential underground lawn sprinkler system: RPZ",
-                   "§ 141-12 B(2)", allowed=("RPZ",)),
-        Protection("popup_sprinkler", "residential pop-up lawn sprinkler system: RPZ unless waived in writing",
-                   "§ 141-12 B(2)", allowed=("RPZ",), waiver_citation="§ 141-12 B(2)"),
-        Protection("private_hydrant", "private hydrant not under the public supplier's control: RPZ", "§ 141-13",
-                   allowed=("RPZ",)),
-        Protection("multi_customer", "multiple-customer distribution system (mall, strip centre, multi-tenant "
-                   "non-residential building): RPZ in the common service unless waived", "§ 141-14 A",
-                   allowed=("RPZ",), waiver_citation="§ 141-14 B"),
-        Protection("pool", "residential swimming pool: not a potential hazard", "§ 141-12 A", hazard=False),
-        Protection("double_wall_hx", "double-walled heat exchanger system: not a potential hazard",
-                   "§ 141-12 A", hazard=False),
-    ),
-)
-
-OLD_WESTBURY = ConditionListRule(
-    preset="old_westbury",
-    citation="§ 210-43",
-    none_words="a device is required where the inspector finds a hazard (§ 210-43)",
-    protections=(
-        Protection("cross_connection", "cross-connection with a system of unknown or questionable safety, "
-                   "approved by the State Commissioner of Health: reduced-pressure zone backflow preventer or "
-                   "equal", "cross-connection rule", allowed=AG_RPZ, flags=("approval_required",)),
-        Protection("individual_supply", "cross-connection with an individual water supply, approved in writing by "
-                   "the Board and the State Department of Health", "individual supply rule", allowed=AG_RPZ,
-                   flags=("approval_required",)),
-        Protection("boiler_feed", "potable connection to a boiler feed water system: air gap, reduced-pressure "
-                   "principle or double check-double gate valves", "boiler connection rule",
-                   allowed=("AG", "RPZ", "DCA")),
-        Protection("pump_priming", "priming connection of a pump for nonpotable water, chemicals or other "
-                   "substances: an air gap only", "prohibited connections C", allowed=("AG",)),
-    ),
-    determination=Determination("inspector_determination", "the inspector", "§ 210-43"),
-)
-
-DEVICE_RULES: dict[str, DeviceRule] = {
-    "mineola": MineolaDesignCriteria(),
-    "washingtonville": WASHINGTONVILLE,
-    "south_farmingdale": SOUTH_FARMINGDALE,
-    "lansing": LANSING,
-    "old_westbury": OLD_WESTBURY,
-}
+def _flags(flags) -> tuple[str, ...]:
+    unknown = [flag for flag in flags if flag not in FLAGS]
+    if unknown:
+        raise ValueError(f"unknown flag {', '.join(unknown)}; the flags are {', '.join(FLAGS)}")
+    return tuple(flags)
 
 
-def device_rule(preset: str) -> DeviceRule:
-    """The device rule of ``preset``; an unknown preset is refused naming the known ones."""
+# The device-rule schemes a preset's [backflow.device_rule] names, each built from the table.
+DEVICE_RULE_SCHEMES = {"design_criteria": DesignCriteriaTable.from_params, "condition_list": _condition_list}
+
+
+def device_rule_from(preset: str, params: dict) -> DeviceRule:
+    """The device rule a preset's ``[backflow.device_rule]`` table declares; refused, naming the key, when it is
+    incomplete or names a scheme, device type or flag there is none of."""
+    scheme = params.get("scheme")
+    if scheme not in DEVICE_RULE_SCHEMES:
+        raise ValueError(f"[backflow.device_rule] scheme '{scheme}' is not one of {', '.join(DEVICE_RULE_SCHEMES)}")
     try:
-        return DEVICE_RULES[preset]
-    except KeyError:
-        raise ValueError(f"no device rule for the preset '{preset}'; the presets with one are: "
-                         f"{', '.join(DEVICE_RULES)}") from None
+        return DEVICE_RULE_SCHEMES[scheme](preset, params)
+    except KeyError as exc:
+        raise ValueError(f"[backflow.device_rule] needs {exc.args[0]}") from None
+
+
+@lru_cache(maxsize=8)
+def device_rule(preset: str) -> DeviceRule:
+    """The device rule of ``preset``, from its preset file; one without a rule is refused naming the presets that
+    have one."""
+    try:
+        params = preset_load(preset).get("backflow", {}).get("device_rule")
+    except ApplicationError:
+        params = None
+    if not params:
+        have = sorted(path.stem for path in PRESET_DIR.glob("*.toml")
+                      if preset_load(path.stem).get("backflow", {}).get("device_rule"))
+        raise ValueError(f"no device rule for the preset '{preset}'; the presets with one are: {', '.join(have)}")
+    return device_rule_from(preset, params)

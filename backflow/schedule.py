@@ -1,4 +1,5 @@
-"""When a backflow device's next test falls due, per preset. Pure: dates in, a date and its citation out.
+"""When a backflow device's next test falls due, per preset (``[backflow.test_frequency]``): dates in, a date and
+its citation out.
 
 Every preset tests yearly; only the basis differs, and the citation says which:
 * Mineola: Chapter 45 sets no test frequency; the annual test is office policy, labelled ``policy``.
@@ -24,8 +25,11 @@ four-month period, and the yearly rule takes over from it.
 
 from dataclasses import dataclass
 from datetime import date
+from functools import lru_cache
 
+from billing.presets import PRESET_DIR, preset_load
 from core.dates import add_months
+from core.errors import ApplicationError
 
 
 @dataclass(frozen=True)
@@ -42,34 +46,28 @@ class DeviceTestFrequency:
     after_defect_citation: str = ""
 
 
-TEST_FREQUENCY: dict[str, DeviceTestFrequency] = {
-    "mineola": DeviceTestFrequency(
-        12, "policy (Chapter 45 sets no backflow test frequency)", "policy",
-        "tested once a year: office policy, since Chapter 45 sets no test frequency"),
-    "washingtonville": DeviceTestFrequency(
-        12, "§ 169-35", "ordinance",
-        "tested on an annual basis by the owner, results submitted to the Building Inspector"),
-    "south_farmingdale": DeviceTestFrequency(
-        12, "§ 7.5 (sample: the Board sets the frequency)", "sample",
-        "tested at least once a year by a New York State certified tester; the Board sets the frequency"),
-    "lansing": DeviceTestFrequency(
-        12, "§ 141-4 C; § 141-10 F", "ordinance",
-        "tested at least once a year, with an updated certification every twelve months",
-        after_defect_months=4, after_defect_for_months=12,
-        after_defect_citation="§ 141-10 F (every four months for twelve months after a defective certification)"),
-    "old_westbury": DeviceTestFrequency(
-        12, "policy (Chapter 210 sets no backflow test frequency)", "policy",
-        "tested once a year: office policy, since Chapter 210 sets no test frequency"),
-}
+def frequency_from(params: dict) -> DeviceTestFrequency:
+    """A preset's ``[backflow.test_frequency]``; a missing key raises KeyError, a value not of its kind ValueError."""
+    defect = params.get("after_defect_months")
+    return DeviceTestFrequency(
+        months=int(params["months"]), citation=params["citation"], basis=params["basis"], words=params["words"],
+        after_defect_months=int(defect) if defect is not None else None,
+        after_defect_for_months=int(params["after_defect_for_months"]) if defect is not None else None,
+        after_defect_citation=params.get("after_defect_citation", ""))
 
 
+@lru_cache(maxsize=8)
 def device_test_frequency(preset: str) -> DeviceTestFrequency:
-    """The test frequency of ``preset``; an unknown preset is refused naming the known ones."""
+    """The test frequency of ``preset``, from its preset file; one without it is refused naming those with one."""
     try:
-        return TEST_FREQUENCY[preset]
-    except KeyError:
-        raise ValueError(f"no test frequency for the preset '{preset}'; the presets with one are: "
-                         f"{', '.join(TEST_FREQUENCY)}") from None
+        params = preset_load(preset).get("backflow", {}).get("test_frequency")
+    except ApplicationError:
+        params = None
+    if not params:
+        have = sorted(path.stem for path in PRESET_DIR.glob("*.toml")
+                      if preset_load(path.stem).get("backflow", {}).get("test_frequency"))
+        raise ValueError(f"no test frequency for the preset '{preset}'; the presets with one are: {', '.join(have)}")
+    return frequency_from(params)
 
 
 def next_test_due(preset: str, *, tested_on: date, defective_certification_on: date | None = None
@@ -82,8 +80,8 @@ def next_test_due(preset: str, *, tested_on: date, defective_certification_on: d
     frequency = device_test_frequency(preset)
     if defective_certification_on is not None:
         if frequency.after_defect_months is None:
-            raise ValueError(f"the {preset} preset has no rule for tests after a defective certification; "
-                             f"only Lansing has (§ 141-10 F)")
+            raise ValueError(f"the {preset} preset has no rule for tests after a defective certification "
+                             "([backflow.test_frequency] after_defect_months)")
         window_end = add_months(defective_certification_on, frequency.after_defect_for_months)
         due = add_months(max(tested_on, defective_certification_on), frequency.after_defect_months)
         if due < window_end:

@@ -302,7 +302,7 @@ class FineForm(ServiceForm):
     account_no = forms.CharField(label="Account number", max_length=20)
     as_of = DayField(label="As of", doing="charged")
     amount = forms.DecimalField(label="Fine to charge", required=False, max_digits=12, decimal_places=2,
-                                help_text="Where the section sets only a maximum (Lansing § 141-11 B), the fine the "
+                                help_text="Where the section sets only a maximum (\"shall not exceed\"), the fine the "
                                           "clerk imposes, up to the maximum proposed.")
 
     def perform(self, *, actor) -> str:

@@ -20,7 +20,7 @@ from core.money import ZERO, cents, fmt_dollars
 from core.workflow import transition
 
 from ..documents import notice_pdf_store
-from ..fines import lansing_fine
+from ..fines import pipe_fine
 from ..models import Assessment, ComplianceNotice, Device, DeviceTest, NoticeCharge, Tester
 from ..policy import BackflowPolicy, backflow_policy
 from ..rules import device_rule
@@ -502,8 +502,8 @@ def fine_lines(*, account: Account, as_of: date, uncharged_only: bool = False) -
         if rule is not None and rule.days > 0 and notice.deadline is None:
             continue  # the time to comply is not known yet (a mailed notice's receipt is not recorded)
         if fine.scheme == "per_day_pipe":
-            computed = lansing_fine(notice_on=notice.served_on, as_of=end,
-                                    largest_pipe_inches=notice.largest_pipe_inches)
+            computed = pipe_fine(maximum=fine.per_day, grace_days=fine.after_days, citation=fine.citation,
+                                 notice_on=notice.served_on, as_of=end, largest_pipe_inches=notice.largest_pipe_inches)
             first = notice.served_on + timedelta(days=fine.after_days + 1)
             days, per_day, inches = computed.days_beyond, computed.per_day, computed.inches
         else:

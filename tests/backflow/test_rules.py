@@ -10,19 +10,17 @@ from pathlib import Path
 
 import pytest
 
-from backflow.fines import FineComputation, lansing_fine
+from backflow.fines import FineComputation, pipe_fine
 from backflow.rules import (
-    DEVICE_RULES,
     DEVICE_TYPES,
     FLAGS,
-    WASHINGTONVILLE_DOUBLE_CHECK,
-    WASHINGTONVILLE_RPZ_OR_AG,
     Assessment,
     ConditionError,
     device_rule,
     device_type,
 )
-from backflow.schedule import TEST_FREQUENCY, next_test_due
+from backflow.schedule import device_test_frequency, next_test_due
+from billing.presets import preset_load
 
 D = Decimal
 PRESETS = ("mineola", "washingtonville", "south_farmingdale", "lansing", "old_westbury")
@@ -42,7 +40,7 @@ def codes_of(preset: str) -> list[str]:
 
 @pytest.mark.citation("§ 45.45 H")
 def test_every_preset_has_a_device_rule_and_a_test_frequency():
-    assert set(DEVICE_RULES) == set(PRESETS) == set(TEST_FREQUENCY)
+    assert all(device_test_frequency(preset).months == 12 for preset in PRESETS)
     assert {path.stem for path in PRESET_FILES.glob("*.toml")} == set(PRESETS)
     for preset in PRESETS:
         rule = device_rule(preset)
@@ -301,8 +299,11 @@ def test_lansing_nothing_recorded_nothing_required():
 
 # --- Washingtonville §§ 169-31 – 169-37 --------------------------------------------------------------------
 
-RPZ_OR_AG_CODES = [code for code, _ in WASHINGTONVILLE_RPZ_OR_AG]
-DOUBLE_CHECK_CODES = [code for code, _ in WASHINGTONVILLE_DOUBLE_CHECK]
+# The § 169-34 facility kinds as the preset file lists them: those that need an RPZ or air gap, and those a double
+# check valve.
+_WASHINGTONVILLE = preset_load("washingtonville")["backflow"]["device_rule"]["condition"]
+RPZ_OR_AG_CODES = [c["code"] for c in _WASHINGTONVILLE if c["citation"] == "§ 169-34" and c["allowed"] == ["AG", "RPZ"]]
+DOUBLE_CHECK_CODES = [c["code"] for c in _WASHINGTONVILLE if c["citation"] == "§ 169-34" and c["allowed"] == ["DCA"]]
 
 
 @pytest.mark.citation("§ 169-34")
@@ -478,7 +479,7 @@ def test_old_westbury_a_device_where_the_inspector_finds_a_hazard():
 ])
 def test_each_preset_tests_yearly(preset, citation, basis):
     assert next_test_due(preset, tested_on=date(2026, 3, 15)) == (date(2027, 3, 15), citation)
-    assert TEST_FREQUENCY[preset].basis == basis and TEST_FREQUENCY[preset].months == 12
+    assert device_test_frequency(preset).basis == basis and device_test_frequency(preset).months == 12
 
 
 @pytest.mark.citation("policy")
@@ -508,13 +509,21 @@ def test_lansing_every_four_months_after_a_defective_certification(tested_on, du
 
 @pytest.mark.citation("§ 141-10 F")
 def test_only_lansing_has_a_rule_after_a_defective_certification():
-    with pytest.raises(ValueError, match="only Lansing"):
+    with pytest.raises(ValueError, match="has no rule for tests after a defective certification"):
         next_test_due("mineola", tested_on=date(2026, 3, 1), defective_certification_on=date(2026, 2, 1))
     with pytest.raises(ValueError, match="'springfield'"):
         next_test_due("springfield", tested_on=date(2026, 3, 1))
 
 
 # --- Lansing § 141-11 B ------------------------------------------------------------------------------------
+
+_LANSING_FINE = preset_load("lansing")["backflow"]["fine"]
+
+
+def lansing_fine(**kwargs) -> FineComputation:
+    """The ``per_day_pipe`` fine with Lansing's [backflow.fine]: at most $25.00 a day, after 180 days."""
+    return pipe_fine(maximum=Decimal(_LANSING_FINE["per_day"]), grace_days=_LANSING_FINE["after_days"],
+                     citation=_LANSING_FINE["citation"], **kwargs)
 
 
 @pytest.mark.citation("§ 141-11 B")

@@ -128,7 +128,8 @@ class Command(BaseCommand):
         p.add_argument("--received-on", metavar="D")
         p.add_argument("--article-number", default="")
         p.add_argument("--largest-pipe", metavar="INCHES")
-        p.add_argument("--per-day", metavar="DOLLARS", help="the daily fine imposed (Washingtonville)")
+        p.add_argument("--per-day", metavar="DOLLARS",
+                       help="the daily fine imposed on the notice, where the section lets the office set it")
         p.add_argument("--device", metavar="SERIAL")
 
         p = add("shorten", "shorten a notice's window for exigent circumstances (Old Westbury)")
@@ -150,7 +151,7 @@ class Command(BaseCommand):
         p.add_argument("--json", action="store_true")
         p.add_argument("--post", action="store_true", help="charge it for the next bill, once")
         p.add_argument("--amount", metavar="DOLLARS", help="the fine the clerk imposes, up to the maximum where the "
-                                                           "section sets only one (Lansing § 141-11 B)")
+                                                           "section sets only one (\"shall not exceed\")")
 
         p = add("due", "devices whose test is due or overdue on the date")
         p.add_argument("--json", action="store_true")
