@@ -9,7 +9,7 @@ from django.utils.html import format_html_join
 
 from ..models import Assessment, Device
 from ..rules import device_rule
-from .common import BackflowAdmin, account_link, installed_policy, no_policy_redirect
+from .common import BackflowAdmin, installed_policy, no_policy_redirect
 from .forms import AssessForm
 
 # --- assessments -----------------------------------------------------------------------------------------
@@ -25,14 +25,6 @@ class AssessmentAdmin(BackflowAdmin):
     date_hierarchy = "assessed_on"
     fields = readonly_fields = ("account_link", "assessed_on", "assessed_by", "answer", "citation", "trace_shown",
                                 "conditions_shown", "note", "reason", "devices_shown")
-
-    @admin.display(description="account", ordering="account__account_no")
-    def account_no(self, obj):
-        return obj.account.account_no
-
-    @admin.display(description="account")
-    def account_link(self, obj):
-        return account_link(obj.account)
 
     @admin.display(description="answer")
     def answer(self, obj):

@@ -96,6 +96,14 @@ class BackflowAdmin(admin.ModelAdmin):
 
     add_label = "Add"
 
+    @admin.display(description="account", ordering="account__account_no")
+    def account_no(self, obj):
+        return obj.account.account_no
+
+    @admin.display(description="account")
+    def account_link(self, obj):
+        return account_link(obj.account)
+
     def has_change_permission(self, request, obj=None):
         return False
 

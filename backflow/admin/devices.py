@@ -19,7 +19,7 @@ from core.dates import fmt_day
 from .. import reports
 from ..models import ComplianceNotice, Device, DeviceTest
 from ..services import compliance as svc
-from .common import BackflowAdmin, account_link, admin_url, installed_policy, no_policy_redirect
+from .common import BackflowAdmin, admin_url, installed_policy, no_policy_redirect
 from .forms import RegisterDeviceForm
 
 # --- devices ---------------------------------------------------------------------------------------------
@@ -109,10 +109,6 @@ class DeviceAdmin(BackflowAdmin):
 
     # -- columns
 
-    @admin.display(description="account", ordering="account__account_no")
-    def account_no(self, obj):
-        return obj.account.account_no
-
     @admin.display(description="service address", ordering="account__premises__service_address")
     def service_address(self, obj):
         return obj.account.premises.service_address
@@ -143,10 +139,6 @@ class DeviceAdmin(BackflowAdmin):
     @admin.display(description="type", ordering="type")
     def type_code(self, obj):
         return format_html('<abbr title="{}">{}</abbr>', obj.get_type_display(), obj.type)
-
-    @admin.display(description="account")
-    def account_link(self, obj):
-        return account_link(obj.account)
 
     @admin.display(description="the premises' assessment")
     def assessment_shown(self, obj):

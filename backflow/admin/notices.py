@@ -22,7 +22,7 @@ from ..documents import notice_pdf_store
 from ..models import ComplianceNotice, NoticeCharge
 from ..policy import BackflowPolicy
 from ..services import compliance as svc
-from .common import BackflowAdmin, account_link, admin_url, installed_policy, no_policy_redirect
+from .common import BackflowAdmin, admin_url, installed_policy, no_policy_redirect
 from .forms import CureForm, FineForm, HearingRequestForm, ServeNoticeForm, ShortenForm
 
 # --- compliance notices, fines and noncompliance --------------------------------------------------------
@@ -67,14 +67,6 @@ class ComplianceNoticeAdmin(BackflowAdmin):
 
     def has_add_permission(self, request):
         return request.user.has_perm("backflow.add_compliancenotice")
-
-    @admin.display(description="account", ordering="account__account_no")
-    def account_no(self, obj):
-        return obj.account.account_no
-
-    @admin.display(description="account")
-    def account_link(self, obj):
-        return account_link(obj.account)
 
     @admin.display(description="device")
     def device_link(self, obj):
