@@ -1,15 +1,13 @@
 """Assessments of premises: the conditions found and the device the preset's rule then requires."""
 
 
-from django.contrib import admin, messages
-from django.core.exceptions import PermissionDenied
-from django.http import HttpResponseRedirect
+from django.contrib import admin
 from django.urls import reverse
 from django.utils.html import format_html_join
 
 from ..models import Assessment, Device
 from ..rules import device_rule
-from .common import BackflowAdmin, installed_policy, no_policy_redirect
+from .common import BackflowAdmin, installed_policy
 from .forms import AssessForm
 
 # --- assessments -----------------------------------------------------------------------------------------
@@ -52,19 +50,11 @@ class AssessmentAdmin(BackflowAdmin):
         return request.user.has_perm("backflow.add_assessment")
 
     def add_view(self, request, form_url="", extra_context=None):
-        if not self.has_add_permission(request):
-            raise PermissionDenied
-        policy = installed_policy()
-        if policy is None:
-            return no_policy_redirect(request)
-        form = AssessForm(request.POST or None, policy=policy,
-                          initial={"account_no": request.GET.get("account_no", "")})
-        if request.method == "POST" and form.is_valid():
-            message = form.run(actor=request.user)
-            if message is not None:
-                self.message_user(request, message, messages.SUCCESS)
-                return HttpResponseRedirect(reverse("admin:backflow_assessment_change", args=[form.assessment.pk]))
-        return self._form_page(request, form, title="Assess premises", intro=(
-            "Record the conditions found at the account's premises. The answer — whether a device is required, "
-            "the types allowed, the citation and why — is recorded with them, and the account's devices are "
-            "flagged again against it."))
+        return self._service_add_page(
+            request, lambda policy: AssessForm(request.POST or None, policy=policy,
+                                               initial={"account_no": request.GET.get("account_no", "")}),
+            done_url=lambda form: reverse("admin:backflow_assessment_change", args=[form.assessment.pk]),
+            title="Assess premises", intro=(
+                "Record the conditions found at the account's premises. The answer — whether a device is required, "
+                "the types allowed, the citation and why — is recorded with them, and the account's devices are "
+                "flagged again against it."))

@@ -130,6 +130,23 @@ class BackflowAdmin(admin.ModelAdmin):
             request, form=form, title=title, intro=intro, obj=obj, facts=facts, back=back,
             obj_url=reverse(f"admin:backflow_{self.model._meta.model_name}_change", args=[obj.pk]) if obj else ""))
 
+    def _service_add_page(self, request, make_form, *, done_url, title: str, intro: str, level=None):
+        """An "add" page whose form calls one service: refused without the add permission, sent to the preset
+        setup without a backflow policy; on success the service's message (at ``level(form)``, success by
+        default) and ``done_url(form)``."""
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        policy = installed_policy()
+        if policy is None:
+            return no_policy_redirect(request)
+        form = make_form(policy)
+        if request.method == "POST" and form.is_valid():
+            message = form.run(actor=request.user)
+            if message is not None:
+                self.message_user(request, message, level(form) if level else messages.SUCCESS)
+                return HttpResponseRedirect(done_url(form))
+        return self._form_page(request, form, title=title, intro=intro)
+
     def _need(self, request, perm: str) -> None:
         if not request.user.has_perm(perm):
             raise PermissionDenied

@@ -189,20 +189,14 @@ class DeviceAdmin(BackflowAdmin):
         ] + super().get_urls()
 
     def add_view(self, request, form_url="", extra_context=None):
-        if not self.has_add_permission(request):
-            raise PermissionDenied
-        if installed_policy() is None:
-            return no_policy_redirect(request)
-        form = RegisterDeviceForm(request.POST or None, initial={"account_no": request.GET.get("account_no", ""),
-                                                                  "installed_on": today()})
-        if request.method == "POST" and form.is_valid():
-            message = form.run(actor=request.user)
-            if message is not None:
-                self.message_user(request, message, messages.WARNING if form.device.flagged else messages.SUCCESS)
-                return HttpResponseRedirect(reverse("admin:backflow_device_change", args=[form.device.pk]))
-        return self._form_page(request, form, title="Register device", intro=(
-            "A device of a type the premises' assessment does not allow is registered and flagged, not refused: "
-            "it is there whether or not it should be."))
+        return self._service_add_page(
+            request, lambda policy: RegisterDeviceForm(request.POST or None, initial={
+                "account_no": request.GET.get("account_no", ""), "installed_on": today()}),
+            done_url=lambda form: reverse("admin:backflow_device_change", args=[form.device.pk]),
+            level=lambda form: messages.WARNING if form.device.flagged else messages.SUCCESS,
+            title="Register device", intro=(
+                "A device of a type the premises' assessment does not allow is registered and flagged, not "
+                "refused: it is there whether or not it should be."))
 
     def reports_view(self, request):
         if not self.has_view_permission(request):

@@ -129,21 +129,13 @@ class ComplianceNoticeAdmin(BackflowAdmin):
                                                                          "account__premises", "device"), pk=pk)
 
     def add_view(self, request, form_url="", extra_context=None):
-        if not self.has_add_permission(request):
-            raise PermissionDenied
-        policy = installed_policy()
-        if policy is None:
-            return no_policy_redirect(request)
-        initial = {name: request.GET.get(name, "") for name in ("account_no", "device", "kind")}
-        form = ServeNoticeForm(request.POST or None, policy=policy, initial=initial)
-        if request.method == "POST" and form.is_valid():
-            message = form.run(actor=request.user)
-            if message is not None:
-                self.message_user(request, message, messages.SUCCESS)
-                return HttpResponseRedirect(reverse("admin:backflow_compliancenotice_change", args=[form.notice.pk]))
-        return self._form_page(request, form, title="Serve notice", intro=(
-            "The deadline follows the preset, counted from the notice or its receipt as the kind says; the notice "
-            "PDF is rendered for the file."))
+        return self._service_add_page(
+            request, lambda policy: ServeNoticeForm(request.POST or None, policy=policy, initial={
+                name: request.GET.get(name, "") for name in ("account_no", "device", "kind")}),
+            done_url=lambda form: reverse("admin:backflow_compliancenotice_change", args=[form.notice.pk]),
+            title="Serve notice", intro=(
+                "The deadline follows the preset, counted from the notice or its receipt as the kind says; the notice "
+                "PDF is rendered for the file."))
 
     def step_view(self, request, pk, step: str):
         self._need(request, "backflow.change_compliancenotice")

@@ -160,20 +160,13 @@ class DeviceTestAdmin(BackflowAdmin):
         ] + super().get_urls()
 
     def add_view(self, request, form_url="", extra_context=None):
-        if not self.has_add_permission(request):
-            raise PermissionDenied
-        if installed_policy() is None:
-            return no_policy_redirect(request)
-        form = RecordTestForm(request.POST or None, initial={"serial": request.GET.get("serial", ""),
-                                                              "tested_on": today()})
-        if request.method == "POST" and form.is_valid():
-            message = form.run(actor=request.user)
-            if message is not None:
-                self.message_user(request, message, messages.SUCCESS)
-                return HttpResponseRedirect(reverse("admin:backflow_device_change", args=[form.test.device_id]))
-        return self._form_page(request, form, title="Record test", intro=(
-            "A test by a tester whose NYS certification had lapsed on the test day is refused. A passing test "
-            "moves the device's next test a year on; a failed one is due again at once."))
+        return self._service_add_page(
+            request, lambda policy: RecordTestForm(request.POST or None, initial={
+                "serial": request.GET.get("serial", ""), "tested_on": today()}),
+            done_url=lambda form: reverse("admin:backflow_device_change", args=[form.test.device_id]),
+            title="Record test", intro=(
+                "A test by a tester whose NYS certification had lapsed on the test day is refused. A passing test "
+                "moves the device's next test a year on; a failed one is due again at once."))
 
     def review_view(self, request, pk, accept: bool):
         self._need(request, "backflow.change_devicetest")
