@@ -136,7 +136,7 @@ class FeeRule(Protocol):
 
 
 # What a [[rate_schedule]] that names no ``structure`` is rated by.
-DEFAULT_RATE_STRUCTURE = "mineola_blocks"
+DEFAULT_RATE_STRUCTURE = "minimum_and_blocks"
 
 
 def rate_structure_for(rules: dict) -> RateStructure:

@@ -1,7 +1,7 @@
 """A rate schedule written out as an Open Water Rate Specification file (``export_rates --format owrs``).
 
 An ``owrs`` schedule gives back its own file, with the schedule's date, citation and class map. A
-``mineola_blocks`` schedule is written as classes that bill the same cents:
+``minimum_and_blocks`` schedule is written as classes that bill the same cents:
 
 * one per-bill class per category of ``per_bill`` (``ONE_TWO_FAMILY``, ``OTHER``): its blocks count gallons
   (``tier_usage: usage_gal``); ``minimum_charge`` is the category's minimum; the tiers start at 0 (the
@@ -46,7 +46,7 @@ def to_owrs(rules: dict, *, effective_on: date, utility_name: str) -> owrs.OwrsF
             stored = rules["class_map"]
             extra["class_map"] = {**{cls: stored[cls] for cls in found.classes if cls in stored}, **stored}
         return replace(found, metadata=metadata, extra=extra)
-    return owrs.parse(_mineola_text(rules, effective_on=effective_on, utility_name=utility_name))
+    return owrs.parse(_schedule_text(rules, effective_on=effective_on, utility_name=utility_name))
 
 
 def export_text(schedule: RateSchedule, *, utility_name: str = "") -> str:
@@ -68,7 +68,7 @@ def _per_gallon(per_1000) -> Decimal:
     return Decimal(str(per_1000)).scaleb(-3)
 
 
-def _mineola_text(rules: dict, *, effective_on: date, utility_name: str) -> str:
+def _schedule_text(rules: dict, *, effective_on: date, utility_name: str) -> str:
     citation = rules.get("citation", "")
     classes: dict[str, list[tuple[str, object]]] = {}
     class_map: dict[str, list[str]] = {}

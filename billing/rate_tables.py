@@ -209,7 +209,7 @@ def _owrs_tables(rules: dict) -> list[RuleTable]:
                              "whose rate fields name a class (cust_class) is billed by it."]))
     extra_rules = {name: file.extra[name] for name in ("nonprofit", "sprinkler") if file.extra.get(name)}
     if extra_rules:
-        tables.extend(schedule_tables({"structure": "mineola_blocks", **extra_rules}))
+        tables.extend(schedule_tables({"structure": "minimum_and_blocks", **extra_rules}))
     return tables
 
 

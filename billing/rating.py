@@ -3,9 +3,9 @@
 A ``Schedule`` is built from one effective-dated rate schedule of the preset (``RateSchedule.rules``).
 ``rate_bill`` turns a ``RatingInput`` — what the calendar and the account's history say about this bill —
 into lines. Each line keeps its kind, description, citation, quantity, rate and amount, and is rounded
-once, half-up; the total is the sum of the lines. ``MineolaBlocks`` is this structure registered in
+once, half-up; the total is the sum of the lines. ``MinimumAndBlocks`` is this structure registered in
 ``billing.ordinance.RATE_STRUCTURES`` (the ``RateStructure`` protocol), the one a ``[[rate_schedule]]``
-names with ``structure = "mineola_blocks"`` (and the one it gets when it names none).
+names with ``structure = "minimum_and_blocks"`` (and the one it gets when it names none).
 
 Per-bill rates (``per_bill`` in the schedule) apply the category's minimum with its allowance, then block
 rates, to one bill on its own; they rate the bills of the calendar frequencies that are not monthly
@@ -204,10 +204,10 @@ class Rated:
 
 
 @RATE_STRUCTURES.register
-class MineolaBlocks:
+class MinimumAndBlocks:
     """Per-bill minimum and blocks by category; monthly bills by the meter's annual minimum (above)."""
 
-    name = "mineola_blocks"
+    name = "minimum_and_blocks"
 
     def __init__(self, rules: dict):
         self.schedule = Schedule.from_rules(rules)

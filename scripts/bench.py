@@ -12,7 +12,7 @@ and created again (so its name must contain "bench", or pass --allow-drop). The 
   copy       rows per second ``COPY ... FROM STDIN`` writes into a scratch table with billing_ledgerentry's
              columns (dropped after): the ceiling every other write is held against (the COPY limit
              column: the best a piece could do if writing its rows were all it did);
-  demo       ``manage.py setup_utility mineola --demo N`` on the emptied database (migrating not counted);
+  demo       ``manage.py setup_utility DEMO_PRESET --demo N`` (Mineola) on the emptied database (migrating not counted);
   billing    monthly runs started the way ``manage.py run_billing`` starts them, billed by a real Celery
              worker (``celery -A waterbilling worker -c WORKERS`` on a Redis database and a queue of its
              own, production settings), then one more month the way scripts/bench_billing.py bills it (a
@@ -55,6 +55,7 @@ SCRIPTS = ROOT / "scripts"
 VENV_BIN = Path(sys.executable).parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(SCRIPTS))
+from demo import DEMO_PRESET  # noqa: E402
 
 PIECES = ("copy", "demo", "billing", "penalties", "pdfs", "import", "portal", "conversion")
 
@@ -67,7 +68,7 @@ BASELINES = {
     "penalty catch-up": ("191 s", "scripts/bench_penalties.py, the catch-up (worst case)"),
     "pdfs": ("29 bills/s", "scripts/bench_pdf.py, 2 processes"),
     "import": ("16 s", "scripts/bench_import_readings.py, 100,000 readings"),
-    "demo": ("150 s", "setup_utility mineola --demo 100000"),
+    "demo": ("150 s", f"setup_utility {DEMO_PRESET} --demo 100000"),
     "portal home": ("13 ms", "one client, median"),
     "portal account": ("96 ms", "one client, median"),
     "portal bill": ("23 ms", "one client, median"),
@@ -246,7 +247,7 @@ def village_ensure(bench: Bench) -> None:
     migrate()
     if not Account.objects.exists():
         print(f"  (making a demo village of {bench.args.accounts:,} accounts first, untimed)", flush=True)
-        bench.manage("setup_utility", "mineola", "--demo", str(bench.args.accounts), "--date",
+        bench.manage("setup_utility", DEMO_PRESET, "--demo", str(bench.args.accounts), "--date",
                      bench.as_of.isoformat())
     analyze()
 
@@ -347,7 +348,7 @@ def piece_demo(bench: Bench):
     migrate()
     before = rows_written()
     started = time.perf_counter()
-    bench.manage("setup_utility", "mineola", "--demo", str(bench.args.accounts), "--date", bench.as_of.isoformat())
+    bench.manage("setup_utility", DEMO_PRESET, "--demo", str(bench.args.accounts), "--date", bench.as_of.isoformat())
     seconds = time.perf_counter() - started
     written = rows_written() - before
     yield bench.row("demo", f"{seconds:.1f} s for {bench.args.accounts:,} accounts "

@@ -21,6 +21,8 @@ from multiprocessing import get_context
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from demo import DEMO_PRESET  # noqa: E402
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "waterbilling.settings")
 os.environ.setdefault("DJANGO_DEBUG", "1")  # development settings: a bench runs on a scratch database
 
@@ -62,7 +64,7 @@ def main() -> None:
     have = Account.objects.count()
     if have < args.accounts:
         started = time.perf_counter()
-        call_command("setup_utility", "mineola", "--demo", str(args.accounts - have), "--date", as_of.isoformat())
+        call_command("setup_utility", DEMO_PRESET, "--demo", str(args.accounts - have), "--date", as_of.isoformat())
         print(f"demo: {args.accounts - have} accounts in {time.perf_counter() - started:.0f} s")
     if args.fresh:
         # TRUNCATE: the ledger and issued bills refuse DELETE by design.

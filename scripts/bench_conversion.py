@@ -23,6 +23,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from demo import DEMO_PRESET  # noqa: E402
+
 CUTOVER = date(2026, 6, 15)
 TODAY = date(2026, 7, 1)
 
@@ -55,7 +57,7 @@ def measure(count: int) -> dict:
     from conversion.reconcile import reconciliation
 
     call_command("migrate", verbosity=0)
-    call_command("setup_utility", "mineola", "--date", "2026-01-01", stdout=io.StringIO())
+    call_command("setup_utility", DEMO_PRESET, "--date", "2026-01-01", stdout=io.StringIO())
     accounts_make(count)
     with connection.cursor() as cursor:
         cursor.execute("ANALYZE")

@@ -37,10 +37,11 @@ def _build(accounts: int) -> None:
     from django.core.management import call_command
 
     from core.dates import add_months
+    from demo import DEMO_PRESET
 
     quiet = open(os.devnull, "w")  # noqa: SIM115 - for the whole build
     call_command("migrate", verbosity=0, stdout=quiet)
-    call_command("setup_utility", "mineola", "--demo", str(accounts), "--date", AS_OF.isoformat(), stdout=quiet)
+    call_command("setup_utility", DEMO_PRESET, "--demo", str(accounts), "--date", AS_OF.isoformat(), stdout=quiet)
     first = add_months(AS_OF.replace(day=1), -23)
     for months in range(24):
         day = add_months(first, months)

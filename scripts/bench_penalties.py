@@ -19,6 +19,8 @@ from datetime import date, timedelta
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from demo import DEMO_PRESET  # noqa: E402
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "waterbilling.settings")
 os.environ.setdefault("DJANGO_DEBUG", "1")  # development settings: a bench runs on a scratch database
 
@@ -46,7 +48,7 @@ def main() -> None:
 
         started = time.perf_counter()
         quiet = open(os.devnull, "w")  # noqa: SIM115
-        call_command("setup_utility", "mineola", "--demo", str(args.accounts), stdout=quiet)
+        call_command("setup_utility", DEMO_PRESET, "--demo", str(args.accounts), stdout=quiet)
         through = date.fromisoformat(args.through)
         for months_back in range(24, -1, -1):
             index = through.year * 12 + through.month - 1 - months_back

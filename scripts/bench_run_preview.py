@@ -1,7 +1,7 @@
 """Benchmark: the admin's billing run preview (proof register) on a demo village, measured (not a test).
 
     export DJANGO_DEBUG=1 DATABASE_URL=sqlite:////tmp/preview3000.sqlite3
-    .venv/bin/python manage.py migrate && .venv/bin/python manage.py setup_utility mineola --demo 3000
+    .venv/bin/python manage.py migrate && .venv/bin/python manage.py setup_utility $PRESET --demo 3000  # PRESET: demo.DEMO_PRESET, or any in fixtures/presets
     .venv/bin/python scripts/bench_run_preview.py
 
 Picks the busiest bill date (most accounts due) from a year ago to the preview's horizon, bills every

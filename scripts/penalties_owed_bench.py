@@ -13,6 +13,7 @@ replay can be checked against the one it replaces.
 """
 
 import argparse
+import os
 import pickle
 import random
 import sys
@@ -22,8 +23,13 @@ from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
 
+import django
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "waterbilling.settings")
+os.environ.setdefault("DJANGO_DEBUG", "1")  # settings only: the replay reads no database
+django.setup()
 
 from billing.ledger.allocation import PENALTIES_FIRST, PRINCIPAL_FIRST, Entry  # noqa: E402
 from billing.penalties import (  # noqa: E402
@@ -43,9 +49,14 @@ REFERENCE = Path("/tmp/penalties_owed_bench.pickle")
 CENT = Decimal("0.01")
 
 
-def scheme_params(preset: str) -> dict:
-    with open(ROOT / "fixtures" / "presets" / f"{preset}.toml", "rb") as f:
-        return tomllib.load(f)["penalty"]
+def scheme_params(scheme: str) -> tuple[str, dict]:
+    """The first preset (by file name) whose ``[penalty]`` table uses ``scheme``: its name and that table."""
+    for path in sorted((ROOT / "fixtures" / "presets").glob("*.toml")):
+        with open(path, "rb") as f:
+            penalty = tomllib.load(f).get("penalty", {})
+        if penalty.get("scheme") == scheme:
+            return path.stem, penalty
+    raise SystemExit(f"no preset uses the penalty scheme {scheme}")
 
 
 def money(rng: random.Random, low: float, high: float) -> Decimal:
@@ -136,10 +147,10 @@ def main() -> None:
     parser.add_argument("--reference", type=Path, default=REFERENCE)
     args = parser.parse_args()
 
-    cases = {
-        "mineola": (FirstThenMonthly(scheme_params("mineola")), build(13, due_days=20)),
-        "washingtonville": (MonthlyInterestFebruaryPenalty(scheme_params("washingtonville")), build(17, due_days=30)),
-    }
+    cases = {}
+    for scheme_class, seed, due_days in ((FirstThenMonthly, 13, 20), (MonthlyInterestFebruaryPenalty, 17, 30)):
+        preset, params = scheme_params(scheme_class.name)
+        cases[preset] = (scheme_class(params), build(seed, due_days=due_days))
     results = {}
     total = 0.0
     for name, (scheme, accounts) in cases.items():

@@ -16,14 +16,14 @@ from billing.ordinance import (
     rate_structure_for,
 )
 from billing.penalties import OneTime
-from billing.rating import MineolaBlocks
+from billing.rating import MinimumAndBlocks
 from core.errors import ApplicationError
 
 
 @pytest.mark.parametrize(("registry", "some_known"), [
     (CALENDARS, {"book_semiannual_monthly_large", "quarterly_single_book"}),
     (PENALTY_SCHEMES, {"first_then_monthly", "none", "one_time"}),
-    (RATE_STRUCTURES, {"mineola_blocks"}),
+    (RATE_STRUCTURES, {"minimum_and_blocks"}),
     (FEE_RULES, {"by_size", "clerk", "flat", "pro_rata"}),
 ])
 def test_an_unknown_name_is_refused_with_the_known_ones(registry, some_known):
@@ -41,7 +41,7 @@ def test_a_registry_builds_the_named_class_from_its_parameters():
     scheme = PENALTY_SCHEMES.build("one_time", {"percent": "15", "citation": "§ 141-17", "charges_on": ["water"]})
     assert isinstance(scheme, OneTime) and scheme.citation == "§ 141-17"
     # A schedule that names no structure is rated by Mineola's blocks, as every schedule was before.
-    assert isinstance(rate_structure_for({"per_bill": {}}), MineolaBlocks)
+    assert isinstance(rate_structure_for({"per_bill": {}}), MinimumAndBlocks)
 
 
 def test_a_missing_parameter_is_named():
@@ -81,7 +81,7 @@ def test_the_ordinance_on_a_date(mineola):
     assert ordinance.calendar.name == "book_semiannual_monthly_large"
     assert ordinance.penalties.citation == "§ 45.29 E"
     assert ordinance.rate_schedule.effective_on == date(2024, 6, 1)
-    assert isinstance(ordinance.rates, MineolaBlocks)
+    assert isinstance(ordinance.rates, MinimumAndBlocks)
     with pytest.raises(ApplicationError, match="no rate schedule is in force on 2024-05-31; the earliest takes "
                                                "effect 2024-06-01"):
         assert ordinance_on(date(2024, 5, 31)).rate_schedule is None

@@ -50,3 +50,34 @@ def test_the_migration_rewrites_schedules_and_their_history_both_ways():
         executor = MigrationExecutor(connection)
         executor.loader.build_graph()
         executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_structure_takes_its_descriptive_name_both_ways():
+    renaming = import_module("billing.migrations.0032_rate_structure_name")
+    before, after = list(renaming.Migration.dependencies), [("billing", "0032_rate_structure_name")]
+    executor = MigrationExecutor(connection)
+    try:
+        executor.migrate(before)
+        old_apps = executor.loader.project_state(before).apps
+        old_apps.get_model("billing", "RateSchedule").objects.create(
+            effective_on=date(2024, 6, 1), citation="§ 45.28 A(1)", rules=NEW)
+        old_apps.get_model("billing", "RateSchedule").objects.create(
+            effective_on=date(2025, 6, 1), citation="§ 45.28 A(1)", rules={**NEW, "structure": "tiered"})
+
+        executor = MigrationExecutor(connection)
+        executor.migrate(after)
+        new_apps = executor.loader.project_state(after).apps
+        structures = list(new_apps.get_model("billing", "RateSchedule").objects.order_by("effective_on")
+                          .values_list("rules__structure", flat=True))
+        assert structures == ["minimum_and_blocks", "tiered"]
+
+        executor = MigrationExecutor(connection)
+        executor.migrate(before)
+        structures = list(old_apps.get_model("billing", "RateSchedule").objects.order_by("effective_on")
+                          .values_list("rules__structure", flat=True))
+        assert structures == ["mineola_blocks", "tiered"]
+    finally:
+        executor = MigrationExecutor(connection)
+        executor.loader.build_graph()
+        executor.migrate(executor.loader.graph.leaf_nodes())

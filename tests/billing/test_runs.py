@@ -350,11 +350,11 @@ def test_meter_upsized_mid_year_first_monthly_bill_carries_the_annual_minimum(mi
 
 
 def test_a_rating_with_no_lines_is_held_as_an_exception_not_issued(mineola, monkeypatch):
-    from billing.rating import MineolaBlocks, Rated
+    from billing.rating import MinimumAndBlocks, Rated
 
     account, meter = account_with_meter(book=1)
     read(meter, date(2026, 1, 12), 1_062_500)
-    monkeypatch.setattr(MineolaBlocks, "rate", lambda self, bill: Rated((), bill.gallons, False))
+    monkeypatch.setattr(MinimumAndBlocks, "rate", lambda self, bill: Rated((), bill.gallons, False))
     out = run("run_billing", "--date", "2026-02-01")
     assert "0 bills issued" in out and "1 exceptions" in out
     assert not Bill.objects.exists() and not LedgerEntry.objects.exists()

@@ -18,6 +18,7 @@ from django.core.management.base import BaseCommand, CommandError
 from accounts.models import Account
 from core.commands import today
 from core.errors import ApplicationError
+from demo import DEMO_PRESET
 from demo.backflow import demo_backflow_create, demo_backflow_words
 from demo.payments import demo_payments_create
 from demo.termination import demo_cases_create
@@ -36,8 +37,8 @@ class Command(BaseCommand):
             "and (re)set the password of the 'admin' superuser, printing it with the admin URL.")
 
     def add_arguments(self, parser):
-        parser.add_argument("--preset", default="mineola",
-                            help="ordinance preset for a new demo (default mineola)")
+        parser.add_argument("--preset", default=DEMO_PRESET,
+                            help="ordinance preset for a new demo (default %(default)s)")
         parser.add_argument("--demo", type=int, default=300, metavar="N",
                             help="demo accounts to create when the database has none (default 300)")
 
