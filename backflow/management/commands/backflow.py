@@ -4,15 +4,13 @@ Every subcommand takes ``--date`` (the day it acts as of; default today). A refu
 its section and exits 1, and nothing is saved."""
 
 import json
-from datetime import date
 from decimal import Decimal, InvalidOperation
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError
 
 from accounts.selectors import account_get
-from core.commands import as_of_argument, parse_as_of
-from core.dates import iso_date
-from core.errors import ApplicationError, refuse_nul
+from core.commands import SubcommandCommand, day_option, read_each
+from core.errors import ApplicationError
 from core.money import fmt_dollars
 
 from ...models import ComplianceNotice
@@ -20,15 +18,6 @@ from ...policy import backflow_policy
 from ...reports import annual_summary_csv, annual_summary_pdf
 from ...rules import device_rule
 from ...services import compliance as svc
-
-
-def _day(value: str | None, name: str) -> date | None:
-    if value is None:
-        return None
-    try:
-        return iso_date(value)
-    except ValueError as exc:
-        raise ApplicationError(str(exc), field=f"--{name.replace('_', '-')}") from None
 
 
 def _inches(value: str | None, name: str) -> Decimal | None:
@@ -56,31 +45,13 @@ def _dollars(value: str | None, name: str) -> Decimal | None:
         raise ApplicationError(f"'{value}' is not an amount in dollars", field=f"--{name}") from None
 
 
-def _each(**reads) -> dict:
-    """Every argument read (a parse, a lookup), and every one that fails named together, not only the first:
-    ``notice NOPE --served-on 2026-13-01`` names the unknown account and the impossible date."""
-    values, errors = {}, []
-    for name, read in reads.items():
-        try:
-            values[name] = read()
-        except ApplicationError as exc:
-            errors.extend(exc.errors)
-    if errors:
-        raise ApplicationError(errors=errors)
-    return values
 
 
-class Command(BaseCommand):
+class Command(SubcommandCommand):
     help = "Backflow and cross-connection compliance: assessments, devices, testers, tests, notices, fines."
 
-    def add_arguments(self, parser: CommandParser):
-        sub = parser.add_subparsers(dest="subcommand", required=True, parser_class=type(parser))
-
-        def add(name, help_text):
-            p = sub.add_parser(name, help=help_text,
-                               called_from_command_line=getattr(parser, "called_from_command_line", False))
-            as_of_argument(p)
-            return p
+    def add_subcommands(self):
+        add = self.subcommand
 
         add("conditions", "the condition codes of the preset's device rule, with their citations")
 
@@ -165,87 +136,75 @@ class Command(BaseCommand):
         p.add_argument("--format", choices=["csv", "pdf"], default="csv")
         p.add_argument("--out", metavar="FILE")
 
-    def handle(self, *args, subcommand, **o):
-        as_of = parse_as_of(o["date"])
-        try:
-            # Every text argument, before any reaches a query (PostgreSQL refuses NUL in text).
-            refuse_nul(**{f"--{name.replace('_', '-')}": value for name, value in o.items() if isinstance(value, str)})
-            getattr(self, "do_" + subcommand.replace("-", "_"))(as_of, o)
-        except ApplicationError as exc:
-            raise CommandError("refused: " + "; ".join(str(e) for e in exc.errors)) from exc
-
-    def _say(self, text: str) -> None:
-        self.stdout.write(text)
-
     def do_conditions(self, as_of, o):
         for condition in device_rule(backflow_policy().preset).conditions():
-            self._say(f"{condition.code:<32} {condition.label} ({condition.citation})")
+            self.say(f"{condition.code:<32} {condition.label} ({condition.citation})")
 
     def do_require(self, as_of, o):
         assessment = svc.assessment_record(account=account_get(account_no=o["account_no"]), codes=o["condition"],
                                            as_of=as_of, actor=None, note=o["note"], reason=o["reason"])
         answer = {"required": assessment.required, "allowed": assessment.allowed, "citation": assessment.citation}
         if o["json"]:
-            self._say(json.dumps(answer))
+            self.say(json.dumps(answer))
             return
-        self._say(("Required: " + ", ".join(assessment.allowed)) if assessment.required else "No device required")
-        self._say(f"({assessment.citation})")
+        self.say(("Required: " + ", ".join(assessment.allowed)) if assessment.required else "No device required")
+        self.say(f"({assessment.citation})")
         for line in assessment.trace:
-            self._say(f"  {line}")
+            self.say(f"  {line}")
 
     def do_device(self, as_of, o):
         device = svc.device_register(account=account_get(account_no=o["account_no"]), type=o["type"],
                                      serial=o["serial"], size=o["size"],
-                                     installed_on=_day(o["installed_on"], "installed_on"), actor=None, make=o["make"],
+                                     installed_on=day_option(o, "installed_on"), actor=None, make=o["make"],
                                      model=o["model"], location=o["location"])
-        self._say(f"Device {device.type} {device.serial} registered at account {device.account.account_no}"
+        self.say(f"Device {device.type} {device.serial} registered at account {device.account.account_no}"
                   + (f"; FLAGGED: {device.flag_reason}" if device.flagged else ""))
 
     def do_tester(self, as_of, o):
         tester = svc.tester_register(certification_no=o["certification_no"], name=o["name"],
-                                     certification_expires=_day(o["expires"], "expires"),
-                                     gauge_calibrated_on=_day(o["gauge_calibrated_on"], "gauge_calibrated_on"),
+                                     certification_expires=day_option(o, "expires"),
+                                     gauge_calibrated_on=day_option(o, "gauge_calibrated_on"),
                                      company=o["company"])
-        self._say(f"Tester {tester}: certified until {tester.certification_expires}")
+        self.say(f"Tester {tester}: certified until {tester.certification_expires}")
 
     def do_test(self, as_of, o):
-        got = _each(device=lambda: svc.device_get(o["serial"]), tester=lambda: svc.tester_get(o["tester"]),
-                    tested_on=lambda: _day(o["tested_on"], "tested_on"))
+        got = read_each(device=lambda: svc.device_get(o["serial"]), tester=lambda: svc.tester_get(o["tester"]),
+                    tested_on=lambda: day_option(o, "tested_on"))
         device = got["device"]
         test = svc.test_record(device=device, tester=got["tester"], tested_on=got["tested_on"], result=o["result"],
                                actor=None, as_of=as_of, check_valve_1=o["cv1"], check_valve_2=o["cv2"],
                                relief_valve=o["rv"], repairs=o["repairs"], by_department=o["by_department"])
         due = svc.device_due(device, as_of=max(as_of, test.tested_on))
-        self._say(f"Test of {device.serial} on {test.tested_on}: {test.result}; next test due {due.due_on} "
+        self.say(f"Test of {device.serial} on {test.tested_on}: {test.result}; next test due {due.due_on} "
                   f"({due.citation})")
 
     def do_notice(self, as_of, o):
-        got = _each(account=lambda: account_get(account_no=o["account_no"]),
+        got = read_each(account=lambda: account_get(account_no=o["account_no"]),
                     device=lambda: svc.device_get(o["device"]) if o["device"] else None,
-                    served_on=lambda: _day(o["served_on"], "served_on"),
-                    received_on=lambda: _day(o["received_on"], "received_on"),
+                    served_on=lambda: day_option(o, "served_on"),
+                    received_on=lambda: day_option(o, "received_on"),
                     largest_pipe=lambda: _inches(o["largest_pipe"], "largest-pipe"),
                     per_day=lambda: _dollars(o["per_day"], "per-day"))
         notice = svc.notice_serve(account=got["account"], kind=o["kind"], served_on=got["served_on"], actor=None,
                                   method=o["method"], as_of=as_of, received_on=got["received_on"],
                                   article_number=o["article_number"], device=got["device"],
                                   largest_pipe=got["largest_pipe"], per_day=got["per_day"])
-        self._say(f"Notice {notice.pk} ({notice.get_kind_display().lower()}) served on {notice.served_on}"
+        self.say(f"Notice {notice.pk} ({notice.get_kind_display().lower()}) served on {notice.served_on}"
                   + (f"; deadline {notice.deadline}" if notice.deadline else "") + f" ({notice.citation})")
 
     def do_shorten(self, as_of, o):
-        notice = svc.notice_shorten(notice=_notice(o["notice"]), to=_day(o["to"], "to"), by=o["by"],
+        notice = svc.notice_shorten(notice=_notice(o["notice"]), to=day_option(o, "to"), by=o["by"],
                                     reason=o["reason"])
-        self._say(f"Notice {notice.pk}: window shortened to {notice.deadline} by {notice.shortened_by}")
+        self.say(f"Notice {notice.pk}: window shortened to {notice.deadline} by {notice.shortened_by}")
 
     def do_hearing_requested(self, as_of, o):
-        notice = svc.notice_hearing_request(notice=_notice(o["notice"]), received_on=_day(o["on"], "on"), actor=None,
+        notice = svc.notice_hearing_request(notice=_notice(o["notice"]), received_on=day_option(o, "on"), actor=None,
                                             as_of=as_of)
-        self._say(f"Notice {notice.pk}: written request for a hearing received {notice.hearing_requested_on}")
+        self.say(f"Notice {notice.pk}: written request for a hearing received {notice.hearing_requested_on}")
 
     def do_cured(self, as_of, o):
-        notice = svc.notice_cure(notice=_notice(o["notice"]), cured_on=_day(o["on"], "on"))
-        self._say(f"Notice {notice.pk}: complied with on {notice.cured_on}")
+        notice = svc.notice_cure(notice=_notice(o["notice"]), cured_on=day_option(o, "on"))
+        self.say(f"Notice {notice.pk}: complied with on {notice.cured_on}")
 
     def do_fine(self, as_of, o):
         account = account_get(account_no=o["account_no"])
@@ -256,42 +215,42 @@ class Command(BaseCommand):
             quote["posted"] = [{"notice": c.notice_id, "amount": f"{c.charge.amount.amount:.2f}",
                                 "computation": c.computation} for c in posted]
         if o["json"]:
-            self._say(json.dumps(quote, indent=2))
+            self.say(json.dumps(quote, indent=2))
             return
-        self._say(f"Fine accrued on {as_of} for account {account.account_no}: {fmt_dollars(Decimal(quote['amount']))}")
+        self.say(f"Fine accrued on {as_of} for account {account.account_no}: {fmt_dollars(Decimal(quote['amount']))}")
         for line in svc.fine_lines(account=account, as_of=as_of):
-            self._say(f"  notice {line.notice.pk}: {line.computation} ({line.citation})")
+            self.say(f"  notice {line.notice.pk}: {line.computation} ({line.citation})")
         for posted in quote.get("posted", []):
-            self._say(f"  charged for the next bill: ${posted['amount']} ({posted['computation']})")
+            self.say(f"  charged for the next bill: ${posted['amount']} ({posted['computation']})")
 
     def do_due(self, as_of, o):
         rows = svc.devices_due(as_of=as_of, within_days=o["within"])
         if o["json"]:
-            self._say(json.dumps([{"serial": d.device.serial, "type": d.device.type,
+            self.say(json.dumps([{"serial": d.device.serial, "type": d.device.type,
                                    "account_no": d.device.account.account_no, "due_on": d.due_on.isoformat(),
                                    "overdue": d.overdue, "citation": d.citation} for d in rows], indent=2))
             return
         for d in rows:
-            self._say(f"{d.device.serial:<14} {d.device.type:<4} {d.device.account.account_no:<10} due {d.due_on}"
+            self.say(f"{d.device.serial:<14} {d.device.type:<4} {d.device.account.account_no:<10} due {d.due_on}"
                       + ("  OVERDUE" if d.overdue else ""))
-        self._say(f"{len(rows)} devices due or overdue on {as_of}")
+        self.say(f"{len(rows)} devices due or overdue on {as_of}")
 
     def do_noncompliance(self, as_of, o):
         if o["act"]:
             found = svc.noncompliance_act(account=account_get(account_no=o["act"]), as_of=as_of, actor=None)
-            self._say(f"Account {found.account.account_no}: noncompliance acted on ({found.section})")
+            self.say(f"Account {found.account.account_no}: noncompliance acted on ({found.section})")
             return
         rows = svc.noncompliance(as_of=as_of)
         for n in rows:
-            self._say(f"{n.account.account_no:<10} {n.section}: {'; '.join(n.reasons)}")
-        self._say(f"{len(rows)} premises qualify for discontinuance on {as_of}")
+            self.say(f"{n.account.account_no:<10} {n.section}: {'; '.join(n.reasons)}")
+        self.say(f"{len(rows)} premises qualify for discontinuance on {as_of}")
 
     def do_summary(self, as_of, o):
         data = (annual_summary_pdf if o["format"] == "pdf" else annual_summary_csv)(year=o["year"], as_of=as_of)
         if o["out"]:
             with open(o["out"], "wb") as f:
                 f.write(data if isinstance(data, bytes) else data.encode())
-            self._say(f"Wrote {o['out']}")
+            self.say(f"Wrote {o['out']}")
         else:
             self.stdout.write(data if isinstance(data, str) else data.decode("latin-1"))
 

@@ -4,14 +4,12 @@ Every subcommand takes ``--date`` (the day it acts as of; default today). A refu
 its section and exits 1, and nothing is saved."""
 
 import json
-from datetime import date, time
+from datetime import time
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError
 
 from accounts.selectors import account_get
-from core.commands import as_of_argument, parse_as_of
-from core.dates import iso_date
-from core.errors import ApplicationError
+from core.commands import SubcommandCommand, day_option
 from core.money import fmt_dollars
 
 from ...documents import notice_pdf, paper_pdf, work_order_paper
@@ -20,15 +18,6 @@ from ...policy import termination_policy
 from ...selectors import case_board, case_get, case_show, delinquencies, list_floor
 from ...services import cases as svc
 from ...services.nightly import nightly_deadlines
-
-
-def _day(value: str | None, name: str) -> date | None:
-    if value is None:
-        return None
-    try:
-        return iso_date(value)
-    except ValueError as exc:
-        raise CommandError(f"--{name.replace('_', '-')}: {exc}") from None
 
 
 def _time(value: str | None) -> time | None:
@@ -40,17 +29,11 @@ def _time(value: str | None) -> time | None:
         raise CommandError(f"--hearing-time: '{value}' is not a time; use HH:MM") from None
 
 
-class Command(BaseCommand):
+class Command(SubcommandCommand):
     help = "Termination of service with due process: cases, notices, hearings, appeals, shut-off and restoration."
 
-    def add_arguments(self, parser: CommandParser):
-        sub = parser.add_subparsers(dest="subcommand", required=True, parser_class=type(parser))
-
-        def add(name, help_text):
-            p = sub.add_parser(name, help=help_text,
-                               called_from_command_line=getattr(parser, "called_from_command_line", False))
-            as_of_argument(p)
-            return p
+    def add_subcommands(self):
+        add = self.subcommand
 
         p = add("open", "open a case (prints its number)")
         p.add_argument("account_no")
@@ -145,59 +128,47 @@ class Command(BaseCommand):
         p.add_argument("--work-order", choices=["shut_off", "restore"])
         p.add_argument("--out", required=True, metavar="FILE")
 
-    def handle(self, *args, subcommand, **o):
-        as_of = parse_as_of(o["date"])
-        try:
-            getattr(self, "do_" + subcommand.replace("-", "_"))(as_of, o)
-        except ApplicationError as exc:
-            raise CommandError("refused: " + "; ".join(str(e) for e in exc.errors)
-                               if len(exc.errors) <= 1 else
-                               "refused:\n" + "\n".join(f"  - {e.message}" for e in exc.errors)) from exc
-
-    def _say(self, text: str) -> None:
-        self.stdout.write(text)
-
     def do_open(self, as_of, o):
         case = svc.case_open(account=account_get(account_no=o["account_no"]), grounds=o["grounds"], as_of=as_of,
                              actor=None, section=o["section"], detail=o["detail"])
         if o["json"]:
-            self._say(json.dumps(case_show(case), indent=2))
+            self.say(json.dumps(case_show(case), indent=2))
         else:
-            self._say(case.number)
+            self.say(case.number)
 
     def do_open_delinquent(self, as_of, o):
         opened = svc.cases_open_delinquent(as_of=as_of, actor=None, account_nos=o["account_nos"] or None)
         for case in opened:
-            self._say(f"{case.number}  {case.account.account_no}  {fmt_dollars(case.amount_delinquent)}")
-        self._say(f"{len(opened)} cases opened")
+            self.say(f"{case.number}  {case.account.account_no}  {fmt_dollars(case.amount_delinquent)}")
+        self.say(f"{len(opened)} cases opened")
 
     def do_delinquent(self, as_of, o):
         rows = delinquencies(as_of=as_of)
         if o["json"]:
-            self._say(json.dumps([{"account_no": d.account_no, "owner": d.owner, "service_address": d.service_address,
+            self.say(json.dumps([{"account_no": d.account_no, "owner": d.owner, "service_address": d.service_address,
                                    "amount": f"{d.amount:.2f}", "case": d.case_number,
                                    "bills": [{"number": b.number, "due_date": b.due_date.isoformat(),
                                               "amount": f"{b.amount:.2f}"} for b in d.bills]} for d in rows], indent=2))
             return
         for d in rows:
-            self._say(f"{d.account_no:<12} {fmt_dollars(d.amount):>12}  {d.owner}, {d.service_address}"
+            self.say(f"{d.account_no:<12} {fmt_dollars(d.amount):>12}  {d.owner}, {d.service_address}"
                       + (f"  [case {d.case_number}]" if d.case_number else ""))
         policy = termination_policy()
         if not policy.nonpayment:
-            self._say(f"No account is listed: {policy.no_nonpayment}")
+            self.say(f"No account is listed: {policy.no_nonpayment}")
             return
-        self._say(f"{len(rows)} accounts delinquent on {as_of} (accounts owing less than "
+        self.say(f"{len(rows)} accounts delinquent on {as_of} (accounts owing less than "
                   f"{fmt_dollars(list_floor())} are left off: office policy, set on the Utility page)")
 
     def do_serve(self, as_of, o):
         case = case_get(o["case"])
         notice = svc.notice_serve(case=case, role=o["to"], method=o["method"],
-                                  served_on=_day(o["served_on"], "served_on"),
-                                  received_on=_day(o["received_on"], "received_on"),
-                                  hearing_on=_day(o["hearing_on"], "hearing_on"), hearing_time=_time(o["hearing_time"]),
+                                  served_on=day_option(o, "served_on"),
+                                  received_on=day_option(o, "received_on"),
+                                  hearing_on=day_option(o, "hearing_on"), hearing_time=_time(o["hearing_time"]),
                                   hearing_place=o["hearing_place"], article_number=o["article_number"], actor=None,
                                   as_of=as_of)
-        self._say(f"Notice served on the {notice.role} ({notice.name}) of case {case.number}; hearing "
+        self.say(f"Notice served on the {notice.role} ({notice.name}) of case {case.number}; hearing "
                   f"{notice.hearing_on}" + (f"; received {notice.received_on}" if notice.received_on else ""))
 
     def do_received(self, as_of, o):
@@ -205,88 +176,88 @@ class Command(BaseCommand):
         notice = case.notices.filter(role=o["to"]).order_by("-served_on", "-id").first()
         if notice is None:
             raise CommandError(f"refused: to: case {case.number} has no notice served on the {o['to']}")
-        svc.notice_received(notice=notice, received_on=_day(o["received_on"], "received_on"), actor=None, as_of=as_of)
-        self._say(f"Receipt recorded for the notice to the {notice.role} of case {case.number}")
+        svc.notice_received(notice=notice, received_on=day_option(o, "received_on"), actor=None, as_of=as_of)
+        self.say(f"Receipt recorded for the notice to the {notice.role} of case {case.number}")
 
     def do_request(self, as_of, o):
-        case = svc.hearing_request(case=case_get(o["case"]), received_on=_day(o["received_on"], "received_on"),
+        case = svc.hearing_request(case=case_get(o["case"]), received_on=day_option(o, "received_on"),
                                    actor=None, text=o["text"], as_of=as_of)
         late = " (late: flagged)" if case.request_late else ""
-        self._say(f"Hearing request recorded for case {case.number}{late}")
+        self.say(f"Hearing request recorded for case {case.number}{late}")
 
     def do_hearing(self, as_of, o):
         case = svc.hearing_record(case=case_get(o["case"]), attendance=o["attendance"], evidence_notes=o["evidence"],
                                   actor=None, held_on=as_of)
-        self._say(f"Hearing file recorded for case {case.number}")
+        self.say(f"Hearing file recorded for case {case.number}")
 
     def do_determine(self, as_of, o):
         case = svc.determination_record(case=case_get(o["case"]), outcome=o["outcome"],
-                                        mailed_on=_day(o["mailed_on"], "mailed_on"), actor=None, as_of=as_of,
+                                        mailed_on=day_option(o, "mailed_on"), actor=None, as_of=as_of,
                                         notes=o["notes"])
-        self._say(f"Case {case.number}: {case.get_status_display()}"
+        self.say(f"Case {case.number}: {case.get_status_display()}"
                   + (" (by default)" if case.by_default else ""))
 
     def do_appeal(self, as_of, o):
-        case = svc.appeal_file(case=case_get(o["case"]), filed_on=_day(o["filed_on"], "filed_on"),
+        case = svc.appeal_file(case=case_get(o["case"]), filed_on=day_option(o, "filed_on"),
                                grounds=o["grounds"], actor=None, as_of=as_of)
-        self._say(f"Appeal recorded for case {case.number}" + (" (late: flagged)" if case.appeal_late else ""))
+        self.say(f"Appeal recorded for case {case.number}" + (" (late: flagged)" if case.appeal_late else ""))
 
     def do_decide(self, as_of, o):
         case = svc.appeal_decide(case=case_get(o["case"]), outcome=o["outcome"],
-                                 hearing_on=_day(o["hearing_on"], "hearing_on"),
-                                 notice_mailed_on=_day(o["notice_mailed_on"], "notice_mailed_on"), actor=None,
+                                 hearing_on=day_option(o, "hearing_on"),
+                                 notice_mailed_on=day_option(o, "notice_mailed_on"), actor=None,
                                  as_of=as_of)
-        self._say(f"Case {case.number}: {case.get_status_display()}")
+        self.say(f"Case {case.number}: {case.get_status_display()}")
 
     def do_shutoff(self, as_of, o):
         order = svc.shutoff_order(case=case_get(o["case"]), as_of=as_of, actor=None)
         if o["out"]:
             with open(o["out"], "wb") as f:
                 f.write(paper_pdf(work_order_paper(order)))
-        self._say(f"Shut-off order {order.pk} issued for case {order.case.number} on {order.issued_on}")
+        self.say(f"Shut-off order {order.pk} issued for case {order.case.number} on {order.issued_on}")
 
     def do_carried_out(self, as_of, o):
         case = svc.shutoff_carry_out(case=case_get(o["case"]), done_on=as_of, actor=None)
-        self._say(f"Case {case.number}: service shut off on {as_of}")
+        self.say(f"Case {case.number}: service shut off on {as_of}")
 
     def do_restore(self, as_of, o):
         case = svc.service_restore(case=case_get(o["case"]), as_of=as_of, actor=None, note=o["note"])
-        self._say(f"Case {case.number}: service restored on {as_of}")
+        self.say(f"Case {case.number}: service restored on {as_of}")
 
     def do_dismiss(self, as_of, o):
         case = svc.case_dismiss(case=case_get(o["case"]), reason=o["reason"], as_of=as_of, actor=None)
-        self._say(f"Case {case.number} dismissed")
+        self.say(f"Case {case.number} dismissed")
 
     def do_emergency(self, as_of, o):
         i = svc.interruption_log(account=account_get(account_no=o["account_no"]), kind=o["kind"], started_on=as_of,
-                                 ended_on=_day(o["ended_on"], "ended_on"), reason=o["reason"], actor=None)
-        self._say(f"Interruption logged: {i.kind} at account {i.account.account_no} from {i.started_on} ({i.citation})")
+                                 ended_on=day_option(o, "ended_on"), reason=o["reason"], actor=None)
+        self.say(f"Interruption logged: {i.kind} at account {i.account.account_no} from {i.started_on} ({i.citation})")
 
     def do_show(self, as_of, o):
         case = case_get(o["case"])
         data = case_show(case)
         if o["json"]:
-            self._say(json.dumps(data, indent=2))
+            self.say(json.dumps(data, indent=2))
             return
-        self._say(f"Case {data['number']}  account {data['account_no']}  {case.get_status_display()}")
-        self._say(f"Grounds: {case.grounds} ({case.section}); delinquent {fmt_dollars(case.amount_delinquent)}")
+        self.say(f"Case {data['number']}  account {data['account_no']}  {case.get_status_display()}")
+        self.say(f"Grounds: {case.grounds} ({case.section}); delinquent {fmt_dollars(case.amount_delinquent)}")
         for r in data["recipients"]:
-            self._say(f"  {r['role']}: {r['method']}, served {r['served_on']}, received {r['received_on'] or '—'}")
+            self.say(f"  {r['role']}: {r['method']}, served {r['served_on']}, received {r['received_on'] or '—'}")
         for k, v in data["deadlines"].items():
-            self._say(f"  {k.replace('_', ' ')}: {v or '—'}")
+            self.say(f"  {k.replace('_', ' ')}: {v or '—'}")
         for e in data["events"]:
-            self._say(f"  {e['on']}  {e['what']}  ({e['by']})")
+            self.say(f"  {e['on']}  {e['what']}  ({e['by']})")
 
     def do_board(self, as_of, o):
         for _status, label, rows in case_board(as_of=as_of):
-            self._say(f"{label} ({len(rows)})")
+            self.say(f"{label} ({len(rows)})")
             for case, step in rows:
-                self._say(f"  {case.number}  {case.account.account_no:<10} {step.what}"
+                self.say(f"  {case.number}  {case.account.account_no:<10} {step.what}"
                           + (f" — {step.on}" if step.on else ""))
 
     def do_deadlines(self, as_of, o):
         counts = nightly_deadlines(as_of=as_of)
-        self._say(", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in counts.items()))
+        self.say(", ".join(f"{k.replace('_', ' ')}: {v}" for k, v in counts.items()))
 
     def do_pdf(self, as_of, o):
         case = case_get(o["case"])
@@ -304,7 +275,7 @@ class Command(BaseCommand):
             raise CommandError("refused: give --notice ROLE or --work-order KIND")
         with open(o["out"], "wb") as f:
             f.write(data)
-        self._say(f"Wrote {o['out']}")
+        self.say(f"Wrote {o['out']}")
 
 
 __all__ = ["Command", "TerminationCase"]
