@@ -13,7 +13,7 @@ from django.db import transaction
 
 from accounts.models import Account
 from billing.services.charges import charge_add
-from core.clock import refuse_future, today
+from core.clock import after_errors, refuse_future, today
 from core.dates import fmt_day
 from core.errors import ApplicationError, FieldError, NotFound, refuse_any, refuse_nul
 from core.money import ZERO, cents, fmt_dollars
@@ -137,9 +137,7 @@ def tester_save(*, tester: Tester | None, certification_no: str, name: str, cert
         linked = Tester.objects.filter(user=user).exclude(pk=getattr(tester, "pk", None)).first()
         if linked is not None:
             errors.append(FieldError("user", f"the login {user.get_username()} is already linked to {linked}"))
-    if gauge_calibrated_on is not None and gauge_calibrated_on > today():
-        errors.append(FieldError("gauge_calibrated_on", f"{gauge_calibrated_on} is after today ({today()}); record "
-                                                        "the calibration once done"))
+    errors += after_errors(today(), "record the calibration once done", gauge_calibrated_on=gauge_calibrated_on)
     refuse_any(errors)
     tester = tester or Tester()
     tester.certification_no, tester.name, tester.certification_expires = certification_no, name, certification_expires
@@ -191,9 +189,7 @@ def test_record(*, device: Device, tester: Tester, tested_on: date, result: str,
     """Record a test. A tester whose certification had lapsed on the test day is refused (NYS certification
     is what makes a test count). Submitted online, the test waits for the clerk to accept it."""
     as_of = as_of or today()
-    errors = []
-    if tested_on > as_of:
-        errors.append(FieldError("tested_on", f"{tested_on} is after {as_of}; a test is recorded once done"))
+    errors = after_errors(as_of, "a test is recorded once done", tested_on=tested_on)
     if result not in DeviceTest.Result.values:
         errors.append(FieldError("result", f"'{result}' is not a result; use pass or fail"))
     if tester.certification_expires < tested_on:
@@ -300,9 +296,7 @@ def notice_serve(*, account: Account, kind: str, served_on: date, actor, method:
         errors.append(FieldError("method", f"a {kind.replace('_', ' ')} notice is served by "
                                            + " or ".join(m.replace("_", " ") for m in rule.methods)
                                            + f" ({rule.citation})"))
-    for field, day in (("served_on", served_on), ("received_on", received_on)):
-        if day is not None and day > as_of:
-            errors.append(FieldError(field, f"{day} is after {as_of}; record the notice once served"))
+    errors += after_errors(as_of, "record the notice once served", served_on=served_on, received_on=received_on)
     if received_on is not None and received_on < served_on:
         errors.append(FieldError("received_on", f"{received_on} is before service on {served_on}"))
     fine = policy.fine
@@ -403,9 +397,7 @@ def notice_hearing_request(*, notice: ComplianceNotice, received_on: date, actor
     Appeals, within 7 days of receipt of the notice). One received after the window is recorded, and says so; the
     Department's test and its fee follow only where no request came in time."""
     refuse_future(received_on, field="received_on", doing="recorded")
-    errors = []
-    if received_on > as_of:
-        errors.append(FieldError("received_on", f"{received_on} is after {as_of}"))
+    errors = after_errors(as_of, received_on=received_on)
     if received_on < notice.served_on:
         errors.append(FieldError("received_on", f"{received_on} is before the notice was served ({notice.served_on})"))
     refuse_any(errors)

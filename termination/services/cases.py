@@ -21,7 +21,7 @@ from accounts.models import Account
 from billing.ledger.selectors import account_balances
 from billing.models import PendingCharge
 from billing.services.charges import charge_add
-from core.clock import refuse_future, today
+from core.clock import after_errors, refuse_future, today
 from core.dates import fmt_day
 from core.errors import ApplicationError, FieldError, refuse_any
 from core.money import ZERO, fmt_dollars
@@ -167,10 +167,8 @@ def notice_serve(*, case: TerminationCase, role: str, method: str, served_on: da
     when a date is in the future."""
     policy = termination_policy()
     as_of = as_of or today()
-    errors = []
-    for field, day in (("served_on", served_on), ("received_on", received_on)):
-        if day is not None and day > as_of:
-            errors.append(FieldError(field, f"{day} is after {as_of}; service is recorded when it has happened"))
+    errors = after_errors(as_of, "service is recorded when it has happened", served_on=served_on,
+                          received_on=received_on)
     if case.status not in ("open", "noticed", "no_request", "requested"):
         errors.append(FieldError("case", f"case {case.number} is {case.get_status_display().lower()}; notices are "
                                          "served before the determination"))
@@ -221,9 +219,7 @@ def notice_serve(*, case: TerminationCase, role: str, method: str, served_on: da
 def notice_received(*, notice: Notice, received_on: date, actor, as_of: date | None = None) -> Notice:
     """Record the day a mailed notice was received (the return receipt)."""
     as_of = as_of or today()
-    errors = []
-    if received_on > as_of:
-        errors.append(FieldError("received_on", f"{received_on} is after {as_of}"))
+    errors = after_errors(as_of, received_on=received_on)
     if received_on < notice.served_on:
         errors.append(FieldError("received_on", f"{received_on} is before service on {notice.served_on}"))
     refuse_any(errors)
@@ -244,10 +240,7 @@ def hearing_request(*, case: TerminationCase, received_on: date, actor, via: str
     policy = termination_policy()
     as_of = as_of or today()
     text = _text(text, "text")
-    errors = []
-    if received_on > as_of:
-        errors.append(FieldError("received_on", f"{received_on} is after {as_of}; a request is recorded once "
-                                                "it has arrived"))
+    errors = after_errors(as_of, "a request is recorded once it has arrived", received_on=received_on)
     if case.is_closed:
         errors.append(FieldError("case", f"case {case.number} is {case.get_status_display().lower()}"))
     if case.status == "open":
@@ -320,8 +313,7 @@ def determination_record(*, case: TerminationCase, outcome: str, mailed_on: date
         elif as_of <= deadlines.request_by:
             errors.append(FieldError("date", f"the request window is open until {deadlines.request_by} "
                                              f"({policy.cite('request')})"))
-    if mailed_on > as_of:
-        errors.append(FieldError("mailed_on", f"{mailed_on} is after {as_of}; record the mailing once done"))
+    errors += after_errors(as_of, "record the mailing once done", mailed_on=mailed_on)
     if case.hearing_on and mailed_on < case.hearing_on:
         errors.append(FieldError("mailed_on", f"{mailed_on} is before the hearing on {case.hearing_on}"))
     refuse_any(errors)
@@ -351,9 +343,7 @@ def appeal_file(*, case: TerminationCase, filed_on: date, grounds: str, actor, a
     policy = termination_policy()
     as_of = as_of or today()
     grounds = _text(grounds, "grounds", required=True)
-    errors = []
-    if filed_on > as_of:
-        errors.append(FieldError("filed_on", f"{filed_on} is after {as_of}"))
+    errors = after_errors(as_of, filed_on=filed_on)
     if case.outcome != "terminate" or case.status not in ("determined", "final", "ordered"):
         errors.append(FieldError("case", f"case {case.number} is {case.get_status_display().lower()}; only a "
                                          "determination to terminate is appealed"))
@@ -628,9 +618,7 @@ def interruption_log(*, account: Account, kind: str, started_on: date, reason: s
     if kind not in policy.emergency_kinds:
         errors.append(FieldError("kind", f"'{kind}' is not an interruption {policy.emergency_citation} allows "
                                          f"without a hearing; use {', '.join(policy.emergency_kinds)}"))
-    for field, day in (("started_on", started_on), ("ended_on", ended_on)):
-        if day is not None and day > today():
-            errors.append(FieldError(field, f"{day} is after today"))
+    errors += after_errors(today(), started_on=started_on, ended_on=ended_on)
     if ended_on is not None and ended_on < started_on:
         errors.append(FieldError("ended_on", f"{ended_on} is before the start on {started_on}"))
     refuse_any(errors)
