@@ -210,6 +210,8 @@ class BySizeFee(_Rule):
 
     name = "by_size"
     takes = frozenset({"size"})
+    base = Decimal(0)  # added to the table's amount (``base_plus_size``)
+    unlisted = ""  # what the refusal of a size the table does not list adds
 
     def __init__(self, params: Mapping):
         super().__init__(params)
@@ -233,6 +235,11 @@ class BySizeFee(_Rule):
 
     def quote(self, *, amount: Decimal | None = None, base: Decimal | None = None, size: str | None = None) -> Decimal:
         self._refuse_unused(amount=amount, base=base)
+        return self._at_most(cents(self.base + self._listed_amount(size)), field="size")
+
+    def _listed_amount(self, size: str | None) -> Decimal:
+        """The table's amount for ``size``, refused (naming the sizes listed) when missing, not a size, or
+        not listed."""
         listed = ", ".join(f'{s}"' for s, _ in self.sizes())
         if size is None or not str(size).strip():
             self._refuse(f"depends on the size: give the size in inches ({listed})", field="size")
@@ -241,8 +248,9 @@ class BySizeFee(_Rule):
         except ValueError as exc:
             self._refuse(f"depends on the size: {exc}", field="size")
         if value not in self.table:
-            self._refuse(f'has no charge for a {_size_text(value)}" size; the code lists {listed} only', field="size")
-        return self._at_most(cents(self.table[value]), field="size")
+            self._refuse(f'has no charge for a {_size_text(value)}" size; the code lists {listed} only'
+                         + self.unlisted, field="size")
+        return self.table[value]
 
 
 @FEE_RULES.register
@@ -251,6 +259,7 @@ class BasePlusSizeFee(BySizeFee):
     does not list is refused: the governing board must set it before it is charged."""
 
     name = "base_plus_size"
+    unlisted = ", and the Board must set it"
 
     def __init__(self, params: Mapping):
         super().__init__(params)
@@ -263,19 +272,6 @@ class BasePlusSizeFee(BySizeFee):
         return f"{fmt_dollars(self.base)} plus " + ", ".join(
             f'{size}" {fmt_dollars(amount)}' for size, amount in self.sizes())
 
-    def quote(self, *, amount: Decimal | None = None, base: Decimal | None = None, size: str | None = None) -> Decimal:
-        self._refuse_unused(amount=amount, base=base)
-        listed = ", ".join(f'{s}"' for s, _ in self.sizes())
-        if size is None or not str(size).strip():
-            self._refuse(f"depends on the size: give the size in inches ({listed})", field="size")
-        try:
-            value = inches(size)
-        except ValueError as exc:
-            self._refuse(f"depends on the size: {exc}", field="size")
-        if value not in self.table:
-            self._refuse(f'has no charge for a {_size_text(value)}" size; the code lists {listed} only, and the '
-                         "Board must set it", field="size")
-        return self._at_most(cents(self.base + self.table[value]), field="size")
 
 
 @FEE_RULES.register
