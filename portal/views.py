@@ -230,6 +230,19 @@ PDF_DOWNLOADS = 30
 PDF_WINDOW_SECONDS = 600
 
 
+def _form_throttled(request, form, *, scope: str, limit: int, window_seconds: int, message, page):
+    """A form's POST counted against the customer's limit: None within it; past it, the form's page (``page``,
+    given the status) with ``message`` above the form, 429 and when to try again."""
+    wait = rate_limit_hit(scope=scope, key=str(request.user.pk), limit=limit, window_seconds=window_seconds)
+    if wait is None:
+        return None
+    form.is_valid()
+    form.add_error(None, message)
+    response = page(429)
+    response["Retry-After"] = str(wait)
+    return response
+
+
 def _too_many_downloads(request, wait: int, kind: str):
     response = _render(request, "portal/too_many_downloads.html", {
         "kind": kind, "limit": PDF_DOWNLOADS, "window_minutes": PDF_WINDOW_SECONDS // 60,
@@ -279,14 +292,10 @@ def termination_request(request, number):
     """The customer's written request for the hearing, received today; a late one is accepted and flagged."""
     case = selectors.case_get_for_customer(request.user, number)
     form = HearingRequestForm(request.POST)
-    wait = rate_limit_hit(scope="hearing-request", key=str(request.user.pk), limit=HEARING_REQUEST_POSTS,
-                          window_seconds=HEARING_REQUEST_WINDOW_SECONDS)
-    if wait is not None:
-        form.is_valid()
-        form.add_error(None, HEARING_REQUEST_THROTTLED)
-        response = _case_page(request, case, form, status=429)
-        response["Retry-After"] = str(wait)
-        return response
+    if throttled := _form_throttled(request, form, scope="hearing-request", limit=HEARING_REQUEST_POSTS,
+                                    window_seconds=HEARING_REQUEST_WINDOW_SECONDS, message=HEARING_REQUEST_THROTTLED,
+                                    page=lambda status: _case_page(request, case, form, status=status)):
+        return throttled
     if not selectors.case_request_open(case):
         form.is_valid()
         stage = str(selectors.CUSTOMER_STAGE[case.status])
@@ -388,14 +397,10 @@ def tester_submit(request):
         return _submit_page(request, tester, DeviceTestForm(today=clock.today()))
     today = clock.today()
     form = DeviceTestForm(request.POST, today=today)
-    wait = rate_limit_hit(scope="tester-submit", key=str(request.user.pk), limit=TEST_SUBMIT_POSTS,
-                          window_seconds=TEST_SUBMIT_WINDOW_SECONDS)
-    if wait is not None:
-        form.is_valid()
-        form.add_error(None, TEST_SUBMIT_THROTTLED)
-        response = _submit_page(request, tester, form, status=429)
-        response["Retry-After"] = str(wait)
-        return response
+    if throttled := _form_throttled(request, form, scope="tester-submit", limit=TEST_SUBMIT_POSTS,
+                                    window_seconds=TEST_SUBMIT_WINDOW_SECONDS, message=TEST_SUBMIT_THROTTLED,
+                                    page=lambda status: _submit_page(request, tester, form, status=status)):
+        return throttled
     if form.is_valid():
         values = form.cleaned_data
         try:

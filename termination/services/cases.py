@@ -519,15 +519,22 @@ def shutoff_carry_out(*, case: TerminationCase, done_on: date, actor) -> Termina
     refuse_any(errors)
     transition(order, to="done", actor=actor, note="carried out", changes={"done_on": done_on})
     transition(case, to="shut_off", actor=actor, note=f"service shut off on {done_on}")
-    Account.objects.filter(pk=case.account_id).update(status=Account.Status.SHUT_OFF)
-    case.account.status = Account.Status.SHUT_OFF
-    what = f"Service shut off (work order {order.pk})"
-    if policy.disconnect_fee:
-        charge = charge_add(account=case.account, code=policy.disconnect_fee, as_of=done_on, actor=actor,
-                            note=f"termination case {case.number}")
-        what += f"; {charge.description.lower()} {fmt_dollars(charge.amount.amount)} charged ({charge.citation})"
+    what = _service_set(case, Account.Status.SHUT_OFF, fee=policy.disconnect_fee, on=done_on, actor=actor,
+                        what=f"Service shut off (work order {order.pk})")
     _event(case, on=done_on, kind="shut_off", what=what, actor=actor)
     return case
+
+
+def _service_set(case: TerminationCase, status: str, *, fee: str, on: date, actor, what: str) -> str:
+    """The account's service shut off or restored, and the preset's charge for it (``fee``, when it has one)
+    charged for the next bill; ``what`` with the charge's words added, for the case's history."""
+    Account.objects.filter(pk=case.account_id).update(status=status)
+    case.account.status = status
+    if fee:
+        charge = charge_add(account=case.account, code=fee, as_of=on, actor=actor,
+                            note=f"termination case {case.number}")
+        what += f"; {charge.description.lower()} {fmt_dollars(charge.amount.amount)} charged ({charge.citation})"
+    return what
 
 
 def restore_refusals(case: TerminationCase, *, as_of: date) -> list[FieldError]:
@@ -562,13 +569,8 @@ def service_restore(*, case: TerminationCase, as_of: date, actor, note: str = ""
     order = WorkOrder.objects.create(case=case, kind=WorkOrder.Kind.RESTORE, issued_on=as_of,
                                      issued_by=actor if getattr(actor, "pk", None) else None)
     transition(order, to="done", actor=actor, note="restored", changes={"done_on": as_of})
-    Account.objects.filter(pk=case.account_id).update(status=Account.Status.ACTIVE)
-    case.account.status = Account.Status.ACTIVE
-    what = f"Service restored (work order {order.pk})"
-    if policy.restore_fee:
-        charge = charge_add(account=case.account, code=policy.restore_fee, as_of=as_of, actor=actor,
-                            note=f"termination case {case.number}")
-        what += f"; {charge.description.lower()} {fmt_dollars(charge.amount.amount)} charged ({charge.citation})"
+    what = _service_set(case, Account.Status.ACTIVE, fee=policy.restore_fee, on=as_of, actor=actor,
+                        what=f"Service restored (work order {order.pk})")
     if note:
         what += f". {note}"
     _event(case, on=as_of, kind="restored", what=what, actor=actor)
