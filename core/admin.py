@@ -96,13 +96,36 @@ class ServiceForm(forms.Form):
                 self.add_error(None, error.message if error.field in self.whole_fields else str(error))
 
 
+def installed(load):
+    """What ``load()`` returns (an installed preset's rules), or None when no preset with them is installed."""
+    try:
+        return load()
+    except ApplicationError:
+        return None
+
+
 class ServicePagesAdmin(admin.ModelAdmin):
-    """Read-only pages of records made by services: "Add" is a ``ServiceForm`` (``form_class``) on
-    ``admin/service_form.html`` with an introduction and facts to read before acting; ``form_page`` shows any other
-    form of the admin the same way."""
+    """Read-only pages of records made by services, the admin kit every app's service pages share.
+
+    - "Add" is a ``ServiceForm`` (``form_class``, or ``add_form``) on ``admin/service_form.html`` with an
+      introduction and facts to read before acting; ``form_page`` shows any other form the same way, and
+      ``run_form`` is the whole of a form page: on a valid POST it runs the form's one service and, with its
+      message, goes on to the next page; otherwise (or refused) the form again with what was wrong.
+    - A record's page has a button per thing that can be done to it (``page_buttons``); the list has the app's
+      other pages in its header (``header_links``) and an add button that says what it does (``add_label``).
+    - Pages that need an installed preset's rules name the loader (``rules``, raising ``ApplicationError`` when
+      none is installed) and the words for them (``rules_words``): ``installed_rules`` is None, and
+      ``no_rules_redirect`` the admin's index with a message naming the command that installs them.
+    """
 
     form_class = None
     intro = ""
+    add_label = ""
+    form_template = "admin/service_form.html"
+    change_list_template = "admin/service_change_list.html"
+    change_form_template = "admin/service_change_form.html"
+    rules = None
+    rules_words = ""
 
     def has_change_permission(self, request, obj=None):
         return False
@@ -110,22 +133,64 @@ class ServicePagesAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         return False
 
-    def form_page(self, request, form, *, title: str, facts=(), status: int | None = None):
-        return TemplateResponse(request, "admin/service_form.html", {
-            **self.admin_site.each_context(request), "opts": self.model._meta, "title": title, "form": form,
-            "intro": self.intro, "facts": facts}, status=status or (400 if form is not None and form.errors else 200))
+    # -- the installed rules
+
+    def installed_rules(self):
+        return installed(self.rules) if self.rules is not None else None
+
+    def no_rules_redirect(self, request) -> HttpResponseRedirect:
+        messages.error(request, f"No preset with {self.rules_words} rules is installed "
+                                "(manage.py setup_utility PRESET).")
+        return HttpResponseRedirect(reverse("admin:index"))
+
+    def need(self, request, perm: str) -> None:
+        if not request.user.has_perm(perm):
+            raise PermissionDenied
+
+    # -- pages
+
+    def page_context(self, request, **extra) -> dict:
+        return {**self.admin_site.each_context(request), "opts": self.model._meta, **extra}
+
+    def object_url(self, obj) -> str:
+        return reverse(f"admin:{obj._meta.app_label}_{obj._meta.model_name}_change", args=[obj.pk])
+
+    def form_page(self, request, form, *, title: str, intro: str | None = None, facts=(), obj=None,
+                  status: int | None = None, **extra):
+        """``form`` on the service form page: ``obj`` is the record it acts on (linked in the breadcrumbs and
+        the back link), ``facts`` (label, value) rows to read before acting; a form with errors answers 400."""
+        return TemplateResponse(request, self.form_template, self.page_context(
+            request, title=title, form=form, intro=self.intro if intro is None else intro, facts=facts, obj=obj,
+            obj_url=self.object_url(obj) if obj is not None else "", **extra),
+            status=status or (400 if form is not None and form.errors else 200))
+
+    def run_form(self, request, form, *, done_url, level=messages.SUCCESS, **page):
+        """A form page whose valid POST runs the form (``form.run``) and goes on to ``done_url`` (a URL, or a
+        callable given the form) with the service's message at ``level`` (or ``level(form)``)."""
+        if request.method == "POST" and form.is_valid():
+            message = form.run(actor=request.user)
+            if message is not None:
+                self.message_user(request, message, level(form) if callable(level) else level)
+                return HttpResponseRedirect(done_url(form) if callable(done_url) else done_url)
+        return self.form_page(request, form, **page)
 
     def add_view(self, request, form_url="", extra_context=None):
         if not self.has_add_permission(request):
             raise PermissionDenied
-        form = self.form_class(request.POST or None, initial=self.add_initial(request))
-        if request.method == "POST" and form.is_valid():
-            done = form.run(actor=request.user)
-            if done is not None:
-                messages.success(request, done)
-                return HttpResponseRedirect(self.added_url(form))
-        return self.form_page(request, form, title=f"Add {self.model._meta.verbose_name}",
-                              facts=self.add_facts(request, form))
+        if self.rules is not None and self.installed_rules() is None:
+            return self.no_rules_redirect(request)
+        form = self.add_form(request)
+        return self.run_form(request, form, done_url=self.added_url, title=self.add_title(),
+                             intro=self.add_intro(), facts=self.add_facts(request, form))
+
+    def add_form(self, request):
+        return self.form_class(request.POST or None, initial=self.add_initial(request))
+
+    def add_title(self) -> str:
+        return f"Add {self.model._meta.verbose_name}"
+
+    def add_intro(self) -> str:
+        return self.intro
 
     def add_initial(self, request) -> dict:
         return {"account_no": request.GET.get("account", "")}
@@ -135,6 +200,23 @@ class ServicePagesAdmin(admin.ModelAdmin):
 
     def added_url(self, form) -> str:
         return reverse(f"admin:{self.model._meta.app_label}_{self.model._meta.model_name}_changelist")
+
+    # -- the list and a record's page
+
+    def header_links(self, request) -> list[tuple[str, str]]:
+        return []
+
+    def page_buttons(self, request, obj) -> list[tuple[str, str]]:
+        return []
+
+    def changelist_view(self, request, extra_context=None):
+        return super().changelist_view(request, {**(extra_context or {}), "add_label": self.add_label,
+                                                 "header_links": self.header_links(request)})
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        obj = self.get_object(request, object_id) if str(object_id).isdigit() else None
+        buttons = self.page_buttons(request, obj) if obj is not None and self.has_view_permission(request, obj) else []
+        return super().change_view(request, object_id, form_url, {**(extra_context or {}), "page_buttons": buttons})
 
 
 class _ClerkWords(HistoricalRecordContextHelper):

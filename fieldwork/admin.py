@@ -3,9 +3,9 @@ field (a phone will do); the shut-off list with its door hangers."""
 
 from datetime import date
 
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.core.exceptions import PermissionDenied
-from django.http import HttpResponse, HttpResponseRedirect
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -38,8 +38,6 @@ class FieldOrderAdmin(ServicePagesAdmin):
     readonly_fields = ("number", "account", "kind", "status", "reason", "scheduled_on", "created_by", "done_on",
                        "done_by", "result", "reading", "new_meter")
     fields = readonly_fields
-    change_list_template = "admin/fieldwork/fieldorder/change_list.html"
-    change_form_template = "admin/fieldwork/fieldorder/change_form.html"
 
     @admin.display(description="Order")
     def number(self, obj):
@@ -56,31 +54,29 @@ class FieldOrderAdmin(ServicePagesAdmin):
     def _may_do(self, request) -> bool:
         return request.user.has_perm("fieldwork.change_fieldorder")
 
-    def change_view(self, request, object_id, form_url="", extra_context=None):
-        order = self.get_object(request, object_id)
-        extra = dict(extra_context or {})
-        if order is not None and order.status == FieldOrder.Status.OPEN and self._may_do(request):
-            extra["complete_url"] = reverse("admin:fieldwork_fieldorder_complete", args=[order.pk])
-            extra["cancel_url"] = reverse("admin:fieldwork_fieldorder_cancel", args=[order.pk])
-        return super().change_view(request, object_id, form_url, extra_context=extra)
+    def header_links(self, request) -> list[tuple[str, str]]:
+        return [("Today's day sheet", reverse("admin:fieldwork_fieldorder_day")),
+                ("Shut-off list", reverse("admin:fieldwork_fieldorder_shutoffs"))]
+
+    def page_buttons(self, request, obj) -> list[tuple[str, str]]:
+        if obj.status == FieldOrder.Status.OPEN and self._may_do(request):
+            return [("Complete", reverse("admin:fieldwork_fieldorder_complete", args=[obj.pk])),
+                    ("Cancel the order", reverse("admin:fieldwork_fieldorder_cancel", args=[obj.pk]))]
+        return []
 
     def _order_page(self, request, pk, form_class, title: str):
         if not self._may_do(request):
             raise PermissionDenied
         order = get_object_or_404(FieldOrder.objects.select_related("account__premises", "account__owner"), pk=pk)
         form = form_class(request.POST or None, order=order)
-        if request.method == "POST" and form.is_valid():
-            done = form.run(actor=request.user)
-            if done is not None:
-                messages.success(request, done)
-                return HttpResponseRedirect(reverse("admin:fieldwork_fieldorder_day"))
         account = order.account
         facts = [("Order", f"{order.number}: {order.get_kind_display()}"), ("Why", order.reason),
                  ("Account", f"{account.account_no}, {(account.occupant or account.owner).name}"),
                  ("Service address", account.premises.service_address),
                  ("Meter", ", ".join(f"{i.meter.serial} ({i.meter.size}\")" for i in account.installations.filter(
                      removed_on__isnull=True).select_related("meter")) or "—")]
-        return self.form_page(request, form, title=f"{title} {order.number}", facts=facts)
+        return self.run_form(request, form, done_url=reverse("admin:fieldwork_fieldorder_day"), obj=order,
+                             facts=facts, title=f"{title} {order.number}")
 
     def complete_view(self, request, pk):
         return self._order_page(request, pk, CompleteForm, "Complete")

@@ -5,9 +5,9 @@ close with the general ledger journal."""
 import csv
 import io
 
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.core.exceptions import PermissionDenied
-from django.http import HttpResponse, HttpResponseRedirect
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -67,30 +67,24 @@ class RefundAdmin(ServicePagesAdmin):
                 path("check-register/", view(self.register_view), name="office_refund_register"),
                 *super().get_urls()]
 
-    def change_view(self, request, object_id, form_url="", extra_context=None):
-        refund = self.get_object(request, object_id)
-        extra = dict(extra_context or {})
-        if refund is not None and refund.status == Refund.Status.PENDING and request.user.has_perm(APPROVE_REFUND):
-            extra["decide_url"] = reverse("admin:office_refund_decide", args=[refund.pk])
-        return super().change_view(request, object_id, form_url, extra_context=extra)
+    def page_buttons(self, request, obj) -> list[tuple[str, str]]:
+        if obj.status == Refund.Status.PENDING and request.user.has_perm(APPROVE_REFUND):
+            return [("Approve or refuse", reverse("admin:office_refund_decide", args=[obj.pk]))]
+        return []
 
     def decide_view(self, request, pk):
         if not request.user.has_perm(APPROVE_REFUND):
             raise PermissionDenied
         refund = get_object_or_404(Refund.objects.select_related("account__owner"), pk=pk)
         form = RefundDecisionForm(request.POST or None, refund=refund)
-        if request.method == "POST" and form.is_valid():
-            done = form.run(actor=request.user)
-            if done is not None:
-                messages.success(request, done)
-                return HttpResponseRedirect(reverse("admin:office_refund_change", args=[refund.pk]))
         credit = account_credit(refund.account, as_of=today())
         facts = [("Refund", refund.number), ("Account", f"{refund.account.account_no}, {refund.account.owner.name}"),
                  ("Amount", fmt_dollars(refund.amount.amount)), ("The account's credit today", fmt_dollars(credit)),
                  ("Check to", f"{refund.payee_name}, {' '.join(refund.payee_address.split())}"),
                  ("Reason", refund.reason), ("Asked by", str(refund.requested_by or "")),
                  ("Asked on", str(refund.requested_on))]
-        return self.form_page(request, form, title=f"Approve or refuse refund {refund.number}", facts=facts)
+        return self.run_form(request, form, done_url=self.object_url(refund), obj=refund, facts=facts,
+                             title=f"Approve or refuse refund {refund.number}")
 
     def register_view(self, request):
         if not self.has_view_permission(request):
@@ -109,9 +103,8 @@ class RefundAdmin(ServicePagesAdmin):
         page.context_data["method"] = "get"
         return page
 
-    def changelist_view(self, request, extra_context=None):
-        extra = {**(extra_context or {}), "register_url": reverse("admin:office_refund_register")}
-        return super().changelist_view(request, extra_context=extra)
+    def header_links(self, request) -> list[tuple[str, str]]:
+        return [("Check register (CSV)", reverse("admin:office_refund_register"))]
 
 
 @admin.register(Transfer)
@@ -230,6 +223,5 @@ class DayCloseAdmin(ServicePagesAdmin):
             **self.admin_site.each_context(request), "opts": self.model._meta, "title": "General ledger journal",
             "form": form, "entries": entries, "start": start, "end": end}, status=400 if form.errors else 200)
 
-    def changelist_view(self, request, extra_context=None):
-        extra = {**(extra_context or {}), "journal_url": reverse("admin:office_dayclose_journal")}
-        return super().changelist_view(request, extra_context=extra)
+    def header_links(self, request) -> list[tuple[str, str]]:
+        return [("General ledger journal", reverse("admin:office_dayclose_journal"))]

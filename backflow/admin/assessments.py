@@ -7,7 +7,7 @@ from django.utils.html import format_html_join
 
 from ..models import Assessment, Device
 from ..rules import device_rule
-from .common import BackflowAdmin, installed_policy
+from .common import BackflowAdmin
 from .forms import AssessForm
 
 # --- assessments -----------------------------------------------------------------------------------------
@@ -34,7 +34,7 @@ class AssessmentAdmin(BackflowAdmin):
 
     @admin.display(description="conditions found")
     def conditions_shown(self, obj):
-        policy = installed_policy()
+        policy = self.installed_rules()
         labels = {c.code: c.label for c in device_rule(policy.preset).conditions()} if policy else {}
         return format_html_join("", "<div>{}{}</div>", ((code, f": {labels[code]}" if code in labels else "")
                                                          for code in obj.conditions)) or "none"
@@ -50,7 +50,7 @@ class AssessmentAdmin(BackflowAdmin):
         return request.user.has_perm("backflow.add_assessment")
 
     def add_view(self, request, form_url="", extra_context=None):
-        return self._service_add_page(
+        return self.service_add_page(
             request, lambda policy: AssessForm(request.POST or None, policy=policy,
                                                initial={"account_no": request.GET.get("account_no", "")}),
             done_url=lambda form: reverse("admin:backflow_assessment_change", args=[form.assessment.pk]),

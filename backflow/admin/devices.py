@@ -19,7 +19,7 @@ from core.dates import fmt_day
 from .. import reports
 from ..models import ComplianceNotice, Device, DeviceTest
 from ..services import compliance as svc
-from .common import BackflowAdmin, admin_url, installed_policy, no_policy_redirect
+from .common import BackflowAdmin, admin_url
 from .forms import RegisterDeviceForm
 
 # --- devices ---------------------------------------------------------------------------------------------
@@ -51,7 +51,7 @@ class DeviceChangeList(ChangeList):
 
     def get_results(self, request):
         super().get_results(request)
-        if installed_policy() is None:
+        if self.model_admin.installed_rules() is None:
             return
         as_of = today()
         for device in self.result_list:
@@ -154,7 +154,7 @@ class DeviceAdmin(BackflowAdmin):
 
     @admin.display(description="next test due")
     def next_due_detail(self, obj):
-        if installed_policy() is None or obj.status != Device.Status.ACTIVE:
+        if self.installed_rules() is None or obj.status != Device.Status.ACTIVE:
             return "—"
         due = svc.device_due(obj, as_of=today())
         return format_html('<span class="{}">{}{}</span> ({})', "overdue" if due.overdue else "",
@@ -162,7 +162,7 @@ class DeviceAdmin(BackflowAdmin):
 
     @admin.display(description="last accepted test")
     def last_test(self, obj):
-        if installed_policy() is None:
+        if self.installed_rules() is None:
             return "—"
         test = svc.device_due(obj, as_of=today()).last_test
         if test is None:
@@ -189,7 +189,7 @@ class DeviceAdmin(BackflowAdmin):
         ] + super().get_urls()
 
     def add_view(self, request, form_url="", extra_context=None):
-        return self._service_add_page(
+        return self.service_add_page(
             request, lambda policy: RegisterDeviceForm(request.POST or None, initial={
                 "account_no": request.GET.get("account_no", ""), "installed_on": today()}),
             done_url=lambda form: reverse("admin:backflow_device_change", args=[form.device.pk]),
@@ -201,13 +201,13 @@ class DeviceAdmin(BackflowAdmin):
     def reports_view(self, request):
         if not self.has_view_permission(request):
             raise PermissionDenied
-        if installed_policy() is None:
-            return no_policy_redirect(request)
+        if self.installed_rules() is None:
+            return self.no_rules_redirect(request)
         as_of = min(parse_day(request.GET.get("as_of")) or today(), today())
         month_end = date(as_of.year, as_of.month, monthrange(as_of.year, as_of.month)[1])
         due = svc.devices_due(as_of=as_of, within_days=(month_end - as_of).days)
         by_hazard = sorted(reports.devices_by_hazard(as_of=as_of).items())
-        return TemplateResponse(request, "admin/backflow/reports.html", self._context(
+        return TemplateResponse(request, "admin/backflow/reports.html", self.page_context(
             request, title="Backflow reports", as_of=as_of, month_end=month_end,
             overdue=[d for d in due if d.overdue], due_this_month=[d for d in due if not d.overdue],
             by_hazard=by_hazard, year=as_of.year, years=list(range(as_of.year, as_of.year - 6, -1))))
@@ -215,8 +215,8 @@ class DeviceAdmin(BackflowAdmin):
     def summary_view(self, request):
         if not self.has_view_permission(request):
             raise PermissionDenied
-        if installed_policy() is None:
-            return no_policy_redirect(request)
+        if self.installed_rules() is None:
+            return self.no_rules_redirect(request)
         back = reverse("admin:backflow_device_reports")
         year, kind = request.GET.get("year", ""), request.GET.get("format", "csv")
         if not year.isdigit() or not 1900 <= int(year) <= today().year or kind not in ("csv", "pdf"):

@@ -22,7 +22,7 @@ from ..documents import notice_pdf_store
 from ..models import ComplianceNotice, NoticeCharge
 from ..policy import BackflowPolicy
 from ..services import compliance as svc
-from .common import BackflowAdmin, admin_url, installed_policy, no_policy_redirect
+from .common import BackflowAdmin, admin_url
 from .forms import CureForm, FineForm, HearingRequestForm, ServeNoticeForm, ShortenForm
 
 # --- compliance notices, fines and noncompliance --------------------------------------------------------
@@ -82,7 +82,7 @@ class ComplianceNoticeAdmin(BackflowAdmin):
 
     @admin.display(description="fine accrued")
     def fine_link(self, obj):
-        policy = installed_policy()
+        policy = self.installed_rules()
         if policy is None or policy.fine is None or obj.kind not in policy.fine.on_kinds:
             return "—"
         return format_html('<a href="{}">Fine accrued on the account\'s notices</a> ({})',
@@ -98,7 +98,7 @@ class ComplianceNoticeAdmin(BackflowAdmin):
                 "cure": notice.cured_on is None}
 
     def page_buttons(self, request, obj):
-        offered, buttons = self._offered(obj, installed_policy()), []
+        offered, buttons = self._offered(obj, self.installed_rules()), []
         if request.user.has_perm("backflow.change_compliancenotice"):
             if offered["shorten"]:
                 buttons.append(("Shorten window", reverse("admin:backflow_compliancenotice_shorten", args=[obj.pk])))
@@ -129,7 +129,7 @@ class ComplianceNoticeAdmin(BackflowAdmin):
                                                                          "account__premises", "device"), pk=pk)
 
     def add_view(self, request, form_url="", extra_context=None):
-        return self._service_add_page(
+        return self.service_add_page(
             request, lambda policy: ServeNoticeForm(request.POST or None, policy=policy, initial={
                 name: request.GET.get(name, "") for name in ("account_no", "device", "kind")}),
             done_url=lambda form: reverse("admin:backflow_compliancenotice_change", args=[form.notice.pk]),
@@ -138,11 +138,11 @@ class ComplianceNoticeAdmin(BackflowAdmin):
                 "PDF is rendered for the file."))
 
     def step_view(self, request, pk, step: str):
-        self._need(request, "backflow.change_compliancenotice")
+        self.need(request, "backflow.change_compliancenotice")
         notice = self._notice(request, pk)
-        policy = installed_policy()
+        policy = self.installed_rules()
         if policy is None:
-            return no_policy_redirect(request)
+            return self.no_rules_redirect(request)
         page = reverse("admin:backflow_compliancenotice_change", args=[notice.pk])
         label = {"shorten": "Shorten window", "cure": "Complied / paid", "hearing": "Hearing requested"}[step]
         if not self._offered(notice, policy)[step]:
@@ -152,11 +152,6 @@ class ComplianceNoticeAdmin(BackflowAdmin):
             return HttpResponseRedirect(page)
         form = {"shorten": ShortenForm, "cure": CureForm, "hearing": HearingRequestForm}[step](request.POST or None,
                                                                                              notice=notice)
-        if request.method == "POST" and form.is_valid():
-            message = form.run(actor=request.user)
-            if message is not None:
-                self.message_user(request, message, messages.SUCCESS)
-                return HttpResponseRedirect(page)
         facts = [("Notice", f"{notice.get_kind_display()} served {fmt_day(notice.served_on)} ({notice.citation})"),
                  ("Account", f"{notice.account.account_no}, {notice.account.premises.service_address}"),
                  ("Act by", fmt_day(notice.deadline) if notice.deadline else "—")]
@@ -166,14 +161,14 @@ class ComplianceNoticeAdmin(BackflowAdmin):
                             "by the office: within the window, no test by the Department and no test fee follow.",
                  "cure": "The owner complied with the notice (or paid the fee demanded): a fine stops the day before, "
                          "and nothing more is charged for it."}[step]
-        return self._form_page(request, form, obj=notice, facts=facts, title=f"{label}: notice {notice.pk}",
-                               intro=intro)
+        return self.run_form(request, form, done_url=page, obj=notice, facts=facts, intro=intro,
+                             title=f"{label}: notice {notice.pk}")
 
     def pdf_view(self, request, pk):
         notice = self._notice(request, pk)
         if not notice.pdf:
-            if installed_policy() is None:
-                return no_policy_redirect(request)
+            if self.installed_rules() is None:
+                return self.no_rules_redirect(request)
             notice_pdf_store(notice_id=notice.pk)
             notice.refresh_from_db()
         return FileResponse(notice.pdf.open("rb"), content_type="application/pdf",
@@ -182,12 +177,12 @@ class ComplianceNoticeAdmin(BackflowAdmin):
     def fine_view(self, request):
         if not self.has_view_permission(request):
             raise PermissionDenied
-        policy = installed_policy()
+        policy = self.installed_rules()
         if policy is None:
-            return no_policy_redirect(request)
+            return self.no_rules_redirect(request)
         may_charge = request.user.has_perm("backflow.charge_compliancenotice")
         if request.method == "POST":
-            self._need(request, "backflow.charge_compliancenotice")
+            self.need(request, "backflow.charge_compliancenotice")
             form = FineForm(request.POST)
             if form.is_valid():
                 message = form.run(actor=request.user)
@@ -213,13 +208,14 @@ class ComplianceNoticeAdmin(BackflowAdmin):
                   "inches": f"{line.inches.normalize():f}" if line.inches is not None else "—",
                   "amount": fmt_dollars(line.amount), "computation": line.computation, "citation": line.citation}
                  for line in lines]
-        return TemplateResponse(request, "admin/backflow/fine.html", self._context(
+        return TemplateResponse(request, "admin/backflow/fine.html", self.page_context(
             request, title="Fine accrued", form=form, account=account, lines=shown, policy=policy,
             charges=[(c, fmt_dollars(c.charge.amount.amount)) for c in charges], may_charge=may_charge,
             total=fmt_dollars(sum((line.amount for line in lines), ZERO)),
             uncharged=fmt_dollars(sum((line.amount for line in uncharged), ZERO)) if uncharged else "",
             proposed=f"{sum((line.amount for line in uncharged), ZERO):.2f}",
-            as_of=form.cleaned_data["as_of"] if account else None))
+            as_of=form.cleaned_data["as_of"] if account else None),
+            status=400 if request.method == "POST" and form.errors else 200)
 
     def _act_permissions(self, policy: BackflowPolicy) -> list[str]:
         return ["backflow.change_compliancenotice",
@@ -228,9 +224,9 @@ class ComplianceNoticeAdmin(BackflowAdmin):
     def noncompliance_view(self, request):
         if not self.has_view_permission(request):
             raise PermissionDenied
-        policy = installed_policy()
+        policy = self.installed_rules()
         if policy is None:
-            return no_policy_redirect(request)
+            return self.no_rules_redirect(request)
         may_act = request.user.has_perms(self._act_permissions(policy))
         as_of = parse_day(request.POST.get("as_of") or request.GET.get("as_of")) or today()
         try:
@@ -245,7 +241,7 @@ class ComplianceNoticeAdmin(BackflowAdmin):
             self._act(request, request.POST.get("account_no", ""), as_of=as_of, policy=policy)
             return HttpResponseRedirect(page)
         rows = svc.noncompliance(as_of=as_of)
-        return TemplateResponse(request, "admin/backflow/noncompliance.html", self._context(
+        return TemplateResponse(request, "admin/backflow/noncompliance.html", self.page_context(
             request, title=f"Noncompliance on {fmt_day(as_of)}", as_of=as_of, may_act=may_act, policy=policy,
             rows=[(row, _termination_link(policy, row.account.account_no)) for row in rows]))
 

@@ -14,7 +14,7 @@ from core.dates import fmt_day
 
 from ..models import DeviceTest, Tester
 from ..services import compliance as svc
-from .common import BackflowAdmin, account_link, installed_policy, no_policy_redirect
+from .common import BackflowAdmin, account_link
 from .forms import AcceptTestForm, RecordTestForm, RejectTestForm, TesterForm
 
 # --- testers ---------------------------------------------------------------------------------------------
@@ -69,14 +69,10 @@ class TesterAdmin(BackflowAdmin):
 
     def _tester_form(self, request, tester: Tester | None):
         form = TesterForm(request.POST or None, tester=tester)
-        if request.method == "POST" and form.is_valid():
-            message = form.run(actor=request.user)
-            if message is not None:
-                self.message_user(request, message, messages.SUCCESS)
-                return HttpResponseRedirect(reverse("admin:backflow_tester_changelist"))
         lapsed = tester is not None and tester.certification_expires < today()
-        return self._form_page(
-            request, form, title=f"Change tester {tester}" if tester else "Add tester",
+        return self.run_form(
+            request, form, done_url=reverse("admin:backflow_tester_changelist"),
+            title=f"Change tester {tester}" if tester else "Add tester",
             intro=("The certification lapsed on " + fmt_day(tester.certification_expires) + ": a test on a later "
                    "day by this tester is refused until the renewal is recorded.") if lapsed else
             "A test counts only by a tester whose NYS certification has not lapsed on the test day.")
@@ -138,7 +134,7 @@ class DeviceTestAdmin(BackflowAdmin):
 
     @admin.display(description="the device's next test due")
     def device_next_due(self, obj):
-        if installed_policy() is None:
+        if self.installed_rules() is None:
             return "—"
         due = svc.device_due(obj.device, as_of=today())
         return format_html('<span class="{}">{}{}</span> ({})', "overdue" if due.overdue else "", fmt_day(due.due_on),
@@ -160,7 +156,7 @@ class DeviceTestAdmin(BackflowAdmin):
         ] + super().get_urls()
 
     def add_view(self, request, form_url="", extra_context=None):
-        return self._service_add_page(
+        return self.service_add_page(
             request, lambda policy: RecordTestForm(request.POST or None, initial={
                 "serial": request.GET.get("serial", ""), "tested_on": today()}),
             done_url=lambda form: reverse("admin:backflow_device_change", args=[form.test.device_id]),
@@ -169,24 +165,20 @@ class DeviceTestAdmin(BackflowAdmin):
                 "moves the device's next test a year on; a failed one is due again at once."))
 
     def review_view(self, request, pk, accept: bool):
-        self._need(request, "backflow.change_devicetest")
+        self.need(request, "backflow.change_devicetest")
         test = get_object_or_404(DeviceTest.objects.select_related("device", "device__account", "tester"), pk=pk)
         page = reverse("admin:backflow_devicetest_change", args=[test.pk])
-        if installed_policy() is None:
-            return no_policy_redirect(request)
+        if self.installed_rules() is None:
+            return self.no_rules_redirect(request)
         if test.status != DeviceTest.Status.SUBMITTED:
             self.message_user(request, f"This test is already {test.get_status_display().lower()}; only a test "
                                        "submitted online is accepted or rejected.", messages.WARNING)
             return HttpResponseRedirect(page)
         form = (AcceptTestForm if accept else RejectTestForm)(request.POST if request.method == "POST" else None,
                                                                test=test)
-        if request.method == "POST" and form.is_valid():
-            message = form.run(actor=request.user)
-            if message is not None:
-                self.message_user(request, message, messages.SUCCESS if accept else messages.WARNING)
-                return HttpResponseRedirect(page)
         facts = [("Device", f"{test.device.type} {test.device.serial} at account {test.device.account.account_no}"),
                  ("Tested", f"{fmt_day(test.tested_on)} by {test.tester}: {test.get_result_display().lower()}")]
-        return self._form_page(request, form, obj=test, facts=facts,
+        return self.run_form(request, form, done_url=page, level=messages.SUCCESS if accept else messages.WARNING,
+                             obj=test, facts=facts,
                                title=f"{'Accept' if accept else 'Reject'} test of {test.device.serial}",
                                intro="Only an accepted test counts toward the device's next test due.")

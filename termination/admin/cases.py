@@ -36,7 +36,7 @@ from ..selectors import (
 )
 from ..services import cases as svc
 from .actions import ACTIONS, CaseAction
-from .common import FORM_TEMPLATE, PERMISSIONS, day_param, installed_policy, no_policy_redirect, pdf_response
+from .common import PERMISSIONS, TerminationAdmin, day_param, installed_policy, pdf_response
 from .forms import OpenCaseForm
 
 # --- the case page ------------------------------------------------------------------------------------
@@ -115,14 +115,13 @@ class CaseChangeList(ChangeList):
 
 
 @admin.register(TerminationCase)
-class TerminationCaseAdmin(CsvExportMixin, admin.ModelAdmin):
+class TerminationCaseAdmin(CsvExportMixin, TerminationAdmin):
     list_display = ("number", "account", "owner", "grounds", "amount_shown", "status", "hearing_on", "next_step_shown",
                     "next_step_on", "flagged")
     list_filter = ("status", "grounds")
     search_fields = ("number", "account__account_no", "account__owner__name")
     list_select_related = ("account", "account__owner", "account__occupant")
     change_form_template = "admin/termination/terminationcase/change_form.html"
-    change_list_template = "admin/termination/terminationcase/change_list.html"
     fieldsets = (
         (None, {"fields": ("number", "account_link", "status", "next_step_detail", "deadlines", "flag_detail")}),
         ("Grounds", {"fields": ("grounds", "section", "grounds_detail", "amount_shown", "unpaid_today",
@@ -141,13 +140,6 @@ class TerminationCaseAdmin(CsvExportMixin, admin.ModelAdmin):
 
     def has_add_permission(self, request):
         return request.user.has_perm("termination.add_terminationcase")
-
-    def has_change_permission(self, request, obj=None):
-        # Nothing on a case is edited by a form of its fields: each step has its own page.
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
     def get_queryset(self, request):
         return super().get_queryset(request).prefetch_related("notices")
@@ -277,9 +269,6 @@ class TerminationCaseAdmin(CsvExportMixin, admin.ModelAdmin):
                       name=a.url_name) for a in ACTIONS.values()]
         return urls + super().get_urls()
 
-    def _context(self, request, **extra) -> dict:
-        return {**self.admin_site.each_context(request), "opts": self.model._meta, **extra}
-
     def _case(self, request, pk) -> TerminationCase:
         if not self.has_view_permission(request):
             raise PermissionDenied
@@ -289,40 +278,37 @@ class TerminationCaseAdmin(CsvExportMixin, admin.ModelAdmin):
     def offered_actions(self, request, case: TerminationCase) -> list[CaseAction]:
         return [a for a in ACTIONS.values() if request.user.has_perm(PERMISSIONS[a.permission]) and a.offered(case)]
 
-    def change_view(self, request, object_id, form_url="", extra_context=None):
-        case = TerminationCase.objects.filter(pk=object_id).first() if str(object_id).isdigit() else None
-        buttons = []
-        if case is not None and self.has_view_permission(request, case):
-            buttons = [(a.label, reverse(f"admin:{a.url_name}", args=[case.pk]))
-                       for a in self.offered_actions(request, case)]
-        return super().change_view(request, object_id, form_url, {**(extra_context or {}), "case_buttons": buttons})
+    def header_links(self, request) -> list[tuple[str, str]]:
+        return [("Case board", reverse("admin:termination_terminationcase_board")),
+                ("Delinquency list", reverse("admin:termination_terminationcase_delinquent"))]
 
-    def add_view(self, request, form_url="", extra_context=None):
-        if not self.has_add_permission(request):
-            raise PermissionDenied
-        if installed_policy() is None:
-            return no_policy_redirect(request)
-        form = OpenCaseForm(request.POST or None, initial={"grounds": "nonpayment"})
-        if request.method == "POST" and form.is_valid():
-            message = form.run(actor=request.user)
-            if message is not None:
-                self.message_user(request, message, messages.SUCCESS)
-                return HttpResponseRedirect(reverse("admin:termination_terminationcase_change", args=[form.case.pk]))
-        return TemplateResponse(request, FORM_TEMPLATE, self._context(
-            request, form=form, title="Open a termination case",
-            intro="Nonpayment needs an amount delinquent on the day under the preset's rule; the case keeps each "
-                  "delinquent bill and what it owed. A violation names the section violated. The delinquency "
-                  "list opens cases for many accounts at once."))
+    def page_buttons(self, request, obj) -> list[tuple[str, str]]:
+        return [(a.label, reverse(f"admin:{a.url_name}", args=[obj.pk])) for a in self.offered_actions(request, obj)]
+
+    add_label = "Open a termination case"
+    form_class = OpenCaseForm
+    intro = ("Nonpayment needs an amount delinquent on the day under the preset's rule; the case keeps each "
+             "delinquent bill and what it owed. A violation names the section violated. The delinquency list opens "
+             "cases for many accounts at once.")
+
+    def add_title(self) -> str:
+        return "Open a termination case"
+
+    def add_initial(self, request) -> dict:
+        return {"grounds": "nonpayment"}
+
+    def added_url(self, form) -> str:
+        return self.object_url(form.case)
 
     def action_view(self, request, pk, slug):
         action = ACTIONS[slug]
         if not request.user.has_perm(PERMISSIONS[action.permission]):
             raise PermissionDenied
         case = self._case(request, pk)
-        policy = installed_policy()
+        policy = self.installed_rules()
         if policy is None:
-            return no_policy_redirect(request)
-        case_url = reverse("admin:termination_terminationcase_change", args=[case.pk])
+            return self.no_rules_redirect(request)
+        case_url = self.object_url(case)
         if not action.offered(case):
             self.message_user(request, f"“{action.label}” is not a step for case {case.number}: it is "
                                        f"{case.get_status_display().lower()}.", messages.WARNING)
@@ -330,36 +316,30 @@ class TerminationCaseAdmin(CsvExportMixin, admin.ModelAdmin):
         # A date in the address (?issued_on=…) is the form's starting date: the conditions are shown for it.
         initial = {name: value for name, value in request.GET.items() if name in action.form.base_fields}
         form = action.form(request.POST or None, case=case, policy=policy, initial=initial)
-        if request.method == "POST" and form.is_valid():
-            message = form.run(actor=request.user)
-            if message is not None:
-                self.message_user(request, message, messages.SUCCESS)
-                return HttpResponseRedirect(case_url)
         refusals = action.refusals(case, form.day) if action.refusals else None
-        step = case_next_step(case, as_of=today(), policy=policy)
-        return TemplateResponse(request, FORM_TEMPLATE, self._context(
-            request, form=form, case=case, action=action, intro=action.intro, refusals=refusals,
-            refusals_title=action.refusals_title, refusals_day=form.day, next_step=step,
-            title=f"{action.label}: case {case.number}"))
+        return self.run_form(request, form, done_url=case_url, obj=case, intro=action.intro, refusals=refusals,
+                             refusals_title=action.refusals_title, refusals_day=form.day,
+                             next_step=case_next_step(case, as_of=today(), policy=policy),
+                             title=f"{action.label}: case {case.number}")
 
     def board_view(self, request):
         if not self.has_view_permission(request):
             raise PermissionDenied
-        if installed_policy() is None:
-            return no_policy_redirect(request)
+        if self.installed_rules() is None:
+            return self.no_rules_redirect(request)
         as_of = day_param(request, "as_of") or today()
         stages = [(status, label, [(case, step, bool(step.on and step.on < as_of and status != "final"))
                                    for case, step in rows])
                   for status, label, rows in case_board(as_of=as_of)]
-        return TemplateResponse(request, "admin/termination/terminationcase/board.html", self._context(
+        return TemplateResponse(request, "admin/termination/terminationcase/board.html", self.page_context(
             request, stages=stages, as_of=as_of, title=f"Case board on {fmt_day(as_of)}",
             total=sum(len(rows) for _, _, rows in stages)))
 
     def delinquent_view(self, request):
         if not self.has_view_permission(request):
             raise PermissionDenied
-        if installed_policy() is None:
-            return no_policy_redirect(request)
+        if self.installed_rules() is None:
+            return self.no_rules_redirect(request)
         as_of = day_param(request, "as_of") or today()
         try:
             refuse_future(as_of, field="as_of", doing="listed")
@@ -391,7 +371,7 @@ class TerminationCaseAdmin(CsvExportMixin, admin.ModelAdmin):
         rows = [d for d in everyone if d.amount >= floor or d.case_number]
         cases = dict(TerminationCase.objects.filter(number__in=[d.case_number for d in rows if d.case_number])
                      .values_list("number", "pk"))
-        return TemplateResponse(request, "admin/termination/terminationcase/delinquent.html", self._context(
+        return TemplateResponse(request, "admin/termination/terminationcase/delinquent.html", self.page_context(
             request, rows=rows, table_rows=_delinquent_rows(rows, cases, can_open=can_open), as_of=as_of,
             can_open=can_open and policy.nonpayment, rule=policy.trigger, policy=policy, floor=floor,
             below_floor=len(everyone) - len(rows), title=f"Delinquency list on {fmt_day(as_of)}"))

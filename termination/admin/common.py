@@ -2,31 +2,27 @@
 
 from datetime import date
 
-from django.contrib import messages
-from django.http import FileResponse, HttpResponseRedirect
-from django.urls import reverse
+from django.http import FileResponse
 
-from core.admin import parse_day
-from core.errors import ApplicationError
+from core.admin import ServicePagesAdmin, installed, parse_day
 
 from ..policy import TerminationPolicy, termination_policy
 
 PERMISSIONS = {"change": "termination.change_terminationcase",
                "determine": "termination.determine_terminationcase",
                "order": "termination.order_terminationcase"}
-FORM_TEMPLATE = "admin/termination/form.html"
 
 
 def installed_policy() -> TerminationPolicy | None:
-    try:
-        return termination_policy()
-    except ApplicationError:
-        return None
+    return installed(termination_policy)
 
 
-def no_policy_redirect(request) -> HttpResponseRedirect:
-    messages.error(request, "No preset with termination rules is installed (manage.py setup_utility PRESET).")
-    return HttpResponseRedirect(reverse("admin:index"))
+class TerminationAdmin(ServicePagesAdmin):
+    """A termination page: its forms each call one service under the installed preset's termination rules."""
+
+    rules = staticmethod(termination_policy)
+    rules_words = "termination"
+    form_template = "admin/termination/form.html"
 
 
 def pdf_response(stored, filename: str) -> FileResponse:

@@ -91,7 +91,7 @@ def test_a_clerk_asks_and_a_supervisor_refunds_a_credit(live_server, overpaid, b
     staff("sam", "Supervisor")
     clerk = signed_in(browser, live_server, "clara")
     clerk.goto(f"{live_server.url}/admin/office/refund/add/?account={overpaid.account_no}")
-    assert "$63.87" in clerk.inner_text(".office-facts")
+    assert "$63.87" in clerk.inner_text(".service-facts")
     clerk.fill("#id_amount", "63.87")
     clerk.fill("#id_reason", "Sold the house; asked for the overpayment back.")
     clerk.click("input[type=submit]")

@@ -62,14 +62,15 @@ def url(name: str, case: TerminationCase, *args) -> str:
 
 
 def errors(response) -> dict:
-    assert response.status_code == 200, response.status_code
+    """A refused form's errors: the page answers 400, with the form again and nothing recorded."""
+    assert response.status_code == 400, response.status_code
     return response.context["form"].errors
 
 
 def buttons(client, case: TerminationCase) -> list[str]:
     page = client.get(reverse("admin:termination_terminationcase_change", args=[case.pk]))
     assert page.status_code == 200
-    return [label for label, _ in page.context["case_buttons"]]
+    return [label for label, _ in page.context["page_buttons"]]
 
 
 # --- the list and the case page -----------------------------------------------------------------------------
