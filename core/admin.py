@@ -104,50 +104,18 @@ def installed(load):
         return None
 
 
-class ServicePagesAdmin(admin.ModelAdmin):
-    """Read-only pages of records made by services, the admin kit every app's service pages share.
+class ServiceFormMixin:
+    """Pages of forms that each call one service, for any admin: ``form_page`` shows a form on
+    ``admin/service_form.html`` with an introduction and facts to read before acting, and ``run_form`` is the
+    whole of a form page: on a valid POST it runs the form's one service and, with its message, goes on to the
+    next page; otherwise (or refused) the form again with what was wrong, answering 400."""
 
-    - "Add" is a ``ServiceForm`` (``form_class``, or ``add_form``) on ``admin/service_form.html`` with an
-      introduction and facts to read before acting; ``form_page`` shows any other form the same way, and
-      ``run_form`` is the whole of a form page: on a valid POST it runs the form's one service and, with its
-      message, goes on to the next page; otherwise (or refused) the form again with what was wrong.
-    - A record's page has a button per thing that can be done to it (``page_buttons``); the list has the app's
-      other pages in its header (``header_links``) and an add button that says what it does (``add_label``).
-    - Pages that need an installed preset's rules name the loader (``rules``, raising ``ApplicationError`` when
-      none is installed) and the words for them (``rules_words``): ``installed_rules`` is None, and
-      ``no_rules_redirect`` the admin's index with a message naming the command that installs them.
-    """
-
-    form_class = None
     intro = ""
-    add_label = ""
     form_template = "admin/service_form.html"
-    change_list_template = "admin/service_change_list.html"
-    change_form_template = "admin/service_change_form.html"
-    rules = None
-    rules_words = ""
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-    # -- the installed rules
-
-    def installed_rules(self):
-        return installed(self.rules) if self.rules is not None else None
-
-    def no_rules_redirect(self, request) -> HttpResponseRedirect:
-        messages.error(request, f"No preset with {self.rules_words} rules is installed "
-                                "(manage.py setup_utility PRESET).")
-        return HttpResponseRedirect(reverse("admin:index"))
 
     def need(self, request, perm: str) -> None:
         if not request.user.has_perm(perm):
             raise PermissionDenied
-
-    # -- pages
 
     def page_context(self, request, **extra) -> dict:
         return {**self.admin_site.each_context(request), "opts": self.model._meta, **extra}
@@ -173,6 +141,42 @@ class ServicePagesAdmin(admin.ModelAdmin):
                 self.message_user(request, message, level(form) if callable(level) else level)
                 return HttpResponseRedirect(done_url(form) if callable(done_url) else done_url)
         return self.form_page(request, form, **page)
+
+
+class ServicePagesAdmin(ServiceFormMixin, admin.ModelAdmin):
+    """Read-only pages of records made by services, the admin kit every app's service pages share.
+
+    - "Add" is a ``ServiceForm`` (``form_class``, or ``add_form``) run on the service form page
+      (``ServiceFormMixin``), as is every other form of the admin.
+    - A record's page has a button per thing that can be done to it (``page_buttons``); the list has the app's
+      other pages in its header (``header_links``) and an add button that says what it does (``add_label``).
+    - Pages that need an installed preset's rules name the loader (``rules``, raising ``ApplicationError`` when
+      none is installed) and the words for them (``rules_words``): ``installed_rules`` is None, and
+      ``no_rules_redirect`` the admin's index with a message naming the command that installs them.
+    """
+
+    form_class = None
+    add_label = ""
+    change_list_template = "admin/service_change_list.html"
+    change_form_template = "admin/service_change_form.html"
+    rules = None
+    rules_words = ""
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    # -- the installed rules
+
+    def installed_rules(self):
+        return installed(self.rules) if self.rules is not None else None
+
+    def no_rules_redirect(self, request) -> HttpResponseRedirect:
+        messages.error(request, f"No preset with {self.rules_words} rules is installed "
+                                "(manage.py setup_utility PRESET).")
+        return HttpResponseRedirect(reverse("admin:index"))
 
     def add_view(self, request, form_url="", extra_context=None):
         if not self.has_add_permission(request):

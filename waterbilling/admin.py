@@ -18,8 +18,8 @@ from accounts.admin import AccountAdmin as AccountsAccountAdmin
 from accounts.models import Account
 from arrears.models import PaymentPlan
 from arrears.services import plan_standing
+from billing.admin import AccountBillingAdmin
 from billing.admin import BillingRunAdmin as BillingBillingRunAdmin
-from billing.admin_account import AccountBillingAdmin
 from billing.models import Bill, BillingRun, Utility
 from billing.services.meter_tests import meter_test_settle
 from core.admin import CsvExportMixin, ReadOnlyInline

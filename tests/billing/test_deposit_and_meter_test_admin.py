@@ -29,7 +29,8 @@ def test_a_clerk_receives_and_refunds_the_hydrant_deposit(clerk):
     account, _ = wv_account()
     add = reverse("admin:billing_deposit_add")
     refused = clerk.post(add, {"account_no": "no-such", "received_on": "2026-02-02", "reference": ""})
-    assert "unknown account" in refused.content.decode() and not Deposit.objects.exists()
+    assert refused.status_code == 400 and not Deposit.objects.exists()
+    assert "no account &#x27;no-such&#x27;" in refused.content.decode()
     done = clerk.post(add, {"account_no": account.account_no, "received_on": "2026-02-02", "reference": "CK 881"})
     assert done.status_code == 302
     deposit = Deposit.objects.get()

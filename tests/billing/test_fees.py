@@ -421,7 +421,7 @@ def test_clerk_charges_a_fee_from_the_account_page(clerk, worked):
     assert 'by size: 2" $100.00, 3" $125.00, 4" $175.00, 5" $250.00, 6" $300.00, 8" $500.00' in form
 
     response = clerk.post(url, {"code": "construction", "charged_on": "2026-01-20"})
-    assert response.status_code == 200 and "§ 45.28 B" in response.content.decode()
+    assert response.status_code == 400 and "§ 45.28 B" in response.content.decode()
     assert PendingCharge.objects.count() == 0
     response = clerk.post(url, {"code": "sprinkler", "size": "7", "charged_on": "2026-01-20"})
     assert "§ 45.28 C(1)" in response.content.decode() and PendingCharge.objects.count() == 0

@@ -119,7 +119,7 @@ def test_the_preview_page_says_which_day_it_computes_with_totals_and_a_csv(clien
 
 
 def test_a_long_preview_is_shown_a_page_at_a_time_with_the_whole_totals(client, mineola, monkeypatch):
-    from billing import admin_penalties
+    from billing.admin import penalties as admin_penalties
 
     monkeypatch.setattr(admin_penalties, "PREVIEW_PAGE_ROWS", 2)
     billed_account()

@@ -30,7 +30,7 @@ AUG_1 = date(2026, 8, 1)
 def _freeze(monkeypatch, day: date) -> None:
     """The utility's today, for the form and the refusal of the future alike."""
     monkeypatch.setattr("core.clock.today", lambda: day)
-    monkeypatch.setattr("billing.admin_runs.today", lambda: day)
+    monkeypatch.setattr("billing.admin.runs.today", lambda: day)
 
 
 def _worked_accounts():

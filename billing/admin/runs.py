@@ -6,24 +6,34 @@ The pages are thin: each reads through ``billing.runs.preview`` or calls one ser
 """
 
 from django import forms
-from django.contrib import messages
+from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils.html import format_html
 from django.utils.http import urlencode
 
+from core.admin import ReadOnlyAdmin, ReadOnlyInline, StatusChangeInline
 from core.clock import refuse_future
 from core.commands import today
 from core.errors import ApplicationError
+from core.money import fmt_dollars
 from meters.models import Reading
 
-from .models import Bill, BillingException, BillingRun, BillMessage, MailFile, Utility
-from .ordinance import schedule_in_force
-from .runs.exceptions import billing_exception_release
-from .runs.lifecycle import billing_run_start
-from .runs.preview import (
+from ..models import (
+    Bill,
+    BillingException,
+    BillingRun,
+    BillMessage,
+    MailFile,
+    Utility,
+)
+from ..ordinance import schedule_in_force
+from ..runs.exceptions import billing_exception_release
+from ..runs.lifecycle import billing_run_retry, billing_run_start
+from ..runs.preview import (
     PREVIEW_DAYS_AHEAD,
     billing_date_proposals,
     billing_run_proof,
@@ -31,7 +41,7 @@ from .runs.preview import (
     last_billing_date,
     refuse_beyond_preview,
 )
-from .services.mail_files import mail_file_request
+from ..services.mail_files import mail_file_request
 
 # What a held bill's page shows of the account's history.
 HISTORY_ROWS = 6
@@ -276,3 +286,102 @@ class BillingExceptionPagesMixin:
             self.message_user(request, f"Released: {exception.account} is billed as read on the next run for "
                                        f"{exception.bill_date}.", messages.SUCCESS)
         return HttpResponseRedirect(reverse("admin:billing_billingexception_change", args=[pk]))
+
+
+# --- billing runs -----------------------------------------------------------------------------------
+
+class ExceptionInline(ReadOnlyInline):
+    model = BillingException
+    fields = ("account", "kind", "detail", "status")
+    readonly_fields = fields
+    show_change_link = True
+
+
+@admin.register(BillingRun)
+class BillingRunAdmin(BillingRunPagesMixin, ReadOnlyAdmin):
+    list_display = ("id", "run_on", "status", "progress", "bills_created", "already_billed", "exceptions_count",
+                    "total_billed", "started_by", "created_at")
+    list_filter = ("status", "run_on")
+    readonly_fields = ("summary", "run_on", "status", "progress", "accounts_due", "bills_created", "already_billed",
+                       "exceptions_count", "total_billed", "accept_sample_rates", "started_by", "created_at",
+                       "finished_at", "error")
+    fields = readonly_fields
+    inlines = (ExceptionInline, StatusChangeInline)
+    change_form_template = "admin/billing/billingrun/change_form.html"
+    change_list_template = "admin/billing/billingrun/change_list.html"
+
+    def has_add_permission(self, request, obj=None):
+        return request.user.has_perm("billing.add_billingrun")
+
+    @admin.display(description="progress")
+    def progress(self, obj):
+        return format_html('<progress max="100" value="{}" aria-label="run progress">{}%</progress> {}%',
+                           obj.progress_percent, obj.progress_percent, obj.progress_percent)
+
+    @admin.display(description="summary")
+    def summary(self, obj):
+        return format_html(
+            '<div class="run-summary"><p>Status: <strong>{}</strong></p><p>Bills issued: <strong>{}</strong></p>'
+            "<p>Already billed: {} · Exceptions: {} · Total billed: {}</p>{}{}</div>",
+            obj.get_status_display(), obj.bills_created, obj.already_billed, obj.exceptions_count,
+            fmt_dollars(obj.total_billed),
+            format_html("<p><strong>{}</strong> {}</p>", "Accepted sample rates:",
+                        "billed on the preset's sample rate schedule at the clerk's choice.")
+            if obj.accept_sample_rates else "",
+            format_html('<p class="errornote">Failed: {}</p>', obj.error) if obj.error else "")
+
+    def get_urls(self):
+        return [*self.run_page_urls(),
+                path("<int:run_id>/retry/", self.admin_site.admin_view(self.retry_view),
+                     name="billing_billingrun_retry"),
+                *super().get_urls()]
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        return super().change_view(request, object_id, form_url,
+                                   {**(extra_context or {}), "can_retry": self.has_add_permission(request),
+                                    **self.run_page_context(object_id)})
+
+    def retry_view(self, request, run_id):
+        """The "Retry" button of a failed run: bill its unfinished chunks again (POST only)."""
+        if not self.has_add_permission(request) or request.method != "POST":
+            raise PermissionDenied
+        try:
+            billing_run_retry(run_id=run_id, actor=request.user)
+        except ApplicationError as exc:
+            self.message_user(request, f"The run was not retried: {exc}", messages.ERROR)
+        else:
+            self.message_user(request, f"Billing run {run_id} retried.", messages.SUCCESS)
+        return HttpResponseRedirect(reverse("admin:billing_billingrun_change", args=[run_id]))
+
+    def add_view(self, request, form_url="", extra_context=None):
+        return HttpResponseRedirect(reverse("admin:billing_billingrun_start"))
+
+
+@admin.register(BillingException)
+class BillingExceptionAdmin(BillingExceptionPagesMixin, admin.ModelAdmin):
+    list_display = ("account", "bill_date", "kind", "status", "detail", "run")
+    list_filter = ("status", "kind", "bill_date")
+    search_fields = ("account__account_no",)
+    readonly_fields = ("account", "bill_date", "kind", "detail", "status", "run", "created_at", "resolved_by",
+                       "resolved_at")
+    actions = ("release",)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.action(description="Release held bills: bill as read on the next run", permissions=["change"])
+    def release(self, request, queryset):
+        released, refused = 0, []
+        for exception in queryset:
+            try:
+                billing_exception_release(exception=exception, actor=request.user)
+                released += 1
+            except ApplicationError as exc:
+                refused.append(f"{exception.account}: {exc}")
+        if released:
+            self.message_user(request, f"Released {released}; the next billing run bills them.", messages.SUCCESS)
+        for line in refused:
+            self.message_user(request, line, messages.WARNING)

@@ -24,17 +24,18 @@ from core.commands import today
 from core.errors import ApplicationError
 from core.money import fmt_amount, fmt_dollars
 
-from .models import LedgerEntry, PenaltyWaiver
-from .ordinance import ordinance_on
-from .penalty_plan import LATE_CHARGE_KINDS
-from .penalty_selectors import (
+from ..models import LedgerEntry, PenaltyWaiver
+from ..ordinance import ordinance_on
+from ..penalty_plan import LATE_CHARGE_KINDS
+from ..penalty_selectors import (
     PREVIEW_DAYS_AHEAD,
     penalties_preview,
     penalty_register,
     preview_day_refusal,
     preview_totals,
 )
-from .services.waivers import SUPERVISOR_PERMISSION, penalty_waiver_decide, penalty_waiver_request
+from ..services.waivers import SUPERVISOR_PERMISSION, penalty_waiver_decide, penalty_waiver_request
+from .payments import LedgerEntryAdmin
 
 KIND_WORDS = {"penalty": "penalty", "interest": "interest charge"}
 PREVIEW_PAGE_ROWS = 500
@@ -98,10 +99,7 @@ def waiver_message(waiver: PenaltyWaiver) -> str:
             "waiver needs a supervisor's approval). Nothing changes on the account until a supervisor approves it.")
 
 
-# The ledger's admin as billing/admin.py registers it (this module is imported at its end).
-LedgerEntryAdmin = type(admin.site.get_model_admin(LedgerEntry))
-
-
+@admin.register(LedgerEntry)
 class PenaltyLedgerEntryAdmin(LedgerEntryAdmin):
     """The ledger's admin, with the penalty pages."""
 
@@ -197,10 +195,6 @@ class PenaltyLedgerEntryAdmin(LedgerEntryAdmin):
         context = self._context(request, title=f"Waive a {KIND_WORDS[entry.kind]}", form=form, entry=entry,
                                 back=back, limit=fmt_dollars(limit))
         return TemplateResponse(request, "admin/billing/penalties/waive.html", context)
-
-
-admin.site.unregister(LedgerEntry)
-admin.site.register(LedgerEntry, PenaltyLedgerEntryAdmin)
 
 
 class DecideForm(forms.Form):

@@ -26,12 +26,12 @@ from core.dates import fmt_day
 from core.errors import ApplicationError
 from core.money import ADJUSTMENT_MAX, ZERO, fmt_dollars, fmt_gallons
 
-from .admin_final import ISSUE_PERMISSIONS
-from .documents.statement import statement_pdf
-from .models import Adjustment, Bill
-from .selectors import account_amounts_due, account_ledger_and_state, bill_balances, bill_status
-from .services.adjustments import adjustment_create
-from .services.bill_pdfs import bill_pdf_bytes, bill_pdf_render
+from ..documents.statement import statement_pdf
+from ..models import Adjustment, Bill
+from ..selectors import account_amounts_due, account_ledger_and_state, bill_balances, bill_status
+from ..services.adjustments import adjustment_create
+from ..services.bill_pdfs import bill_pdf_bytes, bill_pdf_render
+from .final import ISSUE_PERMISSIONS
 
 memo_amount = dollars_at_most(ADJUSTMENT_MAX, what="a memo")
 

@@ -14,22 +14,41 @@ import io
 from datetime import date
 
 from django import forms
-from django.contrib import messages
+from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse, HttpResponseRedirect, JsonResponse
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 
-from core.admin import TEXT_WIDGET, DayField, ServiceForm
+from core.admin import (
+    TEXT_WIDGET,
+    CsvExportMixin,
+    DayField,
+    HistoryAdmin,
+    ReadOnlyAdmin,
+    ServiceForm,
+)
+from core.admin_imports import CsvImportAdminMixin
 from core.commands import today
+from core.csvimport import CsvRow
+from core.errors import ApplicationError
 from core.money import fmt_amount, fmt_dollars
 
-from .cash import cash_day, cash_day_rows, counter_account, import_job_payments_posted
-from .documents.receipt import receipt_pdf
-from .models import Payment, PaymentReversal
-from .services.payments import counter_reference_propose, payment_counter_post
-from .services.reversals import REASONS_BY_TENDER, payment_reverse
+from ..cash import cash_day, cash_day_rows, counter_account, import_job_payments_posted
+from ..documents.receipt import receipt_pdf
+from ..models import (
+    Payment,
+    PaymentReversal,
+)
+from ..services.payments import (
+    PAYMENT_FIELDS,
+    PAYMENTS_LAYOUT,
+    counter_reference_propose,
+    payment_counter_post,
+    payments_rows_post,
+)
+from ..services.reversals import REASONS_BY_TENDER, payment_reverse
 
 COUNTER_TENDERS = [(t.value, t.label) for t in (Payment.Tender.CASH, Payment.Tender.CHECK, Payment.Tender.CARD)]
 
@@ -220,3 +239,110 @@ class PaymentOfficeMixin:
             extra["transferred_from"] = PaymentReversal.objects.filter(transferred_to_id=int(object_id)).first()
             extra["may_reverse"] = request.user.has_perm("billing.change_payment")
         return super().change_view(request, object_id, form_url, extra_context=extra)
+
+
+# --- payments ---------------------------------------------------------------------------------------
+
+class PaymentRowForm(forms.Form):
+    account_no = forms.CharField(required=False, max_length=20)
+    amount = forms.CharField(required=False, max_length=20)
+    paid_on = forms.CharField(required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    reference = forms.CharField(required=False, max_length=80)
+    tender = forms.ChoiceField(required=False, choices=COUNTER_TENDERS, initial=Payment.Tender.CHECK)
+    check_number = forms.CharField(required=False, max_length=40, widget=forms.TextInput(attrs={"size": 8}))
+
+    COLUMNS = {"account_no": "Account number", "amount": "Amount ($)", "paid_on": "Paid on", "reference": "Reference",
+               "tender": "Tender", "check_number": "Check number"}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # A row of the batch's table: each field says its column and row (the table's headings label nothing).
+        row = (self.prefix or "form-0").rsplit("-", 1)[-1]
+        row = int(row) + 1 if row.isdigit() else 1
+        for name, field in self.fields.items():
+            field.widget.attrs["aria-label"] = f"{self.COLUMNS[name]}, row {row}"
+
+    def is_blank(self):
+        return not any((self.cleaned_data or {}).get(k) for k in ("account_no", "amount", "reference"))
+
+
+PaymentRowFormSet = forms.formset_factory(PaymentRowForm, extra=10)
+
+
+@admin.register(Payment)
+class PaymentAdmin(PaymentOfficeMixin, CsvExportMixin, CsvImportAdminMixin, HistoryAdmin):
+    list_display = ("reference", "account", "amount", "tender", "check_number", "paid_on", "source", "entered_by",
+                    "reversed")
+    list_filter = ("source", "tender", "paid_on")
+    search_fields = ("reference", "check_number", "account__account_no", "account__owner__name")
+    date_hierarchy = "paid_on"
+    readonly_fields = ("account", "amount", "paid_on", "reference", "tender", "check_number", "source", "entered_by",
+                       "created_at")
+    change_list_template = "admin/billing/payment/change_list.html"
+    change_form_template = "admin/billing/payment/change_form.html"
+    importer = "billing.services.payments.payments_import"
+    import_permission = "billing.add_payment"
+    import_layout = PAYMENTS_LAYOUT
+    import_title = "Import payments"
+    import_noun = "payments"
+    import_help = ("A reference already posted for the same payment is skipped, never posted twice; references "
+                   "compare without regard to case.")
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("account", "entered_by", "reversal")
+
+    @admin.display(description="reversed")
+    def reversed(self, obj):
+        reversal = getattr(obj, "reversal", None)
+        return f"{reversal.reversed_on.isoformat()} ({reversal.reason})" if reversal else ""
+
+    def add_view(self, request, form_url="", extra_context=None):
+        return HttpResponseRedirect(reverse("admin:billing_payment_batch"))
+
+    def get_urls(self):
+        return [path("batch/", self.admin_site.admin_view(self.batch_view), name="billing_payment_batch"),
+                *super().get_urls()]
+
+    def batch_view(self, request):
+        if not request.user.has_perm("billing.add_payment"):
+            raise PermissionDenied
+        errors = []
+        initial = [{"paid_on": today().isoformat()}] * 10
+        formset = PaymentRowFormSet(request.POST or None, initial=None if request.POST else initial)
+        if request.method == "POST" and formset.is_valid():
+            rows = [CsvRow(line=i + 1, values={k: (f.cleaned_data.get(k) or "").strip() for k in PAYMENT_FIELDS})
+                    for i, f in enumerate(formset.forms) if f.has_changed() and not f.is_blank()]
+            try:
+                result = payments_rows_post(rows=rows, as_of=today(), actor=request.user, source="counter")
+            except ApplicationError as exc:
+                errors = exc.errors
+            else:
+                by_tender = "; ".join(f"{Payment.Tender(t).label.lower()}: {count} for {fmt_dollars(total)}"
+                                      for t, count, total in result.by_tender) if len(result.by_tender) > 1 else ""
+                self.message_user(request, f"Posted {result.created} payments totalling {fmt_dollars(result.total)}"
+                                           + (f" ({by_tender})" if by_tender else "")
+                                           + (f"; {result.skipped} already posted, skipped" if result.skipped else ""),
+                                  messages.SUCCESS)
+                return HttpResponseRedirect(reverse("admin:billing_payment_changelist"))
+        context = {**self.admin_site.each_context(request), "opts": self.model._meta, "formset": formset,
+                   "errors": errors, "title": "Post a batch of payments"}
+        return TemplateResponse(request, "admin/billing/payment/batch.html", context)
+
+
+class LedgerEntryAdmin(CsvExportMixin, ReadOnlyAdmin):
+    """The ledger, read-only (registered with the penalty pages added: penalties.py)."""
+
+    list_display = ("posted_on", "account", "kind", "amount", "bill", "citation", "description")
+    list_filter = ("kind", "posted_on")
+    search_fields = ("account__account_no", "bill__number", "description")
+    list_select_related = ("account", "bill")
+    date_hierarchy = "posted_on"
+
+    def has_view_permission(self, request, obj=None):
+        return request.user.has_perm("billing.view_ledgerentry")

@@ -20,9 +20,9 @@ from core.clock import today
 from core.errors import ApplicationError
 from core.money import fmt_dollars
 
-from .documents.bill import line_quantity_rate
-from .documents.closing_letter import closing_figures, closing_letter_pdf
-from .services.final_bills import account_move_to_new_customer, final_bill_issue, final_bill_preview, plan_words
+from ..documents.bill import line_quantity_rate
+from ..documents.closing_letter import closing_figures, closing_letter_pdf
+from ..services.final_bills import account_move_to_new_customer, final_bill_issue, final_bill_preview, plan_words
 
 # Issuing a bill is the clerk's right to bill (start a billing run); closing and opening accounts is theirs too.
 ISSUE_PERMISSIONS = ("billing.add_billingrun", "accounts.change_account")

@@ -11,29 +11,37 @@ activated is what the server read, never a hidden field's copy of the rules. Not
 from decimal import ROUND_HALF_UP
 
 from django import forms
-from django.contrib import messages
+from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
+from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
 
 from accounts.admin import rate_field_names_from
 from accounts.models import Account
+from core.admin import HistoryAdmin
 from core.commands import today
 from core.dates import first_of_next_month
 from core.errors import ApplicationError, FieldError
 from core.money import fmt_dollars, fmt_gallons, fmt_rate
 from meters.units import METER_SIZES
 
-from .models import RateSchedule
-from .ordinance import ordinance_on
-from .owrs import ACCOUNT_FIELDS, CCF_GALLONS
-from .owrs_convert import export_text
-from .owrs_rates import class_for, class_targets
-from .rate_tables import category_words, schedule_tables
-from .rating import RatingError
-from .services.rate_import import activate_import, parse_class_map, prepare_import, preview_bill
+from ..fees import fee_rule
+from ..models import (
+    Fee,
+    RateSchedule,
+    Utility,
+)
+from ..ordinance import ordinance_on
+from ..owrs import ACCOUNT_FIELDS, CCF_GALLONS
+from ..owrs_convert import export_text
+from ..owrs_rates import class_for, class_targets
+from ..rate_tables import category_words, fee_tables, schedule_summary, schedule_tables
+from ..rating import RatingError
+from ..services.rate_import import activate_import, parse_class_map, prepare_import, preview_bill
 
 # A rate file is a page or two of YAML; a bigger upload is not one.
 OWRS_MAX_BYTES = 1_000_000
@@ -315,3 +323,119 @@ class RateScheduleOwrsMixin:
                    "needs": [{"owrs_class": c, "fields": prepared.needs.get(c, [])} for c in prepared.classes],
                    "preview_form": preview_form, "preview": preview}
         return TemplateResponse(request, "admin/billing/rateschedule/import_owrs.html", context)
+
+
+# --- ordinance ------------------------------------------------------------------------------------
+
+@admin.register(Utility)
+class UtilityAdmin(admin.ModelAdmin):
+    list_display = ("name", "preset", "demo_site", "calendar_scheme", "penalty_scheme")
+    # Set by `setup_utility PRESET --demo N`, not by a click: a real site billed on sample rates by mistake
+    # is worse than a trip to the command line.
+    exclude = ("is_demo_site", "payment_order")
+    readonly_fields = ("preset", "demo_site", "payment_policy", "text_discrepancies")
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="Demo/training site")
+    def demo_site(self, obj):
+        if obj.is_demo_site:
+            return "Yes: billing on the preset's sample rates is allowed (set by setup_utility --demo)."
+        return ("No: a real site. Billing refuses while the rate schedule in force is the preset's sample one, "
+                "unless a run accepts the sample rates (recorded on the run); setup_utility "
+                f"{obj.preset} --demo N marks a demo/training site.")
+
+    @admin.display(description="What a payment pays first")
+    def payment_policy(self, obj):
+        return format_html(
+            "<p><strong>{}</strong></p><p>Office policy, not in the ordinance: "
+            "penalties are computed on unpaid principal, and paying principal first keeps an unpaid penalty "
+            "from turning into principal that draws more penalties. Set in the preset file "
+            "(<code>[policy] payment_order</code>) and installed with <code>setup_utility {}</code>.</p>",
+            obj.get_payment_order_display(), obj.preset)
+
+    @admin.display(description="where the preset departs from the printed text")
+    def text_discrepancies(self, obj):
+        return format_html_join("\n", "<p><strong>{}</strong>: {}</p>",
+                                ((n.get("citation", ""), n.get("text", "")) for n in obj.notes)) or "—"
+
+
+def _rule_tables(tables) -> str:
+    return render_to_string("admin/billing/_rule_tables.html", {"tables": tables})
+
+
+@admin.register(RateSchedule)
+class RateScheduleAdmin(RateScheduleOwrsMixin, HistoryAdmin):
+    """A schedule shown as the ordinance's tables; the rules as stored (JSON) only under "Advanced", and
+    only while the schedule has rated no bill. A new schedule can come from an OWRS rate file ("Import an
+    OWRS rate file" on the list), and each schedule downloads as one ("Download as OWRS")."""
+
+    list_display = ("effective_on", "citation", "summary", "is_sample", "bills_using")
+    readonly_fields = ("rates", "bills_using")
+    change_list_template = "admin/billing/rateschedule/change_list.html"  # "Import an OWRS rate file"
+    change_form_template = "admin/billing/rateschedule/change_form.html"  # "Download as OWRS"
+
+    @admin.display(description="bills rated with it")
+    def bills_using(self, obj):
+        return obj.bills.count() if obj.pk else 0
+
+    @admin.display(description="rates")
+    def summary(self, obj):
+        return schedule_summary(obj.rules or {})
+
+    @admin.display(description="rates")
+    def rates(self, obj):
+        return _rule_tables(schedule_tables(obj.rules or {})) if obj.pk else "—"
+
+    def _has_bills(self, obj) -> bool:
+        return obj is not None and obj.pk is not None and obj.bills.exists()
+
+    def get_fieldsets(self, request, obj=None):
+        main = (None, {"fields": ("effective_on", "citation", "is_sample", "bills_using", "rates")})
+        if self._has_bills(obj) or not self.has_change_permission(request, obj):
+            return (main,)
+        return (main, ("Advanced: the rules as the preset declares them", {
+            "fields": ("rules",), "classes": ("collapse",),
+            "description": "The schedule's rules in the preset's form (billing/rating.py reads them). Editable "
+                           "only while no bill has been rated with this schedule."}))
+
+    def get_readonly_fields(self, request, obj=None):
+        # A schedule that has rated bills is history: a change takes a new effective date.
+        if self._has_bills(obj):
+            return ("effective_on", "citation", "is_sample", "rates", "bills_using")
+        return self.readonly_fields
+
+    def get_urls(self):
+        return [*self.owrs_urls(), *super().get_urls()]
+
+
+@admin.register(Fee)
+class FeeAdmin(HistoryAdmin):
+    list_display = ("code", "description", "terms", "citation", "effective_on")
+    list_filter = ("code",)
+    readonly_fields = ("terms", "size_and_terms")
+
+    def get_fieldsets(self, request, obj=None):
+        main = (None, {"fields": ("code", "effective_on", "description", "rule", "amount", "rate", "citation", "note",
+                                  "terms", "size_and_terms")})
+        if not self.has_change_permission(request, obj):
+            return (main,)
+        return (main, ("Advanced: sizes and terms as the preset declares them", {
+            "fields": ("by_size", "params"), "classes": ("collapse",)}))
+
+    @admin.display(description="charge")
+    def terms(self, obj):
+        if obj.pk is None:
+            return "—"
+        try:
+            return fee_rule(obj).terms()
+        except ApplicationError as exc:
+            return str(exc)
+
+    @admin.display(description="by size and terms")
+    def size_and_terms(self, obj):
+        return _rule_tables(fee_tables(by_size=obj.by_size or {}, params=obj.params or {})) if obj.pk else "—"
