@@ -1,0 +1,32 @@
+"""Design overview: rates, bills, and the ledger.
+
+* **Ordinance as data.** ``Utility`` names the installed preset and the strategy classes (billing
+  calendar, penalty scheme) it selects; ``RateSchedule`` and ``Fee`` are effective-dated versions loaded
+  from the preset file, each carrying its citation (a schedule's ``rules`` name its rate structure).
+  ``billing.ordinance`` builds the strategies from these rows. A bill is rated with the schedule in force
+  on its bill date, so editing the preset never rewrites history.
+* **Bills are issued, never edited.** A bill gets its number when it is created by a billing run and its
+  lines (kind, description, citation, quantity, rate, amount — each rounded once, half-up) never change.
+  Corrections are ``Adjustment`` rows (credit or debit memos); voiding keeps the record. The database
+  forbids two live bills for one account and bill date, so concurrent or re-started runs cannot
+  double-bill.
+* **Balances are derived.** Every charge, penalty, payment and adjustment is an append-only
+  ``LedgerEntry`` (debits positive, credits negative). Balances — of an account, of a bill, of its
+  principal on a given day — are computed from entries by ``billing.ledger`` (oldest bill first; within
+  a bill penalties, then fees, then water), never stored.
+* **Runs are records.** ``BillingRun`` keeps counts, totals and progress; its ``BillingRunChunk`` rows are
+  units of work any Celery worker can take; ``BillingException`` rows are accounts a clerk must look at.
+"""
+
+from .bills import Bill, BillLine
+from .charges import Deposit, PendingCharge
+from .ledger import AccountStanding, LedgerEntry, PenaltyWaiver, PriorPayment
+from .ordinance import Fee, PaymentOrder, RateSchedule, Utility, money_field
+from .payments import Adjustment, Payment, PaymentReversal
+from .runs import BillingException, BillingRun, BillingRunChunk, BillMessage, MailFile
+
+__all__ = [
+    "money_field", "PaymentOrder", "Utility", "RateSchedule", "Fee", "BillingRun", "MailFile", "BillMessage",
+    "BillingRunChunk", "BillingException", "Bill", "BillLine", "Payment", "PaymentReversal", "Adjustment",
+    "LedgerEntry", "AccountStanding", "PriorPayment", "PenaltyWaiver", "PendingCharge", "Deposit",
+]
