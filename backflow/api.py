@@ -28,10 +28,10 @@ from .services.compliance import (
     device_due,
     device_get,
     devices_due,
-    fine_quote,
     test_record,
     tester_get,
 )
+from .services.fines import fine_quote
 
 VIEW_DEVICE = ("backflow.view_device",)
 ADD_TEST = ("backflow.add_devicetest",)

@@ -35,6 +35,7 @@ from termination.models import TerminationCase
 from termination.policy import termination_policy
 from termination.selectors import case_unpaid, delinquencies, required_roles
 from termination.services import cases as svc
+from termination.services import shutoff
 from termination.services.nightly import nightly_deadlines
 
 HEARING_TIME = time(10, 0)
@@ -144,10 +145,10 @@ def _walk(stage: Stage, account: Account, *, opened_on: date, served_on: date | 
     order_on = policy.appeal_by(hearing_on) + timedelta(days=1)
     nightly_deadlines(as_of=order_on)
     case.refresh_from_db()
-    svc.shutoff_order(case=case, as_of=order_on, actor=None)
+    shutoff.shutoff_order(case=case, as_of=order_on, actor=None)
     case.refresh_from_db()
     if stage.status == "ordered":
         return case
-    svc.shutoff_carry_out(case=case, done_on=order_on + timedelta(days=1), actor=None)
+    shutoff.shutoff_carry_out(case=case, done_on=order_on + timedelta(days=1), actor=None)
     case.refresh_from_db()
     return case

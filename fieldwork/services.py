@@ -27,7 +27,7 @@ from meters.models import Installation, Reading
 from meters.services import meter_change, reading_record
 from termination.models import TerminationCase, WorkOrder
 from termination.selectors import case_unpaid
-from termination.services.cases import service_restore
+from termination.services.shutoff import service_restore
 
 from .models import FieldOrder
 

@@ -6,7 +6,7 @@ from django.utils.translation import gettext_lazy as _
 from backflow.models import DeviceTest
 from backflow.services.compliance import TEXT_MAX as REPAIRS_MAX
 from core.dates import iso_date
-from termination.services.cases import TEXT_MAX
+from termination.services.events import TEXT_MAX
 
 
 class SignUpForm(forms.Form):

@@ -22,7 +22,9 @@ from core.schema import DATE_PARAMETER, OFFSET, errors_response, paged
 from .models import ACTIVE, TerminationCase, WorkOrder
 from .policy import termination_policy
 from .selectors import case_get, case_next_step, case_show, delinquencies
-from .services.cases import TEXT_MAX, hearing_request, shutoff_order
+from .services.cases import hearing_request
+from .services.events import TEXT_MAX
+from .services.shutoff import shutoff_order
 
 VIEW_CASE = ("termination.view_terminationcase",)
 CHANGE_CASE = ("termination.change_terminationcase",)

@@ -17,6 +17,7 @@ from ..models import Assessment, ComplianceNotice, Device, DeviceTest, Tester
 from ..policy import BackflowPolicy
 from ..rules import device_rule
 from ..services import compliance as svc
+from ..services import fines
 from .common import InchesField, kind_words, rule_words
 
 
@@ -307,7 +308,7 @@ class FineForm(ServiceForm):
 
     def perform(self, *, actor) -> str:
         account = account_get(account_no=self.cleaned_data["account_no"].strip())
-        posted = svc.fine_post(account=account, as_of=self.cleaned_data["as_of"], actor=actor,
+        posted = fines.fine_post(account=account, as_of=self.cleaned_data["as_of"], actor=actor,
                                amount=self.cleaned_data.get("amount"))
         if not posted:
             return (f"Nothing more to charge to account {account.account_no}: every day of fine through "

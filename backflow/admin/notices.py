@@ -22,6 +22,7 @@ from ..documents import notice_pdf_store
 from ..models import ComplianceNotice, NoticeCharge
 from ..policy import BackflowPolicy
 from ..services import compliance as svc
+from ..services import fines
 from .common import BackflowAdmin, admin_url
 from .forms import CureForm, FineForm, HearingRequestForm, ServeNoticeForm, ShortenForm
 
@@ -200,8 +201,8 @@ class ComplianceNoticeAdmin(BackflowAdmin):
             except ApplicationError as exc:
                 form.add_refusals(exc.errors)
             else:
-                lines = svc.fine_lines(account=account, as_of=form.cleaned_data["as_of"])
-                uncharged = svc.fine_lines(account=account, as_of=form.cleaned_data["as_of"], uncharged_only=True)
+                lines = fines.fine_lines(account=account, as_of=form.cleaned_data["as_of"])
+                uncharged = fines.fine_lines(account=account, as_of=form.cleaned_data["as_of"], uncharged_only=True)
                 charges = (NoticeCharge.objects.filter(notice__account=account)
                            .select_related("notice", "charge", "charge__bill").order_by("notice_id", "last_day"))
         shown = [{"notice": line.notice, "days": line.days, "per_day": fmt_dollars(line.per_day),

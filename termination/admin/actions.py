@@ -8,7 +8,7 @@ from ..models import TerminationCase
 from ..selectors import (
     current_notices,
 )
-from ..services import cases as svc
+from ..services import shutoff
 from .forms import (
     AppealForm,
     CarriedOutForm,
@@ -30,11 +30,11 @@ def needs_receipt(case: TerminationCase) -> bool:
 
 
 def shutoff_refusals_on(case: TerminationCase, day: date) -> list[str]:
-    return [e.message for e in svc.shutoff_refusals(case, as_of=day)]
+    return [e.message for e in shutoff.shutoff_refusals(case, as_of=day)]
 
 
 def restore_refusals_on(case: TerminationCase, day: date) -> list[str]:
-    return [e.message for e in svc.restore_refusals(case, as_of=day)]
+    return [e.message for e in shutoff.restore_refusals(case, as_of=day)]
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from ..selectors import (
     current_notices,
 )
 from ..services import cases as svc
+from ..services import shutoff
 
 # --- forms: one per step, each calling one service ------------------------------------------------------
 
@@ -198,7 +199,7 @@ class ShutoffForm(CaseForm):
     issued_on = DayField(label="Issued on", doing="ordered")
 
     def perform(self, *, actor) -> str:
-        order = svc.shutoff_order(case=self.case, as_of=self.cleaned_data["issued_on"], actor=actor)
+        order = shutoff.shutoff_order(case=self.case, as_of=self.cleaned_data["issued_on"], actor=actor)
         return f"Shut-off order {order.pk} issued on {fmt_day(order.issued_on)}: print it for the field crew below."
 
 
@@ -207,7 +208,7 @@ class CarriedOutForm(CaseForm):
     done_on = DayField(label="Shut off on")
 
     def perform(self, *, actor) -> str:
-        svc.shutoff_carry_out(case=self.case, done_on=self.cleaned_data["done_on"], actor=actor)
+        shutoff.shutoff_carry_out(case=self.case, done_on=self.cleaned_data["done_on"], actor=actor)
         return f"Service shut off on {fmt_day(self.cleaned_data['done_on'])}."
 
 
@@ -218,7 +219,7 @@ class RestoreForm(CaseForm):
     note = forms.CharField(label="Note", required=False, widget=TEXT_WIDGET)
 
     def perform(self, *, actor) -> str:
-        svc.service_restore(case=self.case, as_of=self.cleaned_data["restored_on"], actor=actor,
+        shutoff.service_restore(case=self.case, as_of=self.cleaned_data["restored_on"], actor=actor,
                             note=self.cleaned_data["note"])
         return f"Service restored on {fmt_day(self.cleaned_data['restored_on'])}."
 

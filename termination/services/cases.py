@@ -12,15 +12,12 @@ day it happened. Dates are checked against today (nothing is recorded in the fut
 ordinance's windows; a late hearing request or appeal is accepted and flagged, never dropped.
 """
 
-from datetime import date, time, timedelta
+from datetime import date, time
 
 from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import Account
-from billing.ledger.selectors import account_balances
-from billing.models import PendingCharge
-from billing.services.charges import charge_add
 from core.clock import after_errors, refuse_future, today
 from core.dates import fmt_day
 from core.errors import ApplicationError, FieldError, refuse_any
@@ -28,8 +25,7 @@ from core.money import ZERO, fmt_dollars
 from core.workflow import transition
 
 from ..documents import determination_pdf_store, notice_pdf_store
-from ..holds import shutoff_holds
-from ..models import ACTIVE, CaseBill, CaseEvent, Interruption, Notice, TerminationCase, WorkOrder
+from ..models import ACTIVE, CaseBill, Interruption, Notice, TerminationCase
 from ..policy import METHOD_WORDS, TerminationPolicy, termination_policy
 from ..selectors import (
     case_deadlines,
@@ -38,34 +34,9 @@ from ..selectors import (
     delinquencies,
     list_floor,
     received_on_for,
-    required_roles,
 )
-
-TEXT_MAX = 5000
-
-
-def _by(actor, by: str = "") -> str:
-    if by:
-        return by
-    if actor is not None and getattr(actor, "pk", None):
-        return actor.get_full_name() or actor.get_username()
-    return "clerk (command line)"
-
-
-def _event(case: TerminationCase, *, on: date, kind: str, what: str, actor=None, by: str = "",
-           flagged: bool = False) -> CaseEvent:
-    return CaseEvent.objects.create(case=case, on=on, kind=kind, what=what, by=_by(actor, by),
-                                    actor=actor if getattr(actor, "pk", None) else None, flagged=flagged)
-
-
-def _text(value: str, field: str, *, required: bool = False) -> str:
-    value = (value or "").strip()
-    if required and not value:
-        raise ApplicationError("is required", field=field)
-    if len(value) > TEXT_MAX or "\x00" in value:
-        raise ApplicationError(f"at most {TEXT_MAX} characters of text", field=field)
-    return value
-
+from .events import case_event, case_text
+from .shutoff import orders_cancel
 
 # --- Opening ------------------------------------------------------------------------------------------------
 
@@ -82,8 +53,8 @@ def case_open(*, account: Account, grounds: str, as_of: date, actor, section: st
                                             f"({policy.cite('grounds')})"))
     if account.status == Account.Status.CLOSED:
         errors.append(FieldError("account_no", f"account {account.account_no} is closed"))
-    section = _text(section, "section")
-    detail = _text(detail, "grounds_detail")
+    section = case_text(section, "section")
+    detail = case_text(detail, "grounds_detail")
     if grounds == "violation" and not section:
         errors.append(FieldError("section", "a violation names the section violated "
                                             f"({policy.cite('grounds')})"))
@@ -123,7 +94,7 @@ def case_open(*, account: Account, grounds: str, as_of: date, actor, section: st
                                                delinquent_from=b.delinquent_from) for b in found.bills])
     what = (f"Case opened for nonpayment of {fmt_dollars(case.amount_delinquent)} ({section})" if found
             else f"Case opened for a violation of {section}")
-    _event(case, on=as_of, kind="opened", what=what, actor=actor)
+    case_event(case, on=as_of, kind="opened", what=what, actor=actor)
     return case
 
 
@@ -182,7 +153,7 @@ def notice_serve(*, case: TerminationCase, role: str, method: str, served_on: da
         errors.append(FieldError("method", (
             f"'{method}' is not a way of serving this notice under {policy.cite('notice')}; use "
             + " or ".join(f"{m} ({METHOD_WORDS[m]})" for m in policy.methods))))
-    article_number = _text(article_number, "article_number")
+    article_number = case_text(article_number, "article_number")
     earliest = policy.hearing_earliest(served_on)
     if hearing_on < earliest:
         errors.append(FieldError("hearing_on", (
@@ -201,13 +172,13 @@ def notice_serve(*, case: TerminationCase, role: str, method: str, served_on: da
     if hearing_time is not None:
         case.hearing_time = hearing_time
     if hearing_place:
-        case.hearing_place = _text(hearing_place, "hearing_place")
+        case.hearing_place = case_text(hearing_place, "hearing_place")
     case.save(update_fields=["hearing_on", "hearing_time", "hearing_place"])
     what = (f"Notice served on the {role} ({recipient.name}) by {METHOD_WORDS[method]}"
             + (f", article {article_number}" if article_number else "")
             + f"; hearing {fmt_day(hearing_on)}"
             + (f"; received {fmt_day(received_on)}" if received_on else "; receipt not yet recorded"))
-    _event(case, on=served_on, kind="served", what=what, actor=actor)
+    case_event(case, on=served_on, kind="served", what=what, actor=actor)
     if case.status == "open":
         transition(case, to="noticed", actor=actor, note=what)
     if render:
@@ -225,7 +196,7 @@ def notice_received(*, notice: Notice, received_on: date, actor, as_of: date | N
     refuse_any(errors)
     notice.received_on = received_on
     notice.save(update_fields=["received_on"])
-    _event(notice.case, on=received_on, kind="received",
+    case_event(notice.case, on=received_on, kind="received",
            what=f"Notice to the {notice.role} ({notice.name}) received", actor=actor)
     return notice
 
@@ -239,7 +210,7 @@ def hearing_request(*, case: TerminationCase, received_on: date, actor, via: str
     flagged for the hearing officer, never dropped."""
     policy = termination_policy()
     as_of = as_of or today()
-    text = _text(text, "text")
+    text = case_text(text, "text")
     errors = after_errors(as_of, "a request is recorded once it has arrived", received_on=received_on)
     if case.is_closed:
         errors.append(FieldError("case", f"case {case.number} is {case.get_status_display().lower()}"))
@@ -257,7 +228,7 @@ def hearing_request(*, case: TerminationCase, received_on: date, actor, via: str
     what = ("Written request for the hearing received" + (" online" if via == "portal" else "")
             + (f", after the window closed on {fmt_day(deadline)} ({policy.cite('request')}): accepted and "
                "flagged for the hearing officer" if late else ""))
-    _event(case, on=received_on, kind="requested", what=what, actor=actor, by=by, flagged=late)
+    case_event(case, on=received_on, kind="requested", what=what, actor=actor, by=by, flagged=late)
     if case.status in ("noticed", "no_request"):
         transition(case, to="requested", actor=actor, note=what)
     return case
@@ -269,10 +240,10 @@ def hearing_request(*, case: TerminationCase, received_on: date, actor, via: str
 def hearing_record(*, case: TerminationCase, attendance: str, evidence_notes: str, actor,
                    held_on: date) -> TerminationCase:
     """The hearing file: who appeared and the proof heard (§§ 45.33–45.34)."""
-    case.attendance = _text(attendance, "attendance")
-    case.evidence_notes = _text(evidence_notes, "evidence_notes")
+    case.attendance = case_text(attendance, "attendance")
+    case.evidence_notes = case_text(evidence_notes, "evidence_notes")
     case.save(update_fields=["attendance", "evidence_notes"])
-    _event(case, on=held_on, kind="hearing", what="Hearing held" + (f"; appeared: {case.attendance}"
+    case_event(case, on=held_on, kind="hearing", what="Hearing held" + (f"; appeared: {case.attendance}"
                                                                      if case.attendance else ""), actor=actor)
     return case
 
@@ -288,7 +259,7 @@ def determination_record(*, case: TerminationCase, outcome: str, mailed_on: date
     named in the notice, once the request window has closed."""
     refuse_future(as_of, doing="recorded")
     policy = termination_policy()
-    notes = _text(notes, "notes")
+    notes = case_text(notes, "notes")
     deadlines = case_deadlines(case, policy=policy)
     errors = []
     if outcome not in OUTCOME_STATUS:
@@ -326,7 +297,7 @@ def determination_record(*, case: TerminationCase, outcome: str, mailed_on: date
     if to != "determined":
         changes["closed_on"] = as_of
     transition(case, to=to, actor=actor, note=what, changes=changes)
-    _event(case, on=as_of, kind="determined", what=what, actor=actor)
+    case_event(case, on=as_of, kind="determined", what=what, actor=actor)
     if to != "determined":
         orders_cancel(case=case, reason=f"determination: {label}", actor=actor)
     transaction.on_commit(lambda: determination_pdf_store(case_id=case.pk))
@@ -342,7 +313,7 @@ def appeal_file(*, case: TerminationCase, filed_on: date, grounds: str, actor, a
     accepted and flagged (the Commission decides whether to hear it); the shut-off waits for the decision."""
     policy = termination_policy()
     as_of = as_of or today()
-    grounds = _text(grounds, "grounds", required=True)
+    grounds = case_text(grounds, "grounds", required=True)
     errors = after_errors(as_of, filed_on=filed_on)
     if case.outcome != "terminate" or case.status not in ("determined", "final", "ordered"):
         errors.append(FieldError("case", f"case {case.number} is {case.get_status_display().lower()}; only a "
@@ -360,7 +331,7 @@ def appeal_file(*, case: TerminationCase, filed_on: date, grounds: str, actor, a
                "flagged" if late else ""))
     transition(case, to="appealed", actor=actor, note=what,
                changes={"appeal_filed_on": filed_on, "appeal_grounds": grounds, "appeal_late": late})
-    _event(case, on=filed_on, kind="appealed", what=what, actor=actor, by=by, flagged=late)
+    case_event(case, on=filed_on, kind="appealed", what=what, actor=actor, by=by, flagged=late)
     orders_cancel(case=case, reason="appeal filed", actor=actor)
     return case
 
@@ -399,182 +370,10 @@ def appeal_decide(*, case: TerminationCase, outcome: str, hearing_on: date, noti
     if to == "dismissed":
         changes["closed_on"] = as_of
     transition(case, to=to, actor=actor, note=what, changes=changes)
-    _event(case, on=as_of, kind="decided", what=what, actor=actor)
+    case_event(case, on=as_of, kind="decided", what=what, actor=actor)
     transaction.on_commit(lambda: determination_pdf_store(case_id=case.pk))
     return case
 
-
-# --- The guard and the shut-off -----------------------------------------------------------------------------
-
-def shutoff_refusals(case: TerminationCase, *, as_of: date,
-                     policy: TerminationPolicy | None = None) -> list[FieldError]:
-    """Every condition of the guard (docs/ordinances.md, Mineola Article II) the case does not meet on ``as_of``,
-    each with its citation; an empty list means a shut-off order may issue."""
-    policy = policy or termination_policy()
-    out: list[FieldError] = []
-    notices = current_notices(case)
-    # (1) Each required recipient served, with a receipt date.
-    for role in required_roles(case):
-        notice = notices.get(role)
-        if notice is None:
-            out.append(FieldError("recipients", f"(1) the {role} has not been served with the notice "
-                                                f"({policy.cite('notice')})"))
-        elif notice.received_on is None:
-            out.append(FieldError("recipients", f"(1) no receipt date is recorded for the notice to the {role} "
-                                                f"({notice.name}) ({policy.cite('notice')})"))
-    # (2) The hearing at least the preset's days after each service.
-    for role, notice in notices.items():
-        days = (notice.hearing_on - notice.served_on).days
-        if days < policy.notice_min_days:
-            out.append(FieldError("hearing_on", (
-                f"(2) the notice to the {role} was served on {notice.served_on}, {days} "
-                f"days before the hearing on {notice.hearing_on}; at least {policy.notice_min_days} days are "
-                f"required ({policy.cite('notice')})")))
-    # (3) A determination to terminate: after the hearing, or by default once no timely request came.
-    deadlines = case_deadlines(case, policy=policy)
-    if case.outcome != "terminate" or case.determined_on is None:
-        out.append(FieldError("determination", "(3) the hearing officer has not recorded a determination to "
-                                               f"terminate ({policy.cite('hearing')})"))
-    else:
-        timely = case.request_received_on is not None and not case.request_late
-        if case.hearing_on is None or case.determined_on < case.hearing_on:
-            out.append(FieldError("determination", (
-                f"(3) the determination of {case.determined_on} came before the hearing date "
-                f"{case.hearing_on} named in the notice ({policy.cite('hearing')})")))
-        elif case.by_default and timely:
-            out.append(FieldError("determination", (
-                f"(3) a written request arrived in time on {case.request_received_on}: termination needs a "
-                f"determination after the hearing, not by default ({policy.cite('request')})")))
-        elif case.by_default and (deadlines.request_by is None or case.determined_on <= deadlines.request_by):
-            out.append(FieldError("determination", (
-                "(3) the determination by default was made before the request window closed"
-                + (f" on {deadlines.request_by}" if deadlines.request_by else "") + f" ({policy.cite('request')})")))
-    # (4) The determination mailed and the appeal window passed unappealed, or the appeal decided upholding it.
-    if case.determination_mailed_on is None:
-        out.append(FieldError("appeal", "(4) notice of the determination has not been mailed "
-                                        f"({policy.cite('appeal')})"))
-    elif case.appeal_filed_on is not None:
-        if case.decision != "uphold":
-            out.append(FieldError("appeal", (
-                f"(4) the appeal filed on {case.appeal_filed_on} awaits the decision of {policy.appeal_body} "
-                f"({policy.cite('appeal')})" if not case.decision else
-                f"(4) {policy.appeal_body} reversed the termination ({policy.cite('appeal')})")))
-    elif as_of <= deadlines.appeal_by:
-        out.append(FieldError("appeal", (
-            f"(4) the appeal window is open until {deadlines.appeal_by}: {policy.appeal_days} days after the "
-            f"determination was mailed on {case.determination_mailed_on} ({policy.cite('appeal')}); the earliest "
-            f"order is {deadlines.appeal_by + timedelta(days=1)}")))
-    # (5) For nonpayment, still unpaid on the day of the order.
-    if case.grounds == "nonpayment":
-        unpaid = case_unpaid(case, as_of=as_of)
-        if unpaid <= ZERO:
-            out.append(FieldError("amount_delinquent", (
-                f"(5) the delinquent amount of {fmt_dollars(case.amount_delinquent)} is paid on {as_of} "
-                f"({policy.cite('grounds')})")))
-    # (6) Nothing else holds it: a payment plan in good standing, …
-    out += [FieldError("hold", f"(6) {words}") for words in shutoff_holds(case.account_id, as_of)]
-    return out
-
-
-@transaction.atomic
-def shutoff_order(*, case: TerminationCase, as_of: date, actor) -> WorkOrder:
-    """Issue the shut-off order, or raise ``TransitionRefused`` naming every unmet condition with its citation.
-    A second call for an order already issued returns it."""
-    refuse_future(as_of, doing="ordered")
-    policy = termination_policy()
-    if case.status == "ordered":
-        return case.orders.get(kind=WorkOrder.Kind.SHUT_OFF, status=WorkOrder.Status.ISSUED)
-    what = "Shut-off order issued: every condition of the guard holds"
-    transition(case, to="ordered", actor=actor, note=what,
-               guard=lambda locked: shutoff_refusals(locked, as_of=as_of, policy=policy))
-    order = WorkOrder.objects.create(case=case, kind=WorkOrder.Kind.SHUT_OFF, issued_on=as_of,
-                                     issued_by=actor if getattr(actor, "pk", None) else None)
-    _event(case, on=as_of, kind="ordered", what=f"{what} (work order {order.pk})", actor=actor)
-    return order
-
-
-def orders_cancel(*, case: TerminationCase, reason: str, actor) -> int:
-    cancelled = 0
-    for order in case.orders.filter(status=WorkOrder.Status.ISSUED):
-        transition(order, to="cancelled", actor=actor, note=reason, changes={"cancel_reason": reason})
-        cancelled += 1
-    return cancelled
-
-
-@transaction.atomic
-def shutoff_carry_out(*, case: TerminationCase, done_on: date, actor) -> TerminationCase:
-    """The crew shut the service off: the account is shut off and the disconnect charge is charged (for the
-    next bill), when the preset has one."""
-    refuse_future(done_on, field="done_on", doing="recorded")
-    policy = termination_policy()
-    order = case.orders.filter(kind=WorkOrder.Kind.SHUT_OFF, status=WorkOrder.Status.ISSUED).first()
-    errors = []
-    if order is None:
-        errors.append(FieldError("case", f"case {case.number} has no shut-off order issued"))
-    elif done_on < order.issued_on:
-        errors.append(FieldError("done_on", f"{done_on} is before the order was issued on {order.issued_on}"))
-    if case.grounds == "nonpayment" and order is not None and case_unpaid(case, as_of=done_on) <= ZERO:
-        errors.append(FieldError("amount_delinquent", f"the delinquent amount is paid on {done_on}; the order "
-                                                      "is cancelled, not carried out"))
-    refuse_any(errors)
-    transition(order, to="done", actor=actor, note="carried out", changes={"done_on": done_on})
-    transition(case, to="shut_off", actor=actor, note=f"service shut off on {done_on}")
-    what = _service_set(case, Account.Status.SHUT_OFF, fee=policy.disconnect_fee, on=done_on, actor=actor,
-                        what=f"Service shut off (work order {order.pk})")
-    _event(case, on=done_on, kind="shut_off", what=what, actor=actor)
-    return case
-
-
-def _service_set(case: TerminationCase, status: str, *, fee: str, on: date, actor, what: str) -> str:
-    """The account's service shut off or restored, and the preset's charge for it (``fee``, when it has one)
-    charged for the next bill; ``what`` with the charge's words added, for the case's history."""
-    Account.objects.filter(pk=case.account_id).update(status=status)
-    case.account.status = status
-    if fee:
-        charge = charge_add(account=case.account, code=fee, as_of=on, actor=actor,
-                            note=f"termination case {case.number}")
-        what += f"; {charge.description.lower()} {fmt_dollars(charge.amount.amount)} charged ({charge.citation})"
-    return what
-
-
-def restore_refusals(case: TerminationCase, *, as_of: date) -> list[FieldError]:
-    """What keeps service from being restored: for nonpayment, anything still owed on the day — the ledger's
-    balance and the charges waiting for the next bill (the disconnect charge among them)."""
-    policy = termination_policy()
-    out = []
-    if case.status != "shut_off":
-        return out
-    if case.grounds == "nonpayment":
-        balance = account_balances([case.account_id], through=as_of)[case.account_id].balance
-        waiting = sum((c.amount.amount for c in PendingCharge.objects.filter(
-            account_id=case.account_id, bill__isnull=True, cancelled_at__isnull=True)), ZERO)
-        owed = balance + waiting
-        if owed > ZERO:
-            out.append(FieldError("balance", f"{fmt_dollars(owed)} is still owed on {as_of}"
-                                             + (f" ({fmt_dollars(waiting)} of it charged for the next bill)"
-                                                if waiting else "")
-                                             + f"; {policy.restore_rule or 'everything owed is paid first'}"))
-    return out
-
-
-@transaction.atomic
-def service_restore(*, case: TerminationCase, as_of: date, actor, note: str = "") -> TerminationCase:
-    """Restore service once the preset's conditions hold: the account is active again and the connect (or
-    restoration) charge is charged for the next bill. The restoration work order is recorded as done."""
-    refuse_future(as_of, doing="recorded")
-    policy = termination_policy()
-    note = _text(note, "note")
-    transition(case, to="restored", actor=actor, note=note or "service restored",
-               guard=lambda locked: restore_refusals(locked, as_of=as_of), changes={"closed_on": as_of})
-    order = WorkOrder.objects.create(case=case, kind=WorkOrder.Kind.RESTORE, issued_on=as_of,
-                                     issued_by=actor if getattr(actor, "pk", None) else None)
-    transition(order, to="done", actor=actor, note="restored", changes={"done_on": as_of})
-    what = _service_set(case, Account.Status.ACTIVE, fee=policy.restore_fee, on=as_of, actor=actor,
-                        what=f"Service restored (work order {order.pk})")
-    if note:
-        what += f". {note}"
-    _event(case, on=as_of, kind="restored", what=what, actor=actor)
-    return case
 
 
 # --- Payment in full, dismissal and emergencies -------------------------------------------------------------
@@ -594,7 +393,7 @@ def cases_close_paid(*, account_ids, as_of: date | None = None) -> list[Terminat
             cancelled = orders_cancel(case=case, reason="paid in full", actor=None)
             if cancelled:
                 what += f"; {cancelled} shut-off order cancelled"
-            _event(case, on=as_of, kind="paid", what=what, by="payment posted")
+            case_event(case, on=as_of, kind="paid", what=what, by="payment posted")
         closed.append(case)
     return closed
 
@@ -602,10 +401,10 @@ def cases_close_paid(*, account_ids, as_of: date | None = None) -> list[Terminat
 @transaction.atomic
 def case_dismiss(*, case: TerminationCase, reason: str, as_of: date, actor) -> TerminationCase:
     """Withdraw a case before the shut-off (opened in error, the violation cured), with the reason."""
-    reason = _text(reason, "reason", required=True)
+    reason = case_text(reason, "reason", required=True)
     transition(case, to="dismissed", actor=actor, note=reason, changes={"closed_on": as_of})
     orders_cancel(case=case, reason=f"case dismissed: {reason}", actor=actor)
-    _event(case, on=as_of, kind="dismissed", what=f"Case dismissed: {reason}", actor=actor)
+    case_event(case, on=as_of, kind="dismissed", what=f"Case dismissed: {reason}", actor=actor)
     return case
 
 
@@ -615,7 +414,7 @@ def interruption_log(*, account: Account, kind: str, started_on: date, reason: s
     """Log an interruption the ordinance allows without the hearing procedure (emergency, repairs,
     shortage; a health hazard). It is never a shut-off order and never touches a case."""
     policy = termination_policy()
-    reason = _text(reason, "reason", required=True)
+    reason = case_text(reason, "reason", required=True)
     errors = []
     if kind not in policy.emergency_kinds:
         errors.append(FieldError("kind", f"'{kind}' is not an interruption {policy.emergency_citation} allows "

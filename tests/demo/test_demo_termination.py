@@ -13,7 +13,7 @@ from core.clock import today
 from termination.models import TerminationCase, WorkOrder
 from termination.policy import termination_policy
 from termination.selectors import case_unpaid
-from termination.services.cases import shutoff_refusals
+from termination.services.shutoff import shutoff_refusals
 from tests.presets.test_contract import PRESETS
 
 pytestmark = pytest.mark.django_db

@@ -18,6 +18,7 @@ from ...policy import backflow_policy
 from ...reports import annual_summary_csv, annual_summary_pdf
 from ...rules import device_rule
 from ...services import compliance as svc
+from ...services import fines
 
 
 def _inches(value: str | None, name: str) -> Decimal | None:
@@ -208,9 +209,9 @@ class Command(SubcommandCommand):
 
     def do_fine(self, as_of, o):
         account = account_get(account_no=o["account_no"])
-        quote = svc.fine_quote(account=account, as_of=as_of)
+        quote = fines.fine_quote(account=account, as_of=as_of)
         if o["post"]:
-            posted = svc.fine_post(account=account, as_of=as_of, actor=None,
+            posted = fines.fine_post(account=account, as_of=as_of, actor=None,
                                    amount=_dollars(o["amount"], "amount") if o["amount"] else None)
             quote["posted"] = [{"notice": c.notice_id, "amount": f"{c.charge.amount.amount:.2f}",
                                 "computation": c.computation} for c in posted]
@@ -218,7 +219,7 @@ class Command(SubcommandCommand):
             self.say(json.dumps(quote, indent=2))
             return
         self.say(f"Fine accrued on {as_of} for account {account.account_no}: {fmt_dollars(Decimal(quote['amount']))}")
-        for line in svc.fine_lines(account=account, as_of=as_of):
+        for line in fines.fine_lines(account=account, as_of=as_of):
             self.say(f"  notice {line.notice.pk}: {line.computation} ({line.citation})")
         for posted in quote.get("posted", []):
             self.say(f"  charged for the next bill: ${posted['amount']} ({posted['computation']})")

@@ -17,6 +17,7 @@ from ...models import TerminationCase, WorkOrder
 from ...policy import termination_policy
 from ...selectors import case_board, case_get, case_show, delinquencies, list_floor
 from ...services import cases as svc
+from ...services import shutoff
 from ...services.nightly import nightly_deadlines
 
 
@@ -210,18 +211,18 @@ class Command(SubcommandCommand):
         self.say(f"Case {case.number}: {case.get_status_display()}")
 
     def do_shutoff(self, as_of, o):
-        order = svc.shutoff_order(case=case_get(o["case"]), as_of=as_of, actor=None)
+        order = shutoff.shutoff_order(case=case_get(o["case"]), as_of=as_of, actor=None)
         if o["out"]:
             with open(o["out"], "wb") as f:
                 f.write(paper_pdf(work_order_paper(order)))
         self.say(f"Shut-off order {order.pk} issued for case {order.case.number} on {order.issued_on}")
 
     def do_carried_out(self, as_of, o):
-        case = svc.shutoff_carry_out(case=case_get(o["case"]), done_on=as_of, actor=None)
+        case = shutoff.shutoff_carry_out(case=case_get(o["case"]), done_on=as_of, actor=None)
         self.say(f"Case {case.number}: service shut off on {as_of}")
 
     def do_restore(self, as_of, o):
-        case = svc.service_restore(case=case_get(o["case"]), as_of=as_of, actor=None, note=o["note"])
+        case = shutoff.service_restore(case=case_get(o["case"]), as_of=as_of, actor=None, note=o["note"])
         self.say(f"Case {case.number}: service restored on {as_of}")
 
     def do_dismiss(self, as_of, o):
