@@ -28,255 +28,40 @@ go on. Pieces run alone (``--only``) make what they need first (the village, its
 """
 
 import argparse
-import contextlib
-import csv
 import io
 import json
 import os
 import platform
 import secrets
 import shutil
-import signal
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 import traceback
-import urllib.error
-import urllib.request
 import uuid
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from urllib.parse import urlparse
 
-ROOT = Path(__file__).resolve().parent.parent
-SCRIPTS = ROOT / "scripts"
-VENV_BIN = Path(sys.executable).parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(SCRIPTS))
-from demo import DEMO_PRESET  # noqa: E402
-
-PIECES = ("copy", "demo", "billing", "penalties", "pdfs", "import", "portal", "conversion")
-
-# The figures measured before this command existed, on the 2-core bench machine with 100,000 accounts
-# unless said otherwise: work -> (baseline shown, where it comes from).
-BASELINES = {
-    "billing": ("2,000 bills/s", "scripts/bench_billing.py, 100,000 accounts, 2 processes"),
-    "billing (process pool)": ("2,000 bills/s", "scripts/bench_billing.py, 100,000 accounts, 2 processes"),
-    "penalty day": ("109 s", "scripts/bench_penalties.py, the next night"),
-    "penalty catch-up": ("191 s", "scripts/bench_penalties.py, the catch-up (worst case)"),
-    "pdfs": ("29 bills/s", "scripts/bench_pdf.py, 2 processes"),
-    "import": ("16 s", "scripts/bench_import_readings.py, 100,000 readings"),
-    "demo": ("150 s", f"setup_utility {DEMO_PRESET} --demo 100000"),
-    "portal home": ("13 ms", "one client, median"),
-    "portal account": ("96 ms", "one client, median"),
-    "portal bill": ("23 ms", "one client, median"),
-    "portal 20 clients": ("29 requests/s, p95 1.0–1.4 s", "20 clients, gunicorn -w 2"),
-    "statement API": ("—", "not measured before"),
-    "admin account page": ("—", "not measured before"),
-    "conversion": ("—", "not measured before"),
-}
-TARGETS = {
-    "billing": "≥ 5,000 bills/s; last month no slower than the first",
-    "billing (process pool)": "≥ 5,000 bills/s",
-    "penalty day": "< 10 s",
-    "penalty catch-up": "< 60 s",
-    "pdfs": "≥ 40 bills/s",
-    "import": "< 10 s",
-    "demo": "< 60 s",
-    "portal home": "p50 < 20 ms",
-    "portal account": "p50 < 20 ms",
-    "portal bill": "p50 < 20 ms",
-    "portal 20 clients": "≥ 150 requests/s, p95 < 200 ms, no errors",
-    "statement API": "p95 < 100 ms",
-    "admin account page": "p95 < 200 ms",
-    "conversion": "< 60 s for 100,000 accounts with two years of history",
-}
-# The works each piece reports, in order: a piece that fails reports the ones it had not reached.
-WORKS = {
-    "copy": ["COPY limit"],
-    "demo": ["demo"],
-    "billing": ["billing", "billing (process pool)"],
-    "penalties": ["penalty catch-up", "penalty day"],
-    "pdfs": ["pdfs"],
-    "import": ["import"],
-    "portal": ["portal home", "portal account", "portal bill", "portal 20 clients", "statement API",
-               "admin account page"],
-    "conversion": ["conversion"],
-}
-LABELS = {
-    "billing": "billing (Celery workers)",
-    "penalty day": "penalty day (next night)",
-    "penalty catch-up": "penalty catch-up (worst case)",
-    "pdfs": "bill PDFs (2 processes)",
-    "import": "import 100,000 readings",
-    "portal home": "portal home, 1 client",
-    "portal account": "portal account page, 1 client",
-    "portal bill": "portal bill page, 1 client",
-    "conversion": "conversion (post + reconcile)",
-}
-CELERY_REDIS_DB = 7
-PORTAL_USERNAME = "bench-portal@example.org"
-ADMIN_USERNAME = "bench-admin"
-COLUMNS = ("work", "figure", "target", "baseline", "COPY limit")
-
-
-class Bench:
-    """What the pieces share: the options, the COPY rate, the rows printed so far, scratch files."""
-
-    def __init__(self, args):
-        self.args = args
-        self.database_url = os.environ["DATABASE_URL"]
-        self.database = urlparse(self.database_url).path.lstrip("/")
-        self.copy_rows_per_s = None
-        self.rows = []
-        self.scratch = Path(tempfile.mkdtemp(prefix="wb_bench_"))
-        self.as_of = None
-        self.queue = f"bench-{os.getpid()}"
-        self.redis_url = f"redis://127.0.0.1:6379/{CELERY_REDIS_DB}"
-
-    # ----------------------------------------------------------------------------------------------
-    def production_env(self, **extra) -> dict:
-        """The environment of the processes that serve: production settings on the bench database."""
-        env = {**os.environ, "DJANGO_DEBUG": "0", "ALLOWED_HOSTS": "127.0.0.1,localhost",
-               "DATABASE_URL": self.database_url, "REDIS_URL": self.redis_url,
-               "CELERY_TASK_DEFAULT_QUEUE": self.queue, "BILL_PDFS_ON_ISSUE": "0",
-               "MEDIA_ROOT": str(self.scratch / "media"), "PYTHONPATH": str(ROOT)}
-        env.update(extra)
-        return env
-
-    def manage(self, *arguments, env=None, timeout=None) -> str:
-        result = subprocess.run([sys.executable, str(ROOT / "manage.py"), *arguments], cwd=ROOT,
-                                env=env or dict(os.environ), capture_output=True, text=True, timeout=timeout)
-        if result.returncode:
-            tail = (result.stderr or result.stdout).strip().splitlines()[-3:]
-            raise RuntimeError(f"manage.py {arguments[0]} exited {result.returncode}: {' / '.join(tail)}")
-        return result.stdout
-
-    # ----------------------------------------------------------------------------------------------
-    def row(self, work, figure, value, unit, met, copy_limit="—", **extra):
-        baseline, source = BASELINES.get(work, ("—", ""))
-        return {"work": LABELS.get(work, work), "figure": figure, "unit": unit, "target": TARGETS.get(work, "—"),
-                "baseline": baseline, "met": met, "value": value, "copy_limit": copy_limit,
-                "baseline_source": source, **extra}
-
-    def failed(self, work, reason):
-        return self.row(work, f"failed: {reason}", None, None, False)
-
-
-# ---------------------------------------------------------------------------------------------------
-# The database
-
-
-def _admin_connection():
-    import psycopg2
-
-    parts = urlparse(os.environ["DATABASE_URL"])
-    connection = psycopg2.connect(host=parts.hostname or "127.0.0.1", port=parts.port or 5432,
-                                  user=parts.username or "postgres", password=parts.password, dbname="postgres")
-    connection.autocommit = True
-    return connection
-
-
-def database_ensure(name: str, *, fresh: bool) -> None:
-    from django.db import connections
-
-    connections.close_all()
-    admin = _admin_connection()
-    try:
-        with admin.cursor() as cursor:
-            if fresh:
-                cursor.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-            cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name])
-            if cursor.fetchone() is None:
-                cursor.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        admin.close()
-    if fresh:
-        from django.contrib.contenttypes.models import ContentType
-
-        ContentType.objects.clear_cache()
-
-
-def migrate() -> None:
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0, interactive=False)
-
-
-def rows_written() -> int:
-    """Rows inserted and updated in the bench database so far, by every connection (PostgreSQL's counters,
-    which a connection reports when it goes idle: hence the pause)."""
-    from django.db import connection
-
-    time.sleep(1.2)
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_stat_force_next_flush()")
-        cursor.execute("SELECT coalesce(sum(n_tup_ins + n_tup_upd), 0) FROM pg_stat_user_tables")
-        return int(cursor.fetchone()[0])
-
-
-def copy_limit_seconds(bench: Bench, rows: int) -> str:
-    if not bench.copy_rows_per_s or rows <= 0:
-        return "—"
-    return f"{rows / bench.copy_rows_per_s:.1f} s ({rows:,} rows)"
-
-
-def copy_limit_rate(bench: Bench, rows: int, units: int, unit: str) -> str:
-    if not bench.copy_rows_per_s or rows <= 0 or units <= 0:
-        return "—"
-    per = rows / units
-    return f"{bench.copy_rows_per_s / per:,.0f} {unit} ({per:.1f} rows each)"
-
-
-def analyze() -> None:
-    """Refresh PostgreSQL's statistics, untimed, as autovacuum does on a server as tables grow (it may be
-    off on a bench server, and the planner would then plan for the empty tables it saw last)."""
-    from django.db import connection
-
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE")
-
-
-def village_ensure(bench: Bench) -> None:
-    """The bench database migrated, with a demo village in it (made untimed when missing)."""
-    from accounts.models import Account
-
-    database_ensure(bench.database, fresh=False)
-    migrate()
-    if not Account.objects.exists():
-        print(f"  (making a demo village of {bench.args.accounts:,} accounts first, untimed)", flush=True)
-        bench.manage("setup_utility", DEMO_PRESET, "--demo", str(bench.args.accounts), "--date",
-                     bench.as_of.isoformat())
-    analyze()
-
-
-def billing_months(bench: Bench) -> tuple[list[date], date]:
-    """The months the workers bill (``--months`` of them, ending last month), and the month the process
-    pool bills after them (this one)."""
-    from core.dates import add_months
-
-    this_month = bench.as_of.replace(day=1)
-    months = [add_months(this_month, -k) for k in range(bench.args.months, 0, -1)]
-    return months, this_month
-
-
-def billed_ensure(bench: Bench) -> None:
-    """The village billed over the bench's months (untimed, in this process) when it has no bills."""
-    from django.core.management import call_command
-
-    from billing.models import Bill
-
-    village_ensure(bench)
-    if Bill.objects.exists():
-        return
-    months, last = billing_months(bench)
-    print(f"  (billing {len(months) + 1} months first, untimed)", flush=True)
-    for month in [*months, last]:
-        call_command("run_billing", "--date", month.isoformat(), "--no-progress", stdout=io.StringIO())
-    analyze()
-
+from bench_celery import billing_celery_row
+from bench_portal import piece_portal
+from bench_setup import (
+    COLUMNS,
+    DEMO_PRESET,
+    PIECES,
+    ROOT,
+    SCRIPTS,
+    WORKS,
+    Bench,
+    analyze,
+    billed_ensure,
+    billing_months,
+    copy_limit_rate,
+    copy_limit_seconds,
+    database_ensure,
+    migrate,
+    rows_written,
+    village_ensure,
+)
 
 # ---------------------------------------------------------------------------------------------------
 # The pieces: each yields its rows as it measures them.
@@ -370,7 +155,7 @@ def piece_billing(bench: Bench):
             cursor.execute(f"TRUNCATE {', '.join(tables)} CASCADE")
     months, pool_month = billing_months(bench)
     try:
-        yield _billing_celery_row(bench, months)
+        yield billing_celery_row(bench, months)
     except Exception as exc:  # noqa: BLE001 - the process pool's figure still stands on its own
         traceback.print_exc(limit=-3, file=sys.stderr)
         yield bench.failed("billing", _reason(exc))
@@ -385,153 +170,6 @@ def piece_billing(bench: Bench):
         pool["bills_per_s"], "bills/s", pool["bills_per_s"] >= 5000,
         copy_limit_rate(bench, written, pool["bills"], "bills/s"))
 
-
-def _billing_celery_row(bench: Bench, months: list[date]) -> dict:
-    celery_months, peak_mb, written = _billing_on_celery(bench, months)
-    bills = sum(m["bills"] for m in celery_months)
-    seconds = sum(m["seconds"] for m in celery_months)
-    rate = bills / seconds if seconds else 0
-    first, last = celery_months[0], celery_months[-1]
-    print("  Celery: " + ", ".join(f"{m['date'][:7]} {m['bills_per_s']:,.0f}/s" for m in celery_months), flush=True)
-    return bench.row(
-        "billing",
-        f"{rate:,.0f} bills/s ({bills:,} bills, {len(celery_months)} months {first['date'][:7]}…{last['date'][:7]}, "
-        f"-c {bench.args.workers}); first month {first['bills_per_s']:,.0f}/s, last {last['bills_per_s']:,.0f}/s; "
-        f"worker peak {peak_mb:,.0f} MB",
-        rate, "bills/s", rate >= 5000 and last["bills_per_s"] >= first["bills_per_s"],
-        copy_limit_rate(bench, written, bills, "bills/s"), months=celery_months)
-
-
-def _billing_on_celery(bench: Bench, months: list[date]) -> tuple[list[dict], float, int]:
-    """Bill each month through a Celery worker; returns each month's figures, the worker's peak memory and
-    the rows written."""
-
-    env = bench.production_env(SECRET_KEY=os.environ["SECRET_KEY"])
-    log_path = bench.scratch / "worker.log"
-    node = f"{bench.queue}@{socket.gethostname()}"
-    with log_path.open("w") as log:
-        worker = subprocess.Popen(
-            [str(VENV_BIN / "celery"), "-A", "waterbilling", "worker", "--loglevel", "INFO", "--concurrency",
-             str(bench.args.workers), "--hostname", node, "--without-gossip", "--without-mingle",
-             "--without-heartbeat"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True)
-    try:
-        deadline = time.monotonic() + 60
-        while " ready." not in log_path.read_text():
-            if worker.poll() is not None:
-                raise RuntimeError(f"the Celery worker exited: {_tail(log_path)}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the Celery worker was not ready in 60 s: {_tail(log_path)}")
-            time.sleep(0.5)
-        figures = []
-        before = rows_written()
-        with _celery_sending(bench):
-            for month in months:
-                figures.append(_celery_month(month, worker, log_path))
-                print(f"  {month}: {figures[-1]['bills']:,} bills in {figures[-1]['seconds']:.1f} s = "
-                      f"{figures[-1]['bills_per_s']:,.0f} bills/s", flush=True)
-        peak_mb = _peak_mb(worker.pid)
-    finally:
-        _stop(worker)
-        _queue_forget(bench)
-    written = rows_written() - before
-    return figures, peak_mb, written
-
-
-@contextlib.contextmanager
-def _celery_sending(bench: Bench):
-    """This process sends tasks through the bench's Redis queue instead of running them eagerly."""
-    from waterbilling.celery import app
-
-    changes = {"broker_url": bench.redis_url, "task_always_eager": False, "task_default_queue": bench.queue}
-    saved = {key: app.conf[key] for key in changes}
-    app.conf.update(changes)
-    try:
-        yield
-    finally:
-        app.pool.force_close_all()
-        app.conf.update(saved)
-
-
-def _celery_month(month: date, worker: subprocess.Popen, log_path: Path) -> dict:
-    """One run the way ``run_billing`` starts it with Celery workers: create it, send its dispatch, hand
-    out again what is due while waiting. Timed from before the run's accounts are chosen to its end."""
-    from django.utils import timezone
-
-    from billing.models import BillingRun
-    from billing.runs.lifecycle import billing_run_create, billing_run_hand_out
-    from billing.tasks import billing_run_dispatch, chunk_send
-
-    analyze()
-    started = timezone.now()
-    run = billing_run_create(run_on=month)
-    billing_run_dispatch.delay(run.pk)
-    progress, moved_at, handed_at = None, time.monotonic(), time.monotonic()
-    while True:
-        run = BillingRun.objects.get(pk=run.pk)
-        if run.status != BillingRun.Status.RUNNING:
-            break
-        if worker.poll() is not None:
-            raise RuntimeError(f"the Celery worker exited: {_tail(log_path)}")
-        if run.chunks_done != progress:
-            progress, moved_at = run.chunks_done, time.monotonic()
-        elif time.monotonic() - moved_at > 120:
-            raise RuntimeError(f"the run for {month} made no progress in 120 s ({run.chunks_done} of "
-                               f"{run.chunks_total} chunks): {_tail(log_path)}")
-        if time.monotonic() - handed_at > 1:
-            billing_run_hand_out(run_id=run.pk, send=chunk_send)
-            handed_at = time.monotonic()
-        time.sleep(0.05)
-    if run.status != BillingRun.Status.DONE:
-        raise RuntimeError(f"the run for {month} ended {run.status}: {run.error}")
-    seconds = ((run.finished_at or timezone.now()) - started).total_seconds()
-    return {"date": month.isoformat(), "bills": run.bills_created, "seconds": seconds,
-            "bills_per_s": run.bills_created / seconds if seconds else 0}
-
-
-def _peak_mb(pid: int) -> float:
-    """The largest peak resident memory (VmHWM) of a process and its children."""
-    import psutil
-
-    peaks = []
-    for process in [psutil.Process(pid), *psutil.Process(pid).children(recursive=True)]:
-        try:
-            for line in Path(f"/proc/{process.pid}/status").read_text().splitlines():
-                if line.startswith("VmHWM:"):
-                    peaks.append(int(line.split()[1]) / 1024)
-        except OSError:
-            continue
-    return max(peaks, default=0)
-
-
-def _stop(process: subprocess.Popen) -> None:
-    if process.poll() is not None:
-        return
-    try:
-        os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=10)
-    except ProcessLookupError:
-        pass
-
-
-def _queue_forget(bench: Bench) -> None:
-    """The bench queue's keys in its Redis database (kombu's bindings, anything left unsent)."""
-    try:
-        import redis
-
-        client = redis.Redis.from_url(bench.redis_url)
-        client.delete(bench.queue, f"_kombu.binding.{bench.queue}", f"_kombu.binding_permanent.{bench.queue}")
-        for key in client.scan_iter(f"waterbilling:{bench.queue}:*"):
-            client.delete(key)
-    except Exception as exc:  # noqa: BLE001 - tidying up; the figures stand
-        print(f"  (could not tidy Redis: {exc})", flush=True)
-
-
-def _tail(path: Path, lines: int = 3) -> str:
-    return " / ".join(path.read_text().strip().splitlines()[-lines:])
 
 
 def piece_penalties(bench: Bench):
@@ -626,163 +264,6 @@ def piece_conversion(bench: Bench):
                     f"rollback {f['rollback_s']:.1f} s", seconds, "s",
                     seconds < 60 and f["accounts"] >= 100_000 and f["differences"] == 0)
 
-
-def piece_portal(bench: Bench):
-    billed_ensure(bench)
-    logins = _portal_logins()
-    static = bench.scratch / "static"
-    settings_dir = bench.scratch / "settings"
-    settings_dir.mkdir(exist_ok=True)
-    # Production settings, with the collected static files (the manifest the pages need) kept in scratch.
-    (settings_dir / "bench_settings.py").write_text(
-        f"from waterbilling.settings import *  # noqa: F403\nSTATIC_ROOT = {str(static)!r}\n")
-    env = bench.production_env(SECRET_KEY=os.environ["SECRET_KEY"], DJANGO_SETTINGS_MODULE="bench_settings",
-                               PYTHONPATH=f"{settings_dir}{os.pathsep}{ROOT}")
-    bench.manage("collectstatic", "--noinput", "-v", "0", env=env)
-    port = _free_port()
-    host = f"http://127.0.0.1:{port}"
-    log_path = bench.scratch / "gunicorn.log"
-    with log_path.open("w") as log:
-        server = subprocess.Popen(
-            [str(VENV_BIN / "gunicorn"), "waterbilling.wsgi", "-w", "2", "-b", f"127.0.0.1:{port}"],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    try:
-        _wait_served(host, server, log_path)
-        _check_pages(host, logins)
-        locust_env = {**os.environ, **{f"BENCH_{k.upper()}": str(v) for k, v in logins.items()}}
-        seconds = bench.args.portal_seconds
-
-        one = _locust(bench, host, locust_env, "PortalUser", users=1, seconds=seconds, name="one")
-        for work, name in (("portal home", "portal home"), ("portal account", "portal account"),
-                           ("portal bill", "portal bill")):
-            stats = one[name]
-            yield bench.row(work, f"p50 {stats['50%']:.0f} ms, p95 {stats['95%']:.0f} ms "
-                            f"({stats['Request Count']:,.0f} requests, {stats['Failure Count']:.0f} errors)",
-                            stats["50%"], "ms", stats["50%"] < 20 and stats["Failure Count"] == 0)
-
-        many = _locust(bench, host, locust_env, "PortalUser", users=20, seconds=seconds, name="twenty")
-        total = many["Aggregated"]
-        rate, p95, errors = total["Requests/s"], total["95%"], total["Failure Count"]
-        yield bench.row("portal 20 clients", f"{rate:,.0f} requests/s, p50 {total['50%']:.0f} ms, p95 {p95:,.0f} ms, "
-                        f"{errors:.0f} errors ({total['Request Count']:,.0f} requests)", rate, "requests/s",
-                        rate >= 150 and p95 < 200 and errors == 0, p95_ms=p95, errors=errors)
-
-        staff = _locust(bench, host, locust_env, "StaffUser", users=1, seconds=seconds, name="staff")
-        for work, limit in (("statement API", 100), ("admin account page", 200)):
-            stats = staff[work]
-            yield bench.row(work, f"p95 {stats['95%']:.0f} ms, p50 {stats['50%']:.0f} ms "
-                            f"({stats['Request Count']:,.0f} requests, {stats['Failure Count']:.0f} errors; "
-                            f"account {logins['account_no']})",
-                            stats["95%"], "ms", stats["95%"] < limit and stats["Failure Count"] == 0)
-    finally:
-        _stop(server)
-        _queue_forget(bench)
-
-
-def _portal_logins() -> dict:
-    """A portal customer linked to the account with the longest history, a superuser with an API token,
-    and a signed-in session for each (made here, so Locust times pages rather than argon2)."""
-    from account_page_bench import busiest_account
-    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
-    from django.contrib.sessions.backends.db import SessionStore
-    from rest_framework.authtoken.models import Token
-
-    from accounts.models import PortalLink
-    from billing.models import Bill
-
-    users = get_user_model()
-    account, _ = busiest_account()
-    bill = Bill.objects.filter(account=account).exclude(status=Bill.Status.VOID).order_by("-bill_date", "-pk").first()
-    if bill is None:
-        raise RuntimeError(f"account {account.account_no} has no bill to show")
-    customer = users.objects.filter(username=PORTAL_USERNAME).first() or users.objects.create_user(
-        username=PORTAL_USERNAME, email=PORTAL_USERNAME, password=secrets.token_urlsafe(16))
-    PortalLink.objects.get_or_create(user=customer, account=account)
-    admin = users.objects.filter(username=ADMIN_USERNAME).first() or users.objects.create_superuser(
-        ADMIN_USERNAME, email="bench-admin@example.org", password=secrets.token_urlsafe(16))
-    token, _ = Token.objects.get_or_create(user=admin)
-
-    def session(user) -> str:
-        store = SessionStore()
-        store[SESSION_KEY] = str(user.pk)
-        store[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
-        store[HASH_SESSION_KEY] = user.get_session_auth_hash()
-        store.save()
-        return store.session_key
-
-    return {"portal_session": session(customer), "admin_session": session(admin), "token": token.key,
-            "account": account.public_id, "bill": bill.public_id, "account_no": account.account_no,
-            "account_pk": account.pk}
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def _get(url: str, headers: dict) -> int:
-    request = urllib.request.Request(url, headers={"X-Forwarded-Proto": "https", **headers})
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310 - 127.0.0.1 only
-            return response.status
-    except urllib.error.HTTPError as exc:
-        return exc.code
-
-
-def _wait_served(host: str, server: subprocess.Popen, log_path: Path) -> None:
-    deadline = time.monotonic() + 60
-    while True:
-        if server.poll() is not None:
-            raise RuntimeError(f"gunicorn exited: {_tail(log_path)}")
-        try:
-            if _get(f"{host}/portal/login/", {}) == 200:
-                return
-        except OSError:
-            pass
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"gunicorn did not serve the login page in 60 s: {_tail(log_path)}")
-        time.sleep(0.5)
-
-
-def _check_pages(host: str, logins: dict) -> None:
-    """Each page answers 200 once before it is timed (a login that did not take would time a redirect)."""
-    portal = {"Cookie": f"sessionid={logins['portal_session']}"}
-    admin = {"Cookie": f"sessionid={logins['admin_session']}"}
-    for path, headers in ((f"/portal/accounts/{logins['account']}/", portal),
-                          (f"/portal/bills/{logins['bill']}/", portal), ("/portal/", portal),
-                          (f"/api/v1/accounts/{logins['account_no']}/statement/",
-                           {"Authorization": f"Token {logins['token']}"}),
-                          (f"/admin/accounts/account/{logins['account_pk']}/change/", admin)):
-        status = _get(host + path, headers)
-        if status != 200:
-            raise RuntimeError(f"{path} answered {status}, not 200")
-
-
-def _locust(bench: Bench, host: str, env: dict, user_class: str, *, users: int, seconds: int, name: str) -> dict:
-    """Run Locust headless; returns its stats rows by name (numbers as floats)."""
-    prefix = bench.scratch / f"locust_{name}"
-    result = subprocess.run(
-        [str(VENV_BIN / "locust"), "-f", str(SCRIPTS / "locustfile.py"), user_class, "--headless", "-u", str(users),
-         "-r", str(users), "-t", f"{seconds}s", "--host", host, "--csv", str(prefix), "--only-summary",
-         "--stop-timeout", "5", "--loglevel", "WARNING"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=seconds + 120)
-    stats_path = Path(f"{prefix}_stats.csv")
-    if not stats_path.exists():
-        tail = (result.stderr or result.stdout).strip().splitlines()[-2:]
-        raise RuntimeError(f"locust wrote no stats (exit {result.returncode}): {' / '.join(tail)}")
-    stats = {}
-    with stats_path.open(newline="") as handle:
-        for row in csv.DictReader(handle):
-            stats[row["Name"]] = {k: _number(v) for k, v in row.items() if k not in ("Type", "Name")}
-    return stats
-
-
-def _number(text: str) -> float:
-    try:
-        return float(text)
-    except ValueError:
-        return float("nan")
 
 
 # ---------------------------------------------------------------------------------------------------
