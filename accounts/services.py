@@ -38,7 +38,7 @@ def portal_links_end(*, links, actor, reason: str) -> int:
     return ended
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def account_owner_change(*, account: Account, new_owner: Customer, on: date, actor) -> OwnerChange:
     account = Account.objects.select_for_update().select_related("owner").get(pk=account.pk)
     refuse_future(on, field="on", doing="recorded (record a sale once it has happened)")

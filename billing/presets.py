@@ -105,7 +105,7 @@ def high_usage_factor_from(policy: dict) -> Decimal:
     return factor
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def preset_install(*, code: str, mark_demo_site: bool = False) -> InstallReport:
     """Install or update preset ``code``. ``mark_demo_site`` marks the site a demo/training site (billing
     on the preset's sample rates allowed); without it the mark stays as it was: installing never clears it.

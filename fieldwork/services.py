@@ -41,7 +41,7 @@ def _meter_in_place(account: Account) -> Installation | None:
             .order_by("-installed_on").first())
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def field_order_create(*, account: Account, kind: str, reason: str, scheduled_on: date, actor) -> FieldOrder:
     errors: list[FieldError] = []
     reason = (reason or "").strip()
@@ -72,7 +72,7 @@ def field_order_create(*, account: Account, kind: str, reason: str, scheduled_on
                                      created_by=actor)
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def field_order_complete(*, order: FieldOrder, done_on: date, actor, result: str = "", value: int | None = None,
                          new_serial: str = "", new_size: str = "", start_value: int | None = None,
                          as_of: date | None = None) -> FieldOrder:
@@ -118,7 +118,7 @@ def field_order_complete(*, order: FieldOrder, done_on: date, actor, result: str
     return order
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def field_order_cancel(*, order: FieldOrder, reason: str, actor) -> FieldOrder:
     order = FieldOrder.objects.select_for_update().get(pk=order.pk)
     if order.status != FieldOrder.Status.OPEN:

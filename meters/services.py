@@ -56,7 +56,7 @@ from core.csvimport import (
     progress_bar,
     whole_number,
 )
-from core.db import copy_rows, is_postgres, reserve_ids
+from core.db import copy_rows, is_postgres, lock_in_order, reserve_ids
 from core.errors import ApplicationError, Conflict, FieldError
 
 from . import rules
@@ -258,11 +258,10 @@ def _histories_load(*, first_dates: dict[int, date],
     for chunk in chunked(sorted(first_dates)):
         since = min(first_dates[meter_id] for meter_id in chunk)
         earlier = readings.filter(meter=OuterRef("pk"), read_on__lt=since).order_by("-read_on")
-        latest_before = (
-            Meter.objects.select_for_update().filter(id__in=chunk).order_by("id")
-            .annotate(on=Subquery(earlier.values("read_on")[:1]), value=Subquery(earlier.values("value")[:1]))
-            .values_list("id", "serial", "on", "value")
-        )
+        latest_before = lock_in_order(
+            Meter.objects.filter(id__in=chunk).annotate(on=Subquery(earlier.values("read_on")[:1]),
+                                                        value=Subquery(earlier.values("value")[:1])),
+            "id", "serial", "on", "value")
         for meter_id, serial, read_on, value in latest_before:
             history = histories[meter_id] = rules.MeterHistory(id=meter_id, serial=serial)
             if read_on is not None:
@@ -391,7 +390,7 @@ def reading_delete(*, reading: Reading, actor: AbstractBaseUser | None) -> None:
 
 # --- meter tests at the customer's request -----------------------------------------------------------
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def meter_test_request(*, meter: Meter, requested_on: date, actor: AbstractBaseUser | None,
                        note: str = "") -> MeterTest:
     """Record a customer's written request to test the meter now serving their account."""
@@ -405,7 +404,7 @@ def meter_test_request(*, meter: Meter, requested_on: date, actor: AbstractBaseU
                                     note=(note or "").strip(), requested_by=actor)
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def meter_test_result_record(*, test: MeterTest, tested_on: date, actual_gallons: Decimal,
                              registered_gallons: Decimal, actor: AbstractBaseUser | None) -> MeterTest:
     """Record what the test found: the gallons that actually passed and what the register showed. Every
@@ -452,7 +451,7 @@ def account_consumption_intervals(*, account_id: int, since: date, until: date) 
     return intervals
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def reading_estimate_record(*, meter: Meter, read_on: date, as_of: date,
                             actor: AbstractBaseUser | None) -> Reading:
     """Record an estimated reading for a meter that failed to register: from its last reading, the account's

@@ -20,6 +20,7 @@ from billing.services.charges import charge_terms
 from billing.services.penalties import penalties_correct_posted
 from core.clock import refuse_future
 from core.dates import fmt_day
+from core.db import lock_in_order
 from core.errors import ApplicationError, FieldError
 from core.money import ZERO, fmt_dollars
 
@@ -46,8 +47,8 @@ def _day_problems(day: date, *, field: str, doing: str) -> list[FieldError]:
 def _locked(*accounts: Account) -> list[Account]:
     """Lock the accounts' rows (in id order, as every writer does) so no payment or run changes their books while a
     balance is checked and moved; the accounts as they are now, in the order given."""
-    rows = {a.pk: a for a in Account.objects.select_for_update().select_related("owner")
-            .filter(pk__in=[a.pk for a in accounts]).order_by("pk")}
+    rows = {a.pk: a for a in lock_in_order(Account.objects.select_related("owner").filter(
+        pk__in=[a.pk for a in accounts]))}
     return [rows[a.pk] for a in accounts]
 
 

@@ -113,7 +113,7 @@ def tester_register(*, certification_no: str, name: str, certification_expires: 
     return tester
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def tester_save(*, tester: Tester | None, certification_no: str, name: str, certification_expires: date,
                 gauge_calibrated_on: date | None = None, company: str = "", email: str = "", phone: str = "",
                 user=None) -> Tester:
@@ -213,7 +213,7 @@ def test_record(*, device: Device, tester: Tester, tested_on: date, result: str,
         reviewed_by=None if online else _actor(actor), reviewed_on=None if online else as_of, **readings)
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def test_review(*, test: DeviceTest, accept: bool, actor, as_of: date, note: str = "") -> DeviceTest:
     """The clerk accepts (or rejects, with a note) a test a tester submitted online."""
     note = (note or "").strip()
@@ -335,7 +335,7 @@ def notice_serve(*, account: Account, kind: str, served_on: date, actor, method:
     return notice
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def notice_shorten(*, notice: ComplianceNotice, to: date, by: str, reason: str) -> ComplianceNotice:
     """Old Westbury: the Board or the Superintendent may shorten the 7-day window for exigent circumstances;
     who and why are recorded."""
@@ -359,7 +359,7 @@ def notice_shorten(*, notice: ComplianceNotice, to: date, by: str, reason: str) 
     return notice
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def notice_cure(*, notice: ComplianceNotice, cured_on: date, actor=None) -> ComplianceNotice:
     """The owner complied (or paid the fee demanded): the fine stops and nothing more is charged. A cure date
     already recorded may be corrected only while no fine has been charged to it: a fine's days are counted up to
@@ -390,7 +390,7 @@ def notice_cure(*, notice: ComplianceNotice, cured_on: date, actor=None) -> Comp
                       changes={"cured_on": cured_on})
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def notice_hearing_request(*, notice: ComplianceNotice, received_on: date, actor, as_of: date) -> ComplianceNotice:
     """The owner's written request for a hearing, received by the office (Old Westbury: before the Board of Zoning
     Appeals, within 7 days of receipt of the notice). One received after the window is recorded, and says so; the

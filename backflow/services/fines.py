@@ -97,7 +97,7 @@ def fine_quote(*, account: Account, as_of: date) -> dict:
             "amount": f"{sum((line.amount for line in lines), ZERO):.2f}", "lines": [line.as_dict() for line in lines]}
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def fine_post(*, account: Account, as_of: date, actor, amount: Decimal | None = None) -> list[NoticeCharge]:
     """Charge the days of fine not yet charged as pending charges for the next bill, each with its computation
     and citation; posting again the same day charges nothing more.

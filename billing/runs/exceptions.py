@@ -9,7 +9,7 @@ from core.errors import ApplicationError
 from ..models import BillingException
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def billing_exception_release(*, exception: BillingException, actor) -> BillingException:
     """A clerk accepts a held high-usage reading as read: the next run bills it."""
     exception = BillingException.objects.select_for_update().get(pk=exception.pk)

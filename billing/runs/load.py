@@ -10,7 +10,7 @@ from django.db import connection
 from django.db.models import Q
 
 from accounts.models import Account, Customer
-from core.db import is_any_of, is_postgres
+from core.db import is_any_of, is_postgres, lock_in_order
 from meters.models import Installation, Reading
 from meters.units import size_inches
 
@@ -235,11 +235,10 @@ def chunk_load(*, account_ids: list[int], run_on: date, calendar: BillingCalenda
     """The facts of a chunk of accounts on ``run_on``. With ``lock``, the accounts (in id order: a concurrent run
     waits here, then sees our bills) and the charges their bills would carry are locked until the transaction
     ends."""
-    account_rows = Account.objects.filter(id__any=account_ids).order_by("id")
-    if lock:
-        account_rows = account_rows.select_for_update(of=("self",))
-    rows = list(account_rows.values_list("id", "account_no", "book", "category", "sprinkler_supply_inches",
-                                         "owner_id", "rate_fields"))
+    account_rows = Account.objects.filter(id__any=account_ids)
+    columns = ("id", "account_no", "book", "category", "sprinkler_supply_inches", "owner_id", "rate_fields")
+    rows = (lock_in_order(account_rows, *columns) if lock
+            else list(account_rows.order_by("id").values_list(*columns)))
     # The owners by id, apart: joined, PostgreSQL hashes the whole customer table for a chunk's thousand.
     owners = {pk: (name, address) for pk, name, address in Customer.objects.filter(
         id__any=list({row[5] for row in rows})).order_by().values_list("id", "name", "mailing_address")}

@@ -51,7 +51,7 @@ def adjustment_create(*, bill: Bill, kind: str, amount: Decimal, reason: str, as
     return adjustment
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def bill_void(*, bill: Bill, reason: str, as_of: date, actor, description: str = "") -> Bill:
     """Void a bill: the record stays, a reversing entry takes its charges off the account, and the period
     can be billed again by the next run."""

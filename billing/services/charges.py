@@ -163,7 +163,7 @@ def charge_terms(*, account: Account, code: str, as_of: date, amount: Decimal | 
                        quantity=quantity, rate=rate, size=size_text)
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def charge_cancel(*, charge: PendingCharge, reason: str, actor) -> PendingCharge:
     """Cancel a charge that is still waiting; a charge a bill carries is corrected on that bill instead."""
     charge = PendingCharge.objects.select_for_update().get(pk=charge.pk)

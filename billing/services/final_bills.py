@@ -263,7 +263,7 @@ def account_move(*, account: Account, on: date, new_owner: Customer, new_account
     return Move(final_bill=bill, old_account=old, new_account=new, transferred=transferred)
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def account_move_to_new_customer(*, account: Account, on: date, owner_name: str, owner_address: str,
                                  new_account_no: str, actor, final_reading: int, as_of: date, owner_email: str = "",
                                  occupant_name: str = "", accept_sample_rates: bool = False) -> Move:

@@ -43,7 +43,7 @@ from djmoney.money import Money
 
 from accounts.models import Account
 from core.csvimport import chunked
-from core.db import copy_rows, is_postgres, reserve_ids
+from core.db import copy_rows, is_postgres, lock_in_order, reserve_ids
 from core.errors import ApplicationError, FieldError
 from core.money import ZERO
 
@@ -126,9 +126,9 @@ def opening_books_post(*, bills: Sequence[OpeningBill], items: Sequence[AccountI
                          | {p.account_id for p in payments})
     accounts = {}
     for chunk in chunked(account_ids, 5000):  # locked in id order, as a run locks them
-        accounts.update((row[0], row[1:]) for row in Account.objects.filter(id__any=list(chunk)).select_for_update(
-            of=("self",)).order_by("id").values_list("id", "account_no", "book", "owner__name",
-                                                     "owner__mailing_address"))
+        accounts.update((row[0], row[1:]) for row in lock_in_order(
+            Account.objects.filter(id__any=list(chunk)), "id", "account_no", "book", "owner__name",
+            "owner__mailing_address"))
     _refuse_accounts_with_books(account_ids, accounts)
     eve = cutover - timedelta(days=1)
     calendar = ordinance_on(cutover).calendar
@@ -261,8 +261,7 @@ def opening_books_remove(*, prefix: str) -> OpeningWritten:
                          | set(bills.values_list("account_id", flat=True).distinct().order_by())
                          | set(payments.values_list("account_id", flat=True).distinct().order_by()))
     for chunk in chunked(account_ids, 5000):  # in id order, as a run locks them
-        list(Account.objects.filter(id__any=list(chunk)).select_for_update(of=("self",)).order_by("id")
-             .values_list("id", flat=True))
+        lock_in_order(Account.objects.filter(id__any=list(chunk)), "id")
     others = LedgerEntry.objects.filter(ours).exclude(source__startswith=prefix)
     other_bills = Bill.objects.filter(ours, converted_on__isnull=True)
     found = others.order_by("posted_on", "id").values_list("account__account_no", "kind", "posted_on").first()

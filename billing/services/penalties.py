@@ -31,7 +31,7 @@ from django.db.models import Max
 
 from accounts.models import Account
 from core.clock import refuse_future
-from core.db import is_postgres
+from core.db import is_postgres, lock_in_order
 from core.money import ZERO
 
 from ..ledger.posting import ledger_post_many
@@ -166,8 +166,7 @@ def penalties_reconcile(*, through: dict[int, date]) -> PenaltyResult:
 
 def _lock(account_ids: list[int]) -> None:
     """Lock these accounts, in id order; read as a range of ids where they fill a good part of one."""
-    accounts = Account.objects.filter(accounts_where(account_ids, field="id"), id__in=account_ids)
-    list(accounts.select_for_update().order_by("id").values_list("id"))
+    lock_in_order(Account.objects.filter(accounts_where(account_ids, field="id"), id__in=account_ids), "id")
 
 
 def _result(new) -> PenaltyResult:

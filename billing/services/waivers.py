@@ -19,6 +19,7 @@ from djmoney.money import Money
 
 from accounts.models import Account
 from core.clock import refuse_future
+from core.db import lock_in_order
 from core.errors import ApplicationError
 from core.money import ZERO, fmt_dollars
 
@@ -42,7 +43,7 @@ def waiver_limit_words(limit: Decimal) -> str:
             "preset)")
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def penalty_waiver_request(*, entry: LedgerEntry, reason: str, actor, as_of: date) -> PenaltyWaiver:
     """Ask to waive a posted penalty or interest charge. At or below the office's limit it is waived at once
     (decided by the clerk who asks) and corrected to zero on the books; above it, it waits for a supervisor."""
@@ -50,7 +51,7 @@ def penalty_waiver_request(*, entry: LedgerEntry, reason: str, actor, as_of: dat
     if not reason:
         raise ApplicationError("a waiver needs a reason (kept for the audit)", field="reason")
     refuse_future(as_of, field="as_of", doing="waived")
-    list(Account.objects.select_for_update().filter(id=entry.account_id).values_list("id"))
+    lock_in_order(Account.objects.filter(id=entry.account_id), "id")
     entry = LedgerEntry.objects.select_related("bill").get(pk=entry.pk)
     if entry.kind not in LATE_CHARGE_KINDS:
         raise ApplicationError(f"the entry is a {entry.get_kind_display().lower()}, not a penalty or interest charge; "
@@ -89,7 +90,7 @@ def _live_refusal(entry: LedgerEntry) -> str:
             "a waiver waiting for a supervisor or granted")
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def penalty_waiver_decide(*, waiver: PenaltyWaiver, approve: bool, note: str, actor) -> PenaltyWaiver:
     """A supervisor approves or refuses a waiting waiver, with a note (required to refuse). An approval
     corrects the charge to zero on the books at once; a refusal changes nothing but the waiver."""
@@ -105,7 +106,7 @@ def penalty_waiver_decide(*, waiver: PenaltyWaiver, approve: bool, note: str, ac
     note = (note or "").strip()
     if not approve and not note:
         raise ApplicationError("a refusal needs a note saying why", field="note")
-    list(Account.objects.select_for_update().filter(id=waiver.account_id).values_list("id"))
+    lock_in_order(Account.objects.filter(id=waiver.account_id), "id")
     waiver.status = PenaltyWaiver.Status.APPROVED if approve else PenaltyWaiver.Status.REFUSED
     waiver.decided_by, waiver.decided_at, waiver.decision_note = actor, timezone.now(), note
     waiver.save(update_fields=["status", "decided_by", "decided_at", "decision_note"])

@@ -186,7 +186,7 @@ def notice_serve(*, case: TerminationCase, role: str, method: str, served_on: da
     return notice
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def notice_received(*, notice: Notice, received_on: date, actor, as_of: date | None = None) -> Notice:
     """Record the day a mailed notice was received (the return receipt)."""
     as_of = as_of or today()
@@ -236,7 +236,7 @@ def hearing_request(*, case: TerminationCase, received_on: date, actor, via: str
 
 # --- The hearing and the determination ----------------------------------------------------------------------
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def hearing_record(*, case: TerminationCase, attendance: str, evidence_notes: str, actor,
                    held_on: date) -> TerminationCase:
     """The hearing file: who appeared and the proof heard (§§ 45.33–45.34)."""
@@ -306,7 +306,7 @@ def determination_record(*, case: TerminationCase, outcome: str, mailed_on: date
 
 # --- The appeal ---------------------------------------------------------------------------------------------
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def appeal_file(*, case: TerminationCase, filed_on: date, grounds: str, actor, as_of: date | None = None,
                 by: str = "") -> TerminationCase:
     """The appeal to the Commission, with its written statement of grounds. One filed after the window is
@@ -336,7 +336,7 @@ def appeal_file(*, case: TerminationCase, filed_on: date, grounds: str, actor, a
     return case
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def appeal_decide(*, case: TerminationCase, outcome: str, hearing_on: date, notice_mailed_on: date, actor,
                   as_of: date) -> TerminationCase:
     """The Commission's final decision, heard on ``hearing_on`` after notice mailed at least the preset's days
@@ -398,7 +398,7 @@ def cases_close_paid(*, account_ids, as_of: date | None = None) -> list[Terminat
     return closed
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def case_dismiss(*, case: TerminationCase, reason: str, as_of: date, actor) -> TerminationCase:
     """Withdraw a case before the shut-off (opened in error, the violation cured), with the reason."""
     reason = case_text(reason, "reason", required=True)
