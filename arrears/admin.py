@@ -2,24 +2,21 @@
 sees each with its standing and schedule, prints its letter, and cancels one; the nightly job defaults a plan
 whose installment is missed past the office's grace."""
 
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.core.exceptions import PermissionDenied
-from django.http import HttpResponse, HttpResponseRedirect
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
-from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from accounts.models import Account
-from core.admin import ReadOnlyInline
+from core.admin import ReadOnlyInline, ServicePagesAdmin
 from core.clock import today
-from core.errors import ApplicationError
 from core.money import fmt_dollars
 
 from .documents import plan_letter_pdf
 from .forms import PlanForm
 from .models import PaymentPlan, PlanInstallment
-from .services import plan_create, plan_standing
+from .services import plan_standing
 
 
 class InstallmentInline(ReadOnlyInline):
@@ -28,7 +25,7 @@ class InstallmentInline(ReadOnlyInline):
 
 
 @admin.register(PaymentPlan)
-class PaymentPlanAdmin(admin.ModelAdmin):
+class PaymentPlanAdmin(ServicePagesAdmin):
     list_display = ("number", "account", "started_on", "total", "status", "standing")
     list_filter = ("status",)
     search_fields = ("account__account_no", "account__owner__name")
@@ -37,12 +34,14 @@ class PaymentPlanAdmin(admin.ModelAdmin):
                        "letter", "note", "created_by")
     fields = readonly_fields
     inlines = [InstallmentInline]
+    form_class = PlanForm
+    add_label = "Enter a payment plan"
+    intro = ("A deferred payment agreement: what the account owes today, paid by a down payment (0.00 for none) and "
+             "monthly installments, each the rest divided evenly to the cent. While the customer keeps to it, a "
+             "shut-off waits; an installment unpaid past the office's grace days ends it (the nightly job).")
 
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
+    def add_title(self) -> str:
+        return "Enter a payment plan"
 
     @admin.display(description="Plan")
     def number(self, obj):
@@ -76,28 +75,5 @@ class PaymentPlanAdmin(admin.ModelAdmin):
         response["Content-Disposition"] = f'inline; filename="plan-{plan.number}.pdf"'
         return response
 
-    def add_view(self, request, form_url="", extra_context=None):
-        if not self.has_add_permission(request):
-            raise PermissionDenied
-        form = PlanForm(request.POST or None, initial={"account_no": request.GET.get("account", "")})
-        if request.method == "POST" and form.is_valid():
-            d = form.cleaned_data
-            account = Account.objects.filter(account_no=d["account_no"].strip()).first()
-            if account is None:
-                form.add_error("account_no", f"unknown account '{d['account_no']}'")
-            else:
-                try:
-                    plan = plan_create(account=account, total=d["total"], down_payment=d["down_payment"],
-                                       down_due_on=d["down_due_on"], installments=d["installments"],
-                                       first_due_on=d["first_due_on"], as_of=today(), actor=request.user,
-                                       note=d["note"])
-                except ApplicationError as exc:
-                    for error in exc.errors:
-                        form.add_error(error.field if error.field in form.fields else None, error.message)
-                else:
-                    messages.success(request, f"Payment plan {plan.number} made for account {account.account_no}: "
-                                              "print its letter for the customer.")
-                    return HttpResponseRedirect(reverse("admin:arrears_paymentplan_change", args=[plan.pk]))
-        return TemplateResponse(request, "admin/arrears/paymentplan/add.html", {
-            **self.admin_site.each_context(request), "opts": self.model._meta, "title": "Enter a payment plan",
-            "form": form}, status=400 if form.errors else 200)
+    def added_url(self, form) -> str:
+        return self.object_url(form.plan)

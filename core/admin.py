@@ -13,6 +13,7 @@ from decimal import Decimal, InvalidOperation
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.utils import label_for_field, lookup_field
 from django.contrib.auth import get_permission_codename
@@ -94,6 +95,31 @@ class ServiceForm(forms.Form):
                 self.add_error(name, error.message)
             else:
                 self.add_error(None, error.message if error.field in self.whole_fields else str(error))
+
+
+def action_page(model_admin, request, template: str, **context) -> TemplateResponse:
+    """The page an admin action shows before it acts (what was selected and the form asking why), posting back
+    to the action with the rows still selected."""
+    return TemplateResponse(request, template, {
+        **model_admin.admin_site.each_context(request), "opts": model_admin.model._meta,
+        "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME, **context})
+
+
+def act_on_each(model_admin, request, rows, act, *, refused) -> int:
+    """An admin action's work, row by row: ``act(row)`` calls one service and returns what happened in words
+    (shown, unless empty); a row the service refuses is reported by ``refused(row, error)`` and the others go on.
+    How many were done."""
+    done = 0
+    for row in rows:
+        try:
+            words = act(row)
+        except ApplicationError as exc:
+            model_admin.message_user(request, refused(row, exc), messages.WARNING)
+            continue
+        done += 1
+        if words:
+            model_admin.message_user(request, words, messages.SUCCESS)
+    return done
 
 
 def installed(load):

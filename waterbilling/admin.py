@@ -22,9 +22,8 @@ from billing.admin import AccountBillingAdmin
 from billing.admin import BillingRunAdmin as BillingBillingRunAdmin
 from billing.models import Bill, BillingRun, Utility
 from billing.services.meter_tests import meter_test_settle
-from core.admin import CsvExportMixin, ReadOnlyInline
+from core.admin import CsvExportMixin, ReadOnlyInline, act_on_each
 from core.commands import today
-from core.errors import ApplicationError
 from meters.admin import AccountMetersAdmin, account_readings
 from meters.admin import MeterTestAdmin as MetersMeterTestAdmin
 from meters.models import MeterTest
@@ -165,13 +164,11 @@ class MeterTestAdmin(MetersMeterTestAdmin):
     @admin.action(description="Settle the selected tests: charge the fee, or credit the overbilled water",
                   permissions=["settle"])
     def settle(self, request, queryset):
-        for test in queryset.select_related("meter"):
-            try:
-                settlement = meter_test_settle(test=test, as_of=today(), actor=request.user)
-            except ApplicationError as exc:
-                self.message_user(request, f"{test.meter}: not settled: {exc}", messages.WARNING)
-            else:
-                self.message_user(request, f"{test.meter}: {settlement.words}", messages.SUCCESS)
+        def settle(test: MeterTest) -> str:
+            return f"{test.meter}: {meter_test_settle(test=test, as_of=today(), actor=request.user).words}"
+
+        act_on_each(self, request, queryset.select_related("meter"), settle,
+                    refused=lambda test, exc: f"{test.meter}: not settled: {exc}")
 
 
 admin.site.unregister(MeterTest)

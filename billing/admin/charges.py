@@ -3,17 +3,22 @@
 
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404
-from django.template.response import TemplateResponse
 from django.urls import path
 
 from accounts.models import Account
 from accounts.selectors import account_get
-from core.admin import CsvExportMixin, ReadOnlyAdmin, ServiceForm, ServiceFormMixin, ServicePagesAdmin
+from core.admin import (
+    CsvExportMixin,
+    ReadOnlyAdmin,
+    ServiceForm,
+    ServiceFormMixin,
+    ServicePagesAdmin,
+    act_on_each,
+    action_page,
+)
 from core.commands import today
-from core.errors import ApplicationError
 from core.money import fmt_dollars
 
 from ..fees import fee_rule, fees_in_force
@@ -111,21 +116,16 @@ class PendingChargeAdmin(ServiceFormMixin, CsvExportMixin, ReadOnlyAdmin):
     def cancel(self, request, queryset):
         form = CancelChargesForm(request.POST if "apply" in request.POST else None)
         if not form.is_valid():
-            context = {**self.admin_site.each_context(request), "opts": self.model._meta, "form": form,
-                       "charges": queryset.select_related("account", "bill"), "title": "Cancel pending charges",
-                       "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME}
-            return TemplateResponse(request, "admin/billing/pendingcharge/cancel.html", context)
-        cancelled, refused = 0, []
-        for charge in queryset.select_related("account"):
-            try:
-                charge_cancel(charge=charge, reason=form.cleaned_data["reason"], actor=request.user)
-                cancelled += 1
-            except ApplicationError as exc:
-                refused.append(f"{charge.account}: {charge.description}: {exc}")
+            return action_page(self, request, "admin/billing/pendingcharge/cancel.html", form=form,
+                               charges=queryset.select_related("account", "bill"), title="Cancel pending charges")
+        def cancel(charge: PendingCharge) -> str:
+            charge_cancel(charge=charge, reason=form.cleaned_data["reason"], actor=request.user)
+            return ""  # one message for them all, below
+
+        cancelled = act_on_each(self, request, queryset.select_related("account"), cancel,
+                                refused=lambda charge, exc: f"{charge.account}: {charge.description}: {exc}")
         if cancelled:
             self.message_user(request, f"Cancelled {cancelled} charge(s); no bill will carry them.", messages.SUCCESS)
-        for line in refused:
-            self.message_user(request, line, messages.WARNING)
         return None
 
     def get_urls(self):
@@ -221,19 +221,16 @@ class DepositAdmin(ServicePagesAdmin):
     def refund(self, request, queryset):
         form = DepositRefundForm(request.POST if "apply" in request.POST else None, initial={"refunded_on": today()})
         if not form.is_valid():
-            context = {**self.admin_site.each_context(request), "opts": self.model._meta, "form": form,
-                       "deposits": queryset.select_related("account"), "title": "Refund deposits",
-                       "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME}
-            return TemplateResponse(request, "admin/billing/deposit/refund.html", context)
-        for deposit in queryset.select_related("account"):
-            try:
-                deposit_refund(deposit=deposit, refunded_on=form.cleaned_data["refunded_on"],
-                               note=form.cleaned_data["note"], actor=request.user)
-            except ApplicationError as exc:
-                self.message_user(request, f"{deposit.account}: not refunded: {exc}", messages.WARNING)
-            else:
-                self.message_user(request, f"{deposit.account}: {fmt_dollars(deposit.amount.amount)} refunded "
-                                           "without interest.", messages.SUCCESS)
+            return action_page(self, request, "admin/billing/deposit/refund.html", form=form,
+                               deposits=queryset.select_related("account"), title="Refund deposits")
+
+        def refund(deposit: Deposit) -> str:
+            deposit_refund(deposit=deposit, refunded_on=form.cleaned_data["refunded_on"],
+                           note=form.cleaned_data["note"], actor=request.user)
+            return f"{deposit.account}: {fmt_dollars(deposit.amount.amount)} refunded without interest."
+
+        act_on_each(self, request, queryset.select_related("account"), refund,
+                    refused=lambda deposit, exc: f"{deposit.account}: not refunded: {exc}")
         return None
 
 

@@ -10,7 +10,6 @@ import io
 
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied
 from django.core.paginator import Paginator
 from django.http import HttpResponse, HttpResponseRedirect
@@ -19,7 +18,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from core.admin import DATE_WIDGET, TEXT_WIDGET, ReadOnlyAdmin, ServiceForm
+from core.admin import DATE_WIDGET, TEXT_WIDGET, ReadOnlyAdmin, ServiceForm, act_on_each, action_page
 from core.commands import today
 from core.errors import ApplicationError
 from core.money import fmt_amount, fmt_dollars
@@ -230,23 +229,22 @@ class PenaltyWaiverAdmin(ReadOnlyAdmin):
     def _decide(self, request, queryset, *, approve: bool):
         form = DecideForm(request.POST if "apply" in request.POST else None, approve=approve)
         if not form.is_valid():
-            context = {**self.admin_site.each_context(request), "opts": self.model._meta, "form": form,
-                       "waivers": queryset.select_related("account", "bill", "entry"),
-                       "action": "approve" if approve else "refuse", "approve": approve,
-                       "title": "Approve waivers" if approve else "Refuse waivers",
-                       "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME}
-            return TemplateResponse(request, "admin/billing/penalties/decide.html", context)
-        for waiver in queryset.select_related("account", "bill", "entry"):
-            what = (f"{waiver.account.account_no}: the waiver of {fmt_dollars(waiver.amount.amount)} on bill "
+            return action_page(self, request, "admin/billing/penalties/decide.html", form=form,
+                               waivers=queryset.select_related("account", "bill", "entry"),
+                               action="approve" if approve else "refuse", approve=approve,
+                               title="Approve waivers" if approve else "Refuse waivers")
+
+        def what(waiver: PenaltyWaiver) -> str:
+            return (f"{waiver.account.account_no}: the waiver of {fmt_dollars(waiver.amount.amount)} on bill "
                     f"{waiver.bill.number}")
-            try:
-                penalty_waiver_decide(waiver=waiver, approve=approve, note=form.cleaned_data["note"],
-                                      actor=request.user)
-            except ApplicationError as exc:
-                self.message_user(request, f"{what} is not decided: {exc}", messages.WARNING)
-            else:
-                self.message_user(request, f"{what} is approved: the charge is corrected to $0.00 on its own day."
-                                  if approve else f"{what} is refused: the charge stands.", messages.SUCCESS)
+
+        def decide(waiver: PenaltyWaiver) -> str:
+            penalty_waiver_decide(waiver=waiver, approve=approve, note=form.cleaned_data["note"], actor=request.user)
+            return (f"{what(waiver)} is approved: the charge is corrected to $0.00 on its own day." if approve
+                    else f"{what(waiver)} is refused: the charge stands.")
+
+        act_on_each(self, request, queryset.select_related("account", "bill", "entry"), decide,
+                    refused=lambda waiver, exc: f"{what(waiver)} is not decided: {exc}")
         return None
 
     @admin.action(description="Approve the selected waivers", permissions=["decide"])

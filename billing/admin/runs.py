@@ -15,7 +15,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.http import urlencode
 
-from core.admin import ReadOnlyAdmin, ReadOnlyInline, StatusChangeInline
+from core.admin import ReadOnlyAdmin, ReadOnlyInline, StatusChangeInline, act_on_each
 from core.clock import refuse_future
 from core.commands import today
 from core.errors import ApplicationError
@@ -374,14 +374,11 @@ class BillingExceptionAdmin(BillingExceptionPagesMixin, admin.ModelAdmin):
 
     @admin.action(description="Release held bills: bill as read on the next run", permissions=["change"])
     def release(self, request, queryset):
-        released, refused = 0, []
-        for exception in queryset:
-            try:
-                billing_exception_release(exception=exception, actor=request.user)
-                released += 1
-            except ApplicationError as exc:
-                refused.append(f"{exception.account}: {exc}")
+        def release(exception: BillingException) -> str:
+            billing_exception_release(exception=exception, actor=request.user)
+            return ""  # one message for them all, below
+
+        released = act_on_each(self, request, queryset, release,
+                               refused=lambda exception, exc: f"{exception.account}: {exc}")
         if released:
             self.message_user(request, f"Released {released}; the next billing run bills them.", messages.SUCCESS)
-        for line in refused:
-            self.message_user(request, line, messages.WARNING)
