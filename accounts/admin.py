@@ -23,7 +23,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from core.admin import HistoryAdmin, TabularInline
+from core.admin import HistoryAdmin, TabularInline, button_post
 from core.csvimport import identifier_validator
 from core.errors import ApplicationError
 
@@ -279,13 +279,13 @@ class AccountAdmin(HistoryAdmin):
             raise PermissionDenied
         form = AccountNoteForm(request.POST)
         form.is_valid()
-        try:
+
+        def add_note() -> str:
             account_note_add(account=account, text=form.cleaned_data.get("text", ""), actor=request.user)
-        except ApplicationError as exc:
-            self.message_user(request, "No note added: " + "; ".join(str(e) for e in exc.errors), messages.ERROR)
-        else:
-            self.message_user(request, f"Note added to account {account.account_no}.", messages.SUCCESS)
-        return HttpResponseRedirect(reverse("admin:accounts_account_change", args=[account.pk]) + "#account-notes")
+            return f"Note added to account {account.account_no}."
+
+        return button_post(self, request, add_note, refused="No note added",
+                           back=reverse("admin:accounts_account_change", args=[account.pk]) + "#account-notes")
 
     def change_owner_view(self, request, pk):
         account = get_object_or_404(Account.objects.select_related("owner"), pk=pk)

@@ -122,6 +122,18 @@ def act_on_each(model_admin, request, rows, act, *, refused) -> int:
     return done
 
 
+def button_post(model_admin, request, act, *, back: str, refused: str) -> HttpResponseRedirect:
+    """A page's button (a POST): ``act()`` calls one service and returns what happened in words; refused, the
+    message is ``refused`` and why. Back to ``back`` either way."""
+    try:
+        words = act()
+    except ApplicationError as exc:
+        model_admin.message_user(request, f"{refused}: " + "; ".join(str(e) for e in exc.errors), messages.ERROR)
+    else:
+        model_admin.message_user(request, words, messages.SUCCESS)
+    return HttpResponseRedirect(back)
+
+
 def installed(load):
     """What ``load()`` returns (an installed preset's rules), or None when no preset with them is installed."""
     try:

@@ -15,7 +15,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 from django.utils.http import urlencode
 
-from core.admin import ReadOnlyAdmin, ReadOnlyInline, StatusChangeInline, act_on_each
+from core.admin import ReadOnlyAdmin, ReadOnlyInline, StatusChangeInline, act_on_each, button_post
 from core.clock import refuse_future
 from core.commands import today
 from core.errors import ApplicationError
@@ -129,14 +129,13 @@ class BillingRunPagesMixin:
         if request.method != "POST" or not self.has_view_permission(request):
             raise PermissionDenied
         run = get_object_or_404(BillingRun, pk=run_id)
-        try:
+
+        def request_file() -> str:
             mail_file_request(run=run, actor=request.user)
-        except ApplicationError as exc:
-            messages.error(request, f"No print file: {exc.errors[0].message}")
-        else:
-            messages.success(request, "The print file is being made, sorted by ZIP code; it is listed below when "
-                                      "ready.")
-        return HttpResponseRedirect(reverse("admin:billing_billingrun_change", args=[run.pk]) + "#mail")
+            return "The print file is being made, sorted by ZIP code; it is listed below when ready."
+
+        return button_post(self, request, request_file, refused="No print file",
+                           back=reverse("admin:billing_billingrun_change", args=[run.pk]) + "#mail")
 
     def print_file_download(self, request, pk):
         if not self.has_view_permission(request):
@@ -278,14 +277,13 @@ class BillingExceptionPagesMixin:
         exception = get_object_or_404(BillingException, pk=pk)
         if request.method != "POST" or not self.has_change_permission(request, exception):
             raise PermissionDenied
-        try:
+
+        def release() -> str:
             billing_exception_release(exception=exception, actor=request.user)
-        except ApplicationError as exc:
-            self.message_user(request, f"Not released: {exc}", messages.ERROR)
-        else:
-            self.message_user(request, f"Released: {exception.account} is billed as read on the next run for "
-                                       f"{exception.bill_date}.", messages.SUCCESS)
-        return HttpResponseRedirect(reverse("admin:billing_billingexception_change", args=[pk]))
+            return f"Released: {exception.account} is billed as read on the next run for {exception.bill_date}."
+
+        return button_post(self, request, release, refused="Not released",
+                           back=reverse("admin:billing_billingexception_change", args=[pk]))
 
 
 # --- billing runs -----------------------------------------------------------------------------------
@@ -345,13 +343,13 @@ class BillingRunAdmin(BillingRunPagesMixin, ReadOnlyAdmin):
         """The "Retry" button of a failed run: bill its unfinished chunks again (POST only)."""
         if not self.has_add_permission(request) or request.method != "POST":
             raise PermissionDenied
-        try:
+
+        def retry() -> str:
             billing_run_retry(run_id=run_id, actor=request.user)
-        except ApplicationError as exc:
-            self.message_user(request, f"The run was not retried: {exc}", messages.ERROR)
-        else:
-            self.message_user(request, f"Billing run {run_id} retried.", messages.SUCCESS)
-        return HttpResponseRedirect(reverse("admin:billing_billingrun_change", args=[run_id]))
+            return f"Billing run {run_id} retried."
+
+        return button_post(self, request, retry, refused="The run was not retried",
+                           back=reverse("admin:billing_billingrun_change", args=[run_id]))
 
     def add_view(self, request, form_url="", extra_context=None):
         return HttpResponseRedirect(reverse("admin:billing_billingrun_start"))
