@@ -25,6 +25,19 @@ from .ordinance import Fee, PaymentOrder, RateSchedule, Utility, money_field
 from .payments import Adjustment, Payment, PaymentReversal
 from .runs import BillingException, BillingRun, BillingRunChunk, BillMessage, MailFile
 
+
+def _history_models_here(*models) -> None:
+    """simple-history names a history model's module after the app when its model is not in the app's ``models``
+    module itself (ours are in its submodules): each is placed where its model is imported from, here, so the
+    shell, pickling and error messages find ``billing.models.HistoricalPayment`` as they found it before."""
+    for model in models:
+        history = model.history.model
+        history.__module__ = __name__
+        globals()[history.__name__] = history
+
+
+_history_models_here(BillingException, BillMessage, Deposit, Fee, Payment, PenaltyWaiver, RateSchedule)
+
 __all__ = [
     "money_field", "PaymentOrder", "Utility", "RateSchedule", "Fee", "BillingRun", "MailFile", "BillMessage",
     "BillingRunChunk", "BillingException", "Bill", "BillLine", "Payment", "PaymentReversal", "Adjustment",
