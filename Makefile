@@ -6,9 +6,10 @@ VENV := .venv
 PY := $(VENV)/bin/python
 DEMO ?= 300
 PRESET ?= mineola
-# The suite runs in one process per core (pytest-xdist; each process has its own test database and, with
+# The suite runs in one process per core (pytest-xdist, an idle process taking tests queued for a busy one: worksteal;
+# each process has its own test database and, with
 # REDIS_URL, its own Celery worker). PYTEST_ARGS replaces it: make test PYTEST_ARGS="tests/billing -x" runs serially.
-PYTEST_ARGS ?= -n auto
+PYTEST_ARGS ?= -n auto --dist worksteal
 
 .PHONY: run test install install-dev lint clean bench
 
