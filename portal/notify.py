@@ -47,11 +47,14 @@ def bills_issued_notify(bill_ids) -> int:
         return 0
     by_account = _recipients(list(bills.values()))
     site = settings.SITE_URL.rstrip("/")
+    from billing.figures import bill_figures
     from billing.ordinance import ordinance_on
-    from billing.selectors import bill_messages, bill_summaries
+    from billing.selectors import bill_messages
 
-    utility = ordinance_on(max(b.bill_date for b in bills.values())).utility
-    summaries = bill_summaries(bills=list(bills.values()))
+    ordinance = ordinance_on(max(b.bill_date for b in bills.values()))
+    utility = ordinance.utility
+    # The money box the bill's PDF prints, kept with the bill: read, not replayed from the ledger.
+    summaries = bill_figures(bills=list(bills.values()), ordinance=ordinance)
     messages = bill_messages(bills.values())
     sent = 0
     with get_connection() as connection:

@@ -14,6 +14,7 @@ from backflow.models import DeviceTest, Tester
 from billing.charts import chart_points
 from billing.documents.bill import line_views
 from billing.documents.money_box import money_box
+from billing.figures import bill_figures
 from billing.ledger.allocation import DEPOSIT_KINDS, AccountBalance, allocate
 from billing.ledger.selectors import entries_for_accounts
 from billing.models import Bill, Payment, PriorPayment
@@ -24,7 +25,6 @@ from billing.selectors import (
     account_deposits,
     bill_balances,
     bill_status,
-    bill_summaries,
     consumption_history,
 )
 from core.dates import fmt_day
@@ -132,7 +132,7 @@ def bill_detail(*, bill: Bill, as_of: date) -> dict:
     account_id = bill.account_id
     history = consumption_history(account_ids=[account_id], through=bill.bill_date).get(account_id, [])
     ordinance = ordinance_on(bill.bill_date)
-    summary = bill_summaries(bills=[bill], ordinance=ordinance)[bill.pk]
+    summary = bill_figures(bills=[bill], ordinance=ordinance)[bill.pk]
     scheme = ordinance.penalties
     state = _balances([account_id], as_of=as_of, ordinance=ordinance)[account_id]
     balance = bill_balances(account=bill.account, as_of=as_of, state=state).get(bill.pk)

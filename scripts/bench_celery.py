@@ -1,68 +1,15 @@
-"""The billing piece of scripts/bench.py on real Celery workers: monthly runs started as ``manage.py run_billing``
-starts them, billed by ``celery -A waterbilling worker`` on a Redis database and a queue of its own."""
+"""Celery for scripts/bench.py's bill day: this process sending tasks through the bench's Redis queue, a run
+started as ``manage.py run_billing`` starts it and waited for, and the worker's processes measured and stopped."""
 
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import time
 from datetime import date
 from pathlib import Path
 
-from bench_setup import ROOT, VENV_BIN, Bench, analyze, copy_limit_rate, rows_written
-
-
-def billing_celery_row(bench: Bench, months: list[date]) -> dict:
-    celery_months, peak_mb, written = billing_on_celery(bench, months)
-    bills = sum(m["bills"] for m in celery_months)
-    seconds = sum(m["seconds"] for m in celery_months)
-    rate = bills / seconds if seconds else 0
-    first, last = celery_months[0], celery_months[-1]
-    print("  Celery: " + ", ".join(f"{m['date'][:7]} {m['bills_per_s']:,.0f}/s" for m in celery_months), flush=True)
-    return bench.row(
-        "billing",
-        f"{rate:,.0f} bills/s ({bills:,} bills, {len(celery_months)} months {first['date'][:7]}…{last['date'][:7]}, "
-        f"-c {bench.args.workers}); first month {first['bills_per_s']:,.0f}/s, last {last['bills_per_s']:,.0f}/s; "
-        f"worker peak {peak_mb:,.0f} MB",
-        rate, "bills/s", rate >= 5000 and last["bills_per_s"] >= first["bills_per_s"],
-        copy_limit_rate(bench, written, bills, "bills/s"), months=celery_months)
-
-
-def billing_on_celery(bench: Bench, months: list[date]) -> tuple[list[dict], float, int]:
-    """Bill each month through a Celery worker; returns each month's figures, the worker's peak memory and
-    the rows written."""
-
-    env = bench.production_env(SECRET_KEY=os.environ["SECRET_KEY"])
-    log_path = bench.scratch / "worker.log"
-    node = f"{bench.queue}@{socket.gethostname()}"
-    with log_path.open("w") as log:
-        worker = subprocess.Popen(
-            [str(VENV_BIN / "celery"), "-A", "waterbilling", "worker", "--loglevel", "INFO", "--concurrency",
-             str(bench.args.workers), "--hostname", node, "--without-gossip", "--without-mingle",
-             "--without-heartbeat"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True)
-    try:
-        deadline = time.monotonic() + 60
-        while " ready." not in log_path.read_text():
-            if worker.poll() is not None:
-                raise RuntimeError(f"the Celery worker exited: {log_tail(log_path)}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the Celery worker was not ready in 60 s: {log_tail(log_path)}")
-            time.sleep(0.5)
-        figures = []
-        before = rows_written()
-        with celery_sending(bench):
-            for month in months:
-                figures.append(celery_month(month, worker, log_path))
-                print(f"  {month}: {figures[-1]['bills']:,} bills in {figures[-1]['seconds']:.1f} s = "
-                      f"{figures[-1]['bills_per_s']:,.0f} bills/s", flush=True)
-        peak_mb = process_peak_mb(worker.pid)
-    finally:
-        process_stop(worker)
-        queue_forget(bench)
-    written = rows_written() - before
-    return figures, peak_mb, written
+from bench_setup import Bench, analyze
 
 
 @contextlib.contextmanager
@@ -76,7 +23,13 @@ def celery_sending(bench: Bench):
     try:
         yield
     finally:
-        app.pool.force_close_all()
+        from kombu import pools
+
+        # Every connection to the bench's queue closed, and the pools forgotten (as Celery does after a fork),
+        # so the next sending here opens new ones.
+        pools.reset()
+        app._pool = None
+        app.amqp._producer_pool = None
         app.conf.update(saved)
 
 

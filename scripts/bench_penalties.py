@@ -6,9 +6,9 @@
 
 Migrates, installs the Mineola preset with N demo accounts and bills the last two years (once; reused on
 later runs), posts the demo payments, then times the assessments (``penalties_measure``): the catch-up of
-every penalty due through the last day, the same night again (nothing new), and the next night on which
-late charges fall due, as the nightly job assesses it. ``--fresh`` deletes the penalties first. Prints
-seconds, penalties posted and accounts looked at for each.
+every penalty due through the day before a night on which late charges fall due (the latest such night by
+today, ``charge_night``), the same night again (nothing new), and that night as the nightly job assesses it.
+``--fresh`` deletes the penalties first. Prints seconds, penalties posted and accounts looked at for each.
 """
 
 import argparse
@@ -28,7 +28,8 @@ os.environ.setdefault("DJANGO_DEBUG", "1")  # development settings: a bench runs
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--accounts", type=int, default=20000)
-    parser.add_argument("--through", default="2026-11-02", help="the catch-up's date (default 2026-11-02)")
+    parser.add_argument("--night", default=None,
+                        help="the night on which late charges fall due (default: the latest by today)")
     parser.add_argument("--fresh", action="store_true", help="delete earlier penalties first")
     parser.add_argument("--workers", type=int, default=2,
                         help="processes sharing the reconciliations of every account (assess_penalties --workers)")
@@ -41,6 +42,7 @@ def main() -> None:
     from django.db import connection
 
     from accounts.models import Account
+    from core.clock import today
 
     call_command("migrate", verbosity=0)
     if not Account.objects.exists():
@@ -49,12 +51,12 @@ def main() -> None:
         started = time.perf_counter()
         quiet = open(os.devnull, "w")  # noqa: SIM115
         call_command("setup_utility", DEMO_PRESET, "--demo", str(args.accounts), stdout=quiet)
-        through = date.fromisoformat(args.through)
+        last = date.fromisoformat(args.night) if args.night else today()
         for months_back in range(24, -1, -1):
-            index = through.year * 12 + through.month - 1 - months_back
+            index = last.year * 12 + last.month - 1 - months_back
             call_command("run_billing", "--date", date(index // 12, index % 12 + 1, 1).isoformat(),
                          "--no-progress", stdout=quiet)
-        demo_payments_create(as_of=through)
+        demo_payments_create(as_of=charge_night(on_or_before=last) - timedelta(days=1))
         print(f"demo village of {args.accounts:,} accounts billed and paid in {time.perf_counter() - started:.1f} s")
     if args.fresh:
         with connection.cursor() as cursor:
@@ -64,7 +66,8 @@ def main() -> None:
             if connection.vendor == "postgresql":
                 cursor.execute("ALTER TABLE billing_ledgerentry ENABLE TRIGGER USER")
 
-    penalties_measure(through=date.fromisoformat(args.through), on_night=_print_night, workers=args.workers)
+    night = charge_night(on_or_before=date.fromisoformat(args.night) if args.night else today())
+    penalties_measure(night=night, on_night=_print_night, workers=args.workers)
 
 
 def _print_night(night: dict) -> None:
@@ -72,12 +75,12 @@ def _print_night(night: dict) -> None:
           f"{night['accounts']:,} accounts charged")
 
 
-def penalties_measure(*, through: date, on_night=None, workers: int = 2) -> dict:
-    """Time the assessments: the catch-up of everything due through ``through`` and the same night again, each
-    reconciling every account (``assess_penalties --workers``, the accounts shared by ``workers`` processes);
-    then the next night on which late charges fall due (``_next_charge_day``) as the nightly job assesses it
-    (``nightly_penalties``: one process, looking only at the accounts the night of ``through`` left something
-    to do on), and the same night again reconciling every account. Returns ``{"nights": [{"label", "date", "seconds", "posted", "accounts"},
+def penalties_measure(*, night: date, on_night=None, workers: int = 2) -> dict:
+    """Time the assessments: the catch-up of everything due through the day before ``night`` (``through``) and
+    the same night again, each reconciling every account (``assess_penalties --workers``, the accounts shared
+    by ``workers`` processes); then ``night``, a night on which late charges fall due (``charge_night``), as the
+    nightly job assesses it (``nightly_penalties``: one process, looking only at the accounts the night of
+    ``through`` left something to do on), and the same night again reconciling every account. Returns ``{"nights": [{"label", "date", "seconds", "posted", "accounts"},
     ...]}``; ``on_night`` is called with each as soon as it is done.
 
     Before the nightly job's night, the catch-up is recorded as the nightly assessment of ``through`` and
@@ -89,6 +92,7 @@ def penalties_measure(*, through: date, on_night=None, workers: int = 2) -> dict
     from billing.models import LedgerEntry
     from billing.services.penalties import penalties_assess_due
 
+    through = night - timedelta(days=1)
     nights = []
     _vacuum()
 
@@ -119,7 +123,6 @@ def penalties_measure(*, through: date, on_night=None, workers: int = 2) -> dict
     nights.append(standings)
     if on_night:
         on_night(standings)
-    night = _next_charge_day(through)
     timed("next night", night, since_last_night=True)  # as ``nightly_penalties`` assesses it
     timed("next night, every account", night, workers=workers)
     return {"nights": nights}
@@ -136,19 +139,20 @@ def _vacuum() -> None:
             cursor.execute("VACUUM billing_ledgerentry, billing_bill")
 
 
-def _next_charge_day(through: date) -> date:
-    """The first day after ``through`` on which a late charge falls due on a live bill (the night that posts a
-    day's penalties over every open bill), if it is not after today; else the day after ``through``."""
+def charge_night(*, on_or_before: date) -> date:
+    """The latest day by ``on_or_before`` on which a late charge falls due on a live bill: a night with
+    penalties to post, so the timed night is never an empty one. Refuses when no bill has such a day."""
     from billing.models import Bill
     from billing.ordinance import ordinance_on
-    from core.clock import today
 
-    last = today()
-    scheme = ordinance_on(last).penalties
+    scheme = ordinance_on(on_or_before).penalties
     days = [due.on for bill_date, due_date in Bill.objects.exclude(status=Bill.Status.VOID).order_by()
             .values_list("bill_date", "due_date").distinct()
-            for due in scheme.dates(bill_date=bill_date, due_date=due_date, through=last) if due.on > through]
-    return min(days, default=through + timedelta(days=1))
+            for due in scheme.dates(bill_date=bill_date, due_date=due_date, through=on_or_before)]
+    if not days:
+        raise RuntimeError(f"no late charge falls due on any bill by {on_or_before}: there is no penalty night to "
+                           "time (bill earlier months first)")
+    return max(days)
 
 
 def _as_a_night(day: date, *, started) -> None:

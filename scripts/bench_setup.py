@@ -18,13 +18,12 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(SCRIPTS))
 from demo import DEMO_PRESET  # noqa: E402
 
-PIECES = ("copy", "demo", "billing", "penalties", "pdfs", "import", "portal", "conversion")
+PIECES = ("copy", "demo", "billday", "penalties", "pdfs", "import", "portal", "conversion")
 
 # The figures measured before this command existed, on the 2-core bench machine with 100,000 accounts
 # unless said otherwise: work -> (baseline shown, where it comes from).
 BASELINES = {
-    "billing": ("2,000 bills/s", "scripts/bench_billing.py, 100,000 accounts, 2 processes"),
-    "billing (process pool)": ("2,000 bills/s", "scripts/bench_billing.py, 100,000 accounts, 2 processes"),
+    "bill day": ("about 9 minutes of PDFs alone", "a month's 22,000 bills at 41 bills/s, 2026-12-02"),
     "penalty day": ("109 s", "scripts/bench_penalties.py, the next night"),
     "penalty catch-up": ("191 s", "scripts/bench_penalties.py, the catch-up (worst case)"),
     "pdfs": ("29 bills/s", "scripts/bench_pdf.py, 2 processes"),
@@ -39,11 +38,12 @@ BASELINES = {
     "conversion": ("—", "not measured before"),
 }
 TARGETS = {
-    "billing": "≥ 5,000 bills/s; last month no slower than the first",
-    "billing (process pool)": "≥ 5,000 bills/s",
+    "bill day": "the run ≥ 5,000 bills/s, PDFs ≥ 100 bills/s (2 processes)",
+    "paperless e-mails": "the thirteenth month no slower than the first",
+    "PDFs, 1 → 2 worker processes": "≥ 100 bills/s on 2",
     "penalty day": "< 10 s",
     "penalty catch-up": "< 60 s",
-    "pdfs": "≥ 40 bills/s",
+    "pdfs": "≥ 100 bills/s",
     "import": "< 10 s",
     "demo": "< 60 s",
     "portal home": "p50 < 20 ms",
@@ -58,7 +58,7 @@ TARGETS = {
 WORKS = {
     "copy": ["COPY limit"],
     "demo": ["demo"],
-    "billing": ["billing", "billing (process pool)"],
+    "billday": ["bill day, first month", "bill day", "paperless e-mails", "PDFs, 1 → 2 worker processes"],
     "penalties": ["penalty catch-up", "penalty day"],
     "pdfs": ["pdfs"],
     "import": ["import"],
@@ -67,7 +67,7 @@ WORKS = {
     "conversion": ["conversion"],
 }
 LABELS = {
-    "billing": "billing (Celery workers)",
+    "bill day": "bill day, thirteenth month (Celery workers)",
     "penalty day": "penalty day (next night)",
     "penalty catch-up": "penalty catch-up (worst case)",
     "pdfs": "bill PDFs (2 processes)",
@@ -77,6 +77,8 @@ LABELS = {
     "portal bill": "portal bill page, 1 client",
     "conversion": "conversion (post + reconcile)",
 }
+# The village size the targets are stated for: a figure on a smaller one is never marked met.
+SCALE = 100_000
 CELERY_REDIS_DB = 7
 PORTAL_USERNAME = "bench-portal@example.org"
 ADMIN_USERNAME = "bench-admin"
@@ -121,6 +123,15 @@ class Bench:
         return {"work": LABELS.get(work, work), "figure": figure, "unit": unit, "target": TARGETS.get(work, "—"),
                 "baseline": baseline, "met": met, "value": value, "copy_limit": copy_limit,
                 "baseline_source": source, **extra}
+
+    @property
+    def at_scale(self) -> bool:
+        return self.args.accounts >= SCALE
+
+    def met(self, ok: bool) -> bool | None:
+        """A target stated for ``SCALE`` accounts: missed when missed at any size, met only at that size
+        (None below it: the table marks it untried)."""
+        return False if not ok else (True if self.at_scale else None)
 
     def failed(self, work, reason):
         return self.row(work, f"failed: {reason}", None, None, False)
@@ -213,14 +224,12 @@ def village_ensure(bench: Bench) -> None:
     analyze()
 
 
-def billing_months(bench: Bench) -> tuple[list[date], date]:
-    """The months the workers bill (``--months`` of them, ending last month), and the month the process
-    pool bills after them (this one)."""
+def billing_months(bench: Bench) -> list[date]:
+    """The months a piece that needs bills bills first (untimed): the twelve before this one, and this one."""
     from core.dates import add_months
 
     this_month = bench.as_of.replace(day=1)
-    months = [add_months(this_month, -k) for k in range(bench.args.months, 0, -1)]
-    return months, this_month
+    return [add_months(this_month, -k) for k in range(12, -1, -1)]
 
 
 def billed_ensure(bench: Bench) -> None:
@@ -232,8 +241,8 @@ def billed_ensure(bench: Bench) -> None:
     village_ensure(bench)
     if Bill.objects.exists():
         return
-    months, last = billing_months(bench)
-    print(f"  (billing {len(months) + 1} months first, untimed)", flush=True)
-    for month in [*months, last]:
+    months = billing_months(bench)
+    print(f"  (billing {len(months)} months first, untimed)", flush=True)
+    for month in months:
         call_command("run_billing", "--date", month.isoformat(), "--no-progress", stdout=io.StringIO())
     analyze()

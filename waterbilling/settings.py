@@ -236,6 +236,8 @@ SPECTACULAR_SETTINGS = {
 }
 
 EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
+# The folder the file backend (django.core.mail.backends.filebased.EmailBackend) writes each e-mail to.
+EMAIL_FILE_PATH = env.str("EMAIL_FILE_PATH", default="") or None
 EMAIL_HOST = env.str("EMAIL_HOST", default="localhost")
 EMAIL_PORT = env.int("EMAIL_PORT", default=25)
 EMAIL_HOST_USER = env.str("EMAIL_HOST_USER", default="")
@@ -280,4 +282,6 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="WARNING")},
+    # A worker logs at INFO: WeasyPrint's and fontTools' steps of every PDF would fill its log.
+    "loggers": {"weasyprint": {"level": "WARNING"}, "fontTools": {"level": "WARNING"}},
 }

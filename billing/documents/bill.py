@@ -1,7 +1,7 @@
 """The bill as printed: everything ``templates/billing/bill.html`` shows, already formatted.
 
-* **What the bill says** comes from the issued bill, its lines and ``billing.selectors.bill_summaries``
-  (put in rows by ``money_box``): the account as it stood when the bill was issued. Nothing recorded after
+* **What the bill says** comes from the issued bill, its lines and its kept figures (``billing.figures``,
+  put in rows by ``money_box``): the account as it stood when the bill was issued. Nothing recorded after
   the bill was issued is read, so a re-render gives the same page; the addressee is the owner of record
   when it was issued.
 * **One set of formatters**: amounts with ``core.money.fmt_dollars``, rates with ``fmt_rate`` (``3.10``),
@@ -29,9 +29,10 @@ from core.i18n import customer_language
 from core.money import fmt_dollars, fmt_gallons, fmt_rate
 
 from ..charts import CHART_TITLE, chart_points, consumption_chart_svg
+from ..figures import bill_figures
 from ..models import Bill
 from ..ordinance import ordinance_on
-from ..selectors import bill_messages, bill_summaries, consumption_history
+from ..selectors import bill_messages, consumption_history
 from .money_box import money_box
 
 # Lines whose rate is dollars per 1,000 gallons of their quantity; the others' rate is dollars for the line.
@@ -182,7 +183,7 @@ def bill_views(*, bill_ids) -> list[BillView]:
     latest = max(b.bill_date for b in bills)
     ordinance = ordinance_on(latest)
     utility, scheme = ordinance.utility, ordinance.penalties
-    summaries = bill_summaries(bills=bills)
+    summaries = bill_figures(bills=bills, ordinance=ordinance)
     messages = bill_messages(bills)
     history = consumption_history(account_ids=sorted({b.account_id for b in bills}), through=latest)
     address_text = _lines_of(utility.office_address)

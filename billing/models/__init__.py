@@ -18,7 +18,7 @@
   units of work any Celery worker can take; ``BillingException`` rows are accounts a clerk must look at.
 """
 
-from .bills import Bill, BillLine
+from .bills import Bill, BillFigures, BillLine
 from .charges import Deposit, PendingCharge
 from .ledger import AccountStanding, LedgerEntry, PenaltyWaiver, PriorPayment
 from .ordinance import Fee, PaymentOrder, RateSchedule, Utility, money_field
@@ -40,6 +40,6 @@ _history_models_here(BillingException, BillMessage, Deposit, Fee, Payment, Penal
 
 __all__ = [
     "money_field", "PaymentOrder", "Utility", "RateSchedule", "Fee", "BillingRun", "MailFile", "BillMessage",
-    "BillingRunChunk", "BillingException", "Bill", "BillLine", "Payment", "PaymentReversal", "Adjustment",
-    "LedgerEntry", "AccountStanding", "PriorPayment", "PenaltyWaiver", "PendingCharge", "Deposit",
+    "BillingRunChunk", "BillingException", "Bill", "BillFigures", "BillLine", "Payment", "PaymentReversal",
+    "Adjustment", "LedgerEntry", "AccountStanding", "PriorPayment", "PenaltyWaiver", "PendingCharge", "Deposit",
 ]

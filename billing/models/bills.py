@@ -118,3 +118,36 @@ class BillLine(models.Model):
 
     def __str__(self) -> str:
         return f"{self.description}: {self.amount}"
+
+
+class BillFigures(models.Model):
+    """A bill's money box as it stood when the bill was issued (``billing.selectors.BillSummary``), worked out
+    from its account's ledger once and kept: the PDF, the paperless e-mail and the portal's bill page read
+    these, so they show the same figures to the cent and none of them replays the account's history again.
+
+    Derived, never a fact: what a bill says at issue depends only on what was recorded by then, so the row
+    never changes once written, and one deleted is worked out again the same (``billing.figures``).
+    """
+
+    bill = models.OneToOneField(Bill, on_delete=models.CASCADE, primary_key=True, related_name="figures")
+    previous_date = models.DateField(null=True, blank=True)
+    previous_balance = models.DecimalField(max_digits=12, decimal_places=2)
+    payments = models.DecimalField(max_digits=12, decimal_places=2)
+    penalties = models.DecimalField(max_digits=12, decimal_places=2)
+    other = models.DecimalField(max_digits=12, decimal_places=2)
+    current = models.DecimalField(max_digits=12, decimal_places=2)
+    past_due = models.DecimalField(max_digits=12, decimal_places=2)
+    total_due = models.DecimalField(max_digits=12, decimal_places=2)
+    late_on = models.DateField()
+    late_total = models.DecimalField(max_digits=12, decimal_places=2)
+    worked_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "bill figures"
+        constraints = [models.CheckConstraint(
+            condition=Q(total_due=models.F("previous_balance") + models.F("payments") + models.F("penalties")
+                        + models.F("other") + models.F("current")),
+            name="bill_figures_add_up")]
+
+    def __str__(self) -> str:
+        return f"Figures of bill {self.bill_id}"

@@ -4,25 +4,30 @@
   and ``mail_file_requested`` hands it to a worker (``billing.receivers``).
 * ``mail_file_make``: the run's live bills for paper — paperless accounts with an address to e-mail are left
   out and counted (``accounts.selectors.emailed_bills``) — sorted by the ZIP code of the address each was issued
-  to (then account number; an address without a ZIP code last), laid out fresh in one PDF, so a message added
-  after the run is on it. A failure is kept on the row with its error; asking again makes a new file.
+  to (then account number; an address without a ZIP code last), in one PDF: each bill's stored PDF, the pages
+  put together (``pages_joined``: the font subsets the bills share kept once), the ones not stored yet rendered
+  and stored first. Where a message for the run's bills was written or changed after the run began, the stored
+  PDFs may lack it, and every bill is laid out fresh instead. A failure is kept on the row with its error;
+  asking again makes a new file.
 
 The messages bills print are ``billing.selectors.bill_messages``.
 """
 
+import io
 import logging
 import re
 
 from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 
 from accounts.selectors import emailed_bills
 from core.errors import ApplicationError
 
-from ..models import Bill, BillingRun, MailFile
+from ..models import Bill, BillingRun, BillMessage, MailFile
 from ..signals import mail_file_requested
-from .bill_pdfs import bills_pdf_render
+from .bill_pdfs import bill_pdfs_store, bills_pdf_render
 
 logger = logging.getLogger(__name__)
 ZIP = re.compile(r"\b(\d{5})(?:-\d{4})?\s*$")
@@ -60,7 +65,13 @@ def mail_file_make(*, mail_file_id: int) -> MailFile:
         bills.sort(key=lambda b: (zip_code(b.recipient_address), b.account.account_no))
         run = mail_file.run
         if bills:
-            data = bills_pdf_render(bills=bills, title=f"Water bills of the run of {run.run_on}, by ZIP code")
+            title = f"Water bills of the run of {run.run_on}, by ZIP code"
+            if _messages_changed_since(run, bills):
+                data = bills_pdf_render(bills=bills, title=title)
+            else:
+                bill_pdfs_store(bill_ids=[b.pk for b in bills])  # any not rendered yet (stored ones are skipped)
+                stored = {b.pk: b.pdf.name for b in Bill.objects.filter(pk__in=[b.pk for b in bills]).only("pdf")}
+                data = pages_joined([stored[b.pk] for b in bills], title=title)
             mail_file.file.save(f"run-{run.pk}-print-{mail_file.pk}.pdf", ContentFile(data), save=False)
         mail_file.bills, mail_file.emailed, mail_file.status = len(bills), emailed, MailFile.Status.DONE
     except Exception as exc:  # kept for the clerk on the run's page, and in the worker's log with its traceback
@@ -72,3 +83,41 @@ def mail_file_make(*, mail_file_id: int) -> MailFile:
     mail_file.finished_at = timezone.now()
     mail_file.save(update_fields=["file", "bills", "emailed", "status", "finished_at"])
     return mail_file
+
+
+def _messages_changed_since(run: BillingRun, bills: list[Bill]) -> bool:
+    """Whether a message for these bills' dates was written, changed or deleted after the run began."""
+    first, last = min(b.bill_date for b in bills), max(b.bill_date for b in bills)
+    return BillMessage.history.filter(first_bill_date__lte=last, last_bill_date__gte=first,
+                                      history_date__gte=run.created_at).exists()
+
+
+def pages_joined(names: list[str], *, title: str) -> bytes:
+    """One PDF of the stored files ``names`` (each a bill's), their pages in order. Each bill's file embeds its
+    own copy of the font subsets most bills share (``core.documents``): identical font files are kept once,
+    so the print file grows by each page's drawing, not by its fonts."""
+    import pikepdf
+
+    joined = pikepdf.Pdf.new()
+    sources = []  # open until the file is saved: pikepdf copies a page's streams when it writes them
+    for name in names:
+        with default_storage.open(name, "rb") as fh:
+            sources.append(pikepdf.Pdf.open(io.BytesIO(fh.read())))
+        joined.pages.extend(sources[-1].pages)
+    kept: dict[bytes, pikepdf.Object] = {}
+    for page in joined.pages:
+        for font in (page.obj.get("/Resources", {}).get("/Font", {}) or {}).values():
+            for descendant in font.get("/DescendantFonts", [font]):
+                descriptor = descendant.get("/FontDescriptor")
+                if descriptor is None:
+                    continue
+                for key in ("/FontFile2", "/FontFile3", "/FontFile"):
+                    stream = descriptor.get(key)
+                    if stream is not None:
+                        raw = stream.read_raw_bytes()
+                        descriptor[key] = kept.setdefault(raw, stream)
+    joined.docinfo["/Title"] = title
+    out = io.BytesIO()
+    joined.remove_unreferenced_resources()
+    joined.save(out, compress_streams=True, object_stream_mode=pikepdf.ObjectStreamMode.generate)
+    return out.getvalue()

@@ -48,7 +48,7 @@ from core.errors import ApplicationError, FieldError
 from core.money import ZERO
 
 from ..ledger.posting import Posting, ledger_post_many
-from ..models import AccountStanding, Bill, BillLine, Deposit, LedgerEntry, PriorPayment
+from ..models import AccountStanding, Bill, BillFigures, BillLine, Deposit, LedgerEntry, PriorPayment
 from ..ordinance import ordinance_on
 from ..runs.load import installation_spans
 
@@ -282,6 +282,7 @@ def opening_books_remove(*, prefix: str) -> OpeningWritten:
             cursor.execute("SET LOCAL billing.conversion_rollback = 'on'")
         counts["entries"] = entries._raw_delete(using="default")
         counts["lines"] = BillLine.objects.filter(bill__conversion=prefix)._raw_delete(using="default")
+        BillFigures.objects.filter(bill__conversion=prefix)._raw_delete(using="default")  # derived, kept on a read
         counts["bills"] = bills._raw_delete(using="default")
         counts["payments"] = payments._raw_delete(using="default")
         for chunk in chunked(deposit_ids, 5000):

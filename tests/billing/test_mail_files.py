@@ -4,7 +4,7 @@ with the office's message for the book or the run; and the run's paperless e-mai
 import io
 import shutil
 import subprocess
-from datetime import date
+from datetime import date, timedelta
 
 import pytest
 from django.core import mail
@@ -14,6 +14,7 @@ from django.urls import reverse
 from accounts.models import Customer
 from billing.models import Bill, BillingRun, BillMessage, MailFile, Utility
 from billing.selectors import bill_messages
+from billing.services.bill_pdfs import bill_pdfs_store
 from billing.services.mail_files import NO_ZIP, mail_file_request, zip_code
 from core.errors import ApplicationError
 from tests.billing.steps import account_with_meter, read
@@ -86,6 +87,36 @@ def test_the_print_file_holds_the_paper_bills_by_zip_code_with_the_message(run_o
     assert names == ["Bea Baker", "Zed Zimmer", "Carl Abroad"]
     assert text.index("Bea Baker") < text.index("Zed Zimmer") < text.index("Carl Abroad")  # 11501, 11590, none
     assert text.count("Hydrant flushing on your street in April.") == 3
+
+
+@needs_poppler
+def test_the_print_file_joins_the_stored_pdfs_when_no_message_changed_since_the_run(run_of_four, media, monkeypatch):
+    """The workers stored each bill's PDF as it was issued: the print file is those pages in ZIP order, the
+    font subsets they share kept once, with no bill laid out again."""
+    import pikepdf
+
+    from billing.services import mail_files
+
+    run, accounts = run_of_four
+    BillMessage.objects.create(text="Set before the run.", first_bill_date=date(2026, 2, 1),
+                               last_bill_date=date(2026, 2, 1))
+    BillMessage.history.update(history_date=run.created_at - timedelta(minutes=1))
+    stored = bill_pdfs_store(bill_ids=list(Bill.objects.values_list("pk", flat=True)))
+    assert stored == 4
+
+    def laid_out(**kwargs):
+        raise AssertionError("a bill was laid out again")
+
+    monkeypatch.setattr(mail_files, "bills_pdf_render", laid_out)
+    mail_file = mail_files.mail_file_make(mail_file_id=MailFile.objects.create(run=run).pk)
+    assert (mail_file.status, mail_file.bills, mail_file.emailed) == ("done", 3, 1), mail_file.error
+    data = mail_file.file.read()
+    assert len(pikepdf.Pdf.open(io.BytesIO(data)).pages) == 3
+    text = text_of(data)
+    assert text.index("Bea Baker") < text.index("Zed Zimmer") < text.index("Carl Abroad") and "Ann Paperless" not in text
+    assert text.count("Set before the run.") == 3
+    paper = Bill.objects.exclude(account=accounts[1])
+    assert len(data) < sum(bill.pdf.size for bill in paper)  # the shared fonts once
 
 
 def test_a_print_file_waits_for_a_finished_run(run_of_four):
