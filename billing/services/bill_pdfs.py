@@ -16,6 +16,7 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 from django.db.models import Q
 
+from core.db import lock_in_order
 from core.documents import PdfInfo, pdf_files, pdf_one_file
 
 from ..documents.bill import BillView, bill_views
@@ -71,29 +72,40 @@ def bill_pdfs_store(*, bill_ids) -> int:
                  .exclude(status=Bill.Status.VOID).only("id"))
     if not bills:
         return 0
-    files = bills_pdf_files(bills=bills)
-    return sum(bill_pdf_keep(bill_id=bill.pk, content=files[bill.pk]) for bill in bills)
+    return bill_pdfs_keep(bills_pdf_files(bills=bills))
 
 
 def bill_pdf_keep(*, bill_id: int, content: bytes) -> bool:
-    """Store ``content`` as the bill's PDF unless a readable one is stored by now; True when it was.
+    """Store ``content`` as the bill's PDF unless a readable one is stored by now; True when it was."""
+    return bill_pdfs_keep({bill_id: content}) == 1
+
+
+def bill_pdfs_keep(files: dict[int, bytes]) -> int:
+    """Store each file (by bill id) as its bill's PDF unless a readable one is stored by now; returns how many
+    were stored.
 
     Only the ``pdf`` column is written: an issued bill's figures never change (PostgreSQL refuses any other
-    change), and a void bill keeps no file. Safe to run twice or concurrently: the bill's row is locked
-    while its file is written, so requests rendering one bill at once store one file, and a file at the
-    bill's name that no bill holds yet (left by a crashed attempt) is replaced, not kept beside.
+    change), and a void bill keeps no file. Safe to run twice or concurrently: the bills' rows are locked
+    (``lock_in_order``) while their files are written, so requests rendering one bill at once store one file,
+    and a file at a bill's name that no bill holds yet (left by a crashed attempt) is replaced, not kept beside.
+    A batch is one transaction: a worker's task of 200 bills commits once, not 200 times.
     """
+    if not files:
+        return 0
     with transaction.atomic():
-        bill = (Bill.objects.select_for_update().exclude(status=Bill.Status.VOID)
-                .only("id", "number", "public_id", "bill_date", "pdf").filter(pk=bill_id).first())
-        if bill is None or (bill.pdf and default_storage.exists(bill.pdf.name)):
-            return False
-        name = bill_pdf_name(bill)
-        if default_storage.exists(name):
-            default_storage.delete(name)
-        saved = default_storage.save(name, ContentFile(content))
-        Bill.objects.filter(pk=bill.pk).update(pdf=saved)
-        return True
+        bills = lock_in_order(Bill.objects.exclude(status=Bill.Status.VOID).filter(pk__in=list(files))
+                              .only("id", "number", "public_id", "bill_date", "pdf"))
+        stored = []
+        for bill in bills:
+            if bill.pdf and default_storage.exists(bill.pdf.name):
+                continue
+            name = bill_pdf_name(bill)
+            if default_storage.exists(name):
+                default_storage.delete(name)
+            bill.pdf = default_storage.save(name, ContentFile(files[bill.pk]))
+            stored.append(bill)
+        Bill.objects.bulk_update(stored, ["pdf"])
+    return len(stored)
 
 
 def bill_pdf_bytes(*, bill: Bill) -> bytes:
