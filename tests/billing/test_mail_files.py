@@ -117,6 +117,10 @@ def test_the_print_file_joins_the_stored_pdfs_when_no_message_changed_since_the_
     assert text.count("Set before the run.") == 3
     paper = Bill.objects.exclude(account=accounts[1])
     assert len(data) < sum(bill.pdf.size for bill in paper)  # the shared fonts once
+    # Joined in parts (a month's files are not all held open at once), the same pages in the same order.
+    monkeypatch.setattr(mail_files, "JOIN_PART", 2)
+    again = mail_files.mail_file_make(mail_file_id=MailFile.objects.create(run=run).pk).file.read()
+    assert len(pikepdf.Pdf.open(io.BytesIO(again)).pages) == 3 and text_of(again) == text
 
 
 def test_a_print_file_waits_for_a_finished_run(run_of_four):
