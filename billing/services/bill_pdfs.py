@@ -75,11 +75,6 @@ def bill_pdfs_store(*, bill_ids) -> int:
     return bill_pdfs_keep(bills_pdf_files(bills=bills))
 
 
-def bill_pdf_keep(*, bill_id: int, content: bytes) -> bool:
-    """Store ``content`` as the bill's PDF unless a readable one is stored by now; True when it was."""
-    return bill_pdfs_keep({bill_id: content}) == 1
-
-
 def bill_pdfs_keep(files: dict[int, bytes]) -> int:
     """Store each file (by bill id) as its bill's PDF unless a readable one is stored by now; returns how many
     were stored.
@@ -120,7 +115,7 @@ def bill_pdf_bytes(*, bill: Bill) -> bytes:
     content = bill_pdf_render(bill=bill)
     if bill.status != Bill.Status.VOID:
         try:
-            bill_pdf_keep(bill_id=bill.pk, content=content)
+            bill_pdfs_keep({bill.pk: content})
         except OSError:
             # Storage full or read-only: the customer still gets the bill; the next request tries again.
             logger.exception("could not store the PDF of bill %s", bill.number)
