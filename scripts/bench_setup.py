@@ -80,7 +80,8 @@ LABELS = {
 # The village size the targets are stated for: a figure on a smaller one is never marked met.
 SCALE = 100_000
 CELERY_REDIS_DB = 7
-PORTAL_USERNAME = "bench-portal@example.org"
+PORTAL_USERNAME = "bench-portal@example.org"  # the clients are bench-portal-1@…, bench-portal-2@…
+PORTAL_CLIENTS = 20  # Locust's clients on bill day, each a customer with an account of its own
 ADMIN_USERNAME = "bench-admin"
 COLUMNS = ("work", "figure", "target", "baseline", "COPY limit")
 

@@ -1,11 +1,13 @@
 """The pages ``scripts/bench.py all`` times under load, for Locust (headless, against 127.0.0.1 only).
 
-    BENCH_PORTAL_SESSION=... BENCH_ACCOUNT=<public id> BENCH_BILL=<public id> \\
+    BENCH_PORTAL_USERS='[{"session": "...", "account": "<public id>", "bill": "<public id>"}, ...]' \\
         .venv/bin/locust -f scripts/locustfile.py PortalUser --headless -u 20 -r 20 -t 30s \\
         --host http://127.0.0.1:8001 --csv /tmp/portal
 
 ``PortalUser`` reads a customer's three portal pages (home, account, bill) one after another without a
-pause; ``StaffUser`` reads the statement API with a token and the admin account page with a session.
+pause, each client signed in as a customer of its own with an account of its own (the next one of
+``BENCH_PORTAL_USERS`` as it starts); ``StaffUser`` reads the statement API with a token and the admin
+account page with a session.
 bench.py makes the logins and passes them in the environment: signing in through the form on every
 start would time argon2 rather than the pages. Every request says it came through HTTPS
 (``X-Forwarded-Proto``), as it would behind the site's proxy, so production settings serve it instead of
@@ -14,6 +16,8 @@ The users are Locust's ``FastHttpUser`` (geventhttpclient): Locust shares the se
 plain ``HttpUser`` (requests) spends about twice the processor time on each request, time the pages then lack.
 """
 
+import itertools
+import json
 import os
 
 from locust import FastHttpUser, constant, task
@@ -27,11 +31,13 @@ def _session_headers(variable: str) -> dict:
 
 class PortalUser(FastHttpUser):
     wait_time = constant(0)
+    started = itertools.count()
 
     def on_start(self):
-        self.headers = _session_headers("BENCH_PORTAL_SESSION")
-        self.account = os.environ["BENCH_ACCOUNT"]
-        self.bill = os.environ["BENCH_BILL"]
+        logins = json.loads(os.environ["BENCH_PORTAL_USERS"])
+        login = logins[next(PortalUser.started) % len(logins)]
+        self.headers = {**HTTPS, "Cookie": f"sessionid={login['session']}"}
+        self.account, self.bill = login["account"], login["bill"]
 
     @task
     def pages(self):
