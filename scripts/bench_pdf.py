@@ -3,6 +3,7 @@
     .venv/bin/python scripts/bench_pdf.py                     # 400 bills, 2 processes
     .venv/bin/python scripts/bench_pdf.py --bills 1000 --processes 2 --batch 25
     .venv/bin/python scripts/bench_pdf.py --baseline          # one WeasyPrint document per bill
+    .venv/bin/python scripts/bench_pdf.py --profile           # where a bill's time goes, by phase
 
 Builds a throw-away SQLite database (never the configured one): the Mineola preset with demo accounts
 and two years of readings, billed on the first of every month for two years so each bill has a full
@@ -11,7 +12,9 @@ the Celery task does — without storing them — and prints bills per second fo
 """
 
 import argparse
+import cProfile
 import os
+import pstats
 import sys
 import tempfile
 import time
@@ -96,10 +99,20 @@ def main() -> None:
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--batch", type=int, default=0, help="bills per task (default: LAYOUT_BATCH)")
     parser.add_argument("--baseline", action="store_true", help="one WeasyPrint document per bill")
+    parser.add_argument("--profile", action="store_true",
+                        help="profile one process rendering the bills and print the time by phase")
     parser.add_argument("--database", type=Path, default=None,
                         help="SQLite file to build (or reuse when it exists); default a temporary file")
     options = parser.parse_args()
 
+    if options.profile:
+        phases = pdf_profile(bills=options.bills, database=options.database, on_built=print)
+        print(f"{phases['bills']} bills in one process: {phases['ms_per_bill']:.1f} ms a bill without the "
+              f"profiler; by phase (shares of the profiled run applied to it):")
+        for name, ms in phases["phases"].items():
+            print(f"  {name:<44} {ms:6.1f} ms  {ms / phases['ms_per_bill']:4.0%}")
+        print(f"100 bills/s on 2 processes allows {phases['budget_ms']:.0f} ms a bill")
+        return
     result = pdf_measure(bills=options.bills, processes=options.processes, batch=options.batch,
                          baseline=options.baseline, database=options.database, on_built=print)
     print(f"{result['bills']} bills in {result['seconds']:.2f}s = {result['bills_per_s']:.1f} bills/s on "
@@ -150,6 +163,58 @@ def pdf_measure(*, bills: int = 400, processes: int = 2, batch: int = 0, baselin
     return {"bills": len(ids), "seconds": elapsed, "bills_per_s": len(ids) / elapsed, "processes": processes,
             "batch": batch, "kib_per_bill": size / max(len(ids), 1) / 1024,
             "cpu_ms_per_bill": cpu / len(ids) * 1000, "cpu_bills_per_s": len(ids) * processes / cpu}
+
+
+# The phases of a bill's render, as cumulative times of these functions (file suffix, function name). A
+# phase's own time is its function's less the phases nested in it.
+PHASES = {
+    "the bills' figures (queries)": ("billing/documents/bill.py", "bill_views"),
+    "their HTML (Django template)": ("django/template/loader.py", "render_to_string"),
+    "WeasyPrint: HTML parse, CSS cascade, boxes": ("weasyprint/__init__.py", "render"),
+    "WeasyPrint: layout": ("weasyprint/layout/__init__.py", "layout_document"),
+    "  of which line breaking (Pango)": ("weasyprint/text/line_break.py", "split_first_line"),
+    "WeasyPrint: drawing the page": ("weasyprint/draw/__init__.py", "draw_page"),
+    "  of which the SVG chart": ("weasyprint/svg/__init__.py", "draw"),
+    "WeasyPrint: tagged PDF written": ("core/documents.py", "_write"),
+}
+NESTED = {"WeasyPrint: HTML parse, CSS cascade, boxes": "WeasyPrint: layout",
+          "WeasyPrint: tagged PDF written": "WeasyPrint: drawing the page"}
+
+
+def pdf_profile(*, bills: int = 100, database: Path | None = None, on_built=None) -> dict:
+    """Render ``bills`` bills in this process (warm), once plainly for the time a bill takes and once under
+    cProfile for the shares of it each phase takes. Returns ``bills``, ``ms_per_bill``, ``budget_ms`` (what
+    100 bills/s on 2 processes allows) and ``phases`` (ms a bill by phase name, ``PHASES``' order). Sets up
+    Django on the SQLite village, so call it in a process of its own."""
+    workdir = None
+    if database is None:
+        workdir = tempfile.TemporaryDirectory(prefix="bench_pdf_")
+        database = Path(workdir.name) / "bench.sqlite3"
+    reuse = database.exists()
+    _setup_django(database)
+    if not reuse:
+        _build(bills)
+    ids = _latest_bill_ids(bills)
+    if on_built:
+        on_built(f"{'reused' if reuse else 'built'} {database}; profiling {len(ids)} bills in one process")
+    _render_batch((ids[:1], False))  # warm: fonts loaded, stylesheets parsed, as in a long-lived worker
+    _, cpu = _render_batch((ids, False))
+    profiler = cProfile.Profile()
+    profiler.runcall(_render_batch, (ids, False))
+    stats = pstats.Stats(profiler).stats
+    total = sum(row[2] for row in stats.values())  # every function's own time: the profiled run's length
+
+    def cumulative(suffix: str, function: str) -> float:
+        return sum(row[3] for (path, _, name), row in stats.items() if name == function and path.endswith(suffix))
+
+    seconds = {name: cumulative(*where) for name, where in PHASES.items()}
+    for outer, inner in NESTED.items():
+        seconds[outer] -= seconds[inner]
+    ms_per_bill = cpu / len(ids) * 1000
+    phases = {name: value / total * ms_per_bill for name, value in seconds.items()}
+    if workdir is not None:
+        workdir.cleanup()
+    return {"bills": len(ids), "ms_per_bill": ms_per_bill, "budget_ms": 2 / 100 * 1000, "phases": phases}
 
 
 if __name__ == "__main__":
