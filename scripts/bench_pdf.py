@@ -123,21 +123,28 @@ def main() -> None:
           f"{result['processes']} free cores")
 
 
-def pdf_measure(*, bills: int = 400, processes: int = 2, batch: int = 0, baseline: bool = False,
-                database: Path | None = None, on_built=None) -> dict:
-    """Build (or reuse) the SQLite village and render its latest ``bills`` bills on ``processes`` forked
-    processes. Sets up Django on that SQLite file, so call it in a process of its own. Returns the figures:
-    ``bills``, ``seconds``, ``bills_per_s``, ``processes``, ``batch``, ``kib_per_bill``, ``cpu_ms_per_bill``,
-    ``cpu_bills_per_s``; ``on_built`` gets the line saying what was built."""
+def _village(bills: int, database: Path | None):
+    """Django set up on the SQLite village at ``database`` (built unless it exists; a temporary file when
+    None); returns the temporary directory to clean up (or None), the file, and whether it was reused."""
     workdir = None
     if database is None:
         workdir = tempfile.TemporaryDirectory(prefix="bench_pdf_")
         database = Path(workdir.name) / "bench.sqlite3"
     reuse = database.exists()
     _setup_django(database)
-    started = time.perf_counter()
     if not reuse:
         _build(bills)
+    return workdir, database, reuse
+
+
+def pdf_measure(*, bills: int = 400, processes: int = 2, batch: int = 0, baseline: bool = False,
+                database: Path | None = None, on_built=None) -> dict:
+    """Build (or reuse) the SQLite village and render its latest ``bills`` bills on ``processes`` forked
+    processes. Sets up Django on that SQLite file, so call it in a process of its own. Returns the figures:
+    ``bills``, ``seconds``, ``bills_per_s``, ``processes``, ``batch``, ``kib_per_bill``, ``cpu_ms_per_bill``,
+    ``cpu_bills_per_s``; ``on_built`` gets the line saying what was built."""
+    started = time.perf_counter()
+    workdir, database, reuse = _village(bills, database)
     ids = _latest_bill_ids(bills)
     if on_built:
         on_built(f"{'reused' if reuse else 'built'} {database} in {time.perf_counter() - started:.1f}s; "
@@ -186,14 +193,7 @@ def pdf_profile(*, bills: int = 100, database: Path | None = None, on_built=None
     cProfile for the shares of it each phase takes. Returns ``bills``, ``ms_per_bill``, ``budget_ms`` (what
     100 bills/s on 2 processes allows) and ``phases`` (ms a bill by phase name, ``PHASES``' order). Sets up
     Django on the SQLite village, so call it in a process of its own."""
-    workdir = None
-    if database is None:
-        workdir = tempfile.TemporaryDirectory(prefix="bench_pdf_")
-        database = Path(workdir.name) / "bench.sqlite3"
-    reuse = database.exists()
-    _setup_django(database)
-    if not reuse:
-        _build(bills)
+    workdir, database, reuse = _village(bills, database)
     ids = _latest_bill_ids(bills)
     if on_built:
         on_built(f"{'reused' if reuse else 'built'} {database}; profiling {len(ids)} bills in one process")
