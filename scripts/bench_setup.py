@@ -39,7 +39,7 @@ BASELINES = {
 }
 TARGETS = {
     "bill day": "the run ≥ 5,000 bills/s, PDFs ≥ 100 bills/s (2 processes)",
-    "paperless e-mails": "the thirteenth month no slower than the first",
+    "paperless e-mails": "the thirteenth month no slower than the first (within 10%, the spread of runs)",
     "PDFs, 1 → 2 worker processes": "≥ 100 bills/s on 2",
     "penalty day": "< 10 s",
     "penalty catch-up": "< 60 s",
