@@ -37,9 +37,12 @@ BASELINES = {
     "admin account page": ("—", "not measured before"),
     "conversion": ("—", "not measured before"),
 }
+# The paperless e-mails of the thirteenth month may cost this much more a bill than the first's and still be
+# "no slower": the spread between runs of the same code.
+EMAIL_SPREAD = 0.10
 TARGETS = {
     "bill day": "the run ≥ 5,000 bills/s, PDFs ≥ 100 bills/s (2 processes)",
-    "paperless e-mails": "the thirteenth month no slower than the first (within 10%, the spread of runs)",
+    "paperless e-mails": f"the thirteenth month no slower than the first (within {EMAIL_SPREAD:.0%}, the spread of runs)",
     "PDFs, 1 → 2 worker processes": "≥ 100 bills/s on 2",
     "penalty day": "< 10 s",
     "penalty catch-up": "< 60 s",
