@@ -18,6 +18,8 @@ from .ledger.allocation import (
     Entry,
     Ledger,
     allocate,
+    key_bill_id,
+    key_entry_id,
     replay_order,
 )
 from .ledger.selectors import account_balances, entries_for_accounts
@@ -250,18 +252,23 @@ class AmountDue:
 def account_amounts_due(*, account_ids, as_of: date, balances: dict[int, AccountBalance] | None = None,
                         due_dates: dict[int, date] | None = None) -> dict[int, AmountDue]:
     """What each account owes on ``as_of``; ``balances``: their allocations through ``as_of``, and
-    ``due_dates``: the due date of each of their live bills by id, when the caller has them already."""
+    ``due_dates``: the due date of each of their live bills by id, when the caller has them already. A charge on
+    no bill (an invoice, a debit memo) falls due on its own due date (``lone_due_dates``)."""
     if balances is None:
         balances = account_balances(account_ids, through=as_of)
     if due_dates is None:
         due_dates = dict(Bill.objects.filter(account_id__in=list(account_ids)).exclude(status=Bill.Status.VOID)
                          .order_by().values_list("id", "due_date"))
+    lone_due = lone_due_dates(states=balances.values())
     out = {}
     for account_id, state in balances.items():
         past_due, upcoming = ZERO, []
-        for (_, bill_id), balance in state.bills.items():
-            due = due_dates.get(bill_id)
-            if due is None or balance.unpaid_total <= ZERO:
+        for key, balance in state.bills.items():
+            if balance.unpaid_total <= ZERO:
+                continue
+            bill_id = key_bill_id(key)
+            due = due_dates.get(bill_id) if bill_id is not None else lone_due.get(key_entry_id(key), key[0])
+            if due is None:
                 continue
             if due < as_of:
                 past_due += balance.unpaid_total
@@ -272,12 +279,22 @@ def account_amounts_due(*, account_ids, as_of: date, balances: dict[int, Account
     return out
 
 
+def lone_due_dates(*, states) -> dict[int, date]:
+    """The due dates of the unpaid charges on no bill in these allocations that fall due after the day they were
+    posted (an invoice's due date), by ledger entry id; the others are due the day they were posted."""
+    entry_ids = [entry_id for state in states for entry_id, (_, balance) in state.lone().items()
+                 if balance.unpaid_total > ZERO]
+    if not entry_ids:
+        return {}
+    return dict(LedgerEntry.objects.filter(id__in=entry_ids, due_on__isnull=False).values_list("id", "due_on"))
+
+
 def bill_balances(*, account: Account, as_of: date, state: AccountBalance | None = None) -> dict[int, BillBalance]:
     """Each bill's standing in the ledger allocation as of a date, by bill id (from ``state``, the account's
     allocation through ``as_of``, when the caller has it already)."""
     if state is None:
         state = account_balances([account.id], through=as_of)[account.id]
-    return {key[1]: balance for key, balance in state.bills.items() if len(key) == 2}
+    return state.on_bills()
 
 
 def consumption_history(*, account_ids, through: date) -> dict[int, list[tuple[date, int]]]:

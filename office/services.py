@@ -231,7 +231,7 @@ def invoice_create(*, account: Account, code: str, as_of: date, due_on: date, ac
         due_on=due_on, recipient_name=owner.name, recipient_address=owner.mailing_address, note=note,
         created_by=actor)
     ledger_post(Posting(account_id=account.pk, kind=LedgerEntry.Kind.FEE, posted_on=as_of, amount=terms.amount,
-                        source=invoice_source(invoice.pk), citation=terms.citation,
+                        source=invoice_source(invoice.pk), citation=terms.citation, due_on=due_on,
                         description=f"Invoice {invoice.number}: {terms.description}, due {fmt_day(due_on)}"))
     return invoice
 

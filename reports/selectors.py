@@ -26,7 +26,16 @@ from decimal import Decimal
 from django.db.models import Max
 
 from accounts.models import Account
-from billing.ledger.allocation import DEPOSIT_KINDS, PENALTY_KINDS, BillBalance, Entry, Ledger, replay_order
+from billing.ledger.allocation import (
+    DEPOSIT_KINDS,
+    PENALTY_KINDS,
+    BillBalance,
+    Entry,
+    Ledger,
+    key_bill_id,
+    key_entry_id,
+    replay_order,
+)
 from billing.ledger.selectors import accounts_that_may_owe, entries_for_accounts
 from billing.ledger.standing import open_balances
 from billing.models import Bill, BillLine, LedgerEntry, Payment
@@ -36,6 +45,7 @@ from billing.penalty_plan import penalty_candidates, waived_charges
 from billing.penalty_shortcuts import penalty_candidates_since
 from billing.presets import preset_load
 from billing.runs.preview import BookTotal, LineTotal  # the same totals as a run's proof register
+from billing.selectors import lone_due_dates
 from core.csvimport import chunked
 from core.db import collector_paused
 from core.money import ZERO
@@ -74,10 +84,11 @@ def _accounts_on_the_ledger(*, through: date) -> list[int]:
                 .order_by("account_id").values_list("account_id", flat=True).distinct())
 
 
-def _due_on(key: tuple, due_dates: dict[int, date]) -> date:
-    """When an unpaid item of the allocation fell due: its bill's due date, or the posting day of a charge
-    on no bill (whose key is ``(posted_on, -1, entry_id)``)."""
-    return due_dates[key[1]] if len(key) == 2 else key[0]
+def _due_on(key: tuple, due_dates: dict[int, date], lone_due: dict[int, date]) -> date:
+    """When an unpaid item of the allocation fell due: its bill's due date, or for a charge on no bill its own due
+    date (an invoice's) or else the day it was posted."""
+    bill_id = key_bill_id(key)
+    return due_dates[bill_id] if bill_id is not None else lone_due.get(key_entry_id(key), key[0])
 
 
 # --- register ---------------------------------------------------------------------------------------------
@@ -183,12 +194,13 @@ def aging(*, as_of: date) -> Aging:
         if not owing:
             continue
         due_dates = dict(Bill.objects.filter(account_id__in=list(owing)).values_list("id", "due_date"))
+        lone_due = lone_due_dates(states=owing.values())
         facts = _account_facts(owing)
         for account_id, state in owing.items():
             buckets = [ZERO] * len(AGING_BUCKETS)
             for key, bill in state.bills.items():
                 if bill.unpaid_total:
-                    buckets[aging_bucket((as_of - _due_on(key, due_dates)).days)] += bill.unpaid_total
+                    buckets[aging_bucket((as_of - _due_on(key, due_dates, lone_due)).days)] += bill.unpaid_total
             buckets[0] -= state.credit
             f = facts[account_id]
             rows.append(AgingRow(account_no=f.account_no, owner=f.owner, service_address=f.service_address,
@@ -327,9 +339,10 @@ def relevy(*, levy_on: date) -> Relevy:
     for chunk in chunked(accounts_that_may_owe(through=levy_on), CHUNK):
         balances = open_balances(chunk, through=levy_on)
         due_dates = dict(Bill.objects.filter(account_id__in=chunk).values_list("id", "due_date"))
+        lone_due = lone_due_dates(states=balances.values())
         for account_id in chunk:
             past_due = [bill for key, bill in balances[account_id].bills.items()
-                        if _due_on(key, due_dates) < levy_on]
+                        if _due_on(key, due_dates, lone_due) < levy_on]
             charges = sum((bill.unpaid_principal for bill in past_due), ZERO)
             late = sum((_unpaid_late(bill) for bill in past_due), ZERO)
             if charges + late > ZERO:

@@ -7,7 +7,7 @@ from datetime import date, timedelta
 from decimal import Decimal
 
 from accounts.models import Account
-from billing.ledger.allocation import allocate
+from billing.ledger.allocation import allocate, key_bill_id
 from billing.ledger.selectors import accounts_that_may_owe, entries_for_accounts
 from billing.ledger.standing import open_balances
 from billing.models import Bill, PendingCharge, Utility
@@ -89,8 +89,8 @@ def delinquencies(*, as_of: date, account_ids=None, policy: TerminationPolicy | 
     owing: dict[int, list[DelinquentBill]] = {}
     for account_id in candidates:
         found = []
-        for key, balance in balances[account_id].bills.items():
-            row = rows.get(key[1]) if len(key) == 2 else None
+        for bill_id, balance in balances[account_id].on_bills().items():
+            row = rows.get(bill_id)
             if row is None or balance.unpaid_total <= ZERO:
                 continue
             eligible = trigger.eligible(bill_date=row[3], due_date=row[4], unpaid=balance.unpaid,
@@ -133,7 +133,7 @@ def case_unpaid(case: TerminationCase, *, as_of: date) -> Decimal:
     due_dates = dict(Bill.objects.filter(id__in=list(bills)).values_list("id", "due_date"))
     covered = ZERO
     for key, balance in state.bills.items():
-        if len(key) == 2 and key[1] in bills:
+        if key_bill_id(key) in bills:
             # As of the day the case opened at the latest: what became eligible since is not this case's.
             eligible = policy.trigger.eligible(bill_date=key[0], due_date=due_dates[key[1]], unpaid=balance.unpaid,
                                                fines=fines.get(key[1], []), as_of=min(as_of, max(case.opened_on,

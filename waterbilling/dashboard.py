@@ -264,8 +264,8 @@ def penalties_tonight(*, as_of: date) -> int:
     if not bills:
         return 0
     balances = account_balances(list({account_id for _, account_id in bills}), through=as_of)
-    unpaid = {(account_id, key[1]) for account_id, state in balances.items() for key, b in state.bills.items()
-              if len(key) == 2 and b.unpaid_principal > ZERO}
+    unpaid = {(account_id, bill_id) for account_id, state in balances.items()
+              for bill_id, b in state.on_bills().items() if b.unpaid_principal > ZERO}
     return sum(1 for bill_id, account_id in bills if (account_id, bill_id) in unpaid)
 
 

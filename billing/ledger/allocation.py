@@ -125,10 +125,38 @@ class BillBalance:
         return sum(self.charged.values(), ZERO)
 
 
+# An item of the allocation is a bill, keyed ``(bill_date, bill_id)``, or a charge on no bill (an invoice, a debit
+# memo, a refund), keyed ``(posted_on, LONE, entry_id)``: both sort oldest first. Keys are read only through
+# ``key_bill_id`` and ``key_entry_id``, never unpacked, since the two shapes differ.
+LONE = -1
+
+
+def lone_key(posted_on: date, entry_id: int) -> tuple:
+    return (posted_on, LONE, entry_id)
+
+
+def key_bill_id(key: tuple) -> int | None:
+    """The bill an item's key names; None for a charge on no bill."""
+    return None if key[1] == LONE else key[1]
+
+
+def key_entry_id(key: tuple) -> int | None:
+    """The ledger entry of a charge on no bill; None for a bill."""
+    return key[2] if key[1] == LONE else None
+
+
 @dataclass
 class AccountBalance:
-    bills: dict[tuple, BillBalance]
+    bills: dict[tuple, BillBalance]  # by item key: bills and charges on no bill (see ``LONE``)
     credit: Decimal  # unapplied payments and credits (positive number = the customer's credit)
+
+    def on_bills(self) -> dict[int, BillBalance]:
+        """The bills' balances by bill id, without the charges on no bill."""
+        return {key[1]: balance for key, balance in self.bills.items() if key[1] != LONE}
+
+    def lone(self) -> dict[int, tuple[date, BillBalance]]:
+        """The charges on no bill: (posted on, balance) by ledger entry id."""
+        return {key[2]: (key[0], balance) for key, balance in self.bills.items() if key[1] == LONE}
 
     @property
     def balance(self) -> Decimal:
@@ -139,7 +167,7 @@ class Application(NamedTuple):
     """An amount of a credit (payment, credit memo, void) that paid a charge."""
 
     credit_id: int  # the credit's ``entry_id``
-    bill_key: tuple  # the bill's key, or a lone charge's ``(posted_on, -1, entry_id)``
+    bill_key: tuple  # the bill's key, or a lone charge's ``lone_key``
     category: str  # water, fee, interest or penalty
     amount: Decimal
     applied_on: date  # the day it paid: the credit's own, or a later charge's for a credit left over
@@ -187,7 +215,7 @@ class Ledger:
             self._day = posted_on
             # Charges not on a bill (a counter fee) stand as their own item, ordered by posting date.
             key = e.bill_key
-            bill, amount = self.bills[key if key is not None else (posted_on, -1, e.entry_id)], e.amount
+            bill, amount = self.bills[key if key is not None else lone_key(posted_on, e.entry_id)], e.amount
             charged, unpaid = bill.charged, bill.unpaid
             if cat == "fine":
                 self._passes = _PASSES[self.order]

@@ -96,13 +96,14 @@ class Posting:
     payment_id: int | None = None
     adjustment_id: int | None = None
     corrects_id: int | None = None
+    due_on: date | None = None  # a charge on no bill due later than it is posted (an invoice)
 
     def entry(self) -> LedgerEntry:
         return LedgerEntry(**_fields(self))
 
 
 COLUMNS = ("account_id", "kind", "posted_on", "amount", "amount_currency", "source", "bill_id", "citation",
-           "description", "payment_id", "adjustment_id", "corrects_id", "created_at")
+           "description", "payment_id", "adjustment_id", "corrects_id", "due_on", "created_at")
 
 
 CITATION_MAX = LedgerEntry._meta.get_field("citation").max_length
@@ -170,7 +171,8 @@ def ledger_post_many(postings: Sequence[Posting], *, fresh: bool = False) -> int
         now = timezone.now()
         copy_rows(LedgerEntry, COLUMNS, [
             (p.account_id, p.kind, p.posted_on, p.amount, "USD", p.source, p.bill_id, p.citation,
-             p.description[:200], p.payment_id, p.adjustment_id, p.corrects_id, now) for p in postings])
+             p.description[:200], p.payment_id, p.adjustment_id, p.corrects_id, p.due_on, now)
+            for p in postings])
         return len(postings)
     if not fresh:
         sources = sorted({p.source for p in postings})
@@ -193,4 +195,4 @@ def _fields(posting: Posting) -> dict:
             "amount": Money(posting.amount, "USD"), "source": posting.source, "bill_id": posting.bill_id,
             "citation": posting.citation, "description": posting.description[:200],
             "payment_id": posting.payment_id, "adjustment_id": posting.adjustment_id,
-            "corrects_id": posting.corrects_id}
+            "corrects_id": posting.corrects_id, "due_on": posting.due_on}

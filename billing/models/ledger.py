@@ -49,6 +49,9 @@ class LedgerEntry(models.Model):
     payment = models.OneToOneField(Payment, null=True, blank=True, on_delete=models.PROTECT, related_name="entry")
     adjustment = models.OneToOneField(Adjustment, null=True, blank=True, on_delete=models.PROTECT,
                                       related_name="entry")
+    due_on = models.DateField(null=True, blank=True,
+                              help_text="When a charge on no bill falls due, if later than the day it is posted "
+                                        "(an invoice's due date); empty: due the day it is posted.")
     corrects = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="corrections",
                                  help_text="The penalty or interest charge this entry corrects, when a payment or "
                                            "charge dated earlier was recorded after it was assessed.")
