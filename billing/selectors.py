@@ -256,27 +256,41 @@ def account_amounts_due(*, account_ids, as_of: date, balances: dict[int, Account
     no bill (an invoice, a debit memo) falls due on its own due date (``lone_due_dates``)."""
     if balances is None:
         balances = account_balances(account_ids, through=as_of)
+    out = {}
+    for account_id, state, items in _unpaid_items(balances, due_dates=due_dates):
+        past_due = sum((unpaid for due, unpaid in items if due < as_of), ZERO)
+        amount = max(state.balance, ZERO)
+        out[account_id] = AmountDue(amount=amount, past_due=min(past_due, amount),
+                                    due_date=min((due for due, _ in items if due >= as_of), default=None))
+    return out
+
+
+def account_amounts_due_by(*, account_ids, as_of: date, by: date) -> dict[int, Decimal]:
+    """What each account owed on ``as_of`` of what falls due on or before ``by`` (less any credit it has): the
+    amount an autopay debit settling on ``by`` may take."""
+    balances = account_balances(account_ids, through=as_of)
+    return {account_id: max(min(sum((unpaid for due, unpaid in items if due <= by), ZERO) - state.credit,
+                                state.balance), ZERO)
+            for account_id, state, items in _unpaid_items(balances)}
+
+
+def _unpaid_items(balances: dict[int, AccountBalance], *, due_dates: dict[int, date] | None = None):
+    """(account id, allocation, [(due date, unpaid)]) for each account: its bills and charges on no bill with
+    something unpaid, each with the day it falls due."""
     if due_dates is None:
-        due_dates = dict(Bill.objects.filter(account_id__in=list(account_ids)).exclude(status=Bill.Status.VOID)
+        due_dates = dict(Bill.objects.filter(account_id__in=list(balances)).exclude(status=Bill.Status.VOID)
                          .order_by().values_list("id", "due_date"))
     lone_due = lone_due_dates(states=balances.values())
-    out = {}
     for account_id, state in balances.items():
-        past_due, upcoming = ZERO, []
+        items = []
         for key, balance in state.bills.items():
             if balance.unpaid_total <= ZERO:
                 continue
             bill_id = key_bill_id(key)
             due = due_dates.get(bill_id) if bill_id is not None else lone_due.get(key_entry_id(key), key[0])
-            if due is None:
-                continue
-            if due < as_of:
-                past_due += balance.unpaid_total
-            else:
-                upcoming.append(due)
-        amount = max(state.balance, ZERO)
-        out[account_id] = AmountDue(amount=amount, past_due=min(past_due, amount), due_date=min(upcoming, default=None))
-    return out
+            if due is not None:
+                items.append((due, balance.unpaid_total))
+        yield account_id, state, items
 
 
 def lone_due_dates(*, states) -> dict[int, date]:

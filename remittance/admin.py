@@ -5,12 +5,18 @@ shown by its last four digits; the sealed number is never shown."""
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
+from django.http import HttpResponse
+from django.shortcuts import redirect
 from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
 
 from accounts.models import Account
 from core.admin import DATE_WIDGET, ReadOnlyAdmin, ReadOnlyInline, admin_page_register
 from core.clock import today
+from core.errors import ApplicationError
 
+from .autopay import ach_export_again
 from .bank import deposits_reconcile
 from .lockbox import exception_post, exception_return
 from .models import (
@@ -66,9 +72,39 @@ class DebitInline(ReadOnlyInline):
 
 @admin.register(AchFile)
 class AchFileAdmin(ReadOnlyAdmin):
-    list_display = ("created_on", "modifier", "effective_on", "entries", "total", "entry_hash", "created_by")
+    """The debit files made: each kept sealed, so the file the bank did not get is downloaded again, identical."""
+
+    list_display = ("created_on", "modifier", "effective_on", "same_day", "entries", "total", "written_at",
+                    "download", "created_by")
     date_hierarchy = "created_on"
+    exclude = ("sealed_text",)
+    readonly_fields = ("download",)
     inlines = [DebitInline]
+
+    def get_urls(self):
+        return [path("<int:pk>/nacha/", self.admin_site.admin_view(self.nacha_view), name="remittance_achfile_nacha"),
+                *super().get_urls()]
+
+    @admin.display(description="The file for the bank")
+    def download(self, obj):
+        if not obj.sealed_text:
+            return "not kept (made before files were kept)"
+        return format_html('<a href="{}">Download again (identical)</a>',
+                           reverse("admin:remittance_achfile_nacha", args=[obj.pk]))
+
+    def nacha_view(self, request, pk):
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        try:
+            exported = ach_export_again(file_id=pk)
+        except ApplicationError as exc:
+            messages.error(request, exc.errors[0].message)
+            return redirect("admin:remittance_achfile_changelist")
+        response = HttpResponse(exported.text, content_type="text/plain; charset=us-ascii")
+        response["Content-Disposition"] = (f'attachment; filename="ach-{exported.file.created_on}-'
+                                           f'{exported.file.modifier}.txt"')
+        response["Cache-Control"] = "no-store"
+        return response
 
 
 class ResolveForm(forms.ModelForm):

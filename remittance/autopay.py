@@ -7,21 +7,33 @@ Design overview:
   came from and who agreed are kept as given. One active enrolment per account (a database key): a new one
   replaces the old.
 * **The notice before the debit** (``autopay_notices_send``): when a bill of an enrolled account is issued, an
-  email says how much will be debited, from which account (its last four digits) and on which day (the bill's
-  due date); once per bill.
-* **The debit file** (``ach_export``): on its date, every active enrolment whose account has something due that
-  day or before is debited the amount due; each debit is posted at once as a payment (tender "ach", reference
-  ``ACH-<file>-<sequence>``) through billing's one payment service, so the account shows it paid and a second
-  file that day debits nothing again. The NACHA text goes to the operator (``nacha.debit_file``); the database
-  keeps the file's controls, never the account numbers in clear.
-* **Returns** (``ach_returns``): each returned debit's payment is reversed with its R-code, the returned-payment
-  fee is charged (the preset's, or the office's policy: ``billing.services.returned``), and autopay is
-  suspended after a return that says the account is closed or the debit unauthorized. A return already applied
-  is skipped; a trace number that is none of ours refuses the whole file, naming its line.
+  email says how much will be debited, from which account (its last four digits) and on which banking day (the
+  bill's due date, or later so that the notice goes the office's notice period before: ``ACH_NOTICE_DAYS``,
+  10 by default, Reg E § 1005.10(d)); once per bill. What was already owed when the customer enrolled gets a
+  notice of its own (arrears), and waits for it like any other debit.
+* **The debit file** (``ach_export``): made on a day for a banking day ahead (the effective entry date: the next
+  banking day by default, any later one with ``settle``; the same day only when asked). Each active enrolment
+  is debited under its latest notice whose day has come by then and that was sent the notice period before:
+  at most the notice's amount, and only what falls due by the settlement day. Each debit is posted as a payment
+  (tender "ach", reference ``ACH-<file>-<sequence>``) through billing's one payment service, and the NACHA text
+  is sealed with the bank key and kept with the file, all in one transaction: a write that fails (a bad path, a
+  full disk, a kill) loses nothing, and ``ach_export_again`` gives the identical text.
+* **Presented again**: a debit returned for insufficient or uncollected funds (R01, R09) goes out again under its
+  notice, for the same amount, in a batch described ``RETRY PYMT``, as the office's policy says
+  (``ACH_REPRESENT_TIMES``, at most twice; ``ACH_REPRESENT_AFTER_DAYS`` after the return, never the day of it)
+  and within 180 days of the first settlement (NACHA's rule), and only while the account still owes it.
+* **Returns** (``ach_returns``): the whole file is checked (``nacha.returns_read``) before anything is applied;
+  each returned debit's payment is reversed with its R-code, the returned-payment fee is charged (the preset's,
+  or the office's policy: ``billing.services.returned``), and autopay is suspended after a return that says the
+  account is closed or the debit unauthorized. A return already applied is skipped; a trace number that is none
+  of ours refuses the whole file, naming its line.
 """
 
+import contextlib
+import os
+import tempfile
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 
 from django.conf import settings
@@ -34,7 +46,7 @@ from django.utils.translation import gettext as _
 from accounts.models import Account
 from billing.models import Bill, Payment, PaymentReversal
 from billing.ordinance import ordinance_on
-from billing.selectors import account_amounts_due
+from billing.selectors import account_amounts_due, account_amounts_due_by
 from billing.services.payments import PaymentIn, payments_post
 from billing.services.reversals import payment_reverse
 from core.dates import fmt_long_day
@@ -42,6 +54,7 @@ from core.errors import ApplicationError, FieldError
 from core.i18n import customer_language
 from core.money import fmt_dollars
 
+from .banking_days import banking_day_on_or_after, is_banking_day, next_banking_day, why_not_banking_day
 from .models import AchFile, AutopayDebit, AutopayEnrolment, AutopayNotice
 from .nacha import RETURN_REASONS, Debit, NachaError, Originator, aba_valid, debit_file, returns_read, trace_number
 from .vault import seal, unseal
@@ -92,10 +105,14 @@ def autopay_enrol(*, account: Account, holder_name: str, routing: str, account_n
         AutopayEnrolment.objects.select_for_update().filter(account=account, status=AutopayEnrolment.Status.ACTIVE) \
             .update(status=AutopayEnrolment.Status.CANCELLED, status_note="replaced by a new enrolment",
                     status_changed_at=now)
-        return AutopayEnrolment.objects.create(
+        enrolment = AutopayEnrolment.objects.create(
             account=account, holder_name=holder_name[:100], routing_number=routing, account_type=account_type,
             account_number_sealed=seal(account_number), account_last4=last4, email=email, authorization=wording,
             authorized_at=now, authorized_from=ip_address, authorized_by=user if getattr(user, "pk", None) else None)
+        arrears = _arrears_notice(enrolment, on=timezone.localdate())
+        if arrears is not None:
+            transaction.on_commit(lambda: _notice_send(arrears))
+    return enrolment
 
 
 def autopay_cancel(*, enrolment: AutopayEnrolment, why: str) -> AutopayEnrolment:
@@ -105,33 +122,56 @@ def autopay_cancel(*, enrolment: AutopayEnrolment, why: str) -> AutopayEnrolment
     return enrolment
 
 
+def notice_days() -> int:
+    return settings.ACH_NOTICE_DAYS
+
+
 def autopay_notices_send(bill_ids) -> int:
-    """Email the notice before the debit for each new bill of an enrolled account, once."""
+    """Email the notice before the debit for each new bill of an enrolled account, once: the amount owed on the
+    bill's date and the banking day it will be debited (its due date, or the first banking day the notice period
+    allows)."""
     bills = {b.account_id: b for b in Bill.objects.filter(pk__in=list(bill_ids)).exclude(status=Bill.Status.VOID)
              .select_related("account__premises")}
     sent = 0
     for enrolment in AutopayEnrolment.objects.filter(account_id__in=list(bills), status=AutopayEnrolment.Status.ACTIVE):
         bill = bills[enrolment.account_id]
+        due = account_amounts_due(account_ids=[bill.account_id], as_of=bill.bill_date)[bill.account_id]
+        debit_on = banking_day_on_or_after(max(bill.due_date, bill.bill_date + timedelta(days=notice_days())))
         try:
             with transaction.atomic():
-                notice = AutopayNotice.objects.create(enrolment=enrolment, bill=bill, sent_at=timezone.now())
-        except IntegrityError:
+                notice, _created = AutopayNotice.objects.get_or_create(
+                    enrolment=enrolment, bill=bill,
+                    defaults={"kind": AutopayNotice.Kind.BILL, "amount": due.amount, "debit_on": debit_on})
+        except IntegrityError:  # made by a concurrent run of the same bills
             continue
-        due = account_amounts_due(account_ids=[bill.account_id], as_of=bill.bill_date)[bill.account_id]
-        with customer_language(bill.account):
-            body = render_to_string("remittance/email/autopay_notice.txt", {
-                "account": bill.account, "bill": bill, "enrolment": enrolment, "amount": fmt_dollars(due.amount),
-                "on": fmt_long_day(bill.due_date),
-                "utility": ordinance_on(bill.bill_date).utility})
-            subject = _("Autopay: %(amount)s will be debited for water account %(number)s") % {
-                "amount": fmt_dollars(due.amount), "number": bill.account.account_no}
-        try:
-            EmailMessage(subject=subject, body=body, to=[enrolment.email]).send()
-        except Exception:
-            notice.delete()
-            raise
-        sent += 1
+        if notice.sent_at is None:  # new, or one whose email failed before: sent now
+            sent += _notice_send(notice)
     return sent
+
+
+def _arrears_notice(enrolment: AutopayEnrolment, *, on: date) -> AutopayNotice | None:
+    """The notice of what the account already owes past due when it enrols: debited no sooner than the notice
+    period after it is sent."""
+    due = account_amounts_due(account_ids=[enrolment.account_id], as_of=on)[enrolment.account_id]
+    if due.past_due <= 0:
+        return None
+    return AutopayNotice.objects.create(enrolment=enrolment, kind=AutopayNotice.Kind.ARREARS, amount=due.past_due,
+                                        debit_on=banking_day_on_or_after(on + timedelta(days=notice_days())))
+
+
+def _notice_send(notice: AutopayNotice) -> int:
+    """Email one notice and record when; a notice that could not be sent stays unsent and debits nothing."""
+    enrolment, bill = notice.enrolment, notice.bill
+    account = enrolment.account
+    with customer_language(account):
+        body = render_to_string("remittance/email/autopay_notice.txt", {
+            "account": account, "bill": bill, "enrolment": enrolment, "amount": fmt_dollars(notice.amount.amount),
+            "on": fmt_long_day(notice.debit_on), "utility": ordinance_on(timezone.localdate()).utility})
+        subject = _("Autopay: %(amount)s will be debited for water account %(number)s") % {
+            "amount": fmt_dollars(notice.amount.amount), "number": account.account_no}
+    EmailMessage(subject=subject, body=body, to=[enrolment.email]).send()
+    AutopayNotice.objects.filter(pk=notice.pk).update(sent_at=timezone.now())
+    return 1
 
 
 def originator() -> Originator:
@@ -154,17 +194,94 @@ class Exported:
     text: str  # the NACHA file ("" when nothing is due)
 
 
-def ach_export(*, on: date, actor=None, now: datetime | None = None) -> Exported:
-    """The debit file of ``on``: each active enrolment's amount due, for accounts with something due that day or
-    before; every debit posted as a payment in the same transaction. Nothing due: no file."""
+REPRESENTABLE = {"R01", "R09"}  # insufficient or uncollected funds: NACHA lets the originator present again
+REPRESENT_WITHIN_DAYS = 180
+SETTLE_AHEAD_MOST_DAYS = 60
+
+
+def settle_day_choose(*, on: date, settle: date | None, same_day: bool) -> date:
+    """The effective entry date of a file made on ``on``: ``settle`` if given (a banking day after ``on``, or
+    ``on`` itself for same-day ACH), else the next banking day (or ``on`` when same-day and a banking day)."""
+    if settle is None:
+        settle = on if same_day and is_banking_day(on) else next_banking_day(on)
+    errors = []
+    why = why_not_banking_day(settle)
+    if why:
+        errors.append(FieldError(field="settle", message=(
+            f"{settle} is {why}: the Federal Reserve settles nothing that day; the next banking day is "
+            f"{next_banking_day(settle)}")))
+    if settle < on or (settle == on and not same_day):
+        errors.append(FieldError(field="settle", message=(
+            f"{settle} is not after the file's date ({on}): a debit settles on a banking day after the file is made "
+            "(same-day ACH only when asked for)")))
+    if settle > on + timedelta(days=SETTLE_AHEAD_MOST_DAYS):
+        errors.append(FieldError(field="settle", message=(
+            f"{settle} is more than {SETTLE_AHEAD_MOST_DAYS} days after the file's date ({on}); make the file nearer "
+            "the day")))
+    if errors:
+        raise ApplicationError(errors=errors)
+    return settle
+
+
+@dataclass(frozen=True)
+class _Wanted:
+    enrolment: AutopayEnrolment
+    notice: AutopayNotice
+    amount: Decimal
+    presentment: int
+
+
+def _debits_wanted(enrolments, *, on: date, settle: date) -> list[_Wanted]:
+    """Each enrolment's debit for a file made on ``on`` to settle on ``settle``: under its latest notice whose day
+    has come and that was sent the notice period before; presented again after R01/R09 as the policy allows."""
+    if not enrolments:
+        return []
+    latest_sent = timezone.make_aware(datetime.combine(settle - timedelta(days=notice_days()), time.max))
+    notices: dict[int, AutopayNotice] = {}
+    for notice in (AutopayNotice.objects.filter(enrolment__in=enrolments, debit_on__lte=settle,
+                                                sent_at__isnull=False, sent_at__lte=latest_sent)
+                   .order_by("enrolment_id", "debit_on", "id")):
+        notices[notice.enrolment_id] = notice  # the latest wins
+    presented: dict[int, list[AutopayDebit]] = {}
+    for debit in AutopayDebit.objects.filter(notice__in=list(notices.values())).select_related("file") \
+            .order_by("presentment"):
+        presented.setdefault(debit.notice_id, []).append(debit)
+    owed = account_amounts_due_by(account_ids=[e.account_id for e in enrolments if e.pk in notices], as_of=on,
+                                  by=settle) if notices else {}
+    wanted = []
+    for enrolment in enrolments:
+        notice = notices.get(enrolment.pk)
+        if notice is None:
+            continue
+        due = owed.get(enrolment.account_id, Decimal("0"))
+        before = presented.get(notice.pk, [])
+        if not before:
+            amount = min(due, notice.amount.amount) if notice.amount is not None else due
+            if amount > 0:
+                wanted.append(_Wanted(enrolment, notice, amount, 1))
+            continue
+        last = before[-1]
+        if (last.returned_code in REPRESENTABLE and len(before) <= min(settings.ACH_REPRESENT_TIMES, 2)
+                and last.returned_on is not None
+                and on >= last.returned_on + timedelta(days=max(settings.ACH_REPRESENT_AFTER_DAYS, 1))
+                and settle <= before[0].file.effective_on + timedelta(days=REPRESENT_WITHIN_DAYS)
+                and due >= last.amount.amount):
+            wanted.append(_Wanted(enrolment, notice, last.amount.amount, len(before) + 1))
+    return wanted
+
+
+def ach_export(*, on: date, settle: date | None = None, same_day: bool = False, actor=None,
+               now: datetime | None = None) -> Exported:
+    """The debit file made on ``on`` to settle on ``settle`` (``settle_day_choose``): each active enrolment's debit
+    under its notice (``_debits_wanted``), every debit posted as a payment and the NACHA text sealed and kept, in
+    one transaction. Nothing due: no file."""
     origin = originator()
+    settle = settle_day_choose(on=on, settle=settle, same_day=same_day)
     with transaction.atomic(durable=True):
         enrolments = list(AutopayEnrolment.objects.select_for_update().filter(status=AutopayEnrolment.Status.ACTIVE)
-                          .select_related("account").order_by("account__account_no"))
-        dues = account_amounts_due(account_ids=[e.account_id for e in enrolments], as_of=on)
-        wanted = [(e, dues[e.account_id].amount) for e in enrolments if e.account_id in dues
-                  and dues[e.account_id].amount > 0 and (dues[e.account_id].past_due > 0
-                                                         or dues[e.account_id].due_date == on)]
+                          .select_related("account").order_by("pk"))
+        enrolments.sort(key=lambda e: e.account.account_no)
+        wanted = _debits_wanted(enrolments, on=on, settle=settle)
         if not wanted:
             return Exported(file=None, text="")
         used = set(AchFile.objects.filter(created_on=on).values_list("modifier", flat=True))
@@ -172,32 +289,70 @@ def ach_export(*, on: date, actor=None, now: datetime | None = None) -> Exported
         if modifier is None:
             raise ApplicationError(f"36 debit files were made on {on} already; the bank takes no more that day",
                                    field="date")
-        total = sum((amount for _, amount in wanted), Decimal("0"))
-        file = AchFile.objects.create(created_on=on, modifier=modifier, effective_on=on, entries=len(wanted),
-                                      total=total, entry_hash="", created_by=actor)
+        # First presentments in the first batch, then those presented again: trace numbers ascend through the file.
+        wanted.sort(key=lambda w: (w.presentment > 1, w.enrolment.account.account_no))
+        total = sum((w.amount for w in wanted), Decimal("0"))
+        file = AchFile.objects.create(created_on=on, modifier=modifier, effective_on=settle, same_day=same_day,
+                                      entries=len(wanted), total=total, entry_hash="", created_by=actor)
         debits, payments = [], []
         first = AutopayDebit.objects.count()  # trace numbers run on from file to file
-        for sequence, (enrolment, amount) in enumerate(wanted, start=1):
+        for sequence, w in enumerate(wanted, start=1):
             reference = f"ACH-{file.pk}-{sequence:07d}"
-            payments.append(PaymentIn(enrolment.account.account_no, amount, on, reference, tender=Payment.Tender.ACH))
-            debits.append(Debit(routing=enrolment.routing_number,
-                                account_number=unseal(enrolment.account_number_sealed),
-                                savings=enrolment.account_type == AutopayEnrolment.AccountType.SAVINGS,
-                                amount_cents=int(amount * CENTS), individual_id=enrolment.account.account_no,
-                                name=enrolment.holder_name, sequence=(first + sequence) % 10_000_000))
+            payments.append(PaymentIn(w.enrolment.account.account_no, w.amount, on, reference,
+                                      tender=Payment.Tender.ACH))
+            debits.append(Debit(routing=w.enrolment.routing_number,
+                                account_number=unseal(w.enrolment.account_number_sealed),
+                                savings=w.enrolment.account_type == AutopayEnrolment.AccountType.SAVINGS,
+                                amount_cents=int(w.amount * CENTS), individual_id=w.enrolment.account.account_no,
+                                name=w.enrolment.holder_name, sequence=(first + sequence) % 10_000_000))
         try:
-            text = debit_file(origin, debits, effective=on, created=now or timezone.localtime(), modifier=modifier)
+            text = debit_file(origin, [d for d, w in zip(debits, wanted, strict=True) if w.presentment == 1],
+                              retries=[d for d, w in zip(debits, wanted, strict=True) if w.presentment > 1],
+                              effective=settle, created=now or timezone.localtime(), modifier=modifier)
         except NachaError as exc:
             raise ApplicationError(str(exc), field="file") from None
         payments_post(payments=payments, actor=actor, source="autopay")
         posted = {p.reference: p for p in Payment.objects.filter(reference__in=[p.reference for p in payments])}
         AutopayDebit.objects.bulk_create([AutopayDebit(
-            file=file, enrolment=enrolment, account=enrolment.account, amount=amount,
-            trace_number=trace_number(origin, debit.sequence), payment=posted[payment.reference])
-            for (enrolment, amount), debit, payment in zip(wanted, debits, payments, strict=True)])
+            file=file, enrolment=w.enrolment, account=w.enrolment.account, amount=w.amount, notice=w.notice,
+            presentment=w.presentment, trace_number=trace_number(origin, debit.sequence),
+            payment=posted[payment.reference])
+            for w, debit, payment in zip(wanted, debits, payments, strict=True)])
         file.entry_hash = text.splitlines()[-1 - _padding(text)][21:31]
-        file.save(update_fields=["entry_hash"])
+        file.sealed_text = seal(text)
+        file.save(update_fields=["entry_hash", "sealed_text"])
     return Exported(file=file, text=text)
+
+
+def ach_export_again(*, file_id: int) -> Exported:
+    """A file made before, as it was made: the sealed text opened with the bank key."""
+    file = AchFile.objects.filter(pk=file_id).first()
+    if file is None:
+        raise ApplicationError(f"there is no debit file {file_id}", field="file_id")
+    if not file.sealed_text:
+        raise ApplicationError(f"debit file {file_id} was made before files were kept; it cannot be written again",
+                               field="file_id")
+    return Exported(file=file, text=unseal(file.sealed_text))
+
+
+def ach_file_write(exported: Exported, path: str) -> None:
+    """Write the file where the bank's software takes it from: readable only by its owner (mode 0600), written
+    whole or not at all (a temporary file beside it, synced, then renamed over). The time and place are kept."""
+    target = os.path.abspath(path)
+    directory = os.path.dirname(target) or "."
+    handle, temporary = tempfile.mkstemp(prefix=".ach-", dir=directory)
+    try:
+        os.fchmod(handle, 0o600)
+        with os.fdopen(handle, "w", encoding="ascii", newline="") as out:
+            out.write(exported.text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
+    AchFile.objects.filter(pk=exported.file.pk).update(written_at=timezone.now(), written_to=target[:300])
 
 
 def _padding(text: str) -> int:

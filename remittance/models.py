@@ -116,15 +116,20 @@ class AutopayEnrolment(models.Model):
 
 
 class AchFile(models.Model):
-    """A debit file made for the bank: what it held (never the bank account numbers: the file itself is written
-    where the operator said, for the bank)."""
+    """A debit file made for the bank: what it held, and its NACHA text sealed with the bank key (never the bank
+    account numbers in clear), kept in the transaction that posted its debits so a failed write is written again
+    identically (``ach_export --again``)."""
 
     created_on = models.DateField()
     modifier = models.CharField(max_length=1, help_text="The file id modifier: A, B, … for files of one day.")
-    effective_on = models.DateField()
+    effective_on = models.DateField(help_text="The effective entry date: the banking day the debits settle.")
+    same_day = models.BooleanField(default=False, help_text="Settles the day it is made (same-day ACH).")
     entries = models.PositiveIntegerField()
     total = money_field()
     entry_hash = models.CharField(max_length=10)
+    sealed_text = models.TextField(blank=True, help_text="The NACHA text, encrypted with the bank key; never shown.")
+    written_at = models.DateTimeField(null=True, blank=True, help_text="When the file was last written out.")
+    written_to = models.CharField(max_length=300, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="+")
@@ -149,23 +154,49 @@ class AutopayDebit(models.Model):
     returned_code = models.CharField(max_length=3, blank=True)
     returned_on = models.DateField(null=True, blank=True)
     receipt_sent_at = models.DateTimeField(null=True, blank=True)
+    notice = models.ForeignKey("AutopayNotice", null=True, blank=True, on_delete=models.PROTECT, related_name="debits",
+                               help_text="The notice of amount and date this debit was sent under.")
+    presentment = models.PositiveSmallIntegerField(
+        default=1, help_text="1: the first time; 2 and 3: presented again after insufficient or uncollected funds.")
 
     class Meta:
         ordering = ["trace_number"]
+        constraints = [
+            models.UniqueConstraint(fields=["notice", "presentment"], condition=models.Q(notice__isnull=False),
+                                    name="one_debit_per_notice_presentment"),
+            models.CheckConstraint(condition=models.Q(presentment__gte=1, presentment__lte=3),
+                                   name="at_most_two_represented"),
+        ]
 
     def __str__(self) -> str:
         return f"Debit {self.trace_number}: {self.amount} from {self.account}"
 
 
 class AutopayNotice(models.Model):
-    """The email before a debit, once per bill and enrolment."""
+    """The email before a debit, with its amount and day: once per bill and enrolment, and once for what was
+    already owed when the customer enrolled (arrears, no bill). A debit is sent only under a notice that was sent
+    the office's notice period before it settles (Reg E § 1005.10(d))."""
+
+    class Kind(models.TextChoices):
+        BILL = "bill", "A bill's debit"
+        ARREARS = "arrears", "What was owed at enrolment"
 
     enrolment = models.ForeignKey(AutopayEnrolment, on_delete=models.CASCADE, related_name="notices")
-    bill = models.ForeignKey("billing.Bill", on_delete=models.CASCADE, related_name="+")
-    sent_at = models.DateTimeField()
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.BILL)
+    bill = models.ForeignKey("billing.Bill", null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    amount = money_field(null=True, blank=True, help_text="The amount the notice says; at most this is debited.")
+    debit_on = models.DateField(null=True, blank=True, help_text="The day the notice says the debit settles.")
+    sent_at = models.DateTimeField(null=True, blank=True, help_text="Empty: not sent yet; nothing is debited under it.")
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["enrolment", "bill"], name="one_autopay_notice_per_bill")]
+        constraints = [
+            models.UniqueConstraint(fields=["enrolment", "bill"], condition=models.Q(bill__isnull=False),
+                                    name="one_autopay_notice_per_bill"),
+            models.UniqueConstraint(fields=["enrolment"], condition=models.Q(kind="arrears"),
+                                    name="one_arrears_notice_per_enrolment"),
+            models.CheckConstraint(condition=models.Q(kind="arrears", bill__isnull=True)
+                                   | models.Q(kind="bill", bill__isnull=False), name="autopay_notice_bill_by_kind"),
+        ]
 
     def __str__(self) -> str:
         return f"Autopay notice of bill {self.bill_id} to {self.enrolment}"

@@ -262,6 +262,13 @@ ACH_ODFI_ROUTING = env.str("ACH_ODFI_ROUTING", default="")
 ACH_ODFI_NAME = env.str("ACH_ODFI_NAME", default="")
 ACH_COMPANY_ID = env.str("ACH_COMPANY_ID", default="")
 ACH_COMPANY_NAME = env.str("ACH_COMPANY_NAME", default="")
+# The office's debit policy: how many days before a debit settles its notice (amount and date) must have gone to
+# the customer (Reg E § 1005.10(d): at least 10 for amounts that vary); how many times a debit returned for
+# insufficient or uncollected funds (R01, R09) is presented again (NACHA: at most twice, within 180 days of the
+# first settlement), and how many days after the return, at the soonest.
+ACH_NOTICE_DAYS = env.int("ACH_NOTICE_DAYS", default=10)
+ACH_REPRESENT_TIMES = env.int("ACH_REPRESENT_TIMES", default=2)
+ACH_REPRESENT_AFTER_DAYS = env.int("ACH_REPRESENT_AFTER_DAYS", default=2)
 
 # Production hardening: secure, HTTP-only, SameSite cookies and HSTS.
 SESSION_COOKIE_HTTPONLY = True

@@ -18,6 +18,7 @@ from billing.selectors import account_amounts_due
 from core.clock import today
 from office.models import Invoice
 from remittance.autopay import ach_export, autopay_enrol
+from remittance.banking_days import banking_day_on_or_after
 from reports.selectors import aging
 from tests.portal.conftest import billed_account, customer
 
@@ -28,7 +29,7 @@ D = Decimal
 
 
 @pytest.fixture
-def invoiced(mineola, media, settings, client):
+def invoiced(mineola, media, settings, client, django_capture_on_commit_callbacks):
     """Account A billed $186.13 on 2026-02-01 and invoiced a tank-wagon fee today by a Clerk, due in 30 days;
     account B on autopay."""
     settings.BANK_ACCOUNT_KEY = Fernet.generate_key().decode()
@@ -42,9 +43,10 @@ def invoiced(mineola, media, settings, client):
         "due_on": due_on.isoformat()}, follow=True)
     assert done.status_code == 200, done.content.decode()[:2000]
     invoice = Invoice.objects.get()
-    for enrolled in (account, autopaid):
-        autopay_enrol(account=enrolled, holder_name="Pat Payer", routing="011000015", account_number="000123456789",
-                      account_type="checking", email="pat@example.org", agreed=True)
+    for enrolled in (account, autopaid):  # each owes its bill past due: the arrears notice goes at once
+        with django_capture_on_commit_callbacks(execute=True):
+            autopay_enrol(account=enrolled, holder_name="Pat Payer", routing="011000015", account_number="000123456789",
+                          account_type="checking", email="pat@example.org", agreed=True)
     return account, autopaid, invoice
 
 
@@ -91,5 +93,8 @@ def test_the_customers_pages_and_guest_pay_answer(invoiced):
 
 def test_the_village_ach_file_is_made_with_an_invoiced_account_in_it(invoiced):
     account, autopaid, _ = invoiced
-    exported = ach_export(on=today())
-    assert sorted(d.account_id for d in exported.file.debits.all()) == sorted([account.pk, autopaid.pk])
+    settle = banking_day_on_or_after(today() + timedelta(days=10))  # the arrears' notice period
+    exported = ach_export(on=today(), settle=settle)
+    # What falls due by the settlement day: the bill past due, not the invoice due later.
+    assert sorted((d.account_id, d.amount.amount) for d in exported.file.debits.all()) == \
+        sorted([(account.pk, D("186.13")), (autopaid.pk, D("186.13"))])

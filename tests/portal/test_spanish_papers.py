@@ -33,7 +33,8 @@ from tests.backflow.steps import bf, village
 from tests.billing.test_pdf import needs_poppler, text_of
 from tests.catalog import english_left
 from tests.pdf_structure import structure
-from tests.remittance.test_autopay import BANK_ACCOUNT, DUE, ROUTING, bank  # noqa: F401 - a fixture
+from tests.remittance.conftest import BANK_ACCOUNT, ROUTING, bank  # noqa: F401 - a fixture
+from tests.remittance.test_autopay import DUE, noticed
 from tests.termination.steps import terminated_case
 
 from .conftest import billed_account, customer
@@ -208,8 +209,9 @@ def test_autopay_in_spanish_page_authorization_notice_and_receipt(mineola, media
     assert autopay_notices_send([account.bills.get().pk]) == 1
     (notice,) = mail.outbox
     assert notice.subject == f"Pago automático: se debitarán $186.13 por la cuenta de agua {account.account_no}"
-    assert "El 1 de marzo de 2026 debitaremos $186.13 de su cuenta de cheques que termina en 6789" in notice.body
+    assert "El 2 de marzo de 2026 debitaremos $186.13 de su cuenta de cheques que termina en 6789" in notice.body
     assert english_left(notice.body, ignoring=[account.premises.service_address]) == []
+    noticed(account)  # sent on the bill's day
     with django_capture_on_commit_callbacks(execute=True):
         ach_export(on=DUE)
     (receipt,) = [m for m in mail.outbox if m.subject.startswith("Recibo")]

@@ -8,11 +8,10 @@ The account is docs/ordinances.md's Mineola example: billed $186.13 on 2026-02-0
 
 import io
 import logging
-from datetime import date, datetime
+from datetime import date, datetime, time
 from decimal import Decimal
 
 import pytest
-from cryptography.fernet import Fernet
 from django.apps import apps
 from django.core import mail
 from django.core.management import call_command
@@ -20,44 +19,20 @@ from django.core.management.base import CommandError
 from django.db import models
 from django.test import Client
 from django.urls import reverse
+from django.utils import timezone
 
 from accounts.models import PortalLink
 from billing.models import LedgerEntry, PendingCharge, Utility
 from billing.selectors import account_amounts_due
 from core.errors import ApplicationError
 from remittance.autopay import ach_export, ach_returns, autopay_notices_send
-from remittance.models import AutopayDebit, AutopayEnrolment
+from remittance.models import AutopayDebit, AutopayEnrolment, AutopayNotice
 from remittance.nacha import aba_valid
 from tests.portal.conftest import billed_account, customer
+from tests.remittance.conftest import BANK_ACCOUNT, ROUTING
 
 pytestmark = [pytest.mark.django_db, pytest.mark.citation("policy: autopay")]
-BANK_ACCOUNT = "000123456789"
-ROUTING = "011000015"  # a real ABA number: 3·(0+0+0) + 7·(1+0+1) + (1+0+5) = 20
 DUE = date(2026, 3, 1)
-
-
-@pytest.fixture
-def bank(settings):
-    settings.BANK_ACCOUNT_KEY = Fernet.generate_key().decode()
-    settings.ACH_ODFI_ROUTING, settings.ACH_ODFI_NAME = "021000021", "First Village Bank"
-    settings.ACH_COMPANY_ID, settings.ACH_COMPANY_NAME = "1234567890", "MINEOLA WATER"
-    return settings
-
-
-@pytest.fixture
-def enrolled(mineola, media, bank):
-    account = billed_account()
-    user = customer("pat@example.org")
-    PortalLink.objects.create(user=user, account=account)
-    client = Client()
-    client.force_login(user, backend="django.contrib.auth.backends.ModelBackend")
-    url = reverse("remittance:autopay", kwargs={"public_id": account.public_id})
-    form = {"action": "enrol", "holder_name": "Pat Payer", "routing_number": ROUTING, "account_number": BANK_ACCOUNT,
-            "account_number_again": BANK_ACCOUNT, "account_type": "checking", "email": "pat@example.org",
-            "agree": "on"}
-    response = client.post(url, form, REMOTE_ADDR="203.0.113.9")
-    assert response.status_code == 302, response.content.decode()[:3000]
-    return account, client, url
 
 
 def test_routing_numbers_are_checked_by_their_aba_check_digit():
@@ -100,7 +75,16 @@ def test_the_notice_before_the_debit_is_emailed_once_per_bill(enrolled):
     bill = account.bills.get()
     assert autopay_notices_send([bill.pk]) == 1 and autopay_notices_send([bill.pk]) == 0
     (notice,) = [m for m in mail.outbox if "Autopay" in m.subject]
-    assert "On March 1, 2026 we will debit $186.13" in notice.body and "ending 6789" in notice.body
+    # March 1, 2026 is a Sunday: the debit settles on the next banking day, as the notice says.
+    assert "On March 2, 2026 we will debit $186.13" in notice.body and "ending 6789" in notice.body
+
+
+def noticed(account) -> None:
+    """The bill's notice before the debit, sent on the bill's day (when the run that issued it sends it)."""
+    bill = account.bills.get()
+    autopay_notices_send([bill.pk])
+    AutopayNotice.objects.filter(bill=bill).update(sent_at=timezone.make_aware(datetime.combine(bill.bill_date,
+                                                                                                 time(18))))
 
 
 def check_nacha(text: str, *, company_id: str, odfi: str) -> list[tuple[str, str, int, str]]:
@@ -156,6 +140,8 @@ def test_the_debit_file_keeps_every_nacha_rule_and_each_debit_posts_once(enrolle
                                                                         django_capture_on_commit_callbacks):
     account, _, _ = enrolled
     other = billed_account()  # not enrolled: never debited
+    assert ach_export(on=DUE).file is None  # no notice went out: nothing is debited
+    noticed(account)
     assert ach_export(on=date(2026, 2, 20)).file is None  # nothing due yet
     with django_capture_on_commit_callbacks(execute=True):  # the receipt follows the commit
         exported = ach_export(on=DUE)
@@ -183,9 +169,9 @@ def returns_file(debit: AutopayDebit, code: str, *, trace: str | None = None) ->
                "626" + ROUTING + BANK_ACCOUNT.ljust(17) + f"{int(debit.amount.amount * 100):010d}"
                + debit.account.account_no.ljust(15) + "PAT PAYER".ljust(22) + "  1" + "021000020000001",
                "799" + code + trace + " " * 6 + ROUTING[:8] + " " * 44 + "021000020000001",
-               "8225000001" + "0011000001" + f"{int(debit.amount.amount * 100):012d}" + "0" * 12 + "1234567890"
+               "8225000002" + f"{int(ROUTING[:8]):010d}" + f"{int(debit.amount.amount * 100):012d}" + "0" * 12 + "1234567890"
                + " " * 25 + "02100002" + "0000001",
-               "9000001000001000000010011000001" + f"{int(debit.amount.amount * 100):012d}" + "0" * 12 + " " * 39]
+               "900000100000100000002" + f"{int(ROUTING[:8]):010d}" + f"{int(debit.amount.amount * 100):012d}" + "0" * 12 + " " * 39]
     records += ["9" * 94] * (10 - len(records))
     assert all(len(r) == 94 for r in records), [len(r) for r in records]
     return "\n".join(records) + "\n"
@@ -194,6 +180,7 @@ def returns_file(debit: AutopayDebit, code: str, *, trace: str | None = None) ->
 def test_a_return_reverses_the_payment_charges_the_fee_and_a_closed_account_suspends_autopay(enrolled, tmp_path):
     account, client, url = enrolled
     Utility.objects.update(returned_payment_fee=Decimal("20.00"))  # office policy: Chapter 45 sets no such fee
+    noticed(account)
     ach_export(on=DUE)
     debit = AutopayDebit.objects.get()
     path = tmp_path / "returns.txt"
@@ -225,6 +212,7 @@ def test_a_return_reverses_the_payment_charges_the_fee_and_a_closed_account_susp
 
 
 def test_insufficient_funds_leaves_autopay_on_and_no_fee_without_one(enrolled):
+    noticed(enrolled[0])
     ach_export(on=DUE)
     debit = AutopayDebit.objects.get()
     applied = ach_returns(returns_file(debit, "R01"), as_of=date(2026, 3, 4))
@@ -240,7 +228,7 @@ def test_a_file_that_is_not_nacha_is_refused(enrolled):
 def test_no_bank_account_number_in_clear_in_the_database_pages_emails_or_logs(enrolled, caplog, tmp_path):
     caplog.set_level(logging.DEBUG)
     account, client, url = enrolled
-    autopay_notices_send([account.bills.get().pk])
+    noticed(account)
     out = tmp_path / "ach.txt"
     call_command("ach_export", "--date", DUE.isoformat(), "--out", str(out), stdout=io.StringIO(),
                  stderr=io.StringIO())

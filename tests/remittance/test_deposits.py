@@ -23,6 +23,7 @@ from remittance.lockbox import lockbox_import
 from remittance.models import BankDeposit, OnlinePayment
 from remittance.processors import processor_configured
 from tests.portal.conftest import billed_account, customer
+from tests.remittance.test_autopay import noticed
 
 pytestmark = [pytest.mark.django_db, pytest.mark.citation("policy: deposits reconciliation")]
 DAY = date(2026, 3, 2)
@@ -48,7 +49,8 @@ def day(mineola, media, standin, settings):
                          f"{DAY},1,1,186.13,501,{stub}\n{DAY},1,2,40.00,502,\n").encode(), as_of=DAY)
     autopay_enrol(account=debited, holder_name="Pat", routing="011000015", account_number="000123456789",
                   account_type="checking", email="pat@example.org", agreed=True)
-    ach_export(on=DAY)
+    noticed(debited)
+    ach_export(on=date(2026, 2, 27), settle=DAY)  # made on the Friday to settle on the Monday
     payment_post(account_no=counter.account_no, amount=Decimal("50.00"), paid_on=DAY, reference="CTR-1",
                  source="counter", tender="cash")
     user = customer("c@example.org")
