@@ -1,7 +1,6 @@
 """Backflow reports: devices by hazard, and the annual summary the Health Department asks a water supplier
 for (every device in service in the year, its hazard, its tests and their results, and the notices served)."""
 
-import csv
 import io
 from collections import Counter
 from datetime import date
@@ -9,6 +8,7 @@ from datetime import date
 from django.utils import timezone
 
 from billing.models import Utility
+from core.csvout import csv_dict_rows
 from core.papers import Paper, paper_pdf
 
 from .models import ComplianceNotice, Device, DeviceTest
@@ -48,9 +48,7 @@ def annual_rows(*, year: int, as_of: date) -> list[dict]:
 
 def annual_summary_csv(*, year: int, as_of: date) -> str:
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(annual_rows(year=year, as_of=as_of))
+    csv_dict_rows(out, columns=list(COLUMNS), rows=annual_rows(year=year, as_of=as_of), lineterminator="\n")
     return out.getvalue()
 
 

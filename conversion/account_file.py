@@ -24,6 +24,7 @@ from datetime import datetime
 from django.core.files.base import ContentFile
 
 from core.csvimport import ImportErrors, ImportResult, import_source_read
+from core.csvout import csv_writer
 from core.errors import ApplicationError
 from core.services import import_job_start
 from meters.account_imports import ACCOUNTS_LAYOUT, IMPORT_STATUSES, accounts_import
@@ -94,7 +95,7 @@ def accounts_mapped(source, mapping: AccountsMapping) -> AccountsRead:
     where = {column: header.index(theirs) for column, theirs in source_of.items()}
     errors = ImportErrors(columns=ACCOUNTS_LAYOUT.columns)
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = csv_writer(out, lineterminator="\n")
     writer.writerow(ours)
     closed = 0
     for line, row in enumerate(rows[1:], start=2):

@@ -22,6 +22,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from accounts.models import Account
 from billing.ordinance import ordinance_on
 from billing.services.opening import accounts_with_books
+from core.csvout import csv_writer
 from core.dates import add_months
 from meters.models import Installation
 
@@ -46,7 +47,7 @@ class LegacyExport:
 
 def _writer(columns) -> tuple[io.StringIO, "csv._writer"]:
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = csv_writer(out, lineterminator="\n")
     writer.writerow(columns)
     return out, writer
 

@@ -41,6 +41,7 @@ from core.csvimport import (
     memoized,
     text,
 )
+from core.csvout import csv_writer
 from core.dates import iso_date
 from core.errors import ApplicationError
 from core.money import ZERO
@@ -108,7 +109,7 @@ def _mapped(file: ImportFile, mapping: Mapping) -> str:
                                f"names (its header: {', '.join(header)})", field="mapping")
     where = {ours: header.index(theirs) for ours, theirs in source.items()}
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = csv_writer(out, lineterminator="\n")
     writer.writerow(OPENING_LAYOUT.columns)
     for row in rows[1:]:
         if not any(value.strip() for value in row):

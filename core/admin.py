@@ -5,11 +5,10 @@ the status history any model with a workflow shows.
 An import job links to its page on the importing model's upload page.
 """
 
-import csv
 import datetime
 import html
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
 from django import forms
 from django.contrib import admin, messages
@@ -30,6 +29,7 @@ from simple_history.admin import SimpleHistoryAdmin
 from simple_history.template_utils import HistoricalRecordContextHelper
 
 from .clock import refuse_future
+from .csvout import csv_writer, neutralised
 from .dates import iso_date
 from .errors import ApplicationError, FieldError
 from .models import ImportJob, NightlyRun, NightlyStep, StatusChange
@@ -442,7 +442,7 @@ class CsvExportMixin:
         columns = [name for name in changelist.list_display if name != "action_checkbox"]
         headers = [" ".join(str(label_for_field(name, self.model, self)).split()) for name in columns]
         queryset = changelist.queryset
-        writer = csv.writer(_Echo())
+        writer = csv_writer(_Echo())
 
         def rows():
             yield writer.writerow(headers)
@@ -501,17 +501,7 @@ def csv_text(value) -> str:
         return ""
     if DOLLARS.match(text):  # a column showing dollars for people (``fmt_dollars``): the plain amount
         return ("-" if text[0] == "−" else "") + text.lstrip("−$").replace(",", "")
-    if text[:1] in ("=", "+", "-", "@") and not _is_number(text):
-        return "'" + text
-    return text
-
-
-def _is_number(text: str) -> bool:
-    try:
-        Decimal(text.replace(",", ""))
-    except InvalidOperation:
-        return False
-    return True
+    return neutralised(text)
 
 
 def admin_page_register(site: admin.AdminSite, route: str, view, name: str) -> None:

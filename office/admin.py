@@ -2,7 +2,6 @@
 from the check register), transfers between an owner's accounts, one-off invoices with their PDF, and the day's
 close with the general ledger journal."""
 
-import csv
 import io
 
 from django.contrib import admin
@@ -15,6 +14,7 @@ from django.utils.html import format_html
 
 from core.admin import ServicePagesAdmin
 from core.clock import today
+from core.csvout import csv_writer
 from core.errors import ApplicationError
 from core.money import fmt_dollars
 
@@ -27,7 +27,7 @@ from .services import APPROVE_REFUND, account_credit, check_register_rows, drawe
 
 def _csv(rows, filename: str) -> HttpResponse:
     out = io.StringIO()
-    csv.writer(out).writerows(rows)
+    csv_writer(out).writerows(rows)
     response = HttpResponse(out.getvalue(), content_type="text/csv")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response

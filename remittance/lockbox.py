@@ -130,7 +130,7 @@ def exception_post(*, exception: PaymentException, account_no: str, note: str, a
         if not Account.objects.filter(account_no=account_no).exists():
             raise ApplicationError(errors=[FieldError(field="account_no", message=f"unknown account '{account_no}'")])
         payments_post(payments=[PaymentIn(account_no, exception.amount.amount, exception.received_on,
-                                          exception.reference, tender=Payment.Tender.CHECK,
+                                          exception.reference, tender=exception.tender,
                                           check_number=exception.check_number)], actor=actor, source=exception.source)
         exception.payment = Payment.objects.get(reference__iexact=exception.reference)
         exception.status, exception.note = PaymentException.Status.POSTED, note

@@ -211,7 +211,8 @@ class PaymentException(models.Model):
         POSTED = "posted", "Posted to an account"
         RETURNED = "returned", "Sent back to the payer"
 
-    source = models.CharField(max_length=20, help_text="lockbox, …")
+    source = models.CharField(max_length=20, help_text="lockbox, online:stripe, billpay, …")
+    tender = models.CharField(max_length=10, default="check", help_text="How the money came: check, online, …")
     reference = models.CharField(max_length=80, unique=True, help_text="The payment's reference once posted.")
     received_on = models.DateField()
     amount = money_field()

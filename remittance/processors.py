@@ -93,6 +93,8 @@ def _day(timestamp: int) -> date:
 
 
 def _dollars(cents) -> Decimal | None:
+    if cents is not None and (isinstance(cents, bool) or not isinstance(cents, int) or not 0 <= cents < 10**11):
+        raise ValueError(f"an amount of {str(cents)[:20]!r} cents is not one")
     return None if cents is None else (Decimal(int(cents)) / 100).quantize(CENT)
 
 
@@ -137,7 +139,20 @@ class StripeProcessor:
             event = self._stripe.Webhook.construct_event(payload, signature, self._webhook_secret)
         except (self._stripe.SignatureVerificationError, ValueError) as exc:
             raise EventRefused(str(exc).split("\n")[0][:200]) from None
-        obj = event.data.object.to_dict()  # plain dicts, nested too
+        try:
+            return self._event(event)
+        except (AttributeError, TypeError, ValueError, KeyError) as exc:
+            # Signed, but not an event of the shape the processor documents: refused (400) and logged, never a 500.
+            raise EventRefused(f"malformed event {getattr(event, 'id', '?')}: {type(exc).__name__}: "
+                               f"{str(exc)[:150]}") from None
+
+    def _event(self, event) -> ProcessorEvent:
+        data = event.data.object
+        if not hasattr(data, "to_dict"):
+            raise TypeError(f"data.object is a {type(data).__name__}, not an object")
+        obj = data.to_dict()  # plain dicts, nested too
+        if not isinstance(event.id, str) or not isinstance(event.type, str) or not isinstance(event.created, int):
+            raise TypeError("the event's id, type or created time is missing")
         happened_on = _day(event.created)
         if event.type.startswith("checkout.session."):
             kind = self.KINDS.get(event.type, "other")

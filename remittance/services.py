@@ -28,7 +28,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from accounts.models import Account
-from billing.models import Payment, PaymentReversal
+from billing.models import Bill, BillFigures, Payment, PaymentReversal
 from billing.ordinance import ordinance_on
 from billing.selectors import account_amounts_due
 from billing.services.payments import payment_post
@@ -38,7 +38,7 @@ from core.errors import ApplicationError
 from core.i18n import customer_language
 from core.money import fmt_dollars
 
-from .models import AutopayDebit, OnlinePayment, ProcessorEvent
+from .models import AutopayDebit, OnlinePayment, PaymentException, ProcessorEvent
 from .processors import CheckoutRequest, Processor
 from .processors import ProcessorEvent as EventIn
 
@@ -48,6 +48,17 @@ REASONS = {"refunded": PaymentReversal.Reason.REFUNDED, "disputed": PaymentRever
 
 def amount_owed(account: Account, *, as_of: date) -> Decimal:
     return account_amounts_due(account_ids=[account.pk], as_of=as_of)[account.pk].amount
+
+
+def latest_bill_amounts(account: Account) -> set[Decimal]:
+    """The amounts printed on the account's latest bill: its total, and the total due and amount after the due
+    date of its money box."""
+    bill = Bill.objects.filter(account=account).exclude(status=Bill.Status.VOID).order_by("-bill_date", "-id").first()
+    if bill is None:
+        return set()
+    amounts = {bill.total.amount}
+    figures = BillFigures.objects.filter(bill=bill).values_list("total_due", "late_total").first()
+    return amounts | set(figures or ())
 
 
 def online_payment_start(*, processor: Processor, account: Account, amount: Decimal, as_of: date, user=None,
@@ -150,6 +161,15 @@ def _paid(online: OnlinePayment, event: EventIn) -> str:
         return f"already posted as {online.payment.reference}"
     amount = event.amount if event.amount is not None else online.amount.amount
     reference = f"{online.processor.upper()}-{event.payment_ref or event.checkout_id}"
+    if amount != online.amount.amount:
+        # Signed by the processor, but not what the customer was asked for here: the money is not ours to post
+        # by guess. A clerk posts it (or sends it back) from the exceptions queue.
+        reason = (f"the processor reports {fmt_dollars(amount)} paid for a checkout of "
+                  f"{fmt_dollars(online.amount.amount)} on account {online.account.account_no}")
+        _, created = PaymentException.objects.get_or_create(reference=reference, defaults={
+            "source": f"online:{online.processor}", "tender": Payment.Tender.ONLINE, "received_on": event.happened_on,
+            "amount": amount, "read": f"checkout {online.checkout_id}"[:200], "reason": reason[:200]})
+        return f"{reason}: to the exceptions queue as {reference}" if created else f"{reference} is queued already"
     payment_post(account_no=online.account.account_no, amount=amount, paid_on=event.happened_on,
                  reference=reference, source=f"online:{online.processor}", tender=Payment.Tender.ONLINE)
     online.payment = Payment.objects.get(reference__iexact=reference)

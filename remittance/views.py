@@ -1,9 +1,8 @@
 """Paying online: from the portal (an account linked to the customer's login) or from the bill without an
-account (its number and the amount due or the ZIP code), then the processor's checkout page; and the webhook
+account (its number and an amount printed on its latest bill), then the processor's checkout page; and the webhook
 the processor calls. Without a processor configured, every page says how to pay by mail or at the office."""
 
 import logging
-import re
 from decimal import Decimal, InvalidOperation
 
 from django.contrib import messages
@@ -15,7 +14,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
-from accounts.models import Account
+from accounts.models import Account, PortalLink
 from accounts.selectors import account_find
 from billing.ordinance import ordinance_on
 from core.errors import ApplicationError
@@ -27,13 +26,13 @@ from .autopay import authorization_text, autopay_cancel, autopay_enrol
 from .forms import AutopayForm, FindAccountForm, PayForm
 from .models import AutopayEnrolment, OnlinePayment
 from .processors import EventRefused, processor_configured
-from .services import amount_owed, online_payment_start, processor_event_apply
+from .services import amount_owed, latest_bill_amounts, online_payment_start, processor_event_apply
 from .vault import vault_ready
 
 logger = logging.getLogger(__name__)
 SESSION_KEY = "remittance_account"
 FIND_LIMIT, FIND_WINDOW = 10, 900  # tries of an account number and proof per client address, per 15 minutes
-ZIP = re.compile(r"\b(\d{5})(?:-\d{4})?\b")
+CHECKOUTS_KEY = "remittance_checkouts"  # the online payments this browser session started
 
 
 def _page(request, template: str, context: dict, status: int = 200):
@@ -43,15 +42,17 @@ def _page(request, template: str, context: dict, status: int = 200):
 
 
 def _proves(account: Account, proof: str, *, owed: Decimal) -> bool:
-    """The amount due today to the cent, or the ZIP code of the bill's mailing address."""
+    """An amount only the bill's reader knows, to the cent: the latest bill's total or the total due it printed,
+    or what the account owes today. Nothing a guesser can know proves an account: not the ZIP code (one for the
+    whole village), nor the bill number (the month and the account number)."""
     proof = proof.strip().lstrip("$").replace(",", "")
     try:
-        if Decimal(proof).quantize(Decimal("0.01")) == owed and owed > 0:
-            return True
+        amount = Decimal(proof).quantize(Decimal("0.01"))
     except InvalidOperation:
-        pass
-    zips = set(ZIP.findall(account.owner.mailing_address or ""))
-    return len(proof) >= 5 and proof[:5] in zips
+        return False
+    if amount <= 0:
+        return False
+    return amount == owed or amount in latest_bill_amounts(account)
 
 
 def find_account(request):
@@ -67,8 +68,8 @@ def find_account(request):
         owed = amount_owed(account, as_of=timezone.localdate()) if account is not None else Decimal("0")
         if account is None or not _proves(account, form.cleaned_data["proof"], owed=owed):
             # One answer whichever was wrong: the page does not tell which account numbers exist.
-            form.add_error(None, _("That account number and amount due or ZIP code do not go together. Check them "
-                                   "against your bill."))
+            form.add_error(None, _("That account number and amount do not go together. Check them against your "
+                                   "latest bill."))
             return _page(request, "remittance/find.html", {"form": form}, status=400)
         request.session[SESSION_KEY] = account.pk
         return redirect("remittance:pay_found")
@@ -104,7 +105,7 @@ def _pay(request, account: Account, *, user):
     context = {"account": account, "owed": owed, "form": form}
     if request.method == "POST" and processor is not None and form.is_valid():
         try:
-            _, url = online_payment_start(processor=processor, account=account, amount=form.cleaned_data["amount"],
+            online, url = online_payment_start(processor=processor, account=account, amount=form.cleaned_data["amount"],
                                           as_of=today, user=user, email=form.cleaned_data["email"])
         except ApplicationError as exc:
             for error in exc.errors:
@@ -114,18 +115,30 @@ def _pay(request, account: Account, *, user):
             form.add_error(None, "The payment service cannot be reached just now; nothing was charged. Try again "
                                  "in a few minutes, or pay by mail or at the office.")
         else:
+            started = request.session.get(CHECKOUTS_KEY, [])[-19:]
+            request.session[CHECKOUTS_KEY] = [*started, str(online.public_id)]
             return HttpResponseRedirect(url)
     return _page(request, "remittance/pay.html", context, status=400 if form.errors else 200)
 
 
+def _yours(request, online: OnlinePayment) -> bool:
+    """The browser session that started the checkout, or a signed-in owner of the account, sees its details."""
+    if str(online.public_id) in request.session.get(CHECKOUTS_KEY, []):
+        return True
+    return request.user.is_authenticated and PortalLink.objects.filter(user=request.user,
+                                                                       account=online.account_id).exists()
+
+
 def done(request, public_id):
     online = get_object_or_404(OnlinePayment.objects.select_related("account", "payment"), public_id=public_id)
-    return _page(request, "remittance/done.html", {"payment": online, "amount": fmt_dollars(online.amount.amount)})
+    shown = _yours(request, online)
+    return _page(request, "remittance/done.html", {"payment": online if shown else None, "status": online.status,
+                                                   "amount": fmt_dollars(online.amount.amount) if shown else ""})
 
 
 def cancelled(request, public_id):
     online = get_object_or_404(OnlinePayment.objects.select_related("account"), public_id=public_id)
-    return _page(request, "remittance/cancelled.html", {"payment": online})
+    return _page(request, "remittance/cancelled.html", {"payment": online if _yours(request, online) else None})
 
 
 @csrf_exempt

@@ -13,7 +13,6 @@ format is drawn from that one view, so the page, the PDF, the CSV and the JSON a
   thousands of accounts simply takes more pages.
 """
 
-import csv
 import io
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from django.utils import timezone
 
 from billing.models import BillLine, Utility
 from core.clock import today
+from core.csvout import csv_writer
 from core.dates import fmt_day
 from core.documents import PdfInfo, pdf_one_file
 from core.money import ZERO, fmt_amount, fmt_dollars
@@ -137,7 +137,7 @@ def printed(table: Table) -> PrintedTable:
 def as_csv(view: ReportView) -> str:
     """The main table: a header row, one row per line, a totals row."""
     out = io.StringIO()
-    writer = csv.writer(out)
+    writer = csv_writer(out)
     columns = view.main.columns
     writer.writerow([c.label for c in columns])
     for row in view.main.rows:

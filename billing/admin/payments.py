@@ -9,7 +9,6 @@ reversal of a payment. Each view checks its permission and calls one service or 
 * ``<pk>/reverse/`` (``billing_payment_reverse``): ``payment_reverse``.
 """
 
-import csv
 import io
 from datetime import date
 
@@ -32,6 +31,7 @@ from core.admin import (
 from core.admin_imports import CsvImportAdminMixin
 from core.commands import today
 from core.csvimport import CsvRow
+from core.csvout import csv_writer
 from core.errors import ApplicationError
 from core.money import fmt_amount, fmt_dollars
 
@@ -199,7 +199,7 @@ class PaymentOfficeMixin:
             day = cash_day(on=form.cleaned_data["on"])
         if day is not None and request.GET.get("format") == "csv":
             out = io.StringIO()
-            csv.writer(out).writerows(cash_day_rows(day))
+            csv_writer(out).writerows(cash_day_rows(day))
             response = HttpResponse(out.getvalue(), content_type="text/csv; charset=utf-8")
             response["Content-Disposition"] = f'attachment; filename="cash-{day.on.isoformat()}.csv"'
             return response

@@ -5,7 +5,6 @@ The pages hang under the ledger's admin (``/admin/billing/ledgerentry/penalties/
 one service and checks the user's permission itself.
 """
 
-import csv
 import io
 
 from django import forms
@@ -20,6 +19,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 
 from core.admin import DATE_WIDGET, TEXT_WIDGET, ReadOnlyAdmin, ServiceForm, act_on_each, action_page
 from core.commands import today
+from core.csvout import csv_writer
 from core.errors import ApplicationError
 from core.money import fmt_amount, fmt_dollars
 
@@ -42,7 +42,7 @@ PREVIEW_PAGE_ROWS = 500
 
 def _csv_response(name: str, header: list[str], rows: list[list]) -> HttpResponse:
     out = io.StringIO()
-    writer = csv.writer(out)
+    writer = csv_writer(out)
     writer.writerow(header)
     writer.writerows(rows)
     response = HttpResponse(out.getvalue().encode("utf-8"), content_type="text/csv; charset=utf-8")

@@ -5,6 +5,7 @@ posted, a refund and a dispute reversed; the pages without a processor say how t
 The account is docs/ordinances.md's Mineola example: billed $186.13 on 2026-02-01, due March 1.
 """
 
+import json
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
@@ -15,8 +16,9 @@ from django.urls import reverse
 
 from accounts.models import PortalLink
 from billing.models import LedgerEntry, Payment, PaymentReversal
-from remittance.models import OnlinePayment, ProcessorEvent
-from tests.portal.conftest import billed_account, customer
+from remittance.lockbox import exception_post
+from remittance.models import OnlinePayment, PaymentException, ProcessorEvent
+from tests.portal.conftest import billed_account, customer, pay
 
 pytestmark = [pytest.mark.django_db, pytest.mark.citation("policy: online payment")]
 WEBHOOK = "/pay/webhook/stripe/"
@@ -179,10 +181,88 @@ def test_paying_from_the_bill_without_signing_in(linked, standin):
     assert account.premises.service_address in page and "$186.13" in page
     response = visitor.post(reverse("remittance:pay_found"), {"amount": "186.13", "email": "guest@example.org"})
     assert response.status_code == 302 and response["Location"].startswith(standin.url)
-    assert OnlinePayment.objects.get().started_by is None
-    # The ZIP code of the bill's mailing address proves it too.
+    online = OnlinePayment.objects.get()
+    assert online.started_by is None
+    cancelled = reverse("remittance:cancelled", kwargs={"public_id": online.public_id})
+    assert account.account_no in visitor.get(cancelled).content.decode()  # the browser that paid
+    assert account.account_no not in Client().get(cancelled).content.decode()  # anyone else with the address
+    # The ZIP code and the bill number can be guessed (one ZIP for the village; the month and the account number):
+    # neither proves the account, and the answer is the same as for a wrong amount.
     zip_code = account.owner.mailing_address.split()[-1]
-    assert Client().post(find, {"account_no": account.account_no, "proof": zip_code}).status_code == 302
+    for guess in (zip_code, account.bills.get().number):
+        refused = Client().post(find, {"account_no": account.account_no, "proof": guess})
+        assert refused.status_code == 400 and "do not go together" in refused.content.decode()
+        assert account.premises.service_address not in refused.content.decode()
+
+
+def test_after_a_payment_the_latest_bills_total_still_proves_the_account(linked, standin):
+    account, _ = linked
+    pay(account, "100.00", "2026-02-20", "CHK-1", as_of=date(2026, 2, 20))  # owes $86.13 now
+    assert Client().post(reverse("remittance:find"), {"account_no": account.account_no,
+                                                      "proof": "186.13"}).status_code == 302
+
+
+def test_the_done_and_cancelled_pages_show_details_only_to_the_payer(linked, standin):
+    account, client = linked
+    start(client, account)
+    online = OnlinePayment.objects.get()
+    payload = standin.complete(online.checkout_id, created=stamp(date(2026, 2, 20)))
+    post_event(payload, standin.signed(payload))
+    done = reverse("remittance:done", kwargs={"public_id": online.public_id})
+    cancelled = reverse("remittance:cancelled", kwargs={"public_id": online.public_id})
+    mine = client.get(done).content.decode()
+    assert "$186.13" in mine and account.account_no in mine and "pat@example.org" in mine
+    for other in (Client(), signed_in("eve@example.org")):
+        for url in (done, cancelled):
+            page = other.get(url)
+            text = page.content.decode()
+            assert page.status_code == 200
+            assert "186.13" not in text and account.account_no not in text and "pat@example.org" not in text
+    # The guest who paid from the bill sees it in the same browser, and nobody else does.
+    assert account.account_no in client.get(cancelled).content.decode()
+
+
+def signed_in(email: str) -> Client:
+    client = Client()
+    client.force_login(customer(email), backend="django.contrib.auth.backends.ModelBackend")
+    return client
+
+
+def test_a_signed_event_whose_amount_differs_from_the_checkout_goes_to_the_exceptions_queue(linked, standin):
+    account, client = linked
+    start(client, account, amount="100.00")
+    online = OnlinePayment.objects.get()
+    standin.sessions[online.checkout_id]["amount_total"] = 1_260_000  # $12,600.00, validly signed
+    payload = standin.complete(online.checkout_id, created=stamp(date(2026, 2, 20)))
+    response = post_event(payload, standin.signed(payload))
+    assert response.status_code == 200 and "to the exceptions queue" in response.content.decode()
+    assert not Payment.objects.exists()
+    queued = PaymentException.objects.get()
+    assert (queued.amount.amount, queued.source, queued.tender) == (Decimal("12600.00"), "online:stripe", "online")
+    assert "$12,600.00 paid for a checkout of $100.00" in queued.reason
+    # A clerk looks, and posts it to the account (or records that it was sent back).
+    exception_post(exception=queued, account_no=account.account_no, note="called the customer", actor=None)
+    assert Payment.objects.get().tender == "online"
+
+
+@pytest.mark.parametrize("obj", ["a string", 12, None, ["a", "list"]])
+def test_a_signed_event_of_the_wrong_shape_is_refused_400_and_logged(linked, standin, obj, caplog):
+    payload = json.dumps({"id": "evt_bad", "object": "event", "type": "checkout.session.completed",
+                          "created": stamp(date(2026, 2, 20)), "data": {"object": obj}})
+    response = post_event(payload, standin.signed(payload))
+    assert response.status_code == 400 and not Payment.objects.exists()
+    assert "malformed event evt_bad" in caplog.text
+
+
+def test_a_signed_event_with_an_amount_that_is_not_one_is_refused_400(linked, standin):
+    account, client = linked
+    start(client, account)
+    online = OnlinePayment.objects.get()
+    for bad in ("186.13", -18613, 10**30):
+        standin.sessions[online.checkout_id]["amount_total"] = bad
+        payload = standin.complete(online.checkout_id, created=stamp(date(2026, 2, 20)))
+        assert post_event(payload, standin.signed(payload)).status_code == 400
+    assert not Payment.objects.exists()
 
 
 def test_too_many_tries_are_refused(linked, standin, settings):

@@ -4,7 +4,6 @@ mapping; ``check``: the opening balances checked, nothing saved;
 ``rollback``: a batch removed whole, until the first bill run after its cutover; ``parallel``: the old system's
 bills of one period against ours."""
 
-import csv
 import io
 import json
 from datetime import timedelta
@@ -14,6 +13,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.commands import parse_as_of, today
 from core.csvimport import CsvImportCommand
+from core.csvout import csv_writer
 from core.errors import ApplicationError
 from core.money import fmt_dollars
 from reports.render import as_csv, as_json, as_pdf, printed
@@ -223,7 +223,7 @@ class Command(BaseCommand):
             text = json.dumps(result.as_dict(), indent=2)
         elif o["format"] == "csv":
             out = io.StringIO()
-            writer = csv.writer(out, lineterminator="\n")
+            writer = csv_writer(out, lineterminator="\n")
             writer.writerow(["account_no", "status", "kind", "legacy", "ours", "difference", "note"])
             for account in result.accounts:
                 for k in account.kinds or ():

@@ -1,11 +1,11 @@
 """The general ledger journal of a range of days, as CSV for the village's accounting (or the check register)."""
 
-import csv
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from core.commands import parse_as_of
+from core.csvout import csv_writer
 from core.errors import ApplicationError
 from office.journal import journal_entries, journal_rows
 from office.services import check_register_rows
@@ -50,7 +50,7 @@ class Command(BaseCommand):
             path = Path(out)
             path.parent.mkdir(parents=True, exist_ok=True)
             with path.open("w", newline="") as handle:
-                csv.writer(handle).writerows(rows)
+                csv_writer(handle).writerows(rows)
             self.stdout.write(f"Wrote {words} from {start_day} to {end_day} to {path}")
         else:
-            csv.writer(self.stdout).writerows(rows)
+            csv_writer(self.stdout).writerows(rows)

@@ -1,12 +1,12 @@
 """``reconcile_deposits --date D [--format text|csv|json]``: the day's deposits against the payments posted."""
 
-import csv
 import io
 import json
 
 from django.core.management.base import BaseCommand
 
 from core.commands import as_of_argument, parse_as_of
+from core.csvout import csv_dict_rows
 from core.money import fmt_dollars
 
 from ...bank import deposits_reconcile
@@ -33,9 +33,7 @@ class Command(BaseCommand):
             return
         if options["format"] == "csv":
             out = io.StringIO()
-            writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
-            writer.writeheader()
-            writer.writerows(rows)
+            csv_dict_rows(out, columns=list(rows[0]), rows=rows, lineterminator="\n")
             self.stdout.write(out.getvalue(), ending="")
             return
         self.stdout.write(f"Deposits of {result.on}: "
