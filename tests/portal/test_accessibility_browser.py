@@ -86,7 +86,7 @@ def test_every_portal_page_passes_axe_at_wcag_21_aa(portal, browser):
     walk.go("pay without signing in", "/pay/")
     walk.submit("pay without signing in, its errors shown", "Find my account")
     page.get_by_label("Account number").fill(account.account_no)
-    page.get_by_label("Amount due").fill("186.13")
+    page.get_by_label("Amount of your latest bill").fill("186.13")
     walk.submit("pay an account found", "Find my account")
     walk.go("sign-in", "/portal/login/")
     page.get_by_label("Email").fill("dora@example.org")
