@@ -14,13 +14,15 @@ from decimal import Decimal
 
 import achkit
 import pytest
+from django.contrib.auth.models import Permission
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.urls import reverse
 from django.utils import timezone
 
 from billing.models import Payment
 from core.errors import ApplicationError
-from remittance.autopay import ach_export, ach_returns, autopay_enrol
+from remittance.autopay import ach_export, ach_export_again, ach_returns, autopay_enrol, autopay_notices_send
 from remittance.banking_days import is_banking_day, next_banking_day, why_not_banking_day
 from remittance.models import AchFile, AutopayDebit, AutopayNotice
 from remittance.nacha import NachaError, returns_read
@@ -109,8 +111,6 @@ def test_nothing_is_debited_before_its_notice_reached_the_customer_the_notice_pe
     account, _, _ = enrolled
     bill = account.bills.get()
     assert ach_export(on=date(2026, 3, 1)).file is None  # no notice sent
-    from remittance.autopay import autopay_notices_send
-
     autopay_notices_send([bill.pk])
     late = timezone.make_aware(timezone.datetime(2026, 2, 25, 9))  # 5 days before: too late for March 2
     AutopayNotice.objects.filter(bill=bill).update(sent_at=late)
@@ -204,8 +204,6 @@ def test_a_debit_returned_for_a_closed_account_is_never_presented_again(enrolled
 
 
 def ach_export_text(file: AchFile) -> str:
-    from remittance.autopay import ach_export_again
-
     return ach_export_again(file_id=file.pk).text
 
 
@@ -255,9 +253,6 @@ def test_records_out_of_order_are_refused(enrolled):
 
 
 def test_the_admin_downloads_a_kept_file_again_identical(enrolled, client, django_user_model):
-    from django.contrib.auth.models import Permission
-    from django.urls import reverse
-
     noticed(enrolled[0])
     exported = ach_export(on=date(2026, 3, 1))
     user = django_user_model.objects.create_user("treasurer", password="pw", is_staff=True)
