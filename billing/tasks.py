@@ -36,7 +36,9 @@ def billing_runs_sweep() -> list[int]:
     return [run.pk for run in sweep(send=chunk_send)]
 
 
-@shared_task(acks_late=True)
+# A pool process killed mid-batch puts the batch back at once for another (the PDFs stored are skipped), instead of
+# leaving it to the broker's visibility timeout or the nightly job's sweep of bills without a PDF.
+@shared_task(acks_late=True, reject_on_worker_lost=True)
 def bill_pdfs_render(bill_ids: list[int]) -> int:
     """Render and store the PDFs of a chunk of issued bills (skips those already stored)."""
     from .services.bill_pdfs import bill_pdfs_store

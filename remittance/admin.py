@@ -3,6 +3,7 @@ look at: read only (the webhook, the portal, the commands and billing's services
 shown by its last four digits; the sealed number is never shown."""
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse
@@ -171,8 +172,10 @@ class PaymentExceptionAdmin(admin.ModelAdmin):
 
 @admin.register(BankDeposit)
 class BankDepositAdmin(ReadOnlyAdmin):
-    list_display = ("posted_on", "channel", "type_code", "description", "amount", "bank_reference", "text")
+    list_display = ("posted_on", "channel", "type_code", "description", "amount", "bank_reference",
+                    "customer_reference", "text", "payment")
     list_filter = ("channel", "type_code")
+    list_select_related = ("payment",)
     date_hierarchy = "posted_on"
     search_fields = ("bank_reference", "customer_reference", "text")
 
@@ -189,7 +192,8 @@ def deposits_view(request):
     if form.is_bound and form.is_valid():
         result = deposits_reconcile(on=form.cleaned_data["on"], processor=processor_configured())
     return TemplateResponse(request, "admin/remittance/deposits.html", {
-        **admin.site.each_context(request), "title": "Deposits reconciliation", "form": form, "result": result})
+        **admin.site.each_context(request), "title": "Deposits reconciliation", "form": form, "result": result,
+        "payout_days": settings.PROCESSOR_PAYOUT_DAYS})
 
 
 admin_page_register(admin.site, "deposits/", deposits_view, "deposits")

@@ -13,7 +13,15 @@ Design overview:
 * **Unmatched checks** (no scan line, an account or bill that is not ours, a bill of another account) go to the
   exceptions queue (``PaymentException``) with why; the money is in the bank, so a clerk posts each to the account
   it belongs to (``exception_post``) or records that it was sent back (``exception_return``).
+* **A row the file repeats** (the same deposit date, batch and item as a row above it) is not refused with the file:
+  the first posts (or is queued) as any other, each repeat goes to the exceptions queue as ``<reference>/2``,
+  ``/3``… naming the line it repeats, so the clerk decides whether the bank read one check twice or two checks
+  under one number, and the rest of the file posts.
+* **Batch and item are ASCII digits** (0-9), taken as written: a digit of another script would make a second
+  reference for the same check.
 * **Importing the same file again** posts and queues nothing more: the references are unique.
+* **Large files**: every lookup (references already posted or queued, the accounts and bills the scan lines name)
+  goes to the database in chunks of ``CHUNK_SIZE``, so a file of 400,000 checks is read on SQLite as on PostgreSQL.
 """
 
 import re
@@ -27,8 +35,10 @@ from accounts.models import Account
 from billing.models import Bill, Payment
 from billing.services.payments import PaymentIn, payments_post
 from core.csvimport import (
+    CHUNK_SIZE,
     CsvLayout,
     ImportErrors,
+    chunked,
     csv_rows,
     dollars,
     identifier,
@@ -41,7 +51,8 @@ from core.errors import ApplicationError, FieldError
 from .models import PaymentException
 
 LOCKBOX_LAYOUT = CsvLayout(required=("deposit_date", "batch", "item", "amount", "check_number", "scan_line"))
-SCAN = re.compile(r"\s*(\S+)\s+(\S+)\s+(\d{10})\s+(\d{10})\s*")
+SCAN = re.compile(r"\s*(\S+)\s+(\S+)\s+(\d{10})\s+(\d{10})\s*", re.ASCII)
+DIGITS = re.compile(r"[0-9]{1,10}", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -65,30 +76,47 @@ class _Check:
     scan_line: str
 
 
+def _digits(what: str):
+    def parse(value: str) -> str:
+        if not DIGITS.fullmatch(value):
+            raise ValueError(f"'{value[:20]}' is not a {what} number (one to ten digits 0-9)")
+        return value
+    return parse
+
+
 def lockbox_import(*, file, as_of: date, actor=None, progress=False) -> LockboxResult:
     source = import_source_read(file)
     errors = ImportErrors(columns=LOCKBOX_LAYOUT.columns)
-    on_or_before, short, words = iso_date_until(as_of), identifier(max_length=10), text(max_length=200,
-                                                                                          required=False)
+    on_or_before, words = iso_date_until(as_of), text(max_length=200, required=False)
+    batch_no, item_no = _digits("batch"), _digits("item")
+    check_no = identifier(max_length=20, required=False)
     checks: list[_Check] = []
+    first_line: dict[str, int] = {}
+    repeats: list[tuple[_Check, str]] = []
     for row in csv_rows(text=source.text, layout=LOCKBOX_LAYOUT, errors=errors):
         day = errors.parse(row, "deposit_date", on_or_before)
-        batch, item = errors.parse(row, "batch", short), errors.parse(row, "item", short)
+        batch, item = errors.parse(row, "batch", batch_no), errors.parse(row, "item", item_no)
         amount = errors.parse(row, "amount", dollars)
-        check_number = errors.parse(row, "check_number", identifier(max_length=20, required=False))
+        check_number = errors.parse(row, "check_number", check_no)
         scan = errors.parse(row, "scan_line", words)
         if None in (day, batch, item, amount, check_number, scan):
             continue
-        checks.append(_Check(row.line, day, f"LBX-{day:%Y%m%d}-{batch}-{item}", amount, check_number, scan))
+        reference = f"LBX-{day:%Y%m%d}-{batch}-{item}"
+        if reference in first_line:
+            times = sum(1 for c, _ in repeats if c.reference.startswith(reference + "/")) + 2
+            repeats.append((_Check(row.line, day, f"{reference}/{times}", amount, check_number, scan),
+                            f"the file repeats batch {batch} item {item} of line {first_line[reference]}: one check "
+                            "read twice, or two checks under one number? Post it, or record it as not received"))
+            continue
+        first_line[reference] = row.line
+        checks.append(_Check(row.line, day, reference, amount, check_number, scan))
     errors.raise_if_any()
-    refs = [c.reference for c in checks]
-    done = {r.lower() for r in Payment.objects.filter(reference__in=refs).values_list("reference", flat=True)}
-    done |= {r.lower() for r in PaymentException.objects.filter(reference__in=refs).values_list("reference",
-                                                                                               flat=True)}
+    done = _known([c.reference for c in checks] + [c.reference for c, _ in repeats])
     fresh = [c for c in checks if c.reference.lower() not in done]
-    matched, queued = [], []
+    matched, queued = [], [(c, why) for c, why in repeats if c.reference.lower() not in done]
+    reasons = _match_all([c.scan_line for c in fresh])
     for check in fresh:
-        account_no, why = _match(check.scan_line)
+        account_no, why = reasons[check.scan_line]
         if why:
             queued.append((check, why))
         else:
@@ -99,23 +127,46 @@ def lockbox_import(*, file, as_of: date, actor=None, progress=False) -> LockboxR
             payments_post(payments=matched, actor=actor, source="lockbox")
         PaymentException.objects.bulk_create([PaymentException(
             source="lockbox", reference=c.reference, received_on=c.deposit_date, amount=c.amount,
-            check_number=c.check_number, read=c.scan_line[:200], reason=why) for c, why in queued])
-    return LockboxResult(posted=len(matched), skipped=len(checks) - len(fresh), exceptions=len(queued))
+            check_number=c.check_number, read=c.scan_line[:200], reason=why[:200]) for c, why in queued],
+            batch_size=CHUNK_SIZE)
+    total = len(checks) + len(repeats)
+    return LockboxResult(posted=len(matched), skipped=total - len(matched) - len(queued), exceptions=len(queued))
 
 
-def _match(scan_line: str) -> tuple[str, str]:
+def _known(references: list[str]) -> set[str]:
+    """Those of ``references`` already posted or queued (lower case), looked up in chunks."""
+    done: set[str] = set()
+    for chunk in chunked(references):
+        for model in (Payment, PaymentException):
+            done |= {r.lower() for r in model.objects.filter(reference__in=chunk).values_list("reference",
+                                                                                              flat=True)}
+    return done
+
+
+def _match_all(scan_lines: list[str]) -> dict[str, tuple[str, str]]:
+    """For each scan line, the account it names, or why it names none (``_match``), with the accounts and bills
+    looked up in chunks."""
+    read = {line: SCAN.fullmatch(line) for line in set(scan_lines)}
+    named = [m for m in read.values() if m is not None]
+    accounts: dict[str, int] = {}
+    for chunk in chunked(sorted({m.group(1) for m in named})):
+        accounts.update(Account.objects.filter(account_no__in=chunk).values_list("account_no", "pk"))
+    bills: dict[str, int] = {}
+    for chunk in chunked(sorted({m.group(2) for m in named})):
+        bills.update(Bill.objects.filter(number__in=chunk).values_list("number", "account_id"))
+    return {line: _match(line, found, accounts, bills) for line, found in read.items()}
+
+
+def _match(scan_line: str, found, accounts: dict[str, int], bills: dict[str, int]) -> tuple[str, str]:
     """The account a stub's scan line names, or why it names none."""
-    found = SCAN.fullmatch(scan_line)
     if found is None:
         return "", "no scan line that reads as a bill stub's" if scan_line else "no scan line (no stub in the envelope)"
     account_no, bill_no = found.group(1), found.group(2)
-    account = Account.objects.filter(account_no=account_no).first()
-    if account is None:
+    if account_no not in accounts:
         return "", f"account {account_no} on the stub is not one of ours"
-    bill = Bill.objects.filter(number=bill_no).values_list("account_id", flat=True).first()
-    if bill is None:
+    if bill_no not in bills:
         return "", f"bill {bill_no} on the stub is not one of ours"
-    if bill != account.pk:
+    if bills[bill_no] != accounts[account_no]:
         return "", f"bill {bill_no} on the stub is not account {account_no}'s"
     return account_no, ""
 

@@ -45,6 +45,9 @@ class OnlinePayment(models.Model):
     # A refund or dispute the processor reported (applied when the payment is posted, if it came first).
     reversed_on = models.DateField(null=True, blank=True)
     reversal_reason = models.CharField(max_length=20, blank=True)
+    reinstated = models.OneToOneField(
+        "billing.Payment", null=True, blank=True, on_delete=models.PROTECT, related_name="online_reinstated",
+        help_text="A disputed payment the village won back: posted again, as this payment.")
 
     class Meta:
         ordering = ["-created_at"]
@@ -242,6 +245,7 @@ class BankDeposit(models.Model):
         LOCKBOX = "lockbox", "Lockbox"
         AUTOPAY = "autopay", "Autopay (ACH debit file)"
         PROCESSOR = "processor", "Payment processor payout"
+        BILLPAY = "billpay", "Bank bill pay (a customer's bank)"
         COUNTER = "counter", "Counter deposit"
         OTHER = "other", "Other"
 
@@ -255,6 +259,8 @@ class BankDeposit(models.Model):
     text = models.CharField(max_length=200, blank=True)
     channel = models.CharField(max_length=10, choices=Channel.choices)
     key = models.CharField(max_length=300, unique=True, help_text="What makes it this credit, for a file read twice.")
+    payment = models.OneToOneField("billing.Payment", null=True, blank=True, on_delete=models.PROTECT,
+                                   related_name="bank_deposit", help_text="The bill-pay payment it posted.")
     imported_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -50,7 +50,7 @@ class ProcessorEvent:
     """A webhook event in our words."""
 
     event_id: str
-    kind: str  # paid, pending, failed, expired, refunded, disputed, other
+    kind: str  # paid, pending, failed, expired, refunded, disputed, reinstated (a dispute won), other
     type: str  # the processor's own name for it
     happened_on: date  # the day it happened, in the utility's time zone (not the day it reached us)
     checkout_id: str = ""
@@ -75,6 +75,7 @@ class Payout:
     id: str
     amount: Decimal
     items: list[PayoutItem]
+    arrived_on: date
 
 
 class Processor(Protocol):
@@ -85,7 +86,7 @@ class Processor(Protocol):
 
     def event_read(self, payload: bytes, signature: str) -> ProcessorEvent: ...
 
-    def payouts(self, *, arrived_on: date) -> list[Payout]: ...
+    def payouts(self, *, arrived_from: date, arrived_to: date) -> list[Payout]: ...
 
 
 def _day(timestamp: int) -> date:
@@ -106,7 +107,7 @@ class StripeProcessor:
     # Stripe's event types, as ours.
     KINDS = {"checkout.session.async_payment_succeeded": "paid", "checkout.session.async_payment_failed": "failed",
              "checkout.session.expired": "expired", "charge.refunded": "refunded",
-             "charge.dispute.created": "disputed"}
+             "charge.dispute.created": "disputed", "charge.dispute.funds_reinstated": "reinstated"}
 
     def __init__(self, *, secret_key: str, webhook_secret: str, api_base: str = ""):
         import stripe
@@ -171,14 +172,21 @@ class StripeProcessor:
                                   reference=(obj.get("metadata") or {}).get("reference", ""),
                                   amount=_dollars(obj.get("amount")),
                                   amount_refunded=_dollars(obj.get("amount_refunded")))
+        if event.type == "charge.dispute.funds_reinstated" or (
+                event.type == "charge.dispute.closed" and obj.get("status") == "won"):
+            # The village won the dispute: the processor gives the money back, and the payment stands again.
+            return ProcessorEvent(event_id=event.id, kind="reinstated", type=event.type, happened_on=happened_on,
+                                  payment_ref=obj.get("payment_intent") or "", amount=_dollars(obj.get("amount")))
         return ProcessorEvent(event_id=event.id, kind="other", type=event.type, happened_on=happened_on)
 
 
-    def payouts(self, *, arrived_on: date) -> list[Payout]:
-        """The payouts arriving in the bank on ``arrived_on``, each with the charges and refunds in it."""
-        start = int(datetime(arrived_on.year, arrived_on.month, arrived_on.day, tzinfo=UTC).timestamp())
+    def payouts(self, *, arrived_from: date, arrived_to: date) -> list[Payout]:
+        """The payouts arriving in the bank from ``arrived_from`` to ``arrived_to`` (both included), each with the
+        charges and refunds in it. Stripe dates a payout's arrival at midnight UTC of its day."""
+        start = int(datetime(arrived_from.year, arrived_from.month, arrived_from.day, tzinfo=UTC).timestamp())
+        end = int(datetime(arrived_to.year, arrived_to.month, arrived_to.day, tzinfo=UTC).timestamp()) + 86_400
         found = []
-        for payout in self._client.v1.payouts.list({"arrival_date": {"gte": start, "lt": start + 86_400},
+        for payout in self._client.v1.payouts.list({"arrival_date": {"gte": start, "lt": end},
                                                     "limit": 100}).auto_paging_iter():
             items = []
             for bt in self._client.v1.balance_transactions.list({"payout": payout.id, "limit": 100,
@@ -190,7 +198,8 @@ class StripeProcessor:
                 kind = {"charge": "charge", "payment": "charge", "refund": "refund"}.get(row.get("type"), "other")
                 items.append(PayoutItem(kind=kind, payment_ref=source.get("payment_intent") or "",
                                         gross=_dollars(row.get("amount")), fee=_dollars(row.get("fee"))))
-            found.append(Payout(id=payout.id, amount=_dollars(payout.amount), items=items))
+            found.append(Payout(id=payout.id, amount=_dollars(payout.amount), items=items,
+                                arrived_on=datetime.fromtimestamp(payout.arrival_date, tz=UTC).date()))
         return found
 
 

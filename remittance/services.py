@@ -9,7 +9,10 @@ Design overview:
   payment service (``payment_post``: reference ``<PROCESSOR>-<its payment id>``, unique there too) on the day the
   processor took it, whatever day the event arrives. A refund in full or a dispute reverses it through
   billing's reversal service on its own day; if it arrives before the payment it is kept and applied with it.
-  A partial refund is recorded for the clerk (billing reverses payments whole).
+  A partial refund is recorded for the clerk (billing reverses payments whole). A dispute the village wins
+  (``charge.dispute.closed`` won, or ``charge.dispute.funds_reinstated``; whichever comes first) posts the
+  payment again, once, as ``<reference>-R`` on the day the processor gave the money back: the customer's account
+  is paid again, and the reversal stays in the books as what happened in between.
 * **A receipt** is emailed once the payment is posted (a worker, on billing's ``payment_posted``), to the address
   the customer gave the processor or the one they signed in with; once.
 """
@@ -147,6 +150,8 @@ def _apply(online: OnlinePayment, event: EventIn) -> str:
         if online.payment is None:
             return f"{event.kind} before the payment was reported: kept, applied when it is"
         return _reverse(online)
+    if event.kind == "reinstated":
+        return _reinstate(online, event)
     if event.kind in ("failed", "expired") and online.status == OnlinePayment.Status.OPEN:
         online.status = OnlinePayment.Status.EXPIRED
         online.save(update_fields=["status"])
@@ -192,6 +197,28 @@ def _reverse(online: OnlinePayment) -> str:
     online.status = OnlinePayment.Status.REVERSED
     online.save(update_fields=["status"])
     return f"reversed {payment.reference}: {online.reversal_reason}"
+
+
+def _reinstate(online: OnlinePayment, event: EventIn) -> str:
+    """A dispute won: the reversed payment is posted again, once; a dispute not yet applied is forgotten."""
+    if online.reinstated_id is not None:
+        return f"dispute won: posted again already as {online.reinstated.reference}"
+    if online.reversal_reason != "disputed":
+        return "dispute won, but the payment was not reversed for a dispute: nothing to do"
+    if online.payment is None or online.status != OnlinePayment.Status.REVERSED:
+        online.reversed_on, online.reversal_reason = None, ""
+        online.save(update_fields=["reversed_on", "reversal_reason"])
+        return "dispute won before it was applied: the payment stands as reported"
+    original = online.payment
+    reference = f"{original.reference}-R"
+    paid_on = max(event.happened_on, online.reversed_on)
+    payment_post(account_no=online.account.account_no, amount=original.amount.amount, paid_on=paid_on,
+                 reference=reference, source=f"online:{online.processor}", tender=Payment.Tender.ONLINE)
+    online.reinstated = Payment.objects.get(reference__iexact=reference)
+    online.status = OnlinePayment.Status.PAID
+    online.save(update_fields=["reinstated", "status"])
+    return (f"dispute won: {fmt_dollars(original.amount.amount)} posted again as {reference} on {paid_on} "
+            f"(reversed on {online.reversed_on})")
 
 
 def receipts_send(payment_ids) -> int:

@@ -30,3 +30,24 @@ def axe_violations(page, *, exclude: tuple[str, ...] = ()) -> list[str]:
     return [f"{violation['id']} ({violation['impact']}): {violation['help']} — {', '.join(node['target'])}: "
             f"{node['failureSummary'].splitlines()[-1].strip()}"
             for violation in results.response["violations"] for node in violation["nodes"]]
+
+
+# Records each Content-Security-Policy violation of the page (the browser refuses the script or style and fires
+# this event); run before any of the page's own scripts (``page.add_init_script``), which no policy blocks.
+_CSP_WATCH = """
+window.__cspViolations = [];
+document.addEventListener("securitypolicyviolation", function (event) {
+  window.__cspViolations.push(event.effectiveDirective + " refused " + (event.blockedURI || "an inline script or style")
+    + (event.sourceFile ? " (" + event.sourceFile + ":" + event.lineNumber + ")" : ""));
+});
+"""
+
+
+def csp_watch(page) -> None:
+    """Record the Content-Security-Policy violations of every page ``page`` loads from now on."""
+    page.add_init_script(_CSP_WATCH)
+
+
+def csp_violations(page) -> list[str]:
+    """The Content-Security-Policy violations of the page loaded, one line each (``csp_watch`` first)."""
+    return page.evaluate("window.__cspViolations || ['the page was not watched: call csp_watch first']")

@@ -10,6 +10,7 @@ real broker.
 
 from pathlib import Path
 
+import csp.constants as csp
 import environ
 from django.core.exceptions import ImproperlyConfigured
 
@@ -77,6 +78,7 @@ MIDDLEWARE = [
     "portal.middleware.CustomerLanguageMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     "axes.middleware.AxesMiddleware",
 ]
@@ -253,6 +255,9 @@ SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000")
 STRIPE_SECRET_KEY = env.str("STRIPE_SECRET_KEY", default="")
 STRIPE_WEBHOOK_SECRET = env.str("STRIPE_WEBHOOK_SECRET", default="")
 STRIPE_API_BASE = env.str("STRIPE_API_BASE", default="")
+# How many days after a payment the processor's payout usually reaches the bank (Stripe's US standard: 2 business
+# days): an online payment posted longer ago and in no payout is listed by the deposits reconciliation.
+PROCESSOR_PAYOUT_DAYS = env.int("PROCESSOR_PAYOUT_DAYS", default=4)
 
 # Autopay by ACH debit (remittance.autopay): the key that seals customers' bank account numbers (a Fernet key:
 # 32 url-safe base64 bytes; without it autopay is not offered), and the village's bank and company as its bank
@@ -269,6 +274,29 @@ ACH_COMPANY_NAME = env.str("ACH_COMPANY_NAME", default="")
 ACH_NOTICE_DAYS = env.int("ACH_NOTICE_DAYS", default=10)
 ACH_REPRESENT_TIMES = env.int("ACH_REPRESENT_TIMES", default=2)
 ACH_REPRESENT_AFTER_DAYS = env.int("ACH_REPRESENT_AFTER_DAYS", default=2)
+# The words in a bank's BAI2 credit that name a customer's bank bill-pay service: such a credit is posted to the
+# account its reference names (remittance.bank_report), or goes to the exceptions queue.
+BANK_BILLPAY_WORDS = env.list("BANK_BILLPAY_WORDS", default=["RPPS", "CHECKFREE", "FISERV", "BILL PAY", "BILLPAY",
+                                                             "BILL PMT", "BILLPMT"])
+
+# The Content-Security-Policy of every page (django-csp): scripts only from this site (or, should a page ever need
+# an inline script, one carrying the request's nonce: <script nonce="{{ request.csp_nonce }}">); no plug-ins; no
+# framing; images, fonts and fetches from this site only. Inline style attributes stay allowed (the admin's own
+# widgets set them), and forms may post on to the processor's checkout. A violation is refused by the browser and
+# logged in its console; tests/core/test_csp_browser.py walks the pages to keep that number at zero.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [csp.SELF],
+        "script-src": [csp.SELF, csp.NONCE],
+        "style-src": [csp.SELF, csp.UNSAFE_INLINE],
+        "img-src": [csp.SELF, "data:"],
+        "font-src": [csp.SELF],
+        "connect-src": [csp.SELF],
+        "object-src": [csp.NONE],
+        "base-uri": [csp.SELF],
+        "frame-ancestors": [csp.NONE],
+    },
+}
 
 # Production hardening: secure, HTTP-only, SameSite cookies and HSTS.
 SESSION_COOKIE_HTTPONLY = True

@@ -21,6 +21,7 @@ class Payment(models.Model):
         BANK_FILE = "bank_file", gettext_lazy("Bank file")
         ONLINE = "online", gettext_lazy("Online (card or bank, through the processor)")
         ACH = "ach", gettext_lazy("Autopay (bank debit)")
+        BILL_PAY = "bill_pay", gettext_lazy("Bank bill pay (the customer's bank)")
 
     account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="payments")
     amount = money_field()

@@ -35,6 +35,9 @@ class BillingRun(models.Model):
     exceptions_count = models.PositiveIntegerField(default=0)
     total_billed = money_field(default=0)
     error = models.TextField(blank=True)
+    process = models.CharField(
+        max_length=200, blank=True,
+        help_text="Billed in one process (Celery eager): which, so a run whose process was killed is found.")
 
     # Every change of status goes through core.workflow.transition, which records it. A failed run is
     # retried (billing_run_retry): its unfinished chunks are handed out again.
@@ -122,6 +125,9 @@ class BillingRunChunk(models.Model):
         null=True, blank=True,
         help_text="While in the future, the worker that took the chunk is billing it and no other takes it.")
     last_error = models.TextField(blank=True)
+    worker = models.CharField(max_length=200, blank=True,
+                              help_text="Who took it last: a Celery worker's node, or a process on a host.")
+    task_id = models.CharField(max_length=255, blank=True, help_text="The Celery task billing it, when a worker.")
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["run", "index"], name="one_chunk_per_index")]

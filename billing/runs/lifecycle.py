@@ -7,9 +7,13 @@ itself done. The database forbids two live bills for one account and bill date, 
 a run re-started after a crash, cannot double-bill; re-running bills only what is still unbilled.
 
 Nothing waits forever on a worker that is gone. A worker takes a chunk under a lease (committed before it
-bills) and counts an attempt; a worker killed mid-chunk (out of memory) leaves the lease to run out, and
-the sweeper — Celery beat every minute, the nightly job, and a billing command waiting on its run — hands
-the chunk out again. A transient database error releases the chunk for another attempt; any other error,
+bills), counts an attempt and records who it is (the Celery worker's node and task id). The sweeper — Celery
+beat every minute, the nightly job, and a billing command waiting on its run — asks the workers what they are
+running (``workers_seen``): a chunk whose task no answering worker runs lost its worker (killed, out of memory)
+and is handed out again at once, without waiting for its lease to run out; when no worker answers, the lease
+decides. A run billed in one process (Celery eager: the command line, the development server) records that
+process; the next run started on that host fails it, saying so, if the process is gone
+(``billing_runs_orphaned_fail``). A transient database error releases the chunk for another attempt; any other error,
 or a chunk out of attempts (``BILLING_CHUNK_ATTEMPTS``), fails the run with the error. The broker may lose
 or redeliver messages; the run's state in the database decides what is done.
 
@@ -18,8 +22,11 @@ retries it once the cause is fixed; each change goes through ``core.workflow.tra
 """
 
 import logging
+import os
+import socket
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date, timedelta
 
 from django.conf import settings
@@ -54,10 +61,12 @@ def billing_run_create(*, run_on: date, actor=None, chunk_size: int = CHUNK_SIZE
     schedule_row, _ = schedule_in_force(run_on)  # refuse early when no rates apply
     if refusal := sample_rates_refusal(on=run_on, accept_sample_rates=accept_sample_rates):
         raise ApplicationError(refusal, field="accept_sample_rates")
+    billing_runs_orphaned_fail()
     ids = billing_candidates(run_on=run_on)
     run = BillingRun.objects.create(run_on=run_on, started_by=actor, status=BillingRun.Status.PENDING,
                                     accounts_due=len(ids),
-                                    accept_sample_rates=accept_sample_rates and schedule_row.is_sample)
+                                    accept_sample_rates=accept_sample_rates and schedule_row.is_sample,
+                                    process=this_process() if settings.CELERY_TASK_ALWAYS_EAGER else "")
     chunks = [BillingRunChunk(run=run, index=i, account_ids=ids[start:start + chunk_size])
               for i, start in enumerate(range(0, len(ids), chunk_size))]
     BillingRunChunk.objects.bulk_create(chunks)
@@ -83,6 +92,106 @@ def billing_run_start(*, run_on: date, actor=None, accept_sample_rates: bool = F
 # Any other error would fail again the same way, so it fails the run at once.
 TRANSIENT_ERRORS = (OperationalError, InterfaceError)
 WORKER_STOPPED = "its worker stopped before finishing (killed, out of memory?) and its lease ran out"
+LOST_CHECK_SECONDS = 10  # how often a waiting command asks the workers whether its chunks' tasks still run
+
+
+def this_process() -> str:
+    return f"process {os.getpid()} on {socket.gethostname()}"
+
+
+def _process_gone(process: str) -> bool:
+    """Whether ``process`` (as ``this_process`` names one) is known to have ended: on this host, no such pid."""
+    words = process.split()
+    if len(words) != 4 or words[0] != "process" or words[2] != "on" or words[3] != socket.gethostname():
+        return False  # another host's: it cannot be told from here
+    try:
+        os.kill(int(words[1]), 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, ValueError):
+        return False
+    return False
+
+
+def billing_runs_orphaned_fail() -> list[BillingRun]:
+    """Fail each running run billed in a process of this host that has ended (killed mid-run), saying so; its
+    finished chunks keep their bills, and billing the date again bills what is still unbilled."""
+    failed = []
+    for run in BillingRun.objects.filter(status=BillingRun.Status.RUNNING).exclude(process=""):
+        if _process_gone(run.process):
+            billing_run_fail(run_id=run.pk, error=f"the {run.process} that was billing it ended before the run "
+                                                  f"finished ({run.chunks_done} of {run.chunks_total} chunks done; "
+                                                  "killed?); billing the date again bills what is still unbilled")
+            failed.append(run)
+    return failed
+
+
+@dataclass(frozen=True)
+class WorkersSeen:
+    """What the workers on the broker answered: each answering node with the ids of the tasks it is running.
+    ``answered`` False: none answered within the timeout (none running, or the broker unreachable)."""
+
+    active: dict[str, list[str]]
+
+    @property
+    def answered(self) -> bool:
+        return bool(self.active)
+
+    def running(self, task_id: str) -> bool:
+        return any(task_id in ids for ids in self.active.values())
+
+    def __str__(self) -> str:
+        if not self.active:
+            return "no worker answered on this broker"
+        return "; ".join(f"{node} is running {len(ids)} task(s)" for node, ids in sorted(self.active.items()))
+
+
+def workers_seen(timeout: float = 1.0) -> WorkersSeen:
+    """Ask the Celery workers what they are running (none when tasks run eagerly in this process)."""
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        return WorkersSeen(active={})
+    from celery import current_app
+
+    try:
+        replies = current_app.control.inspect(timeout=timeout).active() or {}
+    except Exception:  # noqa: BLE001 - an unreachable broker is "no answer"; the lease still decides
+        logger.warning("could not ask the workers what they run", exc_info=True)
+        return WorkersSeen(active={})
+    return WorkersSeen(active={node: [task.get("id", "") for task in tasks or []] for node, tasks in replies.items()})
+
+
+def billing_run_lost_release(*, run_id: int, seen: WorkersSeen) -> list[int]:
+    """Release the chunks of a run whose worker is gone — leased to a task none of the answering workers is
+    running, or to a process of this host that has ended — so they are due at once. Nothing is released when no
+    worker answered (the lease decides then). Returns the chunks released."""
+    leased = list(BillingRunChunk.objects.filter(run_id=run_id, done=False, leased_until__gt=timezone.now())
+                  .values_list("pk", "task_id", "worker"))
+    lost = [pk for pk, task_id, worker in leased
+            if (task_id and seen.answered and not seen.running(task_id)) or (not task_id and _process_gone(worker))]
+    released = []
+    for pk in lost:
+        with transaction.atomic():
+            chunk = (BillingRunChunk.objects.select_for_update(of=("self",), skip_locked=True)
+                     .filter(pk=pk, done=False, leased_until__gt=timezone.now()).first())
+            if chunk is None:  # done meanwhile, or being billed (its row is locked)
+                continue
+            chunk.last_error = f"its worker ({chunk.worker}) stopped before finishing (killed, out of memory?)"
+            chunk.leased_until, chunk.dispatched_at = None, None
+            chunk.save(update_fields=["last_error", "leased_until", "dispatched_at"])
+            released.append(pk)
+    if released:
+        logger.warning("billing run %s: chunk(s) %s lost their worker and are handed out again", run_id, released)
+    return released
+
+
+def _taker() -> tuple[str, str]:
+    """Who is taking a chunk: the Celery worker's node and task id, or this process."""
+    from celery import current_task
+
+    request = getattr(current_task, "request", None) if current_task else None
+    if request is not None and request.id and not getattr(request, "is_eager", False):
+        return str(request.hostname or "a worker")[:200], request.id
+    return this_process(), ""
 
 
 def _lease() -> timedelta:
@@ -144,7 +253,8 @@ def _chunk_take(*, chunk_id: int) -> bool:
             return False
         chunk.attempts += 1
         chunk.leased_until = now + _lease()
-        chunk.save(update_fields=["attempts", "leased_until", "last_error"])
+        chunk.worker, chunk.task_id = _taker()
+        chunk.save(update_fields=["attempts", "leased_until", "last_error", "worker", "task_id"])
         return True
 
 
@@ -242,12 +352,20 @@ def chunk_announce(chunk_id: int) -> None:
     billing_chunk_due.send(sender=BillingRunChunk, chunk_id=chunk_id)
 
 
-def billing_runs_sweep(*, send: Callable[[int], object] = chunk_announce) -> list[BillingRun]:
-    """Move every running run on: hand out its chunks that are due (see ``billing_run_chunks_due``).
-    Returns the runs that were running, as they are now."""
+def billing_runs_sweep(*, send: Callable[[int], object] = chunk_announce,
+                       seen: WorkersSeen | None = None) -> list[BillingRun]:
+    """Move every running run on: release the chunks whose worker is gone (asking the workers, ``seen``, what they
+    run) and hand out the chunks that are due (see ``billing_run_chunks_due``). Returns the runs that were running,
+    as they are now."""
+    billing_runs_orphaned_fail()
     run_ids = list(BillingRun.objects.filter(status=BillingRun.Status.RUNNING).order_by("id")
                    .values_list("id", flat=True))
+    if run_ids and seen is None and BillingRunChunk.objects.filter(
+            run_id__in=run_ids, done=False, leased_until__gt=timezone.now()).exclude(task_id="").exists():
+        seen = workers_seen()
     for run_id in run_ids:
+        if seen is not None:
+            billing_run_lost_release(run_id=run_id, seen=seen)
         billing_run_hand_out(run_id=run_id, send=send)
     return list(BillingRun.objects.filter(pk__in=run_ids).order_by("id"))
 
@@ -313,13 +431,18 @@ def billing_run_retry(*, run_id: int, actor=None) -> BillingRun:
 
 def billing_run_wait(*, run_id: int, seconds: float, send: Callable[[int], object] = chunk_announce,
                      poll: float = 0.5) -> BillingRun:
-    """Wait up to ``seconds`` for a run to finish or fail, handing out its chunks that are due meanwhile (as
-    the sweeper does). Returns the run as it is then: still running when the time ran out."""
+    """Wait up to ``seconds`` for a run to finish or fail, handing out its chunks that are due meanwhile and, every
+    ``LOST_CHECK_SECONDS``, those whose worker is gone (as the sweeper does). Returns the run as it is then: still
+    running when the time ran out."""
     deadline = time.monotonic() + seconds
+    checked = time.monotonic()
     while True:
         run = BillingRun.objects.get(pk=run_id)
         if run.status != BillingRun.Status.RUNNING or time.monotonic() >= deadline:
             return run
+        if time.monotonic() - checked >= LOST_CHECK_SECONDS:
+            billing_run_lost_release(run_id=run_id, seen=workers_seen())
+            checked = time.monotonic()
         billing_run_hand_out(run_id=run_id, send=send)
         time.sleep(poll)
 

@@ -19,6 +19,7 @@ from django.utils import timezone
 
 from accounts.models import Account
 from core.clock import after_errors, refuse_future, today
+from core.csvimport import chunked
 from core.dates import fmt_day
 from core.errors import ApplicationError, FieldError, refuse_any
 from core.money import ZERO, fmt_dollars
@@ -383,8 +384,10 @@ def cases_close_paid(*, account_ids, as_of: date | None = None) -> list[Terminat
     shut-off: pending orders are cancelled. Called on every ``payment_posted``."""
     as_of = as_of or today()
     closed = []
-    for case in TerminationCase.objects.filter(account_id__in=list(account_ids), grounds="nonpayment",
-                                               status__in=ACTIVE).select_related("account"):
+    cases = [case for chunk in chunked(sorted(account_ids))  # a lockbox file may pay 100,000 accounts at once
+             for case in TerminationCase.objects.filter(account_id__in=chunk, grounds="nonpayment",
+                                                        status__in=ACTIVE).select_related("account")]
+    for case in cases:
         if case_unpaid(case, as_of=as_of) > ZERO:
             continue
         with transaction.atomic():

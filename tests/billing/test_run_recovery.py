@@ -50,6 +50,17 @@ def killed_mid_chunk(monkeypatch):
     monkeypatch.setattr(runs, "bill_accounts", dies_once)
 
 
+def killed_half_way(monkeypatch) -> tuple[BillingRun, BillingRunChunk]:
+    """A run in chunks of two whose process bills the first and dies in the second; the third never starts."""
+    killed = billing_run_create(run_on=RUN_ON, chunk_size=2)
+    first, second, _third = killed.chunks.order_by("index")
+    billing_run_chunk_execute(chunk_id=first.pk)
+    killed_mid_chunk(monkeypatch)
+    with pytest.raises(WorkerKilled):
+        billing_run_chunk_execute(chunk_id=second.pk)
+    return killed, second
+
+
 def lease_runs_out(chunk: BillingRunChunk) -> None:
     BillingRunChunk.objects.filter(pk=chunk.pk).update(leased_until=timezone.now() - timedelta(seconds=1))
 
@@ -158,19 +169,14 @@ def test_a_run_whose_workers_keep_dying_is_failed_by_the_sweeper(six_accounts):
 
 
 def test_an_eager_run_killed_half_way_is_resumed_by_the_next_billing_command(six_accounts, monkeypatch):
-    killed = billing_run_create(run_on=RUN_ON, chunk_size=2)
-    first, second, _third = killed.chunks.order_by("index")
-    billing_run_chunk_execute(chunk_id=first.pk)
-    killed_mid_chunk(monkeypatch)
-    with pytest.raises(WorkerKilled):
-        billing_run_chunk_execute(chunk_id=second.pk)  # the whole process dies here; the third never starts
+    killed, second = killed_half_way(monkeypatch)
     lease_runs_out(second)
 
     out = billing_run()
 
     killed.refresh_from_db()
     assert killed.status == BillingRun.Status.DONE and killed.bills_created == 6
-    assert f"Billing run {killed.pk} for 2026-02-01, left running, was resumed: done" in out
+    assert f"Billing run {killed.pk} for 2026-02-01, left running: now done" in out
     assert "0 bills issued totalling $0.00, 6 already billed" in out
     assert sorted(Bill.objects.values_list("total", flat=True)) == TOTALS
 
@@ -199,8 +205,11 @@ def test_billing_command_gives_up_on_a_run_that_makes_no_progress(six_accounts, 
     sent = []
     monkeypatch.setattr(tasks.billing_run_chunk, "apply_async", lambda *args, **kwargs: sent.append(args))
 
+    monkeypatch.setattr(runs, "workers_seen", lambda timeout=1.0: runs.WorkersSeen(active={}))
     with pytest.raises(CommandError, match=r"billing run \d+ for 2026-02-01 made no progress in 1 s \(0 of 1 "
-                                           r"chunks done\)"):
+                                           r"chunks done\). Asked what they run, no worker answered on this broker. "
+                                           r"1 chunk\(s\) wait in the queue for a worker — is a Celery worker "
+                                           r"running"):
         billing_run("--chunk-size", "6", "--stall-timeout", "1")
 
     run = BillingRun.objects.get()
@@ -222,8 +231,9 @@ def test_billing_command_reports_a_run_failed_by_its_workers(six_accounts, setti
         billing_run("--chunk-size", "6", "--stall-timeout", "5")
 
 
-def test_the_chunk_task_is_redelivered_when_its_worker_is_lost():
+def test_the_chunk_and_pdf_tasks_are_redelivered_when_their_worker_is_lost():
     assert tasks.billing_run_chunk.acks_late and tasks.billing_run_chunk.reject_on_worker_lost
+    assert tasks.bill_pdfs_render.acks_late and tasks.bill_pdfs_render.reject_on_worker_lost
 
 
 def test_the_sweeper_runs_every_minute(settings):
@@ -246,3 +256,73 @@ def test_the_api_says_why_a_run_failed(six_accounts, monkeypatch, django_capture
     polled = api.get(f"/api/v1/billing-runs/{started.json()['id']}/").json()
     assert polled["status"] == "failed"
     assert polled["error"] == "chunk 1 of 1 failed: ValueError: no rate for meter size 7/8"
+
+
+def test_the_stalled_message_says_what_the_workers_answered(six_accounts, settings, monkeypatch):
+    """A worker answers, busy with something else: the message says so, not that no worker runs."""
+    from billing.management.commands import run_billing
+
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    monkeypatch.setattr(tasks.billing_run_chunk, "apply_async", lambda *args, **kwargs: None)
+    monkeypatch.setattr(run_billing, "workers_seen",
+                        lambda timeout=1.0: runs.WorkersSeen(active={"celery@billing1": ["t-9", "t-10"]}))
+    with pytest.raises(CommandError) as caught:
+        billing_run("--chunk-size", "6", "--stall-timeout", "1")
+    assert ("Asked what they run, celery@billing1 is running 2 task(s). 1 chunk(s) wait in the queue for a worker "
+            "— the workers are busy with other tasks.") in str(caught.value)
+
+
+def taken_by(chunk: BillingRunChunk, *, task_id: str, worker: str = "celery@billing1") -> None:
+    BillingRunChunk.objects.filter(pk=chunk.pk).update(attempts=1, task_id=task_id, worker=worker,
+                                                       leased_until=timezone.now() + timedelta(minutes=5))
+
+
+def test_a_chunk_whose_worker_is_gone_is_handed_out_at_once_not_when_its_lease_runs_out(six_accounts):
+    run = billing_run_create(run_on=RUN_ON, chunk_size=6)
+    chunk = run.chunks.get()
+    taken_by(chunk, task_id="t-1")
+    sent = []
+    # The worker answers and is running another task: the chunk's task died with its pool process.
+    tasks_now = runs.WorkersSeen(active={"celery@billing1": ["t-2"]})
+    runs.billing_runs_sweep(send=sent.append, seen=tasks_now)
+    chunk.refresh_from_db()
+    assert sent == [chunk.pk] and chunk.leased_until is None
+    assert chunk.last_error == "its worker (celery@billing1) stopped before finishing (killed, out of memory?)"
+
+
+def test_a_chunk_whose_task_still_runs_or_when_no_worker_answers_is_left_to_its_lease(six_accounts):
+    run = billing_run_create(run_on=RUN_ON, chunk_size=6)
+    chunk = run.chunks.get()
+    taken_by(chunk, task_id="t-1")
+    sent = []
+    runs.billing_runs_sweep(send=sent.append, seen=runs.WorkersSeen(active={"celery@billing1": ["t-1"]}))
+    runs.billing_runs_sweep(send=sent.append, seen=runs.WorkersSeen(active={}))  # the broker is down, say
+    chunk.refresh_from_db()
+    assert sent == [] and chunk.leased_until is not None and chunk.last_error == ""
+
+
+def a_dead_process() -> str:
+    import socket
+    import subprocess
+
+    child = subprocess.Popen(["sleep", "0"])
+    child.wait()
+    return f"process {child.pid} on {socket.gethostname()}"
+
+
+def test_an_eager_run_whose_process_was_killed_is_failed_with_why_when_the_next_run_starts(six_accounts,
+                                                                                          monkeypatch):
+    killed, second = killed_half_way(monkeypatch)
+    gone = a_dead_process()
+    BillingRun.objects.filter(pk=killed.pk).update(process=gone)  # as it was: billed by a process now ended
+    BillingRunChunk.objects.filter(pk=second.pk).update(worker=gone)
+
+    out = billing_run()
+
+    killed.refresh_from_db()
+    assert killed.status == BillingRun.Status.FAILED
+    assert killed.error == (f"the {gone} that was billing it ended before the run finished (1 of 3 chunks done; "
+                            "killed?); billing the date again bills what is still unbilled")
+    assert f"Billing run {killed.pk} for 2026-02-01, left running: now failed" in out
+    assert "4 bills issued totalling $636.50, 2 already billed" in out  # the re-run bills the rest, once
+    assert sorted(Bill.objects.values_list("total", flat=True)) == TOTALS

@@ -67,11 +67,18 @@ class StripeStandIn:
                                               "metadata": {"reference": session["client_reference_id"]},
                                               "amount_refunded": total if amount_cents is None else amount_cents})
 
-    def dispute(self, session_id: str) -> str:
+    def dispute(self, session_id: str, *, created: int | None = None) -> str:
         session = self.sessions[session_id]
         return self.event("charge.dispute.created", {"id": f"dp_test_{next(self._numbers)}", "object": "dispute",
                                                      "payment_intent": session["payment_intent"],
-                                                     "amount": session["amount_total"]})
+                                                     "amount": session["amount_total"]}, created=created)
+
+    def dispute_won(self, session_id: str, *, kind: str = "charge.dispute.closed", created: int | None = None) -> str:
+        """The village won the dispute: Stripe's ``charge.dispute.closed`` (status won) or ``funds_reinstated``."""
+        session = self.sessions[session_id]
+        return self.event(kind, {"id": f"dp_test_{next(self._numbers)}", "object": "dispute", "status": "won",
+                                 "payment_intent": session["payment_intent"], "amount": session["amount_total"]},
+                          created=created)
 
     def payout(self, session_ids: list[str], *, arrival: int, fee_cents: int = 30) -> dict:
         """A payout of these paid sessions arriving at ``arrival`` (a timestamp), each charge less its fee."""

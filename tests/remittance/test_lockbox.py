@@ -11,6 +11,7 @@ from django.core.management.base import CommandError
 from django.urls import reverse
 
 from billing.models import Payment
+from core.errors import ApplicationError
 from remittance.lockbox import lockbox_import
 from remittance.models import PaymentException
 from tests.conversion.test_check import counts
@@ -80,3 +81,43 @@ def test_a_clerk_posts_a_queued_check_to_its_account_or_records_it_sent_back(bil
     assert (second.status, second.payment) == ("returned", None)
     # Resolved ones are read only.
     assert admin_client.post(url, {"post_to": one.account.account_no}).status_code == 403
+
+
+def test_a_repeated_row_goes_to_the_queue_and_the_rest_of_the_file_posts(bills):
+    one, two = bills
+    text = HEADER + (f"2026-02-24,7,1,186.13,1001,{scan(one)}\n"
+                     f"2026-02-24,7,2,186.13,1002,{scan(two)}\n"
+                     f"2026-02-24,7,1,186.13,1001,{scan(one)}\n"
+                     f"2026-02-24,7,1,186.13,1001,{scan(one)}\n")
+    result = lockbox_import(file=text.encode(), as_of=date(2026, 2, 25))
+    assert (result.posted, result.exceptions, result.skipped) == (2, 2, 0)
+    assert sorted(Payment.objects.values_list("reference", flat=True)) == ["LBX-20260224-7-1", "LBX-20260224-7-2"]
+    queued = dict(PaymentException.objects.values_list("reference", "reason"))
+    assert sorted(queued) == ["LBX-20260224-7-1/2", "LBX-20260224-7-1/3"]
+    assert queued["LBX-20260224-7-1/2"].startswith("the file repeats batch 7 item 1 of line 2")
+    again = lockbox_import(file=text.encode(), as_of=date(2026, 2, 25))
+    assert (again.posted, again.exceptions, again.skipped) == (0, 0, 4)
+
+
+@pytest.mark.parametrize("batch", ["\u0661", "\uff17", "7\u200b", "-7", "7.0", "12345678901"])
+def test_batch_and_item_are_ascii_digits(bills, batch):
+    text = HEADER + f"2026-02-24,{batch},1,186.13,1001,\n2026-02-24,7,{batch},186.13,1001,\n"
+    with pytest.raises(ApplicationError) as caught:
+        lockbox_import(file=text.encode(), as_of=date(2026, 2, 25))
+    assert [(e.line, e.field) for e in caught.value.errors] == [(2, "batch"), (3, "item")]
+    assert "(one to ten digits 0-9)" in caught.value.errors[0].message
+    assert not Payment.objects.exists() and not PaymentException.objects.exists()
+
+
+def test_lookups_cross_chunks_without_losing_a_check(bills, monkeypatch):
+    """Every lookup is made in chunks (a file of 400,000 checks is more than SQLite takes in one query); with
+    chunks of two, five checks of two accounts still each find theirs."""
+    import core.csvimport
+
+    monkeypatch.setattr(core.csvimport.chunked, "__defaults__", (2,))
+    one, two = bills
+    rows = [f"2026-02-24,8,{n},{10 + n}.00,{2000 + n},{scan(one if n % 2 else two)}" for n in range(1, 6)]
+    result = lockbox_import(file=(HEADER + "\n".join(rows) + "\n").encode(), as_of=date(2026, 2, 25))
+    assert (result.posted, result.exceptions) == (5, 0)
+    assert Payment.objects.filter(account=one.account).count() == 3
+    assert lockbox_import(file=(HEADER + "\n".join(rows) + "\n").encode(), as_of=date(2026, 2, 25)).skipped == 5

@@ -288,3 +288,57 @@ def test_with_keys_the_account_page_offers_to_pay_the_amount_due(linked, standin
     account, client = linked
     page = client.get(reverse("portal:account", kwargs={"public_id": account.public_id})).content.decode()
     assert "Pay $186.13 online" in page
+
+
+def owed(account) -> Decimal:
+    return sum((e.amount.amount for e in LedgerEntry.objects.filter(account=account)), Decimal("0.00"))
+
+
+def paid_online(linked, standin) -> tuple:
+    """The account's bill of $186.13 paid online on 2026-02-20, and its online payment."""
+    account, client = linked
+    start(client, account, amount="186.13")
+    online = OnlinePayment.objects.get()
+    paid = standin.complete(online.checkout_id, created=stamp(date(2026, 2, 20)))
+    post_event(paid, standin.signed(paid))
+    online.refresh_from_db()
+    return account, online
+
+
+def test_a_dispute_the_village_wins_posts_the_payment_again_once(linked, standin):
+    account, online = paid_online(linked, standin)
+    assert owed(account) == Decimal("0.00")
+    dispute = standin.dispute(online.checkout_id, created=stamp(date(2026, 2, 23)))
+    post_event(dispute, standin.signed(dispute))
+    assert owed(account) == Decimal("186.13")  # the dispute took the money back
+    won = standin.dispute_won(online.checkout_id, created=stamp(date(2026, 2, 25)))
+    said = post_event(won, standin.signed(won)).content.decode()
+    assert "dispute won: $186.13 posted again as" in said
+    reinstated = standin.dispute_won(online.checkout_id, kind="charge.dispute.funds_reinstated",
+                                     created=stamp(date(2026, 2, 26)))
+    assert "posted again already" in post_event(reinstated, standin.signed(reinstated)).content.decode()
+    online.refresh_from_db()
+    assert online.status == "paid" and online.reinstated.reference == f"{online.payment.reference}-R"
+    assert (online.reinstated.amount.amount, online.reinstated.paid_on) == (Decimal("186.13"), date(2026, 2, 25))
+    assert owed(account) == Decimal("0.00") and Payment.objects.count() == 2
+    assert PaymentReversal.objects.get().payment == online.payment  # what happened in between stays
+
+
+def test_a_dispute_won_that_never_reversed_the_payment_posts_nothing(linked, standin):
+    account, online = paid_online(linked, standin)
+    won = standin.dispute_won(online.checkout_id)  # its dispute's own event never reached us
+    said = post_event(won, standin.signed(won)).content.decode()
+    assert said == "dispute won, but the payment was not reversed for a dispute: nothing to do"
+    online.refresh_from_db()
+    assert online.status == "paid" and Payment.objects.count() == 1 and owed(account) == Decimal("0.00")
+
+
+def test_a_dispute_lost_changes_nothing_more(linked, standin):
+    account, online = paid_online(linked, standin)
+    dispute = standin.dispute(online.checkout_id)
+    post_event(dispute, standin.signed(dispute))
+    lost = standin.event("charge.dispute.closed", {"id": "dp_1", "object": "dispute", "status": "lost",
+                                                   "payment_intent": standin.sessions[online.checkout_id][
+                                                       "payment_intent"], "amount": 18613})
+    assert "nothing to do" in post_event(lost, standin.signed(lost)).content.decode()
+    assert owed(account) == Decimal("186.13") and Payment.objects.count() == 1

@@ -1,6 +1,7 @@
 """The admin pages staff use all day, checked by axe-core at WCAG 2.1 A and AA like the portal: every page of the
 project's own admin that takes no argument (lists, add forms, the counter, the run start, reports, the back
-office, field work), and the pages of an account, a bill, a payment, a billing run and a termination case."""
+office, field work), and the pages of an account, a bill, a payment, a billing run and a termination case — each
+with its Content-Security-Policy header and no violation of it."""
 
 from datetime import date
 from decimal import Decimal
@@ -13,7 +14,7 @@ from django.urls.resolvers import URLResolver
 from billing.models import Bill, BillingRun, Payment
 from billing.services.payments import payment_post
 from termination.models import TerminationCase
-from tests.browser import DESK, axe_violations, needs_chromium
+from tests.browser import DESK, axe_violations, csp_violations, csp_watch, needs_chromium
 from tests.portal.conftest import PASSWORD
 from tests.termination.steps import delinquent_account, served_case
 
@@ -60,6 +61,7 @@ def test_the_admins_pages_pass_axe_at_wcag_21_aa(live_server, mineola, browser, 
 
     get_user_model().objects.create_superuser("boss", "boss@example.org", PASSWORD)
     page = browser.new_context(viewport=DESK).new_page()
+    csp_watch(page)
     page.goto(live_server.url + "/admin/login/")
     page.get_by_label("Username").fill("boss")
     page.get_by_label("Password").fill(PASSWORD)
@@ -71,7 +73,8 @@ def test_the_admins_pages_pass_axe_at_wcag_21_aa(live_server, mineola, browser, 
             refused.append(path)
             continue
         assert response.status == 200, path
-        problems = {}
+        assert "script-src 'self'" in response.headers.get("content-security-policy", ""), path
+        problems = {f"csp {n}": (1, f"Content-Security-Policy: {v}") for n, v in enumerate(csp_violations(page))}
         for problem in axe_violations(page):  # one line per rule: how many elements, and the first
             rule = problem.split(" —", 1)[0]
             problems[rule] = (problems.get(rule, (0, problem))[0] + 1, problems.get(rule, (0, problem))[1])

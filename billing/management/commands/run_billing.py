@@ -3,16 +3,21 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Sum
+from django.utils import timezone
 from tqdm import tqdm
 
 from billing.models import BillingRun
 from billing.runs.lifecycle import (
     CHUNK_SIZE,
+    LOST_CHECK_SECONDS,
     billing_run_chunk_execute,
     billing_run_create,
     billing_run_hand_out,
+    billing_run_lost_release,
     billing_run_preview,
+    billing_runs_orphaned_fail,
     billing_runs_sweep,
+    workers_seen,
 )
 from billing.tasks import billing_run_dispatch, chunk_send
 from core.commands import as_of_argument, parse_as_of
@@ -83,25 +88,34 @@ class Command(BaseCommand):
                                "bills only what is still unbilled")
 
     def _resume_left_running(self):
-        """Runs left running by a worker (or, run eagerly, a process) that died are handed on first."""
+        """Runs left running by a worker that died are handed on first; a run billed in a process of this host
+        that was killed is failed, saying so (``billing_runs_orphaned_fail``)."""
         send = (lambda chunk_id: billing_run_chunk_execute(chunk_id=chunk_id)) \
             if settings.CELERY_TASK_ALWAYS_EAGER else chunk_send
+        for run in billing_runs_orphaned_fail():
+            run.refresh_from_db()
+            self.stdout.write(f"Billing run {run.pk} for {run.run_on}, left running: now {run.status} ({run.error})")
         before = {run.pk: run.chunks_done for run in BillingRun.objects.filter(status=BillingRun.Status.RUNNING)}
         if not before:
             return
         for run in billing_runs_sweep(send=send):
             if run.status != BillingRun.Status.RUNNING or run.chunks_done != before[run.pk]:
-                self.stdout.write(f"Billing run {run.pk} for {run.run_on}, left running, was resumed: {run.status}"
+                self.stdout.write(f"Billing run {run.pk} for {run.run_on}, left running: now {run.status}"
                                   + (f" ({run.error})" if run.error else ""))
 
     def _wait(self, run, bar, stall_seconds: float):
-        """Wait for the workers, handing out again what is due; give up when nothing moves."""
-        progress, moved_at = None, time.monotonic()
+        """Wait for the workers, handing out again what is due (and, every few seconds, what a worker that is gone
+        held); give up when nothing moves, saying what the workers answered."""
+        progress, moved_at, checked = None, time.monotonic(), time.monotonic()
         while True:
             run = BillingRun.objects.get(pk=run.pk)
             bar.update(run.chunks_done - bar.n)
             if run.status != BillingRun.Status.RUNNING:
                 return
+            if time.monotonic() - checked >= LOST_CHECK_SECONDS:
+                for chunk_id in billing_run_lost_release(run_id=run.pk, seen=workers_seen()):
+                    self.stderr.write(f"chunk {chunk_id} lost its worker: handed out again")
+                checked = time.monotonic()
             billing_run_hand_out(run_id=run.pk, send=chunk_send)
             # Taking a chunk counts as progress too: a slow chunk is not a stalled run.
             now = (run.chunks_done, run.chunks.aggregate(attempts=Sum("attempts"))["attempts"])
@@ -109,13 +123,27 @@ class Command(BaseCommand):
                 progress, moved_at = now, time.monotonic()
             elif time.monotonic() - moved_at > stall_seconds:
                 bar.close()
-                raise CommandError(
-                    f"billing run {run.pk} for {run.run_on} made no progress in {stall_seconds:g} s "
-                    f"({run.chunks_done} of {run.chunks_total} chunks done): no worker has taken or finished a "
-                    "chunk. Is a Celery worker running on this broker (celery -A waterbilling worker)? The run "
-                    "stays running and goes on when a worker takes its chunks; the admin's Billing runs page "
-                    "shows it.")
+                raise CommandError(self._stalled(run, stall_seconds))
             time.sleep(POLL_SECONDS)
+
+    @staticmethod
+    def _stalled(run, stall_seconds: float) -> str:
+        """What the command saw when the run stopped moving: the workers' answer and the chunks' state."""
+        seen = workers_seen()
+        chunks = list(run.chunks.filter(done=False).order_by("index"))
+        leased = [c for c in chunks if c.leased_until and c.leased_until > timezone.now()]
+        said = (f"billing run {run.pk} for {run.run_on} made no progress in {stall_seconds:g} s ({run.chunks_done} of "
+                f"{run.chunks_total} chunks done). Asked what they run, {seen}. ")
+        if leased:
+            said += "Taken and not finished: " + ", ".join(
+                f"chunk {c.index + 1} by {c.worker or 'a worker'}" for c in leased) + ". "
+        waiting = len(chunks) - len(leased)
+        if waiting:
+            said += f"{waiting} chunk(s) wait in the queue for a worker"
+            said += (" — is a Celery worker running on this broker and queue (celery -A waterbilling worker)? "
+                     if not seen.answered else " — the workers are busy with other tasks. ")
+        return said + ("The run stays running and goes on when a worker takes its chunks; the admin's Billing runs "
+                       "page shows it.")
 
     def _exceptions(self, exceptions):
         for exc in list(exceptions)[:50]:

@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.errors import ApplicationError
 
-from ...bank import bai2_import
+from ...bank_report import bai2_import
 
 
 class Command(BaseCommand):
@@ -17,10 +17,12 @@ class Command(BaseCommand):
 
     def handle(self, *args, file, **options):
         try:
-            text = Path(file).read_text(encoding="ascii")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CommandError(f"{file}: cannot be read as a BAI2 report ({exc})") from None
+            report = Path(file).read_bytes()
+        except OSError as exc:
+            raise CommandError(f"{file}: cannot be read ({exc.strerror})") from None
         try:
-            self.stdout.write(f"{file}: {bai2_import(text)}")
+            self.stdout.write(f"{file}: {bai2_import(report)}")
         except ApplicationError as exc:
-            raise CommandError(f"{file}: {exc.errors[0].message}; nothing was read") from None
+            said = "\n".join(f"  {error}" for error in exc.errors)
+            more = f"\n  … and {exc.unlisted} more" if exc.unlisted else ""
+            raise CommandError(f"{file}: refused, nothing was read:\n{said}{more}") from None

@@ -27,6 +27,10 @@ class Command(BaseCommand):
         rows += [{"channel": "unmatched", "expected": "0.00", "deposited": f"{d.amount.amount:.2f}",
                   "difference": f"{d.amount.amount:.2f}", "detail": f"{d.type_code} {d.description}: {d.text}"}
                  for d in result.unmatched]
+        rows += [{"channel": "not_paid_out", "expected": f"{o.amount.amount:.2f}", "deposited": "0.00",
+                  "difference": f"{-o.amount.amount:.2f}",
+                  "detail": f"{o.payment.reference} paid {o.payment.paid_on} by {o.account.account_no}, "
+                            f"processor's {o.payment_ref}"} for o in result.not_paid_out]
         if options["format"] == "json":
             self.stdout.write(json.dumps({"date": result.on.isoformat(), "matches": result.matches, "lines": rows,
                                           "notes": result.notes}, indent=2))
@@ -45,5 +49,9 @@ class Command(BaseCommand):
         for deposit in result.unmatched:
             self.stdout.write(f"  not ours to match: {deposit.type_code} {deposit.description} "
                               f"{fmt_dollars(deposit.amount.amount)} {deposit.text}")
+        for online in result.not_paid_out:
+            self.stdout.write(f"  posted online, in no payout since: {online.payment.reference} "
+                              f"{fmt_dollars(online.amount.amount)} paid {online.payment.paid_on} by account "
+                              f"{online.account.account_no} (processor's {online.payment_ref})")
         for note in result.notes:
             self.stdout.write(f"  {note}")
