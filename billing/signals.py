@@ -11,6 +11,9 @@ bill_pdfs_wanted = Signal()  # kwargs: bill_ids: list[int] — bills whose PDF i
 billing_run_started = Signal()  # kwargs: run_id: int — a new run whose chunks are to be handed out
 billing_chunk_due = Signal()  # kwargs: chunk_id: int — a chunk to hand to a worker (new, or its worker is gone)
 payment_posted = Signal()  # kwargs: payment_ids: list[int], account_ids: list[int] — payments now on the books
+# kwargs: reversal_id: int, payment_id: int, account_id: int, reason: str — a payment taken back (returned, refunded,
+# disputed, misposted, entered in error); what it paid is owed again from the day it was reversed.
+payment_reversed = Signal()
 bill_voided = Signal()  # kwargs: bill_id: int, account_id: int — a bill voided (its period may be billed again)
 charge_posted = Signal()  # kwargs: charge_id: int — a fee or fine charged, waiting for the account's next bill
 mail_file_requested = Signal()  # kwargs: mail_file_id: int — a run's print file for the mail house to make

@@ -37,7 +37,8 @@ def shutoff_papers(stops: list[Stop], *, as_of: date) -> list[Paper]:
         addressee="Field crew",
         paragraphs=["In route order. Before each shut-off, call the office: a payment in full cancels the order. "
                     "Leave the door hanger that follows for the stop."],
-        table=[(f"{n}. {s.account.premises.service_address} — {s.account.account_no}, meter {s.meter}, {s.what}",
+        table=[(f"{n}. {s.account.premises.service_address} — {s.account.account_no}, meter {s.meter}, {s.what}"
+                + (f" — HELD, DO NOT SHUT OFF: {'; '.join(s.held)}" if s.held else ""),
                 fmt_dollars(s.owed) if s.owed is not None else "") for n, s in enumerate(stops, 1)],
         warning="", footer=f"{policy.utility_name}: shut-off list of {fmt_day(as_of)}.", created_at=now,
         table_total=False)
@@ -57,7 +58,8 @@ def shutoff_papers(stops: list[Stop], *, as_of: date) -> list[Paper]:
             "Shut off on: ____________   Time: ________   By: ______________________",
         ],
         table=[], warning="Do not turn the curb valve yourself: only the village's crew operates it.",
-        footer=f"{policy.utility_name}, account {s.account.account_no}.", created_at=now) for s in stops]
+        footer=f"{policy.utility_name}, account {s.account.account_no}.", created_at=now) for s in stops
+        if not s.held]
     return [listing, *hangers]
 
 

@@ -26,8 +26,9 @@ from core.errors import ApplicationError, FieldError
 from meters.models import Installation, Reading
 from meters.services import meter_change, reading_record
 from termination.models import TerminationCase, WorkOrder
+from termination.policy import termination_policy
 from termination.selectors import case_unpaid
-from termination.services.shutoff import service_restore
+from termination.services.shutoff import carry_out_refusals, service_restore
 
 from .models import FieldOrder
 
@@ -142,6 +143,7 @@ class Stop:
     owed: Decimal | None  # for a shut-off for nonpayment: what the case is for, still unpaid
     field_order: FieldOrder | None = None
     work_order: WorkOrder | None = None
+    held: tuple[str, ...] = ()  # why the shut-off may not be carried out today (a plan, a payment, an appeal…)
 
 
 def _meters(accounts) -> dict[int, str]:
@@ -152,13 +154,16 @@ def _meters(accounts) -> dict[int, str]:
 
 
 def shutoff_list(*, as_of: date) -> list[Stop]:
-    """Every termination case whose shut-off is ordered, in route order, with what it still owes on ``as_of``."""
+    """Every termination case whose shut-off is ordered, in route order, with what it still owes on ``as_of`` and,
+    for a stop the guard holds that day (a plan signed, a payment, an appeal since the order), every reason why."""
     orders = list(WorkOrder.objects.filter(kind=WorkOrder.Kind.SHUT_OFF, status=WorkOrder.Status.ISSUED)
                   .select_related("case__account__premises", "case__account__owner", "case__account__occupant"))
     meters = _meters([o.case.account for o in orders])
+    policy = termination_policy()
     stops = [Stop(key=route_key(o.case.account), what=f"Shut off for nonpayment (case {o.case.number})",
                   account=o.case.account, meter=meters.get(o.case.account_id, "—"),
-                  reason=f"Shut-off ordered {o.issued_on}", owed=case_unpaid(o.case, as_of=as_of), work_order=o)
+                  reason=f"Shut-off ordered {o.issued_on}", owed=case_unpaid(o.case, as_of=as_of), work_order=o,
+                  held=tuple(e.message for e in carry_out_refusals(o.case, done_on=as_of, policy=policy)))
              for o in orders]
     return sorted(stops, key=lambda s: s.key)
 

@@ -62,6 +62,8 @@ class TerminationCase(models.Model):
         "final": {"appealed", "ordered", "paid"},
         "ordered": {"shut_off", "paid", "appealed"},
         "shut_off": {"restored"},
+        # Reopened: the payment that paid the case in full was reversed (termination.services.cases).
+        "paid": {"open", "noticed", "no_request", "requested", "determined", "appealed", "final"},
     })
 
     number = models.CharField(max_length=20, unique=True, null=True, editable=False)

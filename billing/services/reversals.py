@@ -16,8 +16,8 @@ A payment posted to the wrong account is **transferred**: the reversal posts a p
 with the date the customer paid, the same amount and tender, and the reference ``<original>-T`` (``-T2``…
 when that is taken), so the right account is paid on time and the wrong one is as it was before.
 
-No signal is sent for the reversal itself: nothing that listens to ``payment_posted`` (a termination case
-closed by payment in full) is reopened by it; the transferred payment is announced like any payment.
+Once the reversal commits, ``payment_reversed`` is sent: what the payment closed (a termination case paid in full)
+reopens, and the customer is told. The transferred payment is announced like any payment (``payment_posted``).
 """
 
 from datetime import date
@@ -30,6 +30,7 @@ from core.errors import ApplicationError, Conflict, FieldError
 
 from ..ledger.posting import Posting, ledger_post, reversal_source
 from ..models import LedgerEntry, Payment, PaymentReversal
+from ..signals import payment_reversed
 from .payments import payment_post
 from .penalties import penalties_correct_posted
 from .returned import returned_payment_fee_charge
@@ -145,6 +146,9 @@ def payment_reverse(*, payment: Payment, reversed_on: date, reason: str, note: s
             if fee is not None:
                 PaymentReversal.objects.filter(pk=reversal.pk).update(fee=fee)
                 reversal.fee = fee
+        facts = {"reversal_id": reversal.pk, "payment_id": payment.pk, "account_id": payment.account_id,
+                 "reason": reason}
+        transaction.on_commit(lambda: payment_reversed.send(sender=PaymentReversal, **facts))
     return reversal
 
 

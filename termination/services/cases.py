@@ -14,6 +14,7 @@ ordinance's windows; a late hearing request or appeal is accepted and flagged, n
 
 from datetime import date, time
 
+from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
 from django.utils import timezone
 
@@ -22,6 +23,7 @@ from core.clock import after_errors, refuse_future, today
 from core.csvimport import chunked
 from core.dates import fmt_day
 from core.errors import ApplicationError, FieldError, refuse_any
+from core.models import StatusChange
 from core.money import ZERO, fmt_dollars
 from core.workflow import transition
 
@@ -399,6 +401,39 @@ def cases_close_paid(*, account_ids, as_of: date | None = None) -> list[Terminat
             case_event(case, on=as_of, kind="paid", what=what, by="payment posted")
         closed.append(case)
     return closed
+
+
+def _reopened_status(case: TerminationCase) -> str:
+    """Where a case paid in full left off: the status it was paid from, or, when the payment cancelled its
+    shut-off order, the status before the order (a new order must pass the guard again)."""
+    changes = list(StatusChange.objects.filter(content_type=ContentType.objects.get_for_model(TerminationCase),
+                                               object_id=case.pk, field="status").order_by("-at", "-id"))
+    paid = next((c for c in changes if c.to_status == "paid"), None)
+    back = paid.from_status if paid else "open"
+    if back == "ordered":
+        ordered = next((c for c in changes if c.to_status == "ordered"), None)
+        back = ordered.from_status if ordered else "final"
+    return back
+
+
+def cases_reopen_unpaid(*, account_id: int, why: str, as_of: date | None = None) -> list[TerminationCase]:
+    """Reopen each nonpayment case of the account closed as paid whose delinquent amount is owed again (the payment
+    that paid it was reversed): back where it left off (``_reopened_status``), with ``why`` in its history. Called
+    on every ``payment_reversed``."""
+    as_of = as_of or today()
+    reopened = []
+    for case in TerminationCase.objects.filter(account_id=account_id, grounds="nonpayment", status="paid"):
+        unpaid = case_unpaid(case, as_of=as_of)
+        if unpaid <= ZERO:
+            continue
+        back = _reopened_status(case)
+        with transaction.atomic():
+            what = (f"Reopened on {fmt_day(as_of)}: {why}; {fmt_dollars(unpaid)} of the delinquent amount is owed "
+                    f"again")
+            transition(case, to=back, actor=None, note=what, changes={"closed_on": None})
+            case_event(case, on=as_of, kind="reopened", what=what, by="payment reversed", flagged=True)
+        reopened.append(case)
+    return reopened
 
 
 @transaction.atomic(durable=True)

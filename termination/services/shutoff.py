@@ -7,6 +7,7 @@ from datetime import date, timedelta
 from django.db import transaction
 
 from accounts.models import Account
+from accounts.services import account_service_set
 from billing.ledger.selectors import account_balances
 from billing.models import PendingCharge
 from billing.services.charges import charge_add
@@ -123,22 +124,30 @@ def orders_cancel(*, case: TerminationCase, reason: str, actor) -> int:
     return cancelled
 
 
+def carry_out_refusals(case: TerminationCase, *, done_on: date,
+                       policy: TerminationPolicy | None = None) -> list[FieldError]:
+    """Why the crew may not shut the service off on ``done_on``: no order issued, or any condition of the guard
+    that no longer holds that day — the delinquent amount paid, a payment plan in good standing, an appeal filed,
+    anything another app holds it for (``termination.holds``). Every reason, each with its citation."""
+    order = case.orders.filter(kind=WorkOrder.Kind.SHUT_OFF, status=WorkOrder.Status.ISSUED).first()
+    if order is None:
+        return [FieldError("case", f"case {case.number} has no shut-off order issued")]
+    out = []
+    if done_on < order.issued_on:
+        out.append(FieldError("done_on", f"{done_on} is before the order was issued on {order.issued_on}"))
+    return out + shutoff_refusals(case, as_of=done_on, policy=policy)
+
+
 @transaction.atomic
 def shutoff_carry_out(*, case: TerminationCase, done_on: date, actor) -> TerminationCase:
-    """The crew shut the service off: the account is shut off and the disconnect charge is charged (for the
-    next bill), when the preset has one."""
+    """The crew shut the service off: every condition of the guard is checked again on the day (a plan signed, a
+    payment or an appeal since the order holds it), then the account is shut off through the account service and
+    the disconnect charge is charged (for the next bill), when the preset has one."""
     refuse_future(done_on, field="done_on", doing="recorded")
     policy = termination_policy()
-    order = case.orders.filter(kind=WorkOrder.Kind.SHUT_OFF, status=WorkOrder.Status.ISSUED).first()
-    errors = []
-    if order is None:
-        errors.append(FieldError("case", f"case {case.number} has no shut-off order issued"))
-    elif done_on < order.issued_on:
-        errors.append(FieldError("done_on", f"{done_on} is before the order was issued on {order.issued_on}"))
-    if case.grounds == "nonpayment" and order is not None and case_unpaid(case, as_of=done_on) <= ZERO:
-        errors.append(FieldError("amount_delinquent", f"the delinquent amount is paid on {done_on}; the order "
-                                                      "is cancelled, not carried out"))
-    refuse_any(errors)
+    case = TerminationCase.objects.select_for_update().get(pk=case.pk)
+    refuse_any(carry_out_refusals(case, done_on=done_on, policy=policy))
+    order = case.orders.get(kind=WorkOrder.Kind.SHUT_OFF, status=WorkOrder.Status.ISSUED)
     transition(order, to="done", actor=actor, note="carried out", changes={"done_on": done_on})
     transition(case, to="shut_off", actor=actor, note=f"service shut off on {done_on}")
     what = _service_set(case, Account.Status.SHUT_OFF, fee=policy.disconnect_fee, on=done_on, actor=actor,
@@ -148,10 +157,11 @@ def shutoff_carry_out(*, case: TerminationCase, done_on: date, actor) -> Termina
 
 
 def _service_set(case: TerminationCase, status: str, *, fee: str, on: date, actor, what: str) -> str:
-    """The account's service shut off or restored, and the preset's charge for it (``fee``, when it has one)
-    charged for the next bill; ``what`` with the charge's words added, for the case's history."""
-    Account.objects.filter(pk=case.account_id).update(status=status)
-    case.account.status = status
+    """The account's service shut off or restored through the account service (locked, a closed account refused,
+    the change in the account's history), and the preset's charge for it (``fee``, when it has one) charged for the
+    next bill; ``what`` with the charge's words added, for the case's history."""
+    case.account = account_service_set(account=case.account, status=status, on=on, actor=actor,
+                                       reason=f"termination case {case.number}")
     if fee:
         charge = charge_add(account=case.account, code=fee, as_of=on, actor=actor,
                             note=f"termination case {case.number}")

@@ -162,3 +162,48 @@ def test_the_crew_completes_a_stop_from_the_day_sheet(round_of_stops, client):
     pdf = client.get(reverse("admin:fieldwork_fieldorder_shutoffs"), {"on": "2026-05-05", "format": "pdf"})
     assert pdf["Content-Type"] == "application/pdf"
     assert client.post(reverse("admin:fieldwork_fieldorder_add"), {}).status_code == 403  # the office makes orders
+
+
+def test_a_plan_signed_after_the_order_holds_the_stop_on_every_sheet_and_the_carry_out(round_of_stops, client):
+    """The customer signs a payment plan at the counter the day the shut-off is ordered and pays its down payment:
+    the crew's day sheet and the shut-off list show the stop as held with why, the door hanger is not printed, and
+    carrying the shut-off out is refused naming the plan (One office: the guard at every step that acts)."""
+    from arrears.services import plan_create
+    from billing.services.payments import payment_post
+    from termination.models import TerminationCase
+    from termination.services.shutoff import shutoff_carry_out
+
+    owed, reread, change, number = round_of_stops
+    plan = plan_create(account=owed, total=Decimal("186.13"), down_payment=Decimal("36.13"),
+                       down_due_on=date(2026, 5, 6), installments=3, first_due_on=date(2026, 6, 1),
+                       as_of=date(2026, 5, 5))
+    payment_post(account_no=owed.account_no, amount=Decimal("36.13"), paid_on=date(2026, 5, 5), reference="DOWN")
+    (stop,) = shutoff_list(as_of=date(2026, 5, 5))
+    assert any(f"(6) payment plan {plan.number}" in why and "in good standing" in why for why in stop.held)
+    client.force_login(staff("fred", "Field crew"))
+    sheet = client.get(reverse("admin:fieldwork_fieldorder_day"), {"on": "2026-05-05"}).content.decode()
+    assert "Held — do not shut off:" in sheet and f"payment plan {plan.number}" in sheet
+    listing = client.get(reverse("admin:fieldwork_fieldorder_shutoffs"), {"on": "2026-05-05"}).content.decode()
+    assert "Held — do not shut off:" in listing and f"payment plan {plan.number}" in listing
+    case = TerminationCase.objects.get(number=number)
+    with pytest.raises(ApplicationError) as carried:
+        shutoff_carry_out(case=case, done_on=date(2026, 5, 5), actor=None)
+    assert f"(6) payment plan {plan.number}" in str(carried.value)
+    owed.refresh_from_db()
+    case.refresh_from_db()
+    assert owed.status == "active" and case.status == "ordered"
+
+
+@needs_poppler
+def test_a_held_stop_is_listed_as_held_and_gets_no_door_hanger(round_of_stops):
+    from arrears.services import plan_create
+    from billing.services.payments import payment_post
+
+    owed, *_ = round_of_stops
+    plan_create(account=owed, total=Decimal("186.13"), down_payment=Decimal("36.13"), down_due_on=date(2026, 5, 6),
+                installments=3, first_due_on=date(2026, 6, 1), as_of=date(2026, 5, 5))
+    payment_post(account_no=owed.account_no, amount=Decimal("36.13"), paid_on=date(2026, 5, 5), reference="DOWN")
+    stops = shutoff_list(as_of=date(2026, 5, 5))
+    text = subprocess.run(["pdftotext", "-layout", "-", "-"], input=shutoff_pdf(stops, as_of=date(2026, 5, 5)),
+                          capture_output=True, check=True).stdout.decode()
+    assert "HELD, DO NOT SHUT OFF" in " ".join(text.split()) and "WATER SERVICE SHUT OFF" not in text
