@@ -56,6 +56,8 @@ CLERK = [
     "billing.change_billingexception",  # release an exception: "bill as read"
     "billing.add_billingrun",           # start a billing run, make its print file, send its e-mails
     *_perms("view add change", "billing.billmessage"),  # messages printed on bills
+    # What the customers were told (returned payments, autopay stopped, a case reopened); print the paper ones.
+    *_perms("view change", "notices.customernotice"),
     # See who is linked to an account online and end a link (a sale does it by itself).
     *_perms("view delete", "accounts.portallink"),
     "accounts.view_historicalportallink",

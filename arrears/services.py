@@ -4,9 +4,10 @@
   (it may be 0.00) due on or after the day, then 1 to 60 monthly installments from a first due date after it,
   each the rest divided evenly to the cent, the last taking the remainder so they add up exactly. Every refusal
   names its field; one active plan per account (a database key).
-* ``plan_standing``: what was due by each installment's date against the payments posted since the plan began
-  (a reversed payment does not count); an installment still short once ``Utility.plan_grace_days`` have passed
-  after its date is missed.
+* ``plan_standing``: what was due by each installment's date against what paid the plan: the payments posted since
+  the plan began (a payment reversed by then does not count), less the bills issued since it began that have
+  fallen due (a plan is kept on top of the current bills, not instead of them). An installment still short once
+  ``Utility.plan_grace_days`` have passed after its date is missed.
 * ``plans_review`` (the nightly job): each active plan with a missed installment is defaulted, naming it; one paid
   in full is completed.
 * ``plan_hold``: what the shut-off guard is told (``termination.holds``) — a plan in good standing holds it.
@@ -19,7 +20,7 @@ from decimal import ROUND_DOWN, Decimal
 from django.db import IntegrityError, transaction
 
 from accounts.models import Account
-from billing.models import Payment, Utility
+from billing.models import Bill, Payment, Utility
 from billing.selectors import account_amounts_due
 from core.clock import refuse_future
 from core.dates import add_months
@@ -86,7 +87,7 @@ def grace_days() -> int:
 
 @dataclass(frozen=True)
 class Standing:
-    paid: Decimal  # posted since the plan began
+    paid: Decimal  # what paid the plan: posted since it began, less the current bills fallen due
     due: Decimal  # due by today, installments summed
     missed: PlanInstallment | None  # the first installment short past its grace
     next_due: PlanInstallment | None  # the first installment not yet paid in full
@@ -97,10 +98,22 @@ class Standing:
         return self.missed is None
 
 
+def plan_paid(plan: PaymentPlan, *, as_of: date) -> Decimal:
+    """What paid the plan by ``as_of``: the payments posted since it began (those reversed by then left out), less
+    the bills issued since it began and due by then — the current bills are paid first, and only what is beyond
+    them keeps the plan."""
+    posted = sum((p.amount.amount for p in Payment.objects.filter(
+        account_id=plan.account_id, paid_on__gte=plan.started_on, paid_on__lte=as_of)
+        .exclude(reversal__reversed_on__lte=as_of)), ZERO)
+    current = sum((b.total.amount for b in Bill.objects.filter(
+        account_id=plan.account_id, bill_date__gte=plan.started_on, due_date__lte=as_of)
+        .exclude(status=Bill.Status.VOID)), ZERO)
+    return max(posted - current, ZERO)
+
+
 def plan_standing(plan: PaymentPlan, *, as_of: date, grace: int | None = None) -> Standing:
     grace = grace_days() if grace is None else grace
-    paid = sum((p.amount.amount for p in Payment.objects.filter(
-        account_id=plan.account_id, paid_on__gte=plan.started_on, paid_on__lte=as_of, reversal__isnull=True)), ZERO)
+    paid = plan_paid(plan, as_of=as_of)
     running, due, missed, next_due = ZERO, ZERO, None, None
     for installment in plan.installments.all():
         running += installment.amount.amount

@@ -57,6 +57,7 @@ from core.money import fmt_dollars
 from .banking_days import banking_day_on_or_after, is_banking_day, next_banking_day, why_not_banking_day
 from .models import AchFile, AutopayDebit, AutopayEnrolment, AutopayNotice
 from .nacha import RETURN_REASONS, Debit, NachaError, Originator, aba_valid, debit_file, returns_read, trace_number
+from .signals import autopay_suspended
 from .vault import seal, unseal
 
 # Returns after which the account is not debited again until the customer enrols anew.
@@ -409,4 +410,6 @@ def ach_returns(text: str, *, as_of: date, actor=None) -> ReturnsApplied:
                     status=AutopayEnrolment.Status.SUSPENDED, status_note=f"{ret.code}: {reason}",
                     status_changed_at=timezone.now())
                 suspended += 1
+                facts = {"enrolment_id": debit.enrolment_id, "code": ret.code, "reason": reason}
+                transaction.on_commit(lambda facts=facts: autopay_suspended.send(sender=AutopayEnrolment, **facts))
     return ReturnsApplied(reversed=reversed_count, skipped=skipped, fees=fees, suspended=suspended)

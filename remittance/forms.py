@@ -8,8 +8,7 @@ class FindAccountForm(forms.Form):
     account_no = forms.CharField(label=_("Account number"), max_length=20,
                                  help_text=_("As printed on your bill, for example 1-00042."))
     proof = forms.CharField(label=_("Amount of your latest bill"), max_length=20,
-                            help_text=_("The amount due on your latest bill (for example 98.60), or the ZIP code of "
-                                        "the address the bill is mailed to."),
+                            help_text=_("The amount due on your latest bill, as printed on it (for example 98.60)."),
                             widget=forms.TextInput(attrs={"autocomplete": "off", "inputmode": "decimal"}))
 
 

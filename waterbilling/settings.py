@@ -60,6 +60,7 @@ INSTALLED_APPS = [
     "conversion",
     "remittance",
     "arrears",
+    "notices",
     "office",
     "fieldwork",
     # Last: the composition root: its admin module puts together pages from the apps' parts; the nightly

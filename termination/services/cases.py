@@ -38,6 +38,7 @@ from ..selectors import (
     list_floor,
     received_on_for,
 )
+from ..signals import case_reopened
 from .events import case_event, case_text
 from .shutoff import orders_cancel
 
@@ -431,7 +432,9 @@ def cases_reopen_unpaid(*, account_id: int, why: str, as_of: date | None = None)
             what = (f"Reopened on {fmt_day(as_of)}: {why}; {fmt_dollars(unpaid)} of the delinquent amount is owed "
                     f"again")
             transition(case, to=back, actor=None, note=what, changes={"closed_on": None})
-            case_event(case, on=as_of, kind="reopened", what=what, by="payment reversed", flagged=True)
+            event = case_event(case, on=as_of, kind="reopened", what=what, by="payment reversed", flagged=True)
+            facts = {"case_id": case.pk, "event_id": event.pk}
+            transaction.on_commit(lambda facts=facts: case_reopened.send(sender=TerminationCase, **facts))
         reopened.append(case)
     return reopened
 

@@ -129,3 +129,29 @@ def test_the_portal_shows_the_plan_and_its_standing(mineola):
     page = client.get(reverse("portal:account", kwargs={"public_id": account.public_id})).content.decode()
     assert "Payment plan P-" in page and "Installment 3" in page and "$50.00" in page
     assert "Behind: the payment due Apr 30, 2026 is not made" in page  # today is long after the down payment
+
+
+def test_only_what_is_paid_beyond_the_current_bills_keeps_the_plan(mineola):
+    """A plan is kept on top of the new bills: a customer who pays the installments, then only the new bill of
+    August 1, misses the installment of August 15; paying it as well keeps the plan. (One office: a plan's standing
+    counts only what pays the plan.)"""
+    from billing.models import Bill
+    from meters.models import Installation
+    from tests.billing.steps import read, run
+
+    account, _ = delinquent_account(occupant=False)
+    plan = plan_create(account=account, total=D("186.13"), down_payment=D("36.13"), down_due_on=date(2026, 4, 30),
+                       installments=6, first_due_on=date(2026, 5, 15), as_of=date(2026, 4, 22))
+    pay(account, "36.13", "2026-04-29", "DOWN")
+    for month in (5, 6, 7):
+        pay(account, "25.00", f"2026-{month:02d}-14", f"I-{month}")
+    read(Installation.objects.get(account=account).meter, date(2026, 7, 12), 1_082_500)
+    run("run_billing", "--date", "2026-08-01")
+    new_bill = Bill.objects.get(account=account, bill_date=date(2026, 8, 1))
+    assert new_bill.due_date < date(2026, 9, 12)
+    pay(account, f"{new_bill.total.amount}", "2026-08-20", "NEW-BILL")  # the new bill, nothing for the plan
+    standing = plan_standing(plan, as_of=date(2026, 9, 12))
+    assert standing.paid == D("111.13") and not standing.good and standing.missed.number == 4
+    pay(account, "25.00", "2026-09-05", "I-8")
+    standing = plan_standing(plan, as_of=date(2026, 9, 12))
+    assert standing.good and standing.paid == D("136.13")

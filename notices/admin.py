@@ -1,0 +1,50 @@
+"""What the office told each customer, for the clerk: read only, with the paper notices to print and mail (the
+action prints them in one PDF, with the bill's letterhead, and marks them sent)."""
+
+from django.contrib import admin, messages
+from django.http import HttpResponse
+from django.utils import timezone
+
+from billing.ordinance import ordinance_on
+from core.admin import ReadOnlyAdmin
+from core.documents import PdfInfo, pdf_one_file
+from core.papers import STYLESHEET, TEMPLATE, Paper
+
+from .models import CustomerNotice
+
+
+@admin.register(CustomerNotice)
+class CustomerNoticeAdmin(ReadOnlyAdmin):
+    list_display = ("created_at", "account", "kind", "channel", "language", "sent_to", "sent_at", "error")
+    list_filter = ("kind", "channel", ("sent_at", admin.EmptyFieldListFilter), "language")
+    search_fields = ("account__account_no", "sent_to", "subject")
+    list_select_related = ("account",)
+    date_hierarchy = "created_at"
+    readonly_fields = ("account", "kind", "fact", "language", "channel", "sent_to", "subject", "body", "created_at",
+                       "sent_at", "error")
+    actions = ["print_paper"]
+
+    def has_change_permission(self, request, obj=None):
+        # Viewing, and the print action (which marks paper notices sent), need the change permission; the notice
+        # itself is never edited (its fields are read only).
+        return request.user.has_perm("notices.change_customernotice")
+
+    @admin.action(description="Print the paper notices chosen (PDF) and mark them mailed")
+    def print_paper(self, request, queryset):
+        paper = list(queryset.filter(channel=CustomerNotice.Channel.PAPER).select_related("account__owner"))
+        if not paper:
+            self.message_user(request, "None of these is a paper notice.", messages.WARNING)
+            return None
+        utility = ordinance_on(timezone.localdate()).utility
+        now = timezone.now()
+        papers = [Paper(title=n.subject, utility_name=utility.name, utility_header=utility.name,
+                        facts=[("Account number", n.account.account_no)], addressee=n.sent_to,
+                        paragraphs=[p for p in n.body.split("\n\n") if p.strip()], table=[], warning="",
+                        footer=f"{utility.name}, account {n.account.account_no}.", created_at=now,
+                        lang=n.language) for n in paper]
+        pdf = pdf_one_file(template=TEMPLATE, stylesheet=STYLESHEET, context_name="papers", documents=papers,
+                           info=PdfInfo(title="Notices to mail", author=utility.name, created=now), batch=25)
+        CustomerNotice.objects.filter(pk__in=[n.pk for n in paper], sent_at__isnull=True).update(sent_at=now)
+        response = HttpResponse(pdf, content_type="application/pdf")
+        response["Content-Disposition"] = f'attachment; filename="notices-{now:%Y%m%d}.pdf"'
+        return response

@@ -1,0 +1,18 @@
+from django.apps import AppConfig
+
+
+class NoticesConfig(AppConfig):
+    name = "notices"
+    verbose_name = "Notices to customers"
+
+    def ready(self):
+        from billing.signals import payment_reversed
+        from remittance.signals import autopay_suspended
+        from termination.signals import case_reopened
+
+        from . import receivers
+
+        # The customer hears of each, once, in their language (docs/architecture.md, the event table).
+        payment_reversed.connect(receivers.on_payment_reversed, dispatch_uid="notices.payment_reversed")
+        autopay_suspended.connect(receivers.on_autopay_suspended, dispatch_uid="notices.autopay_suspended")
+        case_reopened.connect(receivers.on_case_reopened, dispatch_uid="notices.case_reopened")

@@ -1,0 +1,81 @@
+"""The notices listen to the other apps' committed facts (connected in ``apps.ready``): a payment returned or
+disputed, autopay suspended, a termination case reopened. Each tells the customer once (``notice_give``)."""
+
+from django.conf import settings
+from django.utils.translation import gettext as _
+
+from billing.models import PaymentReversal
+from billing.ordinance import ordinance_on
+from billing.selectors import account_amounts_due
+from core.clock import today
+from core.dates import fmt_long_day
+from core.i18n import customer_language
+from core.money import fmt_dollars
+from remittance.models import AutopayEnrolment
+from termination.models import CaseEvent
+
+from .models import CustomerNotice
+from .services import notice_give
+
+REASON = PaymentReversal.Reason
+TOLD = {REASON.RETURNED: CustomerNotice.Kind.PAYMENT_RETURNED,
+        REASON.DEBIT_RETURNED: CustomerNotice.Kind.PAYMENT_RETURNED,
+        REASON.DISPUTED: CustomerNotice.Kind.PAYMENT_DISPUTED}
+
+
+def _owed(account, on) -> str:
+    due = account_amounts_due(account_ids=[account.pk], as_of=on).get(account.pk)
+    return fmt_dollars(due.amount if due else 0)
+
+
+def _why(reversal: PaymentReversal) -> str:
+    """The reason in plain words, in the language active (the customer's)."""
+    if reversal.reason == REASON.RETURNED:
+        return _("your bank returned the check unpaid")
+    if reversal.reason == REASON.DEBIT_RETURNED:
+        code_words = reversal.note.split(" (the bank's")[0]
+        return _("your bank returned the autopay debit unpaid (%(why)s)") % {"why": code_words}
+    return _("the payment was disputed with your card issuer or bank, which took the money back")
+
+
+def on_payment_reversed(sender, *, reversal_id, account_id, reason, **kwargs) -> None:
+    """A returned check or debit, or a dispute: the customer is told what came back, why, the fee, and what is
+    owed now. A refund (asked for), a payment moved to the right account or one entered in error is not a
+    surprise to the customer and sends nothing."""
+    kind = TOLD.get(reason)
+    if kind is None:
+        return
+    reversal = PaymentReversal.objects.select_related("payment__account__owner", "payment__account__premises",
+                                                      "fee").get(pk=reversal_id)
+    account = reversal.payment.account
+    utility = ordinance_on(reversal.reversed_on).utility
+    notice_give(account=account, kind=kind, fact=f"reversal:{reversal.pk}", template=f"notices/email/{kind}.txt",
+                context={"reversal": reversal, "payment": reversal.payment, "utility": utility,
+                         "why": _why_in(account, reversal), "amount": fmt_dollars(reversal.payment.amount.amount),
+                         "paid_on": fmt_long_day(reversal.payment.paid_on),
+                         "fee": fmt_dollars(reversal.fee.amount.amount) if reversal.fee else "",
+                         "owed": _owed(account, reversal.reversed_on), "site_url": settings.SITE_URL})
+
+
+def _why_in(account, reversal) -> str:
+    with customer_language(account):
+        return _why(reversal)
+
+
+def on_autopay_suspended(sender, *, enrolment_id, code, reason, **kwargs) -> None:
+    enrolment = AutopayEnrolment.objects.select_related("account__owner", "account__premises").get(pk=enrolment_id)
+    notice_give(account=enrolment.account, kind=CustomerNotice.Kind.AUTOPAY_SUSPENDED,
+                fact=f"enrolment:{enrolment.pk}:{enrolment.status_changed_at:%Y%m%d%H%M%S}",
+                template="notices/email/autopay_suspended.txt", also=(enrolment.email,),
+                context={"enrolment": enrolment, "code": code, "reason": reason,
+                         "utility": ordinance_on(today()).utility, "owed": _owed(enrolment.account, today()),
+                         "site_url": settings.SITE_URL})
+
+
+def on_case_reopened(sender, *, case_id, event_id, **kwargs) -> None:
+    event = CaseEvent.objects.select_related("case__account__owner", "case__account__premises").get(pk=event_id)
+    account = event.case.account
+    notice_give(account=account, kind=CustomerNotice.Kind.CASE_REOPENED, fact=f"case-event:{event.pk}",
+                template="notices/email/case_reopened.txt",
+                context={"case": event.case, "on": fmt_long_day(event.on), "owed": _owed(account, event.on),
+                         "utility": ordinance_on(event.on).utility, "site_url": settings.SITE_URL})

@@ -1,0 +1,1 @@
+from tests.remittance.conftest import bank, enrolled  # noqa: F401 - fixtures
