@@ -7,6 +7,7 @@ from uuid import UUID
 
 from django.http import Http404
 from django.utils import timezone
+from django.utils.formats import date_format
 from django.utils.translation import get_language, gettext, gettext_lazy, gettext_noop, ngettext
 
 from accounts.models import Account
@@ -93,6 +94,37 @@ def bill_get_for_customer(user, public_id: UUID | str) -> Bill:
         raise Http404("no such bill") from exc
 
 
+REVERSAL_WORDS = {
+    "returned": gettext_lazy("Returned unpaid on %(day)s"),
+    "debit_returned": gettext_lazy("Returned unpaid by your bank on %(day)s"),
+    "refunded": gettext_lazy("Refunded on %(day)s"),
+    "disputed": gettext_lazy("Disputed on %(day)s"),
+    "misposted": gettext_lazy("Moved to the right account on %(day)s"),
+    "error": gettext_lazy("Cancelled on %(day)s: entered in error"),
+}
+
+
+def payments_shown(account, *, as_of: date) -> list[dict]:
+    """The account's payments, newest first, each with what became of it by ``as_of``: received; scheduled (an
+    autopay debit whose settlement day has not come: the money is not taken yet); or returned, refunded, disputed,
+    moved or cancelled (``off``: it no longer counts), in the customer's words."""
+    rows = []
+    for payment in (Payment.objects.filter(account=account, paid_on__lte=as_of)
+                    .select_related("reversal", "autopay_debit__file").order_by("-paid_on", "-id")):
+        reversal = getattr(payment, "reversal", None)
+        debit = getattr(payment, "autopay_debit", None)
+        if reversal is not None and reversal.reversed_on <= as_of:
+            rows.append({"payment": payment, "off": True,
+                         "status": REVERSAL_WORDS[reversal.reason] % {"day": date_format(reversal.reversed_on)}})
+        elif debit is not None and debit.file.effective_on > as_of:
+            rows.append({"payment": payment, "off": False,
+                         "status": gettext("Scheduled: taken from your bank on %(day)s")
+                         % {"day": date_format(debit.file.effective_on)}})
+        else:
+            rows.append({"payment": payment, "off": False, "status": gettext("Received")})
+    return rows
+
+
 def account_overview(*, account: Account, as_of: date) -> dict:
     """Balance, bills (newest first), payments and the consumption chart points of one account.
 
@@ -111,7 +143,7 @@ def account_overview(*, account: Account, as_of: date) -> dict:
         "due": due[account.id],
         "bills": [{"bill": b, "unpaid": balances[b.pk].unpaid_total if b.pk in balances else 0,
                    "status": bill_status(balances.get(b.pk))} for b in live if b.issued_on <= as_of],
-        "payments": list(Payment.objects.filter(account=account, paid_on__lte=as_of).order_by("-paid_on", "-id")),
+        "payments": payments_shown(account, as_of=as_of),
         # Paid to the village's previous billing system: history brought over, not on the books.
         "prior_payments": list(PriorPayment.objects.filter(account=account, paid_on__lte=as_of)
                                .order_by("-paid_on", "-id")),

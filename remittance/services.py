@@ -36,6 +36,7 @@ from billing.ordinance import ordinance_on
 from billing.selectors import account_amounts_due
 from billing.services.payments import payment_post
 from billing.services.reversals import payment_reverse
+from core.clock import today
 from core.dates import fmt_long_day
 from core.errors import ApplicationError
 from core.i18n import customer_language
@@ -249,10 +250,21 @@ def receipts_send(payment_ids) -> int:
 
 
 def _autopay_receipts_send(payment_ids) -> int:
+    """The receipts of those autopay debits among ``payment_ids`` that have settled (their file's effective day has
+    come): until then the money is not the village's yet, and the portal shows the debit as scheduled."""
+    return _debit_receipts(AutopayDebit.objects.filter(payment_id__in=list(payment_ids),
+                                                       file__effective_on__lte=today()))
+
+
+def autopay_receipts_settled(*, as_of: date) -> dict:
+    """The nightly step: a receipt for each autopay debit settled by ``as_of`` and not returned, once."""
+    return {"autopay_receipts": _debit_receipts(AutopayDebit.objects.filter(file__effective_on__lte=as_of))}
+
+
+def _debit_receipts(debits) -> int:
     sent = 0
-    for debit in AutopayDebit.objects.filter(payment_id__in=list(payment_ids), receipt_sent_at__isnull=True,
-                                             returned_code="").select_related("enrolment", "account__premises",
-                                                                              "payment"):
+    for debit in debits.filter(receipt_sent_at__isnull=True, returned_code="").select_related(
+            "enrolment", "account__premises", "payment", "file"):
         if not AutopayDebit.objects.filter(pk=debit.pk, receipt_sent_at__isnull=True).update(
                 receipt_sent_at=timezone.now()):
             continue

@@ -29,6 +29,7 @@ STEPS = (
     ("backflow_tests_due", "backflow.services.compliance.nightly_tests_due"),
     ("payment_plans", "arrears.services.plans_review"),
     ("standings", "billing.services.nightly.nightly_standings"),
+    ("autopay_receipts", "remittance.services.autopay_receipts_settled"),
 )
 
 

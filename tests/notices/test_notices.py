@@ -132,3 +132,43 @@ def test_a_refund_or_a_payment_entered_in_error_tells_no_one(mineola, media, dja
         payment_reverse(payment=Payment.objects.get(reference="OOPS"), reversed_on=date(2026, 2, 21),
                         reason="error", note="typed twice", actor=None)
     assert not CustomerNotice.objects.exists() and mail.outbox == []
+
+
+def test_the_portal_marks_a_returned_payment_beside_it(mineola, media, django_capture_on_commit_callbacks):
+    from django.test import Client
+
+    from accounts.models import PortalLink
+    from tests.portal.conftest import customer
+
+    account = billed_account()
+    returned_check(account, django_capture_on_commit_callbacks)
+    user = customer("pat@example.org")
+    PortalLink.objects.create(user=user, account=account)
+    client = Client()
+    client.force_login(user, backend="django.contrib.auth.backends.ModelBackend")
+    page = client.get(reverse("portal:account", kwargs={"public_id": account.public_id})).content.decode()
+    assert '<tr class="payment-off">' in page and "<del>$186.13</del>" in page
+    row = page[page.index("payment-off"):][:400]
+    assert "<strong>Returned unpaid on Feb 25, 2026</strong>" in row, row
+
+
+def test_an_autopay_debit_is_scheduled_until_it_settles_and_its_receipt_waits_for_that_day(
+        enrolled, django_capture_on_commit_callbacks):
+    from core.clock import today
+    from remittance.banking_days import next_banking_day
+    from remittance.services import autopay_receipts_settled
+
+    account, client, url = enrolled
+    noticed(account)
+    settle = next_banking_day(next_banking_day(today()))
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        ach_export(on=today(), settle=settle)
+    assert not [m for m in mail.outbox if m.subject.startswith("Receipt")]  # no receipt before the money is real
+    page = client.get(reverse("portal:account", kwargs={"public_id": account.public_id})).content.decode()
+    assert "Scheduled: taken from your bank on" in page
+    assert autopay_receipts_settled(as_of=today()) == {"autopay_receipts": 0}
+    assert autopay_receipts_settled(as_of=settle) == {"autopay_receipts": 1}  # the nightly step, that day
+    assert autopay_receipts_settled(as_of=settle) == {"autopay_receipts": 0}  # once
+    (receipt,) = [m for m in mail.outbox if m.subject.startswith("Receipt")]
+    assert receipt.to == ["pat@example.org"]
