@@ -17,6 +17,7 @@ from django.conf import settings
 from django.db import models
 
 from billing.models import money_field
+from core.workflow import Workflow
 
 
 class PaymentPlan(models.Model):
@@ -30,6 +31,8 @@ class PaymentPlan(models.Model):
     started_on = models.DateField(help_text="Payments from this day on pay the plan.")
     total = money_field(help_text="What the plan covers: the amount owed when it was made.")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
+    # Every change of status goes through core.workflow.transition (the nightly review, a clerk's cancel).
+    workflow = Workflow("status", {Status.ACTIVE: {Status.COMPLETED, Status.DEFAULTED, Status.CANCELLED}})
     status_note = models.CharField(max_length=200, blank=True)
     status_changed_on = models.DateField(null=True, blank=True)
     note = models.TextField(blank=True, help_text="Internal: what was agreed and why.")

@@ -26,6 +26,7 @@ from core.clock import refuse_future
 from core.dates import add_months
 from core.errors import ApplicationError, Conflict, FieldError
 from core.money import ZERO, fmt_dollars
+from core.workflow import transition
 
 from .models import PaymentPlan, PlanInstallment
 
@@ -141,19 +142,16 @@ def plans_review(*, as_of: date) -> dict[str, int]:
                     f"{fmt_dollars(m.amount.amount)} due {m.due_on} unpaid after {grace} days' grace")
         else:
             continue
-        PaymentPlan.objects.filter(pk=plan.pk, status=PaymentPlan.Status.ACTIVE).update(
-            status=status, status_note=note[:200], status_changed_on=as_of)
+        transition(plan, to=status, note=note, changes={"status_note": note[:200], "status_changed_on": as_of})
         counts[status] += 1
     return counts
 
 
-def plan_cancel(*, plan: PaymentPlan, why: str, as_of: date) -> PaymentPlan:
+def plan_cancel(*, plan: PaymentPlan, why: str, as_of: date, actor=None) -> PaymentPlan:
     if not why.strip():
         raise ApplicationError("is required: why the plan ends", field="why")
-    PaymentPlan.objects.filter(pk=plan.pk, status=PaymentPlan.Status.ACTIVE).update(
-        status=PaymentPlan.Status.CANCELLED, status_note=why.strip()[:200], status_changed_on=as_of)
-    plan.refresh_from_db()
-    return plan
+    return transition(plan, to=PaymentPlan.Status.CANCELLED, actor=actor, note=why.strip(),
+                      changes={"status_note": why.strip()[:200], "status_changed_on": as_of})
 
 
 def plan_hold(account_id: int, as_of: date) -> list[str]:

@@ -7,6 +7,7 @@ from django.db import models
 from django.db.models import Q
 
 from billing.models import money_field
+from core.workflow import Workflow
 
 
 class ConversionBatch(models.Model):
@@ -19,6 +20,8 @@ class ConversionBatch(models.Model):
     cutover = models.DateField(help_text="The first day on our books: the file is what was owed at the close of the "
                                          "day before.")
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.POSTED)
+    # Rolled back whole, once, through core.workflow.transition.
+    workflow = Workflow("status", {Status.POSTED: {Status.ROLLED_BACK}})
     control = models.JSONField(help_text="The file's control totals (accounts, open bills, amounts by kind).")
     bills = models.PositiveIntegerField(default=0, help_text="Open bills written.")
     entries = models.PositiveIntegerField(default=0, help_text="Ledger rows written.")

@@ -36,6 +36,7 @@ from billing.services.opening import (
 from core.csvimport import ImportRejected, chunked, import_source_read
 from core.db import collector_paused, copy_rows, is_postgres, lock_for_transaction
 from core.errors import ApplicationError, FieldError
+from core.workflow import transition
 
 from .contacts import contacts_post, contacts_read, contacts_remove
 from .devices import devices_post, devices_read, devices_remove
@@ -205,9 +206,8 @@ def conversion_rollback(batch_id: int, *, actor=None) -> ConversionBatch:
         devices_remove(batch.made)
         contacts_remove(batch.made)
         opening_books_remove(prefix=batch.source_prefix)
-        batch.status = ConversionBatch.Status.ROLLED_BACK
-        batch.rolled_back_at, batch.rolled_back_by = timezone.now(), actor
-        batch.save(update_fields=["status", "rolled_back_at", "rolled_back_by"])
+        batch = transition(batch, to=ConversionBatch.Status.ROLLED_BACK, actor=actor, note="rolled back whole",
+                           changes={"rolled_back_at": timezone.now(), "rolled_back_by": actor})
     return batch
 
 

@@ -9,6 +9,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from core.workflow import Workflow
+
 
 class FieldOrder(models.Model):
     class Kind(models.TextChoices):
@@ -25,6 +27,8 @@ class FieldOrder(models.Model):
     account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="field_orders")
     kind = models.CharField(max_length=12, choices=Kind.choices)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    # The crew completes it or the office cancels it, through core.workflow.transition.
+    workflow = Workflow("status", {Status.OPEN: {Status.DONE, Status.CANCELLED}})
     reason = models.CharField(max_length=200, help_text="Why, for the crew: 'reading looks high', 'customer moving "
                                                         "in', 'meter stopped'.")
     scheduled_on = models.DateField(help_text="The day the crew is to do it.")

@@ -23,6 +23,7 @@ from accounts.selectors import route_key
 from accounts.services import account_service_set
 from core.clock import refuse_future
 from core.errors import ApplicationError, FieldError
+from core.workflow import transition
 from meters.models import Installation, Reading
 from meters.services import meter_change, reading_record
 from termination.models import TerminationCase, WorkOrder
@@ -114,9 +115,9 @@ def field_order_complete(*, order: FieldOrder, done_on: date, actor, result: str
         else:
             account_service_set(account=account, status=Account.Status.ACTIVE, on=done_on, actor=actor,
                                 reason=f"{order.number}: {order.reason}")
-    order.status, order.done_on, order.done_by, order.result = FieldOrder.Status.DONE, done_on, actor, result
-    order.save(update_fields=["status", "done_on", "done_by", "result", "reading", "new_meter"])
-    return order
+    order.save(update_fields=["reading", "new_meter"])
+    return transition(order, to=FieldOrder.Status.DONE, actor=actor, note=result or "done",
+                      changes={"done_on": done_on, "done_by": actor, "result": result})
 
 
 @transaction.atomic(durable=True)
@@ -126,9 +127,8 @@ def field_order_cancel(*, order: FieldOrder, reason: str, actor) -> FieldOrder:
         raise ApplicationError(f"{order.number} is {order.get_status_display().lower()} already", field="status")
     if not (reason or "").strip():
         raise ApplicationError("say why it is cancelled", field="reason")
-    order.status, order.result, order.done_by = FieldOrder.Status.CANCELLED, f"Cancelled: {reason.strip()}", actor
-    order.save(update_fields=["status", "result", "done_by"])
-    return order
+    return transition(order, to=FieldOrder.Status.CANCELLED, actor=actor, note=reason.strip(),
+                      changes={"result": f"Cancelled: {reason.strip()}", "done_by": actor})
 
 
 @dataclass(frozen=True)

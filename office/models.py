@@ -21,6 +21,7 @@ from django.db import models
 from django.db.models import F, Q
 
 from billing.models import money_field
+from core.workflow import Workflow
 
 
 class Refund(models.Model):
@@ -35,6 +36,8 @@ class Refund(models.Model):
     payee_address = models.TextField(help_text="Where the check is mailed.")
     reason = models.TextField(help_text="Internal: why the credit is paid back (kept for the audit).")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    # A supervisor approves or refuses it, through core.workflow.transition.
+    workflow = Workflow("status", {Status.PENDING: {Status.APPROVED, Status.REFUSED}})
     requested_on = models.DateField()
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+")
     requested_at = models.DateTimeField(auto_now_add=True)

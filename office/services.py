@@ -23,6 +23,7 @@ from core.dates import fmt_day
 from core.db import lock_in_order
 from core.errors import ApplicationError, FieldError
 from core.money import ZERO, fmt_dollars
+from core.workflow import transition
 
 from .models import DayClose, Invoice, Refund, Transfer
 
@@ -121,15 +122,15 @@ def refund_decide(*, refund: Refund, approve: bool, note: str, as_of: date, acto
                 f"account {refund.account.account_no}'s credit on {fmt_day(as_of)} is {fmt_dollars(credit)}, less "
                 f"than the {fmt_dollars(amount)} asked for: refuse this refund and ask again for what is there")))
     _raise(errors)
-    refund.status = Refund.Status.APPROVED if approve else Refund.Status.REFUSED
-    refund.decided_by, refund.decided_at, refund.decision_note = actor, timezone.now(), note
+    refund = transition(refund, to=Refund.Status.APPROVED if approve else Refund.Status.REFUSED, actor=actor,
+                        note=note or "approved", changes={"decided_by": actor, "decided_at": timezone.now(),
+                                                          "decision_note": note,
+                                                          "refunded_on": as_of if approve else None})
     if approve:
-        refund.refunded_on = as_of
         ledger_post(Posting(account_id=refund.account_id, kind=LedgerEntry.Kind.REFUND, posted_on=as_of,
                             amount=amount, source=refund_source(refund.pk),
                             description=f"Credit refunded by check to {refund.payee_name} (refund {refund.number})"))
         penalties_correct_posted(account_ids=[refund.account_id], after={refund.account_id: as_of})
-    refund.save(update_fields=["status", "decided_by", "decided_at", "decision_note", "refunded_on"])
     return refund
 
 

@@ -53,6 +53,7 @@ from core.dates import fmt_long_day
 from core.errors import ApplicationError, FieldError
 from core.i18n import customer_language
 from core.money import fmt_dollars
+from core.workflow import transition
 
 from .banking_days import banking_day_on_or_after, is_banking_day, next_banking_day, why_not_banking_day
 from .models import AchFile, AutopayDebit, AutopayEnrolment, AutopayNotice
@@ -103,9 +104,9 @@ def autopay_enrol(*, account: Account, holder_name: str, routing: str, account_n
     wording = authorization_text(account=account, bank_account=words % {"last4": last4, "routing": routing})
     with transaction.atomic():
         now = timezone.now()
-        AutopayEnrolment.objects.select_for_update().filter(account=account, status=AutopayEnrolment.Status.ACTIVE) \
-            .update(status=AutopayEnrolment.Status.CANCELLED, status_note="replaced by a new enrolment",
-                    status_changed_at=now)
+        for replaced in AutopayEnrolment.objects.filter(account=account, status=AutopayEnrolment.Status.ACTIVE):
+            transition(replaced, to=AutopayEnrolment.Status.CANCELLED, actor=user, note="replaced by a new enrolment",
+                       changes={"status_note": "replaced by a new enrolment", "status_changed_at": now})
         enrolment = AutopayEnrolment.objects.create(
             account=account, holder_name=holder_name[:100], routing_number=routing, account_type=account_type,
             account_number_sealed=seal(account_number), account_last4=last4, email=email, authorization=wording,
@@ -116,11 +117,9 @@ def autopay_enrol(*, account: Account, holder_name: str, routing: str, account_n
     return enrolment
 
 
-def autopay_cancel(*, enrolment: AutopayEnrolment, why: str) -> AutopayEnrolment:
-    AutopayEnrolment.objects.filter(pk=enrolment.pk, status=AutopayEnrolment.Status.ACTIVE).update(
-        status=AutopayEnrolment.Status.CANCELLED, status_note=why[:200], status_changed_at=timezone.now())
-    enrolment.refresh_from_db()
-    return enrolment
+def autopay_cancel(*, enrolment: AutopayEnrolment, why: str, actor=None) -> AutopayEnrolment:
+    return transition(enrolment, to=AutopayEnrolment.Status.CANCELLED, actor=actor, note=why,
+                      changes={"status_note": why[:200], "status_changed_at": timezone.now()})
 
 
 def notice_days() -> int:
@@ -406,9 +405,9 @@ def ach_returns(text: str, *, as_of: date, actor=None) -> ReturnsApplied:
             reversed_count += 1
             fees += reversal.fee is not None  # the returned-payment fee the reversal charged
             if ret.code in SUSPEND_CODES and debit.enrolment.status == AutopayEnrolment.Status.ACTIVE:
-                AutopayEnrolment.objects.filter(pk=debit.enrolment_id).update(
-                    status=AutopayEnrolment.Status.SUSPENDED, status_note=f"{ret.code}: {reason}",
-                    status_changed_at=timezone.now())
+                transition(debit.enrolment, to=AutopayEnrolment.Status.SUSPENDED, actor=actor,
+                           note=f"{ret.code}: {reason} (the bank's returns file)",
+                           changes={"status_note": f"{ret.code}: {reason}", "status_changed_at": timezone.now()})
                 suspended += 1
                 facts = {"enrolment_id": debit.enrolment_id, "code": ret.code, "reason": reason}
                 transaction.on_commit(lambda facts=facts: autopay_suspended.send(sender=AutopayEnrolment, **facts))

@@ -47,6 +47,7 @@ from core.csvimport import (
     text,
 )
 from core.errors import ApplicationError, FieldError
+from core.workflow import transition
 
 from .models import PaymentException
 
@@ -183,11 +184,11 @@ def exception_post(*, exception: PaymentException, account_no: str, note: str, a
         payments_post(payments=[PaymentIn(account_no, exception.amount.amount, exception.received_on,
                                           exception.reference, tender=exception.tender,
                                           check_number=exception.check_number)], actor=actor, source=exception.source)
-        exception.payment = Payment.objects.get(reference__iexact=exception.reference)
-        exception.status, exception.note = PaymentException.Status.POSTED, note
-        exception.resolved_at, exception.resolved_by = timezone.now(), actor
-        exception.save()
-    return exception
+        posted = Payment.objects.get(reference__iexact=exception.reference)
+        return transition(exception, to=PaymentException.Status.POSTED, actor=actor,
+                          note=note or f"posted to {account_no}",
+                          changes={"payment": posted, "note": note, "resolved_at": timezone.now(),
+                                   "resolved_by": actor})
 
 
 def exception_return(*, exception: PaymentException, note: str, actor) -> PaymentException:
@@ -195,9 +196,9 @@ def exception_return(*, exception: PaymentException, note: str, actor) -> Paymen
     if not note.strip():
         raise ApplicationError("is required: how it was sent back (the check returned by mail, a refund)",
                                field="note")
-    updated = PaymentException.objects.filter(pk=exception.pk, status=PaymentException.Status.OPEN).update(
-        status=PaymentException.Status.RETURNED, note=note.strip(), resolved_at=timezone.now(), resolved_by=actor)
-    if not updated:
-        raise ApplicationError(f"{exception.reference} is resolved already", field="status")
-    exception.refresh_from_db()
-    return exception
+    with transaction.atomic():
+        exception = PaymentException.objects.select_for_update().get(pk=exception.pk)
+        if exception.status != PaymentException.Status.OPEN:
+            raise ApplicationError(f"{exception.reference} is resolved already", field="status")
+        return transition(exception, to=PaymentException.Status.RETURNED, actor=actor, note=note.strip(),
+                          changes={"note": note.strip(), "resolved_at": timezone.now(), "resolved_by": actor})

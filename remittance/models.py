@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import models
 
 from billing.models import money_field
+from core.workflow import Workflow
 
 
 class OnlinePayment(models.Model):
@@ -106,6 +107,8 @@ class AutopayEnrolment(models.Model):
     authorized_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                       related_name="+")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
+    # Every change goes through core.workflow.transition: a return, the customer's or a clerk's cancel, a new one.
+    workflow = Workflow("status", {Status.ACTIVE: {Status.SUSPENDED, Status.CANCELLED}})
     status_note = models.CharField(max_length=200, blank=True)
     status_changed_at = models.DateTimeField(null=True, blank=True)
 
@@ -223,6 +226,8 @@ class PaymentException(models.Model):
     read = models.CharField("what was read", max_length=200, blank=True, help_text="The scan line as read.")
     reason = models.CharField(max_length=200)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    # A clerk posts it or records it sent back, through core.workflow.transition.
+    workflow = Workflow("status", {Status.OPEN: {Status.POSTED, Status.RETURNED}})
     payment = models.OneToOneField("billing.Payment", null=True, blank=True, on_delete=models.PROTECT,
                                    related_name="+")
     note = models.TextField(blank=True)

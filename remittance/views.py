@@ -165,7 +165,7 @@ def autopay(request, public_id):
     form = AutopayForm(request.POST if request.POST.get("action") == "enrol" else None,
                        initial={"email": request.user.email})
     if request.method == "POST" and request.POST.get("action") == "cancel" and current is not None:
-        autopay_cancel(enrolment=current, why=f"cancelled online by {request.user.email}")
+        autopay_cancel(enrolment=current, why=f"cancelled online by {request.user.email}", actor=request.user)
         messages.success(request, _("Autopay is off: no more debits. Bills are paid as before."))
         return redirect("remittance:autopay", public_id=account.public_id)
     if form.is_bound and vault_ready() and form.is_valid():

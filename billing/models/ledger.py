@@ -6,6 +6,8 @@ from django.db import models
 from django.db.models import Q
 from simple_history.models import HistoricalRecords
 
+from core.workflow import Workflow
+
 from .bills import Bill
 from .ordinance import PaymentOrder, money_field
 from .payments import Adjustment, Payment
@@ -154,6 +156,9 @@ class PenaltyWaiver(models.Model):
     amount = money_field(help_text="The charge as it stood when the waiver was asked for.")
     reason = models.TextField(help_text="Why the charge is waived (kept for the audit).")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    # A supervisor approves or refuses it, through core.workflow.transition (one within the clerk's limit is made
+    # approved).
+    workflow = Workflow("status", {Status.PENDING: {Status.APPROVED, Status.REFUSED}})
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+")
     requested_at = models.DateTimeField(auto_now_add=True)
     decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,

@@ -22,6 +22,7 @@ from core.clock import refuse_future
 from core.db import lock_in_order
 from core.errors import ApplicationError
 from core.money import ZERO, fmt_dollars
+from core.workflow import transition
 
 from ..models import LedgerEntry, PenaltyWaiver
 from ..ordinance import ordinance_on
@@ -107,9 +108,9 @@ def penalty_waiver_decide(*, waiver: PenaltyWaiver, approve: bool, note: str, ac
     if not approve and not note:
         raise ApplicationError("a refusal needs a note saying why", field="note")
     lock_in_order(Account.objects.filter(id=waiver.account_id), "id")
-    waiver.status = PenaltyWaiver.Status.APPROVED if approve else PenaltyWaiver.Status.REFUSED
-    waiver.decided_by, waiver.decided_at, waiver.decision_note = actor, timezone.now(), note
-    waiver.save(update_fields=["status", "decided_by", "decided_at", "decision_note"])
+    waiver = transition(waiver, to=PenaltyWaiver.Status.APPROVED if approve else PenaltyWaiver.Status.REFUSED,
+                        actor=actor, note=note or "approved",
+                        changes={"decided_by": actor, "decided_at": timezone.now(), "decision_note": note})
     if approve:
         penalties_correct_posted(account_ids=[waiver.account_id])
     return waiver
