@@ -29,6 +29,7 @@ from core.money import ZERO, fmt_dollars
 from core.workflow import transition
 
 from .models import PaymentPlan, PlanInstallment
+from .signals import plan_defaulted
 
 CENT = Decimal("0.01")
 MOST_INSTALLMENTS = 60
@@ -142,7 +143,10 @@ def plans_review(*, as_of: date) -> dict[str, int]:
                     f"{fmt_dollars(m.amount.amount)} due {m.due_on} unpaid after {grace} days' grace")
         else:
             continue
-        transition(plan, to=status, note=note, changes={"status_note": note[:200], "status_changed_on": as_of})
+        with transaction.atomic():
+            transition(plan, to=status, note=note, changes={"status_note": note[:200], "status_changed_on": as_of})
+            if status == PaymentPlan.Status.DEFAULTED:
+                transaction.on_commit(lambda pk=plan.pk: plan_defaulted.send(sender=PaymentPlan, plan_id=pk))
         counts[status] += 1
     return counts
 

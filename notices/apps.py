@@ -6,6 +6,7 @@ class NoticesConfig(AppConfig):
     verbose_name = "Notices to customers"
 
     def ready(self):
+        from arrears.signals import plan_defaulted
         from billing.signals import payment_reversed
         from remittance.signals import autopay_suspended
         from termination.signals import case_reopened
@@ -16,3 +17,4 @@ class NoticesConfig(AppConfig):
         payment_reversed.connect(receivers.on_payment_reversed, dispatch_uid="notices.payment_reversed")
         autopay_suspended.connect(receivers.on_autopay_suspended, dispatch_uid="notices.autopay_suspended")
         case_reopened.connect(receivers.on_case_reopened, dispatch_uid="notices.case_reopened")
+        plan_defaulted.connect(receivers.on_plan_defaulted, dispatch_uid="notices.plan_defaulted")

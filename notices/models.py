@@ -10,6 +10,7 @@ class CustomerNotice(models.Model):
         PAYMENT_DISPUTED = "payment_disputed", "Payment disputed"
         AUTOPAY_SUSPENDED = "autopay_suspended", "Autopay suspended"
         CASE_REOPENED = "case_reopened", "Termination case reopened"
+        PLAN_DEFAULTED = "plan_defaulted", "Payment plan ended: an installment missed"
 
     class Channel(models.TextChoices):
         EMAIL = "email", "E-mail"

@@ -1,9 +1,11 @@
 """The notices listen to the other apps' committed facts (connected in ``apps.ready``): a payment returned or
-disputed, autopay suspended, a termination case reopened. Each tells the customer once (``notice_give``)."""
+disputed, autopay suspended, a termination case reopened, a payment plan defaulted. Each tells the customer once
+(``notice_give``)."""
 
 from django.conf import settings
 from django.utils.translation import gettext as _
 
+from arrears.models import PaymentPlan
 from billing.models import PaymentReversal
 from billing.ordinance import ordinance_on
 from billing.selectors import account_amounts_due
@@ -79,3 +81,12 @@ def on_case_reopened(sender, *, case_id, event_id, **kwargs) -> None:
                 template="notices/email/case_reopened.txt",
                 context={"case": event.case, "on": fmt_long_day(event.on), "owed": _owed(account, event.on),
                          "utility": ordinance_on(event.on).utility, "site_url": settings.SITE_URL})
+
+
+def on_plan_defaulted(sender, *, plan_id, **kwargs) -> None:
+    plan = PaymentPlan.objects.select_related("account__owner", "account__premises").get(pk=plan_id)
+    on = plan.status_changed_on or today()
+    notice_give(account=plan.account, kind=CustomerNotice.Kind.PLAN_DEFAULTED, fact=f"plan:{plan.pk}:defaulted",
+                template="notices/email/plan_defaulted.txt",
+                context={"plan": plan, "on": fmt_long_day(on), "owed": _owed(plan.account, on),
+                         "utility": ordinance_on(on).utility, "site_url": settings.SITE_URL})

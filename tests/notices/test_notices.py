@@ -172,3 +172,22 @@ def test_an_autopay_debit_is_scheduled_until_it_settles_and_its_receipt_waits_fo
     assert autopay_receipts_settled(as_of=settle) == {"autopay_receipts": 0}  # once
     (receipt,) = [m for m in mail.outbox if m.subject.startswith("Receipt")]
     assert receipt.to == ["pat@example.org"]
+
+
+def test_a_plan_defaulted_by_the_nightly_review_is_told_once(mineola, django_capture_on_commit_callbacks):
+    from arrears.services import plan_create, plans_review
+
+    account, _ = delinquent_account(occupant=False)
+    account.owner.email = "owner@example.org"
+    account.owner.save()
+    plan = plan_create(account=account, total=Decimal("186.13"), down_payment=Decimal("36.13"),
+                       down_due_on=date(2026, 4, 30), installments=3, first_due_on=date(2026, 5, 15),
+                       as_of=date(2026, 4, 22))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert plans_review(as_of=date(2026, 5, 12)) == {"defaulted": 1, "completed": 0}  # no down payment
+    (email,) = mail.outbox
+    assert email.subject == f"Your payment plan has ended: water account {account.account_no}"
+    assert f"payment plan {plan.number} was not paid in time" in email.body and "$186.13" in email.body
+    with django_capture_on_commit_callbacks(execute=True):
+        plans_review(as_of=date(2026, 5, 13))  # the night after: defaulted already, nothing more
+    assert len(mail.outbox) == 1 and CustomerNotice.objects.get().kind == "plan_defaulted"
