@@ -9,6 +9,7 @@ from billing.ordinance import ordinance_on
 from core.admin import ReadOnlyAdmin
 from core.documents import PdfInfo, pdf_one_file
 from core.papers import STYLESHEET, TEMPLATE, Paper
+from termination.policy import termination_policy
 
 from .models import CustomerNotice
 
@@ -36,10 +37,13 @@ class CustomerNoticeAdmin(ReadOnlyAdmin):
             self.message_user(request, "None of these is a paper notice.", messages.WARNING)
             return None
         utility = ordinance_on(timezone.localdate()).utility
+        policy = termination_policy()  # the office's address and telephone, as on every paper it sends
+        header = "\n".join([policy.office_address, policy.phone]).strip()
         now = timezone.now()
-        papers = [Paper(title=n.subject, utility_name=utility.name, utility_header=utility.name,
+        papers = [Paper(title=n.subject, utility_name=utility.name, utility_header=header,
                         facts=[("Account number", n.account.account_no)], addressee=n.sent_to,
-                        paragraphs=[p for p in n.body.split("\n\n") if p.strip()], table=[], warning="",
+                        paragraphs=[line.strip() for line in n.body.splitlines() if line.strip()], table=[],
+                        warning="",
                         footer=f"{utility.name}, account {n.account.account_no}.", created_at=now,
                         lang=n.language) for n in paper]
         pdf = pdf_one_file(template=TEMPLATE, stylesheet=STYLESHEET, context_name="papers", documents=papers,

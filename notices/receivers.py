@@ -30,14 +30,15 @@ def _owed(account, on) -> str:
     return fmt_dollars(due.amount if due else 0)
 
 
-def _why(reversal: PaymentReversal) -> str:
-    """The reason in plain words, in the language active (the customer's)."""
-    if reversal.reason == REASON.RETURNED:
-        return _("your bank returned the check unpaid")
-    if reversal.reason == REASON.DEBIT_RETURNED:
-        code_words = reversal.note.split(" (the bank's")[0]
-        return _("your bank returned the autopay debit unpaid (%(why)s)") % {"why": code_words}
-    return _("the payment was disputed with your card issuer or bank, which took the money back")
+def _why(account, reversal: PaymentReversal) -> str:
+    """The reason in plain words, in the customer's language."""
+    with customer_language(account):
+        if reversal.reason == REASON.RETURNED:
+            return _("your bank returned the check unpaid")
+        if reversal.reason == REASON.DEBIT_RETURNED:
+            code_words = reversal.note.split(" (the bank's")[0]
+            return _("your bank returned the autopay debit unpaid (%(why)s)") % {"why": code_words}
+        return _("the payment was disputed with your card issuer or bank, which took the money back")
 
 
 def on_payment_reversed(sender, *, reversal_id, account_id, reason, **kwargs) -> None:
@@ -53,15 +54,10 @@ def on_payment_reversed(sender, *, reversal_id, account_id, reason, **kwargs) ->
     utility = ordinance_on(reversal.reversed_on).utility
     notice_give(account=account, kind=kind, fact=f"reversal:{reversal.pk}", template=f"notices/email/{kind}.txt",
                 context={"reversal": reversal, "payment": reversal.payment, "utility": utility,
-                         "why": _why_in(account, reversal), "amount": fmt_dollars(reversal.payment.amount.amount),
+                         "why": _why(account, reversal), "amount": fmt_dollars(reversal.payment.amount.amount),
                          "paid_on": fmt_long_day(reversal.payment.paid_on),
                          "fee": fmt_dollars(reversal.fee.amount.amount) if reversal.fee else "",
                          "owed": _owed(account, reversal.reversed_on), "site_url": settings.SITE_URL})
-
-
-def _why_in(account, reversal) -> str:
-    with customer_language(account):
-        return _why(reversal)
 
 
 def on_autopay_suspended(sender, *, enrolment_id, code, reason, **kwargs) -> None:
