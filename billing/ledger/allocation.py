@@ -7,13 +7,13 @@ credit memos, voids; negative). Replaying them day by day gives every balance:
   does any credit left over (an overpayment) go to them, so the order in which same-day charges were
   recorded never changes who owes what. Each credit is then applied as it comes.
 * **What a payment pays** is the preset's policy (docs/ordinances.md, conventions). ``principal_first`` (the
-  default): unpaid principal — fees, fines and water — of every bill, oldest bill first, and only then late
-  charges, oldest bill first, each bill's interest before its penalties; an unpaid penalty therefore never
+  default): unpaid principal — water rents, then fines, then fees — of every bill, oldest bill first, and
+  only then late charges, oldest bill first, each bill's interest before its penalties; an unpaid penalty therefore never
   turns into principal that draws more penalties. Interest is kept apart from penalties because a rule may
   charge a penalty on unpaid interest (Washingtonville § 169-26: 5% of the amount due "including
   accumulated interest") but never on penalties; paying a bill's interest first pays first what can still
-  draw a charge. ``penalties_first``: each bill's penalties, then its interest, then its fees, then its
-  water, oldest bill first.
+  draw a charge. ``penalties_first``: each bill's penalties, then its interest, then its water, fines and
+  fees, oldest bill first. Within a bill's principal, water rents are always paid before fines and fees.
 * **A credit tied to a bill** (a credit memo or a void) reduces that bill's own charges — water, then
   fees, then interest, then penalties; what the bill no longer owes because it was paid already becomes a
   credit for the account.
@@ -52,13 +52,16 @@ PAYMENT_ORDERS = (PRINCIPAL_FIRST, PENALTIES_FIRST)
 # A bill's balance by category; ``interest`` joins a bill's dicts with its first interest charge, so the
 # bills of a village that charges none show only these three.
 CATEGORIES = ("penalty", "fee", "water")
-# Principal: what a bill charges for service, fees and fines, in the order a payment pays them within a bill
-# (``principal_first``). A fine is kept apart from fees (it joins a bill's dicts with its first fine, as interest
-# does) because a section may charge a late charge on fees but never on a fine (Lansing § 141-17: water rent
-# only), and a shut-off may be for a fine on its own days (Washingtonville § 169-26).
-PRINCIPAL_CATEGORIES = ("fee", "fine", "water")
-# Order of a bill's charges for ``penalties_first``.
-PENALTIES_FIRST_ORDER = ("penalty", "interest", "fee", "fine", "water")
+# Principal: what a bill charges for service, fines and fees, in the order a payment pays them within a bill
+# (office policy in every preset, docs/ordinances.md conventions): water rents first, so a customer who pays the
+# rents is never open to a shut-off for a fee and a charge on "the unpaid water rent" is the smallest the
+# payment allows; then fines, which ground a shut-off where fees do not (Washingtonville § 169-26); then fees.
+# A fine is kept apart from fees (it joins a bill's dicts with its first fine, as interest does) because a
+# section may charge a late charge on fees but never on a fine (Lansing § 141-17: water rent only), and a
+# shut-off may be for a fine on its own days (Washingtonville § 169-26).
+PRINCIPAL_CATEGORIES = ("water", "fine", "fee")
+# Order of a bill's charges for ``penalties_first``: its late charges, then its principal in the same order.
+PENALTIES_FIRST_ORDER = ("penalty", "interest", *PRINCIPAL_CATEGORIES)
 # Order when a bill's own credit (memo, void) applies: the charges first.
 CREDIT_ORDER = ("water", "fee", "fine", "interest", "penalty")
 # What a payment pays of each bill once every bill's principal is paid (``principal_first``).

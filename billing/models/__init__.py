@@ -12,8 +12,8 @@
   double-bill.
 * **Balances are derived.** Every charge, penalty, payment and adjustment is an append-only
   ``LedgerEntry`` (debits positive, credits negative). Balances — of an account, of a bill, of its
-  principal on a given day — are computed from entries by ``billing.ledger`` (oldest bill first; within
-  a bill penalties, then fees, then water), never stored.
+  principal on a given day — are computed from entries by ``billing.ledger`` (the payment order: oldest
+  bill first, within a bill's principal water rents, then fines, then fees), never stored.
 * **Runs are records.** ``BillingRun`` keeps counts, totals and progress; its ``BillingRunChunk`` rows are
   units of work any Celery worker can take; ``BillingException`` rows are accounts a clerk must look at.
 """

@@ -58,11 +58,13 @@ def test_each_preset_charges_only_what_its_section_names(preset, charges_on, fir
 
 
 @pytest.mark.citation("§ 141-17")
-def test_a_part_payment_pays_the_fee_and_the_fine_first_and_the_water_rent_still_draws_its_fifteen_percent():
-    # $50.00 paid before the due date: the fee ($40.00), then $10.00 of the fine (principal in the order fee, fine,
-    # water): the water rent of $100.00 is unpaid and draws 15% = $15.00; Mineola's 5% is of water + fee = $5.00.
-    assert first_charge("lansing", paid="50.00") == [("penalty", "15.00")]
-    assert first_charge("mineola", paid="50.00") == [("penalty", "5.00")]
+def test_a_part_payment_pays_the_water_rent_first_and_only_the_rest_of_it_draws_the_fifteen_percent():
+    # $50.00 paid before the due date pays $50.00 of the water rent (principal in the order water, fine, fee): the
+    # $50.00 of water rent left unpaid draws 15% = $7.50 (Lansing); Mineola's 5% is of the unpaid water + fee =
+    # 5% x ($50.00 + $40.00) = $4.50. Before water rents came first the same payment went to the fee and the fine
+    # and Lansing charged 15% of the whole $100.00 rent.
+    assert first_charge("lansing", paid="50.00") == [("penalty", "7.50")]
+    assert first_charge("mineola", paid="50.00") == [("penalty", "4.50")]
 
 
 @pytest.mark.citation("§ 141-17")

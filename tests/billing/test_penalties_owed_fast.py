@@ -98,9 +98,9 @@ class PlainLedger:
     def settle(self):
         self.unsettled = False
         if self.order == PRINCIPAL_FIRST:
-            passes = [("fee", "fine", "water"), ("interest", "penalty")]
+            passes = [("water", "fine", "fee"), ("interest", "penalty")]
         else:
-            passes = [("penalty", "interest", "fee", "fine", "water")]
+            passes = [("penalty", "interest", "water", "fine", "fee")]
         for cats in passes:
             for key in sorted(self.unpaid):
                 for cat in cats:

@@ -13,7 +13,7 @@ from billing.models import Utility
 from billing.services.charges import charge_add
 from termination.models import TerminationCase
 from termination.policy import Trigger
-from tests.presets.quarterly import accounts, bill, install, payments, readings, statement
+from tests.presets.quarterly import accounts, bill, cmd, install, payments, readings, statement
 
 from .steps import refused, term
 
@@ -132,7 +132,7 @@ def test_a_shut_off_is_for_the_eligible_amount_only():
 def test_paying_the_case_amount_ends_the_ground_even_with_other_charges_left(tmp_path,
                                                                             django_capture_on_commit_callbacks):
     """The fine of $100.00 is the case (not the $160.00 of rents, not the $25.00 fee). The customer pays $100.00:
-    the payment order pays the bill's fee first, yet the case amount is paid, so the case closes."""
+    the payment order pays the bill's water rents first, yet the case amount is paid, so the case closes."""
     billed_with_fee_and_fine(tmp_path)
     assert "nothing delinquent on 2026-02-11" in refused("open", "1-0001", "--grounds", "nonpayment",
                                                          date_="2026-02-11")
@@ -165,7 +165,8 @@ def billed_with_fee_and_fine(tmp_path) -> None:
 def test_a_floor_under_the_shut_off_list(tmp_path):
     """Office policy: a case below the floor ($25.00 by default) is not proposed; the clerk lowers it."""
     billed_with_fee_and_fine(tmp_path)
-    payments(tmp_path, ["1-0001,105.00,2026-02-05,CHK-1"], on="2026-02-05")  # fee $25.00, then $80.00 of the fine
+    # Water rents first ($160.00), then $80.00 of the fine: $20.00 of the fine is eligible, and the fee is no ground.
+    payments(tmp_path, ["1-0001,240.00,2026-02-05,CHK-1"], on="2026-02-05")
     assert "below the office's floor of $25.00" in refused("open", "1-0001", "--grounds", "nonpayment",
                                                            date_="2026-02-12")
     assert "0 accounts delinquent" in term("delinquent", date_="2026-02-12")
@@ -173,3 +174,26 @@ def test_a_floor_under_the_shut_off_list(tmp_path):
     assert "1 accounts delinquent" in term("delinquent", date_="2026-02-12")
     number = term("open", "1-0001", "--grounds", "nonpayment", date_="2026-02-12")
     assert TerminationCase.objects.get(number=number).amount_delinquent == D("20.00")
+
+
+@pytest.mark.citation("§ 169-26")
+@pytest.mark.citation("policy: water rents before fees and fines")
+def test_paying_the_water_rent_leaves_only_the_fee_which_grounds_no_shut_off(tmp_path):
+    """The worked case of docs/ordinances.md (conventions): a $100.00 visitation fee charged in March goes on the
+    May 1 bill beside $35.00 of water rent; $35.00 paid May 5 pays the water rent. On Sep 1 only the fee is
+    unpaid: no interest (it runs on water rents) and no nonpayment case (§ 169-26 names water rents and fines)."""
+    install("washingtonville")
+    accounts(tmp_path, ACCOUNT, on="2025-10-31")
+    readings(tmp_path, ["TR001,2026-04-14,1005000,actual"], on="2026-04-15")
+    charge_add(account=Account.objects.get(account_no="1-0001"), code="visitation", as_of=date(2026, 3, 10),
+               actor=None)
+    bill("2026-05-01")
+    (may,) = statement("1-0001", "2026-05-01")["bills"]
+    assert may["total"] == "135.00"
+    payments(tmp_path, ["1-0001,35.00,2026-05-05,CHK-1"], on="2026-05-05")
+    cmd("assess_penalties", "--date", "2026-09-01", "--no-progress")
+    september = statement("1-0001", "2026-09-01")
+    assert september["balance"] == "100.00"
+    assert [c for c in september["charges"] if c["kind"] in ("interest", "penalty")] == []
+    assert "nothing delinquent on 2026-09-01" in refused("open", "1-0001", "--grounds", "nonpayment",
+                                                         date_="2026-09-01")

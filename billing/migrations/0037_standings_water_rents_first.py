@@ -1,0 +1,15 @@
+"""Within a bill's principal a payment now pays water rents first, then fines, then fees (docs/ordinances.md,
+conventions). A kept standing is the allocation under the old order, so every one is dropped; the pages that read
+them replay the ledger until the nightly job keeps them again (``billing.ledger.standing``)."""
+
+from django.db import migrations
+
+
+def drop_standings(apps, schema_editor):
+    apps.get_model("billing", "AccountStanding").objects.all().delete()
+
+
+class Migration(migrations.Migration):
+    dependencies = [("billing", "0036_run_workers")]
+
+    operations = [migrations.RunPython(drop_standings, migrations.RunPython.noop)]
