@@ -21,6 +21,7 @@ from django.db import models
 from django.db.models import F, Q
 
 from billing.models import money_field
+from core.approval import Approval
 from core.workflow import Workflow
 
 
@@ -38,6 +39,8 @@ class Refund(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     # A supervisor approves or refuses it, through core.workflow.transition.
     workflow = Workflow("status", {Status.PENDING: {Status.APPROVED, Status.REFUSED}})
+    # A clerk asks; a supervisor who is not that clerk decides (core.approval).
+    approval = Approval(permission="office.approve_refund", noun="refund")
     requested_on = models.DateField()
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+")
     requested_at = models.DateTimeField(auto_now_add=True)

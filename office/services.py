@@ -7,7 +7,6 @@ from datetime import date, timedelta
 from decimal import Decimal
 
 from django.db import transaction
-from django.utils import timezone
 from djmoney.money import Money
 
 from accounts.models import Account
@@ -18,16 +17,16 @@ from billing.models import LedgerEntry
 from billing.services.adjustments import balance_transfer
 from billing.services.charges import charge_terms
 from billing.services.penalties import penalties_correct_posted
+from core.approval import approval_decide, approval_problems
 from core.clock import refuse_future
 from core.dates import fmt_day
 from core.db import lock_in_order
 from core.errors import ApplicationError, FieldError
 from core.money import ZERO, fmt_dollars
-from core.workflow import transition
 
 from .models import DayClose, Invoice, Refund, Transfer
 
-APPROVE_REFUND = "office.approve_refund"
+APPROVE_REFUND = Refund.approval.permission
 NOTE_MAX = 2000
 INVOICE_DUE_MOST_DAYS = 90
 
@@ -97,19 +96,10 @@ def refund_decide(*, refund: Refund, approve: bool, note: str, as_of: date, acto
     """A supervisor, not the clerk who asked, approves or refuses a waiting refund (a refusal says why). The
     approval posts the refund on the ledger on ``as_of`` and puts it on the check register; it is refused when the
     credit is no longer there (a bill or a returned payment has used it since)."""
-    if actor is None or not actor.has_perm(APPROVE_REFUND):
-        raise ApplicationError("only a supervisor approves or refuses a refund", field="actor")
     refund = Refund.objects.select_for_update().select_related("account").get(pk=refund.pk)
-    errors = _day_problems(as_of, field="refunded_on", doing="refunded")
-    if refund.status != Refund.Status.PENDING:
-        raise ApplicationError(f"refund {refund.number} is already decided: {refund.get_status_display().lower()}",
-                               field="status")
-    if refund.requested_by_id is not None and refund.requested_by_id == actor.pk:
-        errors.append(FieldError(field="actor", message="the clerk who asked for a refund does not approve it; "
-                                                        "another supervisor does"))
-    note = (note or "").strip()
-    if not approve and not note:
-        errors.append(FieldError(field="note", message="a refusal needs a note saying why"))
+    errors = approval_problems(refund, approve=approve, note=note, actor=actor)
+    _raise([e for e in errors if e.field == "status"])  # a decided refund: nothing else matters
+    errors += _day_problems(as_of, field="refunded_on", doing="refunded")
     if as_of < refund.requested_on:
         errors.append(FieldError(field="refunded_on", message=f"{as_of} is before the refund was asked for "
                                                               f"({refund.requested_on})"))
@@ -122,10 +112,8 @@ def refund_decide(*, refund: Refund, approve: bool, note: str, as_of: date, acto
                 f"account {refund.account.account_no}'s credit on {fmt_day(as_of)} is {fmt_dollars(credit)}, less "
                 f"than the {fmt_dollars(amount)} asked for: refuse this refund and ask again for what is there")))
     _raise(errors)
-    refund = transition(refund, to=Refund.Status.APPROVED if approve else Refund.Status.REFUSED, actor=actor,
-                        note=note or "approved", changes={"decided_by": actor, "decided_at": timezone.now(),
-                                                          "decision_note": note,
-                                                          "refunded_on": as_of if approve else None})
+    refund = approval_decide(refund, approve=approve, note=note, actor=actor,
+                             changes={"refunded_on": as_of if approve else None})
     if approve:
         ledger_post(Posting(account_id=refund.account_id, kind=LedgerEntry.Kind.REFUND, posted_on=as_of,
                             amount=amount, source=refund_source(refund.pk),

@@ -55,3 +55,24 @@ def test_no_code_sets_a_workflow_status_by_hand():
         text = path.read_text(encoding="utf-8")
         found += [f"{rel}:{text[:m.start()].count(chr(10)) + 1}" for m in pattern.finditer(text)]
     assert found == [], "status written by hand: " + ", ".join(found)
+
+
+def test_every_request_a_second_person_decides_declares_its_approval():
+    """A record a clerk asks for and someone else decides (``requested_by`` and ``decided_by``) declares who decides
+    (``core.approval.Approval``), so one module says who may approve, that it is never the clerk who asked, and
+    that a refusal says why."""
+    from core.approval import Approval
+
+    asked_and_decided = [m for m in apps.get_models()
+                         if {"requested_by", "decided_by"} <= {f.name for f in m._meta.concrete_fields}
+                         and not m._meta.label_lower.split(".")[1].startswith("historical")]
+    assert asked_and_decided, "no request decided by a second person found"
+    undeclared = [m._meta.label_lower for m in asked_and_decided if not isinstance(getattr(m, "approval", None),
+                                                                                  Approval)]
+    assert undeclared == []
+    # And none decides by hand: the decision goes through core.approval.approval_decide.
+    root = Path(settings.BASE_DIR)
+    by_hand = [str(p.relative_to(root)) for p in root.glob("*/**/*.py")
+               if ".venv" not in p.parts and "tests" not in p.parts and "migrations" not in p.parts
+               and p.name != "approval.py" and re.search(r'"decided_by":\s*actor', p.read_text())]
+    assert by_hand == []

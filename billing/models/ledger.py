@@ -6,6 +6,7 @@ from django.db import models
 from django.db.models import Q
 from simple_history.models import HistoricalRecords
 
+from core.approval import Approval
 from core.workflow import Workflow
 
 from .bills import Bill
@@ -159,6 +160,8 @@ class PenaltyWaiver(models.Model):
     # A supervisor approves or refuses it, through core.workflow.transition (one within the clerk's limit is made
     # approved).
     workflow = Workflow("status", {Status.PENDING: {Status.APPROVED, Status.REFUSED}})
+    # Above the limit a clerk asks and a supervisor who is not that clerk decides (core.approval).
+    approval = Approval(permission="billing.change_penaltywaiver", noun="waiver")
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+")
     requested_at = models.DateTimeField(auto_now_add=True)
     decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,

@@ -18,18 +18,18 @@ from django.utils import timezone
 from djmoney.money import Money
 
 from accounts.models import Account
+from core.approval import approval_decide, approval_problems
 from core.clock import refuse_future
 from core.db import lock_in_order
 from core.errors import ApplicationError
 from core.money import ZERO, fmt_dollars
-from core.workflow import transition
 
 from ..models import LedgerEntry, PenaltyWaiver
 from ..ordinance import ordinance_on
 from ..penalty_plan import LATE_CHARGE_KINDS
 from .penalties import penalties_correct_posted
 
-SUPERVISOR_PERMISSION = "billing.change_penaltywaiver"
+SUPERVISOR_PERMISSION = PenaltyWaiver.approval.permission
 LIVE = (PenaltyWaiver.Status.PENDING, PenaltyWaiver.Status.APPROVED)
 
 
@@ -95,22 +95,12 @@ def _live_refusal(entry: LedgerEntry) -> str:
 def penalty_waiver_decide(*, waiver: PenaltyWaiver, approve: bool, note: str, actor) -> PenaltyWaiver:
     """A supervisor approves or refuses a waiting waiver, with a note (required to refuse). An approval
     corrects the charge to zero on the books at once; a refusal changes nothing but the waiver."""
-    if actor is None or not actor.has_perm(SUPERVISOR_PERMISSION):
-        raise ApplicationError("only a supervisor decides a waiver above the office's limit", field="actor")
     waiver = PenaltyWaiver.objects.select_for_update().get(pk=waiver.pk)
-    if waiver.status != PenaltyWaiver.Status.PENDING:
-        raise ApplicationError(f"the waiver is already decided: {waiver.get_status_display().lower()}",
-                               field="status")
-    if waiver.requested_by_id is not None and waiver.requested_by_id == actor.pk:
-        raise ApplicationError("the clerk who asked for a waiver does not decide it; another supervisor does",
-                               field="actor")
-    note = (note or "").strip()
-    if not approve and not note:
-        raise ApplicationError("a refusal needs a note saying why", field="note")
+    problems = approval_problems(waiver, approve=approve, note=note, actor=actor)
+    if problems:
+        raise ApplicationError(errors=problems)
     lock_in_order(Account.objects.filter(id=waiver.account_id), "id")
-    waiver = transition(waiver, to=PenaltyWaiver.Status.APPROVED if approve else PenaltyWaiver.Status.REFUSED,
-                        actor=actor, note=note or "approved",
-                        changes={"decided_by": actor, "decided_at": timezone.now(), "decision_note": note})
+    waiver = approval_decide(waiver, approve=approve, note=note, actor=actor)
     if approve:
         penalties_correct_posted(account_ids=[waiver.account_id])
     return waiver

@@ -203,6 +203,10 @@ def test_the_requester_cannot_approve_their_own_waiver(supervisor):
     with pytest.raises(ApplicationError, match="does not decide it") as refused:
         penalty_waiver_decide(waiver=waiver, approve=True, note="", actor=supervisor)
     assert refused.value.errors[0].field == "actor"
+    # Every reason at once (core.approval): the same person, and a refusal without a note.
+    with pytest.raises(ApplicationError) as both:
+        penalty_waiver_decide(waiver=waiver, approve=False, note=" ", actor=supervisor)
+    assert [e.field for e in both.value.errors] == ["actor", "note"]
     waiver.refresh_from_db()
     assert waiver.status == PenaltyWaiver.Status.PENDING
 
