@@ -18,6 +18,7 @@ from core.db import column_set
 from core.errors import ApplicationError
 
 from .models import Account, AccountNote, Customer, Ownership, PortalLink, new_access_code
+from .signals import account_closed
 
 
 @dataclass(frozen=True)
@@ -136,4 +137,22 @@ def account_service_set(*, account: Account, status: str, on: date, actor, reaso
         account._history_user = actor
         account._change_reason = f"{Account.Status(status).label.lower()} on {on}: {reason}"[:100]
         account.save(update_fields=["status"])
+    return account
+
+
+@transaction.atomic
+def account_close(*, account: Account, on: date, actor, reason: str) -> Account:
+    """Close the account on ``on`` (its final bill issued), with the reason in its history: the one way an account
+    closes. Once committed, ``account_closed`` tells the parts that act on the account (autopay ends, a shut-off
+    order is cancelled)."""
+    account = Account.objects.select_for_update().get(pk=account.pk)
+    if account.status == Account.Status.CLOSED:
+        raise ApplicationError(f"account {account.account_no} is already closed (on {account.closed_on})",
+                               field="account_no")
+    account.status, account.closed_on = Account.Status.CLOSED, on
+    account._history_user = actor
+    account._change_reason = reason[:100]
+    account.save(update_fields=["status", "closed_on"])
+    facts = {"account_id": account.pk, "closed_on": on}
+    transaction.on_commit(lambda: account_closed.send(sender=Account, **facts))
     return account

@@ -14,6 +14,7 @@ payment_posted = Signal()  # kwargs: payment_ids: list[int], account_ids: list[i
 # kwargs: reversal_id: int, payment_id: int, account_id: int, reason: str — a payment taken back (returned, refunded,
 # disputed, misposted, entered in error); what it paid is owed again from the day it was reversed.
 payment_reversed = Signal()
-bill_voided = Signal()  # kwargs: bill_id: int, account_id: int — a bill voided (its period may be billed again)
+# kwargs: bill_id: int, account_id: int, voided_on: date — a bill voided on that day (its period may be billed again)
+bill_voided = Signal()
 charge_posted = Signal()  # kwargs: charge_id: int — a fee or fine charged, waiting for the account's next bill
 mail_file_requested = Signal()  # kwargs: mail_file_id: int — a run's print file for the mail house to make

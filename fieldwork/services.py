@@ -26,7 +26,7 @@ from core.errors import ApplicationError, FieldError
 from core.workflow import transition
 from meters.models import Installation, Reading
 from meters.services import meter_change, reading_record
-from termination.models import TerminationCase, WorkOrder
+from termination.models import CLOSED, TerminationCase, WorkOrder
 from termination.policy import termination_policy
 from termination.selectors import case_unpaid
 from termination.services.shutoff import carry_out_refusals, service_restore
@@ -61,7 +61,7 @@ def field_order_create(*, account: Account, kind: str, reason: str, scheduled_on
     elif kind == KIND.TURN_ON and account.status == Account.Status.ACTIVE:
         errors.append(FieldError(field="kind", message=f"the water at account {account.account_no} is on already"))
     if kind == KIND.SHUT_OFF and TerminationCase.objects.filter(account=account).exclude(
-            status__in=("restored", "paid", "resolved", "dismissed")).exists():
+            status__in=CLOSED).exists():
         errors.append(FieldError(field="kind", message=(
             f"account {account.account_no} has a termination case open: a shut-off for nonpayment is ordered on the "
             "case, only when the case allows it")))

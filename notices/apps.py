@@ -8,7 +8,7 @@ class NoticesConfig(AppConfig):
     def ready(self):
         from arrears.signals import plan_defaulted
         from billing.signals import payment_reversed
-        from remittance.signals import autopay_suspended
+        from remittance.signals import autopay_ended, autopay_suspended
         from termination.signals import case_reopened
 
         from . import receivers
@@ -16,5 +16,6 @@ class NoticesConfig(AppConfig):
         # The customer hears of each, once, in their language (docs/architecture.md, the event table).
         payment_reversed.connect(receivers.on_payment_reversed, dispatch_uid="notices.payment_reversed")
         autopay_suspended.connect(receivers.on_autopay_suspended, dispatch_uid="notices.autopay_suspended")
+        autopay_ended.connect(receivers.on_autopay_ended, dispatch_uid="notices.autopay_ended")
         case_reopened.connect(receivers.on_case_reopened, dispatch_uid="notices.case_reopened")
         plan_defaulted.connect(receivers.on_plan_defaulted, dispatch_uid="notices.plan_defaulted")

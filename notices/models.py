@@ -11,6 +11,7 @@ class CustomerNotice(models.Model):
         AUTOPAY_SUSPENDED = "autopay_suspended", "Autopay suspended"
         CASE_REOPENED = "case_reopened", "Termination case reopened"
         PLAN_DEFAULTED = "plan_defaulted", "Payment plan ended: an installment missed"
+        AUTOPAY_ENDED = "autopay_ended", "Autopay ended: the account closed"
 
     class Channel(models.TextChoices):
         EMAIL = "email", "E-mail"

@@ -1,6 +1,6 @@
 """The notices listen to the other apps' committed facts (connected in ``apps.ready``): a payment returned or
-disputed, autopay suspended, a termination case reopened, a payment plan defaulted. Each tells the customer once
-(``notice_give``)."""
+disputed, autopay suspended or ended with the account, a termination case reopened, a payment plan defaulted.
+Each tells the customer once (``notice_give``)."""
 
 from django.conf import settings
 from django.utils.translation import gettext as _
@@ -68,6 +68,17 @@ def on_autopay_suspended(sender, *, enrolment_id, code, reason, **kwargs) -> Non
                 context={"enrolment": enrolment, "code": code, "reason": reason,
                          "utility": ordinance_on(today()).utility, "owed": _owed(enrolment.account, today()),
                          "site_url": settings.SITE_URL})
+
+
+def on_autopay_ended(sender, *, enrolment_id, why, **kwargs) -> None:
+    """The account closed: autopay ends, and the customer hears what is left to pay (the final bill) and how."""
+    enrolment = AutopayEnrolment.objects.select_related("account__owner", "account__premises").get(pk=enrolment_id)
+    account = enrolment.account
+    on = account.closed_on or today()
+    notice_give(account=account, kind=CustomerNotice.Kind.AUTOPAY_ENDED, fact=f"enrolment:{enrolment.pk}:ended",
+                template="notices/email/autopay_ended.txt", also=(enrolment.email,),
+                context={"enrolment": enrolment, "closed_on": fmt_long_day(on), "owed": _owed(account, on),
+                         "utility": ordinance_on(on).utility, "site_url": settings.SITE_URL})
 
 
 def on_case_reopened(sender, *, case_id, event_id, **kwargs) -> None:

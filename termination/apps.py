@@ -6,7 +6,8 @@ class TerminationConfig(AppConfig):
     verbose_name = "Termination of service"
 
     def ready(self):
-        from billing.signals import payment_posted, payment_reversed
+        from accounts.signals import account_closed
+        from billing.signals import bill_voided, payment_posted, payment_reversed
 
         from . import receivers
 
@@ -14,3 +15,7 @@ class TerminationConfig(AppConfig):
         payment_posted.connect(receivers.on_payment_posted, dispatch_uid="termination.close_paid_cases")
         # A payment reversed reopens the case it paid in full.
         payment_reversed.connect(receivers.on_payment_reversed, dispatch_uid="termination.reopen_unpaid_cases")
+        # A bill voided withdraws the case it grounded.
+        bill_voided.connect(receivers.on_bill_voided, dispatch_uid="termination.withdraw_voided_cases")
+        # An account closed: its shut-off orders cancelled, its cases flagged for the clerk.
+        account_closed.connect(receivers.on_account_closed, dispatch_uid="termination.closed_account_cases")

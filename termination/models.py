@@ -16,6 +16,8 @@ from django.db.models import Q
 from core.workflow import Workflow
 
 ACTIVE = ("open", "noticed", "requested", "no_request", "determined", "appealed", "final", "ordered")
+# A case that is over: nothing more happens on it (a paid case reopens only if its payment is reversed).
+CLOSED = ("restored", "paid", "resolved", "dismissed", "withdrawn")
 
 
 class TerminationCase(models.Model):
@@ -37,6 +39,7 @@ class TerminationCase(models.Model):
         PAID = "paid", "Closed: paid in full"
         RESOLVED = "resolved", "Closed: arrangement or other action"
         DISMISSED = "dismissed", "Dismissed"
+        WITHDRAWN = "withdrawn", "Closed: the bill it was for was voided"
 
     class Outcome(models.TextChoices):
         TERMINATE = "terminate", "Terminate service"
@@ -53,15 +56,16 @@ class TerminationCase(models.Model):
         PORTAL = "portal", "Made online"
 
     workflow = Workflow("status", {
-        "open": {"noticed", "ordered", "paid", "dismissed"},
-        "noticed": {"requested", "no_request", "determined", "resolved", "dismissed", "ordered", "paid"},
-        "no_request": {"requested", "determined", "resolved", "dismissed", "ordered", "paid"},
-        "requested": {"determined", "resolved", "dismissed", "ordered", "paid"},
-        "determined": {"appealed", "final", "ordered", "paid"},
-        "appealed": {"final", "dismissed", "ordered", "paid"},
-        "final": {"appealed", "ordered", "paid"},
-        "ordered": {"shut_off", "paid", "appealed"},
+        "open": {"noticed", "ordered", "paid", "dismissed", "withdrawn"},
+        "noticed": {"requested", "no_request", "determined", "resolved", "dismissed", "ordered", "paid", "withdrawn"},
+        "no_request": {"requested", "determined", "resolved", "dismissed", "ordered", "paid", "withdrawn"},
+        "requested": {"determined", "resolved", "dismissed", "ordered", "paid", "withdrawn"},
+        "determined": {"appealed", "final", "ordered", "paid", "withdrawn"},
+        "appealed": {"final", "dismissed", "ordered", "paid", "withdrawn"},
+        "final": {"appealed", "ordered", "paid", "withdrawn"},
+        "ordered": {"shut_off", "paid", "appealed", "withdrawn"},
         "shut_off": {"restored"},
+        # Withdrawn: every bill the case was for was voided (termination.services.cases.cases_withdraw_voided).
         # Reopened: the payment that paid the case in full was reversed (termination.services.cases).
         "paid": {"open", "noticed", "no_request", "requested", "determined", "appealed", "final"},
     })
@@ -140,7 +144,7 @@ class TerminationCase(models.Model):
 
     @property
     def is_closed(self) -> bool:
-        return self.status in ("restored", "paid", "resolved", "dismissed")
+        return self.status in CLOSED
 
 
 class CaseBill(models.Model):

@@ -120,9 +120,9 @@ def delinquencies(*, as_of: date, account_ids=None, policy: TerminationPolicy | 
 def case_unpaid(case: TerminationCase, *, as_of: date) -> Decimal:
     """What is still unpaid on ``as_of`` of the amount the case is for: zero ends the ground. The case is for the
     eligible amount only, so paying that amount ends it even if other charges remain, however the payment order
-    allocates the money (a payment to several bills pays the oldest first): what the customer has paid since the case opened
-    counts against the case's amount, and so does whatever the ledger shows paid of what the ground covers on
-    the case's bills. A reversed payment never counts (``entries_for_accounts`` leaves it out)."""
+    allocates the money (a payment to several bills pays the oldest first): what the customer has paid since the
+    case opened counts against the case's amount, and so does whatever the ledger shows paid of what the ground
+    covers on the case's bills. A reversed payment never counts (``entries_for_accounts`` leaves it out)."""
     if case.grounds != "nonpayment":
         return ZERO
     policy = termination_policy()

@@ -22,7 +22,7 @@ PROGRESS = {
     "billing.billingexception": "an account held by a run, released by a clerk through billing's service",
     "remittance.onlinepayment": "what the processor reports of a checkout",
     "conversion.conversionjob": "a conversion's progress in a worker",
-    "accounts.account": "the service status, set only by accounts.services.account_service_set",
+    "accounts.account": "the service status, set only by accounts.services (account_service_set, account_close)",
     # Still edited on the device's admin form (its history kept by django-simple-history); to move onto a
     # workflow with the backflow screens.
     "backflow.device": "in service, out of service or removed, as the inspector records it",
@@ -76,3 +76,19 @@ def test_every_request_a_second_person_decides_declares_its_approval():
                if ".venv" not in p.parts and "tests" not in p.parts and "migrations" not in p.parts
                and p.name != "approval.py" and re.search(r'"decided_by":\s*actor', p.read_text())]
     assert by_hand == []
+
+
+def test_only_the_account_service_writes_an_accounts_status():
+    """The account's status (on, off, vacant, closed) changes only in ``accounts/services.py``, which locks the
+    row, refuses a closed account and writes the history; closing tells the other parts (``account_closed``)."""
+    pattern = re.compile(r"(account\.status\s*=(?!=)|account\.status,[^=\n]*=(?!=)|Account\.objects[^\n]*update\([^)]*\bstatus=)")
+    root = Path(settings.BASE_DIR)
+    found = []
+    for path in root.rglob("*.py"):
+        rel = path.relative_to(root)
+        if rel.parts[0] in (".venv", "tests") or "migrations" in rel.parts or rel.parts[:2] == ("accounts",
+                                                                                             "services.py"):
+            continue
+        text = path.read_text(encoding="utf-8")
+        found += [f"{rel}:{text[:m.start()].count(chr(10)) + 1}" for m in pattern.finditer(text)]
+    assert found == [], "an account's status written outside accounts.services: " + ", ".join(found)

@@ -29,7 +29,7 @@ from meters.admin import MeterTestAdmin as MetersMeterTestAdmin
 from meters.models import MeterTest
 from portal.notify import bills_emailed_counts
 from portal.tasks import bills_issued_notify_task
-from termination.models import TerminationCase
+from termination.models import CLOSED, TerminationCase
 
 from .account_list import AccountListMixin
 from .dashboard import dashboard_for
@@ -100,7 +100,7 @@ class PaymentPlanInline(ReadOnlyInline):
 
 
 GLANCE_READINGS = 3
-CLOSED_CASES = ("restored", "paid", "resolved", "dismissed")
+CLOSED_CASES = CLOSED
 
 
 class AccountAdmin(AccountListMixin, CsvExportMixin, AccountMetersAdmin, AccountBillingAdmin, AccountsAccountAdmin):

@@ -39,7 +39,10 @@ from termination.selectors import case_board
 # How far ahead the next billing date is looked for, and the termination deadlines shown.
 CALENDAR_HORIZON_DAYS = 400
 DEADLINE_DAYS = 7
-REOPENED_DAYS = 30  # how long a case reopened by a reversed payment stays on the dashboard
+REOPENED_DAYS = 30  # how long a case changed by another part's event stays on the dashboard
+# Cases another part of the office changed (termination's receivers), by the kind of their event.
+CHANGED_BY_EVENTS = {"reopened": "Reopened", "withdrawn": "Withdrawn, bill voided",
+                     "bill_voided": "Bill voided", "account_closed": "Account closed"}
 ROWS_SHOWN = 8
 
 
@@ -291,10 +294,10 @@ def _termination_section(*, as_of: date) -> Section:
                   f"{'overdue since' if step.on < as_of else 'by'} {_day(step.on)}")
              for case, step in rows[:ROWS_SHOWN]]
     head = Item(f"{_plural(len(rows), 'active case')} with a deadline by {_day(soon)}")
-    reopened = list(CaseEvent.objects.filter(kind="reopened", on__gte=as_of - timedelta(days=REOPENED_DAYS))
-                    .select_related("case__account").order_by("-on", "-pk")[:ROWS_SHOWN])
-    items += [Item(f"Reopened: {e.case.number or e.case.pk} · account {e.case.account.account_no}",
-                   _url("admin:termination_terminationcase_change", e.case.pk), e.what) for e in reopened]
+    changed = list(CaseEvent.objects.filter(kind__in=CHANGED_BY_EVENTS, on__gte=as_of - timedelta(days=REOPENED_DAYS))
+                   .select_related("case__account").order_by("-on", "-pk")[:ROWS_SHOWN])
+    items += [Item(f"{CHANGED_BY_EVENTS[e.kind]}: {e.case.number or e.case.pk} · account {e.case.account.account_no}",
+                   _url("admin:termination_terminationcase_change", e.case.pk), e.what) for e in changed]
     return Section("termination", "Termination deadlines", [head, *items], [
         Item("Case board", _url("admin:termination_terminationcase_board"))])
 

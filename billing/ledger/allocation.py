@@ -8,10 +8,10 @@ credit memos, voids; negative). Replaying them day by day gives every balance:
   recorded never changes who owes what. Each credit is then applied as it comes.
 * **What a payment pays** is the preset's policy (docs/ordinances.md, conventions). ``principal_first`` (the
   default): unpaid principal — water rents, then fines, then fees — of every bill, oldest bill first, and
-  only then late charges, oldest bill first, each bill's interest before its penalties; an unpaid penalty therefore never
-  turns into principal that draws more penalties. Interest is kept apart from penalties because a rule may
-  charge a penalty on unpaid interest (Washingtonville § 169-26: 5% of the amount due "including
-  accumulated interest") but never on penalties; paying a bill's interest first pays first what can still
+  only then late charges, oldest bill first, each bill's interest before its penalties; an unpaid penalty
+  therefore never turns into principal that draws more penalties. Interest is kept apart from penalties
+  because a rule may charge a penalty on unpaid interest (Washingtonville § 169-26: 5% of the amount due
+  "including accumulated interest") but never on penalties; paying a bill's interest first pays first what can still
   draw a charge. ``penalties_first``: each bill's penalties, then its interest, then its water, fines and
   fees, oldest bill first. Within a bill's principal, water rents are always paid before fines and fees.
 * **A credit tied to a bill** (a credit memo or a void) reduces that bill's own charges — water, then

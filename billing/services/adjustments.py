@@ -73,7 +73,8 @@ def bill_void(*, bill: Bill, reason: str, as_of: date, actor, description: str =
     # with the fees and fines it carried charged again (the void reversed them with the rest of the bill).
     penalties_correct_posted(account_ids=[bill.account_id])
     charges_reissue(bill=bill, actor=actor)
-    transaction.on_commit(lambda: bill_voided.send(sender=Bill, bill_id=bill.pk, account_id=bill.account_id))
+    transaction.on_commit(lambda: bill_voided.send(sender=Bill, bill_id=bill.pk, account_id=bill.account_id,
+                                                   voided_on=as_of))
     bill.refresh_from_db()
     return bill
 

@@ -37,6 +37,7 @@ from decimal import Decimal
 from django.db import transaction
 
 from accounts.models import Account, Customer, Ownership
+from accounts.services import account_close
 from core.clock import refuse_future
 from core.errors import ApplicationError, FieldError
 from core.money import ZERO, fmt_dollars
@@ -215,10 +216,8 @@ def _close(account: Account, *, on: date, actor) -> None:
         installation._history_user = actor
         installation._change_reason = f"account {account.account_no} closed on {on} (final bill)"
         installation.save(update_fields=["removed_on"])
-    account.status, account.closed_on = Account.Status.CLOSED, on
-    account._history_user = actor
-    account._change_reason = f"closed on {on} with its final bill"
-    account.save(update_fields=["status", "closed_on"])
+    account_close(account=account, on=on, actor=actor, reason=f"closed on {on} with its final bill")
+    account.refresh_from_db(fields=["status", "closed_on"])
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import Account
+from billing.models import Bill
 from core.clock import after_errors, refuse_future, today
 from core.csvimport import chunked
 from core.dates import fmt_day
@@ -28,7 +29,7 @@ from core.money import ZERO, fmt_dollars
 from core.workflow import transition
 
 from ..documents import determination_pdf_store, notice_pdf_store
-from ..models import ACTIVE, CaseBill, Interruption, Notice, TerminationCase
+from ..models import ACTIVE, CLOSED, CaseBill, Interruption, Notice, TerminationCase
 from ..policy import METHOD_WORDS, TerminationPolicy, termination_policy
 from ..selectors import (
     case_deadlines,
@@ -437,6 +438,58 @@ def cases_reopen_unpaid(*, account_id: int, why: str, as_of: date | None = None)
             transaction.on_commit(lambda facts=facts: case_reopened.send(sender=TerminationCase, **facts))
         reopened.append(case)
     return reopened
+
+
+def cases_withdraw_voided(*, bill_id: int, as_of: date | None = None) -> list[TerminationCase]:
+    """A bill was voided: each nonpayment case for it that nothing else now grounds is withdrawn (its pending
+    shut-off orders cancelled); a case still grounded by its other bills goes on for what they owe. Either way the
+    clerk sees it flagged. A case whose water is already off stays as it is, flagged: the clerk restores service
+    (the ordinance gives no shut-off for a bill that is not owed). Called on every ``bill_voided``.
+
+    Office policy (no seed speaks of a voided bill): a corrected bill issued in its place is a new bill, with its
+    own due date, and starts its own due process; the old case never carries over to it."""
+    as_of = as_of or today()
+    touched = []
+    cases = TerminationCase.objects.filter(grounds="nonpayment", bills__bill_id=bill_id).exclude(
+        status__in=CLOSED).select_related("account").distinct()
+    for case in cases:
+        number = Bill.objects.filter(pk=bill_id).values_list("number", flat=True).first() or bill_id
+        unpaid = case_unpaid(case, as_of=as_of)
+        with transaction.atomic():
+            if case.status == "shut_off":
+                what = (f"Bill {number} voided on {fmt_day(as_of)} while the water is off for this case: restore "
+                        "service unless another bill grounds the shut-off")
+            elif unpaid <= ZERO:
+                what = f"Bill {number} voided on {fmt_day(as_of)}: nothing the case was for is owed; case withdrawn"
+                transition(case, to="withdrawn", actor=None, note=what, changes={"closed_on": as_of})
+                cancelled = orders_cancel(case=case, reason=f"bill {number} voided", actor=None)
+                if cancelled:
+                    what += f"; {cancelled} shut-off order cancelled"
+            else:
+                what = (f"Bill {number} voided on {fmt_day(as_of)}: the case goes on for {fmt_dollars(unpaid)} "
+                        "owed on its other bills")
+            case_event(case, on=as_of, kind="bill_voided" if case.status != "withdrawn" else "withdrawn",
+                       what=what, by="bill voided", flagged=True)
+        touched.append(case)
+    return touched
+
+
+def cases_of_closed_account(*, account_id: int, as_of: date) -> list[TerminationCase]:
+    """The account closed (its final bill issued): no crew is sent to shut off a service that has ended, so each
+    active case's issued orders are cancelled, and the case is flagged for the clerk, who dismisses it or carries
+    what is owed to the relevy (office policy: no seed speaks of a case on a closed account; what is owed stays
+    owed)."""
+    touched = []
+    for case in TerminationCase.objects.filter(account_id=account_id, status__in=ACTIVE):
+        with transaction.atomic():
+            cancelled = orders_cancel(case=case, reason=f"account closed on {fmt_day(as_of)}", actor=None)
+            what = f"Account closed on {fmt_day(as_of)}: no service left to shut off"
+            if cancelled:
+                what += f"; {cancelled} shut-off order cancelled"
+            case_event(case, on=as_of, kind="account_closed", what=what + "; dismiss the case or relevy what is owed",
+                       by="account closed", flagged=True)
+        touched.append(case)
+    return touched
 
 
 @transaction.atomic(durable=True)
