@@ -214,7 +214,7 @@ CUSTOMER_STAGE = {
     "paid": gettext_lazy("Paid in full: the case is closed"),
     "resolved": gettext_lazy("Closed: a payment arrangement or other action"),
     "dismissed": gettext_lazy("The case was dismissed"),
-    "withdrawn": gettext_lazy("Closed: the bill it was for was cancelled"),
+    "withdrawn": gettext_lazy("Closed: the bill was cancelled or the account closed"),
 }
 
 # The case's next step as the customer reads it (the office's own words are ``case_next_step``'s); the date is
@@ -251,7 +251,7 @@ CUSTOMER_EVENT = {
     "dismissed": gettext_lazy("Case dismissed"),
     "withdrawn": gettext_lazy("Case closed: the bill was cancelled"),
     "bill_voided": gettext_lazy("A bill of the case was cancelled"),
-    "account_closed": gettext_lazy("The account was closed"),
+    "account_closed": gettext_lazy("Case closed: the account was closed"),
     "reopened": gettext_lazy("Case reopened: a payment was taken back"),
 }
 

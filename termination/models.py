@@ -39,7 +39,7 @@ class TerminationCase(models.Model):
         PAID = "paid", "Closed: paid in full"
         RESOLVED = "resolved", "Closed: arrangement or other action"
         DISMISSED = "dismissed", "Dismissed"
-        WITHDRAWN = "withdrawn", "Closed: the bill it was for was voided"
+        WITHDRAWN = "withdrawn", "Withdrawn: its ground fell away (bill voided or account closed)"
 
     class Outcome(models.TextChoices):
         TERMINATE = "terminate", "Terminate service"
@@ -65,7 +65,8 @@ class TerminationCase(models.Model):
         "final": {"appealed", "ordered", "paid", "withdrawn"},
         "ordered": {"shut_off", "paid", "appealed", "withdrawn"},
         "shut_off": {"restored"},
-        # Withdrawn: every bill the case was for was voided (termination.services.cases.cases_withdraw_voided).
+        # Withdrawn: its ground fell away — every bill it was for voided, or the account closed
+        # (termination.services.cases: cases_withdraw_voided, cases_of_closed_account).
         # Reopened: the payment that paid the case in full was reversed (termination.services.cases).
         "paid": {"open", "noticed", "no_request", "requested", "determined", "appealed", "final"},
     })

@@ -42,7 +42,7 @@ DEADLINE_DAYS = 7
 REOPENED_DAYS = 30  # how long a case changed by another part's event stays on the dashboard
 # Cases another part of the office changed (termination's receivers), by the kind of their event.
 CHANGED_BY_EVENTS = {"reopened": "Reopened", "withdrawn": "Withdrawn, bill voided",
-                     "bill_voided": "Bill voided", "account_closed": "Account closed"}
+                     "bill_voided": "Bill voided", "account_closed": "Withdrawn, account closed"}
 ROWS_SHOWN = 8
 
 

@@ -475,18 +475,19 @@ def cases_withdraw_voided(*, bill_id: int, as_of: date | None = None) -> list[Te
 
 
 def cases_of_closed_account(*, account_id: int, as_of: date) -> list[TerminationCase]:
-    """The account closed (its final bill issued): no crew is sent to shut off a service that has ended, so each
-    active case's issued orders are cancelled, and the case is flagged for the clerk, who dismisses it or carries
-    what is owed to the relevy (office policy: no seed speaks of a case on a closed account; what is owed stays
-    owed)."""
+    """The account closed (its final bill issued): there is no service left to shut off, so each active case is
+    withdrawn and its issued orders cancelled, flagged for the clerk; what is owed stays owed and goes to the
+    relevy as any unpaid balance (office policy: no seed speaks of a case on a closed account). A case whose water
+    is off already stays as it is (the account is closed; nothing is restored)."""
     touched = []
     for case in TerminationCase.objects.filter(account_id=account_id, status__in=ACTIVE):
         with transaction.atomic():
+            what = f"Account closed on {fmt_day(as_of)}: no service left to shut off; case withdrawn"
+            transition(case, to="withdrawn", actor=None, note=what, changes={"closed_on": as_of})
             cancelled = orders_cancel(case=case, reason=f"account closed on {fmt_day(as_of)}", actor=None)
-            what = f"Account closed on {fmt_day(as_of)}: no service left to shut off"
             if cancelled:
                 what += f"; {cancelled} shut-off order cancelled"
-            case_event(case, on=as_of, kind="account_closed", what=what + "; dismiss the case or relevy what is owed",
+            case_event(case, on=as_of, kind="account_closed", what=what + "; what is owed goes to the relevy",
                        by="account closed", flagged=True)
         touched.append(case)
     return touched

@@ -12,7 +12,7 @@ from billing.ledger.selectors import account_balances
 from billing.models import PendingCharge
 from billing.services.charges import charge_add
 from core.clock import refuse_future
-from core.errors import FieldError, refuse_any
+from core.errors import ApplicationError, FieldError, refuse_any
 from core.money import ZERO, fmt_dollars
 from core.workflow import transition
 
@@ -106,7 +106,11 @@ def shutoff_order(*, case: TerminationCase, as_of: date, actor) -> WorkOrder:
     refuse_future(as_of, doing="ordered")
     policy = termination_policy()
     if case.status == "ordered":
-        return case.orders.get(kind=WorkOrder.Kind.SHUT_OFF, status=WorkOrder.Status.ISSUED)
+        order = case.orders.filter(kind=WorkOrder.Kind.SHUT_OFF, status=WorkOrder.Status.ISSUED).first()
+        if order is None:
+            raise ApplicationError(f"case {case.number} is ordered but its shut-off order was cancelled; see the "
+                                   "case's history", field="case")
+        return order
     what = "Shut-off order issued: every condition of the guard holds"
     transition(case, to="ordered", actor=actor, note=what,
                guard=lambda locked: shutoff_refusals(locked, as_of=as_of, policy=policy))

@@ -1,6 +1,6 @@
 """One office: an account closed with its final bill reaches every part that acts on it. Autopay ends (nothing is
 debited for a service that has ended, and the final bill's debit is never noticed), the customer is told in their
-language how to pay what is left, a termination case loses its shut-off order and is flagged for the clerk — and
+language how to pay what is left, a termination case is withdrawn with its shut-off order, flagged for the clerk — and
 the account's status changes only through ``accounts.services.account_close``."""
 
 from datetime import date
@@ -48,7 +48,9 @@ def test_closing_an_account_cancels_its_shut_off_order_and_flags_the_case(mineol
         account_close(account=account, on=date(2026, 5, 6), actor=None, reason="owner sold the house")
     assert WorkOrder.objects.get().status == "cancelled"
     case = TerminationCase.objects.get(number=number)
+    assert case.status == "withdrawn" and case.closed_on == date(2026, 5, 6)
     event = CaseEvent.objects.get(case=case, kind="account_closed")
-    assert event.flagged and "1 shut-off order cancelled" in event.what
+    assert event.flagged and event.what == ("Account closed on May 6, 2026: no service left to shut off; case "
+                                            "withdrawn; 1 shut-off order cancelled; what is owed goes to the relevy")
     with pytest.raises(ApplicationError, match="already closed"):
         account_close(account=account, on=date(2026, 5, 7), actor=None, reason="again")
