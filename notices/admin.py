@@ -1,11 +1,13 @@
 """What the office told each customer, for the clerk: read only, with the paper notices to print and mail (the
-action prints them in one PDF, with the bill's letterhead, and marks them sent)."""
+action prints them in one PDF, with the bill's letterhead, sorted by ZIP code as the bills' print file is, and marks
+them sent)."""
 
 from django.contrib import admin, messages
 from django.http import HttpResponse
 from django.utils import timezone
 
 from billing.ordinance import ordinance_on
+from billing.services.mail_files import zip_code
 from core.admin import ReadOnlyAdmin
 from core.documents import PdfInfo, pdf_one_file
 from core.papers import STYLESHEET, TEMPLATE, Paper
@@ -33,6 +35,8 @@ class CustomerNoticeAdmin(ReadOnlyAdmin):
     @admin.action(description="Print the paper notices chosen (PDF) and mark them mailed")
     def print_paper(self, request, queryset):
         paper = list(queryset.filter(channel=CustomerNotice.Channel.PAPER).select_related("account__owner"))
+        # In the mail house's order, as the bills' print file: by the ZIP code of the address, then account.
+        paper.sort(key=lambda n: (zip_code(n.sent_to), n.account.account_no, n.pk))
         if not paper:
             self.message_user(request, "None of these is a paper notice.", messages.WARNING)
             return None

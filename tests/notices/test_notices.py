@@ -191,3 +191,29 @@ def test_a_plan_defaulted_by_the_nightly_review_is_told_once(mineola, django_cap
     with django_capture_on_commit_callbacks(execute=True):
         plans_review(as_of=date(2026, 5, 13))  # the night after: defaulted already, nothing more
     assert len(mail.outbox) == 1 and CustomerNotice.objects.get().kind == "plan_defaulted"
+
+
+def test_paper_notices_print_in_zip_order_as_the_bills_do(mineola, media, client, django_capture_on_commit_callbacks,
+                                                         tmp_path):
+    """The mail house takes the notices as it takes the bills' print file: sorted by the ZIP code of the address."""
+    import shutil
+    import subprocess
+
+    if shutil.which("pdftotext") is None:
+        pytest.skip("pdftotext (poppler-utils) is not installed")
+    first, second = billed_account(), billed_account()
+    for account, address in ((first, "9 Elm St\nNew York NY 10001"), (second, "1 Main St\nMineola NY 11501")):
+        account.owner.email, account.owner.mailing_address = "", address
+        account.owner.save()
+    returned_check(first, django_capture_on_commit_callbacks, reference="CHK-1")
+    returned_check(second, django_capture_on_commit_callbacks, reference="CHK-2")
+    client.force_login(clerk_user())
+    printed = client.post(reverse("admin:notices_customernotice_changelist"),
+                          {"action": "print_paper", "_selected_action": list(
+                              CustomerNotice.objects.values_list("pk", flat=True))})
+    (tmp_path / "n.pdf").write_bytes(printed.content)
+    text = subprocess.run(["pdftotext", "-layout", str(tmp_path / "n.pdf"), "-"], capture_output=True, text=True,
+                          check=True).stdout
+    # The notice of 10001 first, though the other was written last (the list shows the newest first).
+    assert text.index(f"account {first.account_no}.") < text.index(f"account {second.account_no}.")
+    assert CustomerNotice.objects.filter(sent_at__isnull=True).count() == 0
