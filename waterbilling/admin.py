@@ -10,6 +10,7 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.functional import lazy
 from django.utils.html import format_html
@@ -22,7 +23,7 @@ from billing.admin import AccountBillingAdmin
 from billing.admin import BillingRunAdmin as BillingBillingRunAdmin
 from billing.models import Bill, BillingRun, Utility
 from billing.services.meter_tests import meter_test_settle
-from core.admin import CsvExportMixin, ReadOnlyInline, act_on_each
+from core.admin import CsvExportMixin, ReadOnlyInline, act_on_each, admin_page_register
 from core.commands import today
 from meters.admin import AccountMetersAdmin, account_readings
 from meters.admin import MeterTestAdmin as MetersMeterTestAdmin
@@ -33,6 +34,7 @@ from termination.models import CLOSED, TerminationCase
 
 from .account_list import AccountListMixin
 from .dashboard import dashboard_for
+from .readiness import readiness_findings
 
 
 def _utility_name() -> str:
@@ -215,3 +217,19 @@ class BillingRunAdmin(BillingBillingRunAdmin):
 
 admin.site.unregister(BillingRun)
 admin.site.register(BillingRun, BillingRunAdmin)
+
+
+# --- go-live readiness ---------------------------------------------------------------------------------------------
+
+READINESS_PERMISSION = "billing.change_utility"  # the Supervisor's: who settles the office's settings
+
+
+def readiness_view(request):
+    if not request.user.has_perm(READINESS_PERMISSION):
+        raise PermissionDenied
+    findings = readiness_findings()
+    return TemplateResponse(request, "admin/waterbilling/readiness.html", {
+        **admin.site.each_context(request), "title": "Go-live readiness", "findings": findings})
+
+
+admin_page_register(admin.site, "readiness/", readiness_view, "readiness")

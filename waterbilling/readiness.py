@@ -1,0 +1,130 @@
+"""Go-live readiness: everything still sample, default or missing that a live office must settle before its first
+real bill, each with what to do and where. ``manage.py readiness`` prints it; the admin's *Go-live readiness* page
+(the Supervisor's) shows it. An empty list is a site ready to go live.
+
+It reads what is installed and configured, never changes it."""
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from urllib.parse import urlparse
+
+from django.conf import settings
+from django.contrib.auth.models import Group
+from django.utils import timezone
+
+from accounts.models import Account
+from accounts.roles import ROLE_PERMISSIONS
+from billing.models import Fee, RateSchedule, Utility
+from billing.services.returned import RETURNED_FEE_CODES
+from core.models import NightlyRun
+from demo.village import HISTORY_REASON
+
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "0.0.0.0", "::1", "testserver")
+TEST_EMAIL = ("console", "filebased", "locmem", "dummy")
+BEAT_SEEN_HOURS = 24
+
+
+@dataclass(frozen=True)
+class Finding:
+    area: str
+    what: str  # what is still sample, default or missing
+    fix: str  # what to do, and where
+
+
+def readiness_findings(*, now: datetime | None = None) -> list[Finding]:
+    now = now or timezone.now()
+    found: list[Finding] = []
+    utility = Utility.objects.first()
+    if utility is None:
+        return [Finding("Ordinance", "no preset is installed", "run `manage.py setup_utility PRESET`")]
+    found += _ordinance(utility, now)
+    found += _money(utility)
+    found += _mail_and_site()
+    found += _channels()
+    found += _office(now)
+    return found
+
+
+def _ordinance(utility: Utility, now: datetime) -> list[Finding]:
+    out = []
+    today = timezone.localdate(now)
+    schedule = RateSchedule.objects.filter(effective_on__lte=today).order_by("-effective_on").first()
+    if schedule is None:
+        out.append(Finding("Ordinance", "no rate schedule is in force today",
+                           "import the adopted rates (Rate schedules › Import OWRS, or the preset file)"))
+    elif schedule.is_sample:
+        out.append(Finding("Ordinance", f"the rate schedule in force (from {schedule.effective_on}) holds the "
+                                        "preset's sample rates", "enter the rates the board adopted (Rate schedules)"))
+    if utility.is_demo_site:
+        out.append(Finding("Ordinance", "the site is marked as a demo or training site (billing on sample rates "
+                                        "allowed)", "untick *demo site* on the Utility page"))
+    return out
+
+
+def _money(utility: Utility) -> list[Finding]:
+    out = []
+    if utility.returned_payment_fee <= 0 and not Fee.objects.filter(code__in=RETURNED_FEE_CODES).exists():
+        out.append(Finding("Money", "a returned check or debit charges no fee (returned-payment fee 0.00)",
+                           "set the board's returned-payment fee on the Utility page (0.00 is right only if the "
+                           "village charges none)"))
+    if not (utility.gl_params or {}).get("confirmed"):
+        out.append(Finding("Money", "the general ledger codes are the Uniform System's defaults, not confirmed by "
+                                    "the treasurer", "write the village's codes in the Utility page's general ledger "
+                                                     "accounts and add \"confirmed\": true"))
+    return out
+
+
+def _mail_and_site() -> list[Finding]:
+    out = []
+    backend = settings.EMAIL_BACKEND.rsplit(".", 2)[-2] if "." in settings.EMAIL_BACKEND else settings.EMAIL_BACKEND
+    if backend in TEST_EMAIL:
+        out.append(Finding("Mail", f"e-mail is not sent: the {backend} backend keeps it here",
+                           "set EMAIL_BACKEND to django.core.mail.backends.smtp.EmailBackend and EMAIL_HOST "
+                           "(docs/operations.md)"))
+    site = urlparse(settings.SITE_URL)
+    if site.hostname in LOCAL_HOSTS or site.scheme != "https":
+        out.append(Finding("Site", f"the address printed on bills and e-mails is {settings.SITE_URL}",
+                           "set SITE_URL to the portal's public https address (docs/operations.md)"))
+    return out
+
+
+def _channels() -> list[Finding]:
+    out = []
+    stripe = [bool(settings.STRIPE_SECRET_KEY), bool(settings.STRIPE_WEBHOOK_SECRET)]
+    if any(stripe) and not all(stripe):
+        missing = "STRIPE_WEBHOOK_SECRET" if stripe[0] else "STRIPE_SECRET_KEY"
+        out.append(Finding("Payments", f"online payment is half set up: {missing} is missing, so the portal says "
+                                       "pay by mail", f"set {missing} (docs/payments.md)"))
+    ach = {"ACH_ODFI_ROUTING": settings.ACH_ODFI_ROUTING, "ACH_ODFI_NAME": settings.ACH_ODFI_NAME,
+           "ACH_COMPANY_ID": settings.ACH_COMPANY_ID, "ACH_COMPANY_NAME": settings.ACH_COMPANY_NAME}
+    if settings.BANK_ACCOUNT_KEY or any(ach.values()):
+        missing = [name for name, value in {"BANK_ACCOUNT_KEY": settings.BANK_ACCOUNT_KEY, **ach}.items()
+                   if not value]
+        if missing:
+            out.append(Finding("Payments", f"autopay is half set up: {', '.join(missing)} missing, so autopay is "
+                                           "not offered", "set them from the bank's ACH agreement "
+                                                          "(docs/payments.md)"))
+    test_keys = [name for name, value in (("STRIPE_SECRET_KEY", settings.STRIPE_SECRET_KEY),)
+                 if value.startswith("sk_test_")]
+    if test_keys:
+        out.append(Finding("Payments", "the processor key is a test key: no money moves",
+                           "set the live key from the processor's dashboard"))
+    return out
+
+
+def _office(now: datetime) -> list[Finding]:
+    out = []
+    if Account.history.filter(history_change_reason=HISTORY_REASON).exists():
+        out.append(Finding("Accounts", "demo accounts are present", "start from an empty database, or remove them "
+                                                                   "before the conversion (docs/conversion.md)"))
+    empty = [name for name in ROLE_PERMISSIONS
+             if not Group.objects.filter(name=name, user__is_active=True).exists()]
+    if empty:
+        out.append(Finding("Staff", f"no one is in {', '.join(empty)}", "put each member of staff in the group of "
+                                                                        "their job (Users; docs/roles.md)"))
+    last = NightlyRun.objects.order_by("-started_at").values_list("started_at", flat=True).first()
+    if last is None or last < now - timedelta(hours=BEAT_SEEN_HOURS):
+        seen = f"last on {timezone.localtime(last):%b %-d, %Y %H:%M}" if last else "never"
+        out.append(Finding("Nightly job", f"the nightly job has not run in {BEAT_SEEN_HOURS} hours ({seen})",
+                           "start Celery beat and a worker (docs/operations.md)"))
+    return out
