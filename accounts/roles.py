@@ -89,8 +89,8 @@ CLERK = [
     *_perms("view change", "remittance.paymentexception"),
     *_perms("view", "remittance.onlinepayment", "remittance.processorevent", "remittance.autopayenrolment",
             "remittance.achfile", "remittance.bankdeposit"),
-    # The nightly job and the imports behind the pages the clerk is sent to from the home page.
-    *_perms("view", "core.nightlyrun", "core.importjob"),
+    "remittance.add_bankdeposit",  # read the bank's BAI2 report (its bill-pay credits posted)
+    "remittance.change_achfile",  # read the bank's ACH returns file
 ]
 
 SUPERVISOR = [
@@ -104,6 +104,8 @@ SUPERVISOR = [
     "meters.delete_reading",
     "termination.order_terminationcase",  # issue and carry out shut-off orders, restore service
     "remittance.add_achfile",           # make the autopay debit file for the bank
+    # The nightly job's runs (the home page's *Last nightly job*) and every import made by a worker.
+    *_perms("view", "core.nightlyrun", "core.importjob"),
     # Post a conversion batch and roll one back.
     *_perms("view add change", "conversion.conversionbatch"),
     "conversion.view_openingitem",

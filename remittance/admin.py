@@ -1,6 +1,12 @@
 """Online payments and the processor's events, autopay enrolments, debit files and their debits, for the clerk to
 look at: read only (the webhook, the portal, the commands and billing's services write them). A bank account is
-shown by its last four digits; the sealed number is never shown."""
+shown by its last four digits; the sealed number is never shown.
+
+The bank's files are read here as by their commands, with the same checks and every refusal by line, nothing kept
+from a refused file: the lockbox file on the exceptions queue's page (``import_lockbox``; a large file is read by a
+worker, its page showing the progress), the BAI2 report with its bill-pay credits on the bank deposits' page
+(``import_bai2``), the returns file on the ACH files' page (``ach_returns``). The debit file is made there too
+(``ach_export``, the Supervisor's) and downloaded at once; a file made before is downloaded again, identical."""
 
 from django import forms
 from django.conf import settings
@@ -14,12 +20,14 @@ from django.utils.html import format_html
 
 from accounts.models import Account
 from core.admin import DATE_WIDGET, ReadOnlyAdmin, ReadOnlyInline, admin_page_register
-from core.clock import today
-from core.errors import ApplicationError
+from core.admin_imports import CsvImportAdminMixin, file_size
+from core.clock import refuse_future, today
+from core.errors import ApplicationError, FieldError
 
-from .autopay import ach_export_again
+from .autopay import ach_export, ach_export_again, ach_returns
 from .bank import deposits_reconcile
-from .lockbox import exception_post, exception_return
+from .bank_report import bai2_import
+from .lockbox import LOCKBOX_LAYOUT, exception_post, exception_return
 from .models import (
     AchFile,
     AutopayDebit,
@@ -82,9 +90,71 @@ class AchFileAdmin(ReadOnlyAdmin):
     readonly_fields = ("download",)
     inlines = [DebitInline]
 
+    change_list_template = "admin/remittance/achfile_change_list.html"
+
     def get_urls(self):
-        return [path("<int:pk>/nacha/", self.admin_site.admin_view(self.nacha_view), name="remittance_achfile_nacha"),
+        view = self.admin_site.admin_view
+        return [path("<int:pk>/nacha/", view(self.nacha_view), name="remittance_achfile_nacha"),
+                path("make/", view(self.make_view), name="remittance_achfile_make"),
+                path("returns/", view(self.returns_view), name="remittance_achfile_returns"),
                 *super().get_urls()]
+
+    def changelist_view(self, request, extra_context=None):
+        return super().changelist_view(request, extra_context={
+            **(extra_context or {}), "can_make": request.user.has_perm(MAKE_ACH_FILE),
+            "can_apply_returns": request.user.has_perm(APPLY_RETURNS)})
+
+    def make_view(self, request):
+        """Make the day's debit file and hand it over at once (it is kept sealed: a failed download is fetched
+        again from the list, identical)."""
+        if not request.user.has_perm(MAKE_ACH_FILE):
+            raise PermissionDenied
+        form = MakeAchForm(request.POST or None, initial={"on": today()})
+        errors = []
+        if request.method == "POST" and form.is_valid():
+            data = form.cleaned_data
+            try:
+                exported = ach_export(on=data["on"], settle=data["settle"], same_day=data["same_day"],
+                                      actor=request.user)
+            except ApplicationError as exc:
+                errors = exc.errors
+            else:
+                if exported.file is None:
+                    messages.warning(request, f"Nothing to debit on {data['on']}: no autopay account has a noticed "
+                                              "debit due by then.")
+                    return redirect("admin:remittance_achfile_changelist")
+                messages.success(request, f"File {exported.file.pk}: {exported.file.entries} debit(s) for "
+                                          f"{exported.file.total}, each posted as a payment.")
+                return redirect("admin:remittance_achfile_nacha", pk=exported.file.pk)
+        return _bank_file_page(request, self, form=form, errors=errors, title="Make the autopay debit file",
+                               intro="The debits of every active enrolment whose notice of amount and day was sent "
+                                     "the notice period before (Reg E), for the bank to settle on the day below. "
+                                     "Each debit is posted as a payment when the file is made; the portal shows it "
+                                     "as scheduled until that day.", submit="Make the file and download it")
+
+    def returns_view(self, request):
+        if not request.user.has_perm(APPLY_RETURNS):
+            raise PermissionDenied
+        form = BankFileForm(request.POST or None, request.FILES or None, initial={"on": today()})
+        errors = []
+        if request.method == "POST" and form.is_valid():
+            try:
+                text = form.cleaned_data["file"].read().decode("ascii")
+            except UnicodeDecodeError:
+                errors = [FieldError("file", "is not a NACHA file: it holds characters other than ASCII")]
+            else:
+                try:
+                    applied = ach_returns(text, as_of=form.cleaned_data["on"], actor=request.user)
+                except ApplicationError as exc:
+                    errors = exc.errors
+                else:
+                    messages.success(request, f"{form.cleaned_data['file'].name}: {applied}.")
+                    return redirect("admin:remittance_achfile_changelist")
+        return _bank_file_page(request, self, form=form, errors=errors, title="Read the bank's ACH returns file",
+                               intro="The NACHA returns file: each returned debit is reversed with its R-code, the "
+                                     "returned-payment fee charged, autopay suspended where the code ends the "
+                                     "authorization, and the customer told. The whole file is checked first: a file "
+                                     "with any problem changes nothing.", submit="Read the returns")
 
     @admin.display(description="The file for the bank")
     def download(self, obj):
@@ -133,9 +203,18 @@ class ResolveForm(forms.ModelForm):
 
 
 @admin.register(PaymentException)
-class PaymentExceptionAdmin(admin.ModelAdmin):
+class PaymentExceptionAdmin(CsvImportAdminMixin, admin.ModelAdmin):
     """The exceptions queue: payments the bank deposited that matched no account, each posted by a clerk to the
-    account it belongs to or recorded as sent back."""
+    account it belongs to or recorded as sent back. The day's lockbox file is read from here."""
+
+    importer = "remittance.lockbox.lockbox_import"
+    import_permission = "billing.add_payment"
+    import_layout = LOCKBOX_LAYOUT
+    import_title = "Read the bank's lockbox file"
+    import_noun = "checks"
+    import_help = ("The lockbox detail file the bank sends each day: a check whose bill stub's scan line names an "
+                   "account and an amount it may pay is posted; any other comes to this queue with why. A check "
+                   "already read is skipped, so the same file read twice posts nothing twice.")
 
     form = ResolveForm
     list_display = ("received_on", "reference", "amount", "check_number", "reason", "status")
@@ -178,6 +257,76 @@ class BankDepositAdmin(ReadOnlyAdmin):
     list_select_related = ("payment",)
     date_hierarchy = "posted_on"
     search_fields = ("bank_reference", "customer_reference", "text")
+    change_list_template = "admin/remittance/bankdeposit_change_list.html"
+
+    def get_urls(self):
+        return [path("import/", self.admin_site.admin_view(self.import_view), name="remittance_bankdeposit_import"),
+                *super().get_urls()]
+
+    def changelist_view(self, request, extra_context=None):
+        return super().changelist_view(request, extra_context={
+            **(extra_context or {}), "can_read_report": request.user.has_perm(READ_BANK_REPORT)})
+
+    def import_view(self, request):
+        if not request.user.has_perm(READ_BANK_REPORT):
+            raise PermissionDenied
+        form = BankFileForm(request.POST or None, request.FILES or None, initial={"on": today()})
+        errors = []
+        if request.method == "POST" and form.is_valid():
+            try:
+                said = bai2_import(form.cleaned_data["file"].read())
+            except ApplicationError as exc:
+                errors = exc.errors
+            else:
+                messages.success(request, f"{form.cleaned_data['file'].name}: {said}.")
+                return redirect("admin:remittance_bankdeposit_changelist")
+        return _bank_file_page(request, self, form=form, errors=errors, title="Read the bank's BAI2 report",
+                               intro="The bank's BAI2 report of the village account: each credit kept with its "
+                                     "channel for the deposits reconciliation, and each bank bill-pay credit that "
+                                     "names one of our accounts posted to it (the others come to the exceptions "
+                                     "queue). The whole report is checked first: a report with any problem keeps "
+                                     "nothing.", submit="Read the report", dated=False)
+
+
+# Who may read and make the bank's files (accounts/roles.py gives them to the Clerk and the Supervisor).
+READ_BANK_REPORT = "remittance.add_bankdeposit"
+APPLY_RETURNS = "remittance.change_achfile"
+MAKE_ACH_FILE = "remittance.add_achfile"
+
+
+class BankFileForm(forms.Form):
+    file = forms.FileField(label="File from the bank")
+    on = forms.DateField(label="Date", widget=DATE_WIDGET, required=False,
+                         help_text="The day the file is read as of (nothing in it may be later).")
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        if upload.size > settings.IMPORT_MAX_UPLOAD_BYTES:
+            raise forms.ValidationError(f"{upload.name} is {file_size(upload.size)}; a file may be at most "
+                                        f"{file_size(settings.IMPORT_MAX_UPLOAD_BYTES)}")
+        return upload
+
+    def clean_on(self):
+        on = self.cleaned_data.get("on") or today()
+        try:
+            refuse_future(on, doing="read")
+        except ApplicationError as exc:
+            raise forms.ValidationError(str(exc)) from None
+        return on
+
+
+class MakeAchForm(forms.Form):
+    on = forms.DateField(label="Made on", widget=DATE_WIDGET)
+    settle = forms.DateField(label="Settles on", widget=DATE_WIDGET, required=False,
+                             help_text="A banking day after the day it is made; empty: the next banking day.")
+    same_day = forms.BooleanField(label="Same-day ACH (settles the day it is made)", required=False)
+
+
+def _bank_file_page(request, model_admin, *, form, errors, title, intro, submit, dated=True):
+    return TemplateResponse(request, "admin/remittance/bank_file.html", {
+        **model_admin.admin_site.each_context(request), "opts": model_admin.model._meta, "title": title,
+        "intro": intro, "form": form, "errors": errors, "submit": submit, "dated": dated,
+        "has_view_permission": model_admin.has_view_permission(request)})
 
 
 class DayForm(forms.Form):
