@@ -22,7 +22,7 @@ from accounts.models import Account
 from core.admin import DATE_WIDGET, ReadOnlyAdmin, ReadOnlyInline, admin_page_register
 from core.admin_imports import CsvImportAdminMixin, file_size
 from core.clock import refuse_future, today
-from core.errors import ApplicationError, FieldError
+from core.errors import ApplicationError
 
 from .autopay import ach_export, ach_export_again, ach_returns
 from .bank import deposits_reconcile
@@ -133,28 +133,13 @@ class AchFileAdmin(ReadOnlyAdmin):
                                      "as scheduled until that day.", submit="Make the file and download it")
 
     def returns_view(self, request):
-        if not request.user.has_perm(APPLY_RETURNS):
-            raise PermissionDenied
-        form = BankFileForm(request.POST or None, request.FILES or None, initial={"on": today()})
-        errors = []
-        if request.method == "POST" and form.is_valid():
-            try:
-                text = form.cleaned_data["file"].read().decode("ascii")
-            except UnicodeDecodeError:
-                errors = [FieldError("file", "is not a NACHA file: it holds characters other than ASCII")]
-            else:
-                try:
-                    applied = ach_returns(text, as_of=form.cleaned_data["on"], actor=request.user)
-                except ApplicationError as exc:
-                    errors = exc.errors
-                else:
-                    messages.success(request, f"{form.cleaned_data['file'].name}: {applied}.")
-                    return redirect("admin:remittance_achfile_changelist")
-        return _bank_file_page(request, self, form=form, errors=errors, title="Read the bank's ACH returns file",
-                               intro="The NACHA returns file: each returned debit is reversed with its R-code, the "
-                                     "returned-payment fee charged, autopay suspended where the code ends the "
-                                     "authorization, and the customer told. The whole file is checked first: a file "
-                                     "with any problem changes nothing.", submit="Read the returns")
+        return _bank_file_read(
+            request, self, permission=APPLY_RETURNS, done="admin:remittance_achfile_changelist",
+            read=lambda data, on, actor: ach_returns(_nacha_text(data), as_of=on, actor=actor),
+            title="Read the bank's ACH returns file", submit="Read the returns",
+            intro="The NACHA returns file: each returned debit is reversed with its R-code, the returned-payment fee "
+                  "charged, autopay suspended where the code ends the authorization, and the customer told. The "
+                  "whole file is checked first: a file with any problem changes nothing.")
 
     @admin.display(description="The file for the bank")
     def download(self, obj):
@@ -268,24 +253,14 @@ class BankDepositAdmin(ReadOnlyAdmin):
             **(extra_context or {}), "can_read_report": request.user.has_perm(READ_BANK_REPORT)})
 
     def import_view(self, request):
-        if not request.user.has_perm(READ_BANK_REPORT):
-            raise PermissionDenied
-        form = BankFileForm(request.POST or None, request.FILES or None, initial={"on": today()})
-        errors = []
-        if request.method == "POST" and form.is_valid():
-            try:
-                said = bai2_import(form.cleaned_data["file"].read())
-            except ApplicationError as exc:
-                errors = exc.errors
-            else:
-                messages.success(request, f"{form.cleaned_data['file'].name}: {said}.")
-                return redirect("admin:remittance_bankdeposit_changelist")
-        return _bank_file_page(request, self, form=form, errors=errors, title="Read the bank's BAI2 report",
-                               intro="The bank's BAI2 report of the village account: each credit kept with its "
-                                     "channel for the deposits reconciliation, and each bank bill-pay credit that "
-                                     "names one of our accounts posted to it (the others come to the exceptions "
-                                     "queue). The whole report is checked first: a report with any problem keeps "
-                                     "nothing.", submit="Read the report", dated=False)
+        return _bank_file_read(
+            request, self, permission=READ_BANK_REPORT, done="admin:remittance_bankdeposit_changelist",
+            read=lambda data, on, actor: bai2_import(data), dated=False,
+            title="Read the bank's BAI2 report", submit="Read the report",
+            intro="The bank's BAI2 report of the village account: each credit kept with its channel for the deposits "
+                  "reconciliation, and each bank bill-pay credit that names one of our accounts posted to it (the "
+                  "others come to the exceptions queue). The whole report is checked first: a report with any "
+                  "problem keeps nothing.")
 
 
 # Who may read and make the bank's files (accounts/roles.py gives them to the Clerk and the Supervisor).
@@ -320,6 +295,33 @@ class MakeAchForm(forms.Form):
     settle = forms.DateField(label="Settles on", widget=DATE_WIDGET, required=False,
                              help_text="A banking day after the day it is made; empty: the next banking day.")
     same_day = forms.BooleanField(label="Same-day ACH (settles the day it is made)", required=False)
+
+
+def _nacha_text(data: bytes) -> str:
+    try:
+        return data.decode("ascii")
+    except UnicodeDecodeError:
+        raise ApplicationError("is not a NACHA file: it holds characters other than ASCII", field="file") from None
+
+
+def _bank_file_read(request, model_admin, *, permission, read, done, title, intro, submit, dated=True):
+    """A file from the bank, uploaded: ``read(bytes, on, actor)`` keeps it whole or refuses it with every problem
+    (nothing kept); on success the clerk is sent to ``done`` with what was read."""
+    if not request.user.has_perm(permission):
+        raise PermissionDenied
+    form = BankFileForm(request.POST or None, request.FILES or None, initial={"on": today()})
+    errors = []
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            said = read(upload.read(), form.cleaned_data["on"], request.user)
+        except ApplicationError as exc:
+            errors = exc.errors
+        else:
+            messages.success(request, f"{upload.name}: {said}.")
+            return redirect(done)
+    return _bank_file_page(request, model_admin, form=form, errors=errors, title=title, intro=intro, submit=submit,
+                           dated=dated)
 
 
 def _bank_file_page(request, model_admin, *, form, errors, title, intro, submit, dated=True):

@@ -82,6 +82,9 @@ def test_the_supervisor_makes_the_debit_file_and_the_clerk_reads_its_returns(enr
     assert download.content.decode().startswith("101")
     debit = file.debits.get()
     clerk = signed_in("Clerk")
+    garbled = clerk.post(reverse("admin:remittance_achfile_returns"), {"file": upload("returns.txt", "101 é"),
+                                                                       "on": "2026-03-05"})
+    assert garbled.status_code == 200 and "file: is not a NACHA file" in garbled.content.decode()
     with django_capture_on_commit_callbacks(execute=True):
         returned = clerk.post(reverse("admin:remittance_achfile_returns"),
                               {"file": upload("returns.txt", returns_file(debit, "R03")), "on": "2026-03-05"})
