@@ -27,6 +27,25 @@ def bootstrap(code: str) -> str:
     return out.getvalue()
 
 
+def work_as_the_printed_staff(said: str) -> None:
+    """The printed staff password signs each role's login in, in its group: the trainee works as the office does,
+    never as the superuser; and a tenth of the demo accounts speak Spanish."""
+    from accounts.models import Account
+
+    found = re.search(r"Staff, one login per role \(([^)]*)\).*\n  password: (\S+)\n", said)
+    assert found, said
+    logins, password = found.group(1).split(", "), found.group(2)
+    assert logins == ["clerk", "supervisor", "hearing", "inspector", "crew", "treasurer"]
+    for username in ("clerk", "treasurer"):
+        client = Client()
+        signed_in = client.post(reverse("admin:login"), {"username": username, "password": password,
+                                                         "next": reverse("admin:index")})
+        assert signed_in.status_code == 302, signed_in.content.decode()[:2000]
+        assert client.get(reverse("admin:index")).status_code == 200
+    assert Account.objects.filter(language="es").count() == Account.objects.filter(account_no__endswith="7").count()
+    assert Account.objects.filter(language="es").exists()
+
+
 def see_the_portal_as_the_printed_customer(said: str) -> None:
     """The printed customer login signs in to the portal and sees its linked accounts (a billed one and, where the
     demo has one, the account of the served termination case)."""
@@ -49,6 +68,7 @@ def test_the_demo_has_a_case_at_every_stage(code, settings):
     settings.DEBUG = True  # demo_bootstrap runs only in development mode
     said = bootstrap(code)
     see_the_portal_as_the_printed_customer(said)
+    work_as_the_printed_staff(said)
     if code in ("lansing", "old_westbury"):
         # The chapter grants no shut-off for nonpayment: the demo makes no such case and says why.
         assert not TerminationCase.objects.exists()

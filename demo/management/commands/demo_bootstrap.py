@@ -52,15 +52,21 @@ class Command(BaseCommand):
             bill_dates = [as_of]
         else:
             call_command("setup_utility", preset, "--demo", demo, stdout=self.stdout, stderr=self.stderr)
+            spanish = _spanish_speaking()
+            self.stdout.write(f"Demo: {spanish} accounts speak Spanish (their bills and notices are in Spanish; "
+                              "account numbers ending in 7).")
             bill_dates = _first_days_of_months_before(as_of, BACKFILL_MONTHS) + [as_of]
         self._bill(bill_dates, as_of=as_of)
         if len(bill_dates) > 1:
             self._termination_cases(as_of=as_of)
             self._backflow(as_of=as_of)
         password = _admin_with_new_password()
+        staff_password = _staff_with_new_password()
         customer_password, linked = _customer_with_new_password()
         self.stdout.write(self.style.SUCCESS(
             f"\nAdmin: {ADMIN_URL}\n  username: {ADMIN_USERNAME}\n  password: {password}\n"
+            f"Staff, one login per role ({', '.join(STAFF_LOGINS)}), each in its group (docs/roles.md)\n"
+            f"  password: {staff_password}\n"
             + (f"Customer portal: {PORTAL_URL}\n  username: {CUSTOMER_EMAIL}\n  password: {customer_password}\n"
                f"  (accounts {', '.join(linked)})\n" if linked else "")))
 
@@ -133,6 +139,34 @@ def _admin_with_new_password() -> str:
         user.save()
     axes_reset(username=ADMIN_USERNAME)  # earlier failed logins must not lock out the printed password
     return password
+
+
+# One demo login per shipped role, so a trainee works as the office does: never as the superuser.
+STAFF_LOGINS = {"clerk": "Clerk", "supervisor": "Supervisor", "hearing": "Hearing officer",
+                "inspector": "Backflow inspector", "crew": "Field crew", "treasurer": "Treasurer"}
+
+
+def _staff_with_new_password() -> str:
+    """Each role's demo login, in its group, with one fresh password (printed with the admin's)."""
+    from axes.utils import reset as axes_reset
+    from django.contrib.auth.models import Group
+
+    password = secrets.token_urlsafe(12)
+    user_model = get_user_model()
+    for username, role in STAFF_LOGINS.items():
+        user, _ = user_model.objects.get_or_create(username=username, defaults={"is_staff": True})
+        user.is_active, user.is_staff = True, True
+        user.set_password(password)
+        user.save()
+        user.groups.set([Group.objects.get(name=role)])
+        axes_reset(username=username)
+    return password
+
+
+def _spanish_speaking() -> int:
+    """Every tenth demo account (numbers ending in 7) speaks Spanish, so bills, notices and the portal are seen in
+    Spanish too."""
+    return Account.objects.filter(account_no__endswith="7").update(language="es")
 
 
 def _customer_with_new_password() -> tuple[str, list[str]]:
