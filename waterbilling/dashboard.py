@@ -314,6 +314,19 @@ def _backflow_section(*, as_of: date) -> Section | None:
         Item(f"{_plural(len(due) - overdue, 'device')} due by {_day(month_end)}", reports)])
 
 
+def _readiness_section() -> Section | None:
+    """What is still sample, default or missing before going live, for who settles it; nothing once ready."""
+    from .readiness import readiness_findings
+
+    findings = readiness_findings()
+    if not findings:
+        return None
+    url = _url("admin:readiness")
+    return Section("readiness", "Before going live", [
+        Item(f"{_plural(len(findings), 'thing')} to settle before going live", url),
+        *(Item(f"{f.area}: {f.what}", url) for f in findings[:ROWS_SHOWN])])
+
+
 def _nightly_section() -> Section:
     run = NightlyRun.objects.prefetch_related("steps").first()
     if run is None:
@@ -406,6 +419,7 @@ def dashboard_for(*, user, as_of: date) -> Dashboard:
          lambda: _termination_section(as_of=as_of)),
         (user.has_perm("backflow.view_device"), "backflow", "Backflow tests", lambda: _backflow_section(as_of=as_of)),
         (user.has_perm("core.view_nightlyrun"), "nightly", "Last nightly job", _nightly_section),
+        (user.has_perm("billing.change_utility"), "readiness", "Before going live", _readiness_section),
         (user.is_superuser, "security", "Security", lambda: _security_section(now=timezone.now())),
         (user.is_superuser, "scheduler", "Scheduler", _scheduler_section),
     )

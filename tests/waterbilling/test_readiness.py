@@ -81,3 +81,12 @@ def test_the_supervisor_opens_the_page_and_the_clerk_does_not(mineola, client):
     assert "sample rates" in page.content.decode() and "What to do, and where" in page.content.decode()
     client.force_login(clerk_user())
     assert client.get(reverse("admin:readiness")).status_code == 403
+
+
+def test_the_supervisors_home_page_says_what_is_left_before_going_live(mineola, client):
+    client.force_login(staff_in("Supervisor"))
+    home = client.get(reverse("admin:index")).content.decode()
+    assert 'id="dashboard-readiness"' in home and "to settle before going live" in home
+    assert reverse("admin:readiness") in home
+    client.force_login(clerk_user())
+    assert 'id="dashboard-readiness"' not in client.get(reverse("admin:index")).content.decode()
