@@ -39,6 +39,7 @@ from core.errors import ApplicationError, FieldError
 from core.workflow import transition
 
 from .contacts import contacts_post, contacts_read, contacts_remove
+from .control import control_refuse, control_report_read
 from .devices import devices_post, devices_read, devices_remove
 from .history import History, history_read
 from .models import ConversionBatch, OpeningItem
@@ -86,10 +87,12 @@ def conversion_read(source, *, as_of: date, mapping: Mapping | None = None, bill
 
 @collector_paused()
 def conversion_post(source, *, cutover: date, today: date, actor=None, mapping: Mapping | None = None,
-                    bills=None, payments=None, devices=None, contacts=None, progress=None) -> Posted:
+                    bills=None, payments=None, devices=None, contacts=None, progress=None,
+                    control: str | None = None) -> Posted:
     """Post the opening balances in ``source`` (a path, bytes or an upload), with the old system's past bills and
-    payments when given, as of ``cutover``: all or nothing. ``progress()`` is called once the files are checked,
-    as the posting begins."""
+    payments when given, as of ``cutover``: all or nothing. With ``control`` (the old system's control report,
+    ``conversion.control``) a file that differs from it by a cent is refused before anything is written.
+    ``progress()`` is called once the files are checked, as the posting begins."""
     if cutover > today:
         raise ApplicationError(f"the cutover {cutover} is after today ({today}); post the file on or after its "
                                "cutover, when the old system's books are closed", field="cutover")
@@ -99,6 +102,10 @@ def conversion_post(source, *, cutover: date, today: date, actor=None, mapping: 
         return Posted(batch=existing, checked=None, already=True)
     checked, history = conversion_read(source, as_of=cutover - timedelta(days=1), mapping=mapping, bills=bills,
                                        payments=payments, devices=devices, contacts=contacts)
+    legacy = {}
+    if control is not None:
+        control_refuse(checked, control)
+        legacy = {name: str(value) for name, value in control_report_read(control).items()}
     if progress is not None:
         progress()
     try:
@@ -106,7 +113,8 @@ def conversion_post(source, *, cutover: date, today: date, actor=None, mapping: 
             lock_for_transaction(LOCK)
             batch = ConversionBatch.objects.create(file_name=checked.name[:200], digest=digest, cutover=cutover,
                                                    control={**checked.control_totals(),
-                                                            "history": history.control_totals()},
+                                                            "history": history.control_totals(),
+                                                            **({"legacy": legacy} if legacy else {})},
                                                    posted_by=actor)
             written, made = _write(batch, checked, history, cutover=cutover)
             ConversionBatch.objects.filter(pk=batch.pk).update(bills=written.bills, entries=written.entries,

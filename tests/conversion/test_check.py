@@ -115,3 +115,45 @@ def test_a_mapping_that_names_what_is_not_there_is_refused(accounts, tmp_path):
                      stderr=err)
     assert "[columns] acct: not a column of the opening balances" in err.getvalue()
     assert "[kinds] WA = 'rent': not a kind" in err.getvalue()
+
+
+CONTROL = ("total,value\naccounts,3\nopen_bills,2\nwater,231.13\npenalty,9.31\nfee,25.00\ncredit,12.00\n"
+           "deposit,250.00\nowed,253.44\n")
+
+
+def refused(tmp_path, *args) -> str:
+    from django.core.management.base import CommandError
+
+    err = io.StringIO()
+    with pytest.raises(CommandError, match="nothing was saved"):
+        call_command("convert", *args, stdout=io.StringIO(), stderr=err)
+    return err.getvalue()
+
+
+@pytest.mark.citation("policy: conversion control totals")
+def test_the_old_systems_control_report_is_held_to_the_cent(accounts, tmp_path):
+    """The file as its control report says: checked. One cent off in one kind: refused, naming the total, both
+    figures and the difference; posting it posts nothing."""
+    (tmp_path / "control.csv").write_text(CONTROL)
+    assert "no problems in 6 rows" in check(tmp_path, CLEAN, "--control", str(tmp_path / "control.csv"))
+    (tmp_path / "off.csv").write_text(CONTROL.replace("water,231.13", "water,231.12"))
+    (tmp_path / "open.csv").write_text(CLEAN)
+    said = refused(tmp_path, "check", str(tmp_path / "open.csv"), "--date", "2026-06-15", "--control",
+                   str(tmp_path / "off.csv"))
+    assert "does not match its control report off.csv" in said
+    assert "water: the control report says $231.12; the file holds $231.13 (a difference of $0.01)" in said
+    assert "owed" not in said.split("water:")[1]  # only what differs is named (owed was given as 253.44)
+    before = counts()
+    said = refused(tmp_path, "post", str(tmp_path / "open.csv"), "--cutover", "2026-06-15", "--control",
+                   str(tmp_path / "off.csv"))
+    assert "a difference of $0.01" in said and counts() == before
+
+
+def test_a_control_report_with_a_bad_row_is_refused_by_line(accounts, tmp_path):
+    (tmp_path / "open.csv").write_text(CLEAN)
+    (tmp_path / "bad.csv").write_text("total,value\nacounts,3\nwater,12.345\nopen_bills,2.5\n")
+    said = refused(tmp_path, "check", str(tmp_path / "open.csv"), "--date", "2026-06-15", "--control",
+                   str(tmp_path / "bad.csv"))
+    assert "line 2" in said and "'acounts' is not a control total" in said
+    assert "line 3" in said and "'12.345' has more than cents" in said
+    assert "line 4" in said and "open_bills is a count" in said

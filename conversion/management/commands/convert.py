@@ -19,6 +19,7 @@ from core.money import fmt_dollars
 from reports.render import as_csv, as_json, as_pdf, printed
 
 from ...account_file import accounts_convert
+from ...control import control_refuse
 from ...legacy import legacy_export
 from ...opening import KINDS, mapping_load
 from ...parallel import STATUS_WORDS, legacy_bills_csv, our_bills, parallel_run
@@ -57,6 +58,9 @@ class Command(BaseCommand):
         p.add_argument("--mapping", metavar="M", help="a TOML mapping of another system's columns, codes and dates")
         p.add_argument("--date", metavar="YYYY-MM-DD", help="the day of the check (default: today)")
         p.add_argument("--json", action="store_true", help="the control totals as JSON")
+        p.add_argument("--control", metavar="TOTALS.csv", help="the old system's control report (total,value rows: "
+                                                              "accounts, open_bills, each kind, charges, owed): "
+                                                              "any difference, to the cent, is refused")
         history_arguments(p)
         p = sub.add_parser("post", help="post an opening-balances file as one batch on the cutover: all or nothing; "
                                         "the same file posts once")
@@ -64,6 +68,8 @@ class Command(BaseCommand):
         p.add_argument("--cutover", required=True, metavar="YYYY-MM-DD",
                        help="the first day on our books: the file is what was owed at the close of the day before")
         p.add_argument("--mapping", metavar="M", help="a TOML mapping of another system's columns, codes and dates")
+        p.add_argument("--control", metavar="TOTALS.csv", help="the old system's control report: a file that "
+                                                              "differs from it by a cent is refused, nothing posted")
         history_arguments(p)
         p = sub.add_parser("reconcile", help="the posted files of a cutover against the books, to the cent")
         p.add_argument("--cutover", required=True, metavar="YYYY-MM-DD")
@@ -111,6 +117,8 @@ class Command(BaseCommand):
         mapping = mapping_load(o["mapping"]) if o["mapping"] else None
         checked, history = conversion_read(o["file"], as_of=as_of, mapping=mapping, bills=o["history"],
                                            payments=o["payments"], devices=o["devices"], contacts=o["contacts"])
+        if o["control"]:
+            control_refuse(checked, o["control"])
         totals = checked.control_totals()
         if self._history_given(o):
             totals["history"] = history.control_totals()
@@ -138,7 +146,8 @@ class Command(BaseCommand):
         cutover = parse_as_of(o["cutover"], allow_future=True)
         mapping = mapping_load(o["mapping"]) if o["mapping"] else None
         posted = conversion_post(o["file"], cutover=cutover, today=today(), mapping=mapping, bills=o["history"],
-                                 payments=o["payments"], devices=o["devices"], contacts=o["contacts"])
+                                 payments=o["payments"], devices=o["devices"], contacts=o["contacts"],
+                                 control=o["control"])
         batch = posted.batch
         if posted.already:
             self.stdout.write(f"{o['file']} was posted already as conversion {batch.pk} on "

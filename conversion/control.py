@@ -1,0 +1,102 @@
+"""The old system's control report, held against the file it exported: ``convert check|post --control TOTALS``.
+
+The report is what the old system says it holds on the cutover — the count of accounts and of open bills, what is
+owed by kind, the credits and the deposits — as a small CSV of ``total,value`` rows (any subset of the names
+below, each once)::
+
+    total,value
+    accounts,300
+    open_bills,412
+    water,48211.37
+    penalty,1208.40
+    credit,312.00
+    deposit,7500.00
+    owed,49107.77
+
+A file that differs from its report by a cent is refused, naming each total that differs, so an export cut short
+or changed on the way never posts. Nothing is saved either way."""
+
+import csv
+import io
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+from core.errors import ApplicationError, FieldError
+from core.money import fmt_dollars
+
+from .opening import KINDS, OpeningBalances
+
+COUNTS = ("accounts", "open_bills")
+AMOUNTS = (*KINDS, "charges", "owed")
+NAMES = (*COUNTS, *AMOUNTS)
+
+
+def control_report_read(path: str) -> dict[str, Decimal]:
+    """The report's totals by name; a bad row is refused naming its line."""
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ApplicationError(f"{path} cannot be read as UTF-8 text ({exc})", field="control") from None
+    rows = list(csv.reader(io.StringIO(text)))
+    errors, totals = [], {}
+    if not rows or [c.strip().lower() for c in rows[0]] != ["total", "value"]:
+        raise ApplicationError("the control report's first row must be the header 'total,value'", field="control")
+    for line, row in enumerate(rows[1:], start=2):
+        if not any(c.strip() for c in row):
+            continue
+        if len(row) != 2:
+            errors.append(FieldError("control", f"{len(row)} columns; a row is 'total,value'", line=line))
+            continue
+        name, value = row[0].strip().lower(), row[1].strip().replace(",", "").replace("$", "")
+        if name not in NAMES:
+            errors.append(FieldError("total", f"'{name}' is not a control total; use {', '.join(NAMES)}",
+                                     line=line))
+            continue
+        if name in totals:
+            errors.append(FieldError("total", f"'{name}' is given twice", line=line))
+            continue
+        try:
+            number = Decimal(value)
+        except InvalidOperation:
+            errors.append(FieldError("value", f"'{row[1].strip()}' is not a number", line=line))
+            continue
+        if name in COUNTS and number != number.to_integral_value():
+            errors.append(FieldError("value", f"{name} is a count: '{row[1].strip()}' is not a whole number",
+                                     line=line))
+            continue
+        if name in AMOUNTS and number != number.quantize(Decimal("0.01")):
+            errors.append(FieldError("value", f"'{row[1].strip()}' has more than cents", line=line))
+            continue
+        totals[name] = number
+    if errors:
+        raise ApplicationError(errors=errors)
+    if not totals:
+        raise ApplicationError("the control report gives no total", field="control")
+    return totals
+
+
+def control_differences(checked: OpeningBalances, report: dict[str, Decimal]) -> list[FieldError]:
+    """Each total of the report the file does not hold exactly, with both figures and the difference."""
+    ours = {"accounts": Decimal(checked.accounts), "open_bills": Decimal(checked.bills),
+            "charges": checked.charges, "owed": checked.owed,
+            **{kind: checked.by_kind.get(kind, Decimal("0")) for kind in KINDS}}
+    out = []
+    for name, theirs in report.items():
+        if ours[name] == theirs:
+            continue
+        if name in COUNTS:
+            said = f"the control report says {theirs:,.0f}; the file holds {ours[name]:,.0f}"
+        else:
+            said = (f"the control report says {fmt_dollars(theirs)}; the file holds {fmt_dollars(ours[name])} "
+                    f"(a difference of {fmt_dollars(ours[name] - theirs)})")
+        out.append(FieldError(name, said))
+    return out
+
+
+def control_refuse(checked: OpeningBalances, path: str) -> None:
+    """Refuse the file (nothing saved) if it differs from its control report in any total."""
+    differences = control_differences(checked, control_report_read(path))
+    if differences:
+        raise ApplicationError(errors=[FieldError("control", f"{checked.name or 'the file'} does not match its "
+                                                             f"control report {Path(path).name}; nothing was "
+                                                             "saved"), *differences])
