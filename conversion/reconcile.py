@@ -27,7 +27,7 @@ from backflow.models import Device
 from billing.models import Bill, LedgerEntry, PriorPayment
 from core.csvimport import chunked
 from core.errors import ApplicationError
-from core.money import ZERO
+from core.money import ZERO, fmt_dollars
 from reports.render import COUNT, MONEY, TEXT, Column, ReportView, Table
 from reports.selectors import AGING_BUCKETS, aging_bucket
 
@@ -47,6 +47,8 @@ BOOK_KIND = {"water": "water", "fee": "fee", "debit": "fee", "fine": "fine", "pe
              "payment": "credit", "void": "credit", "payment_reversal": "credit", "deposit": "deposit",
              "deposit_refund": "deposit", "refund": "credit"}
 CHARGES = ("water", "fee", "fine", "penalty", "interest")
+COUNT_TOTALS = ("accounts", "open_bills")
+LEGACY_WORDS = {"accounts": "Accounts", "open_bills": "Open bills", **{"charges": "Charges", "owed": "Owed"}}
 CREDITS = ("credit", "deposit")  # the file writes them positive; the ledger negative
 
 
@@ -94,10 +96,24 @@ class Reconciliation:
     devices: tuple[int, int] = (0, 0)  # backflow devices: the files', registered
     paperless: tuple[int, int] = (0, 0)  # paperless accounts: the files', on the books
     emails: tuple[int, int] = (0, 0)  # owners' e-mail addresses: the files', on the books as given
+    # The old system's control report, as posted with the batches (``convert post --control``), added up.
+    legacy: dict[str, Decimal] = field(default_factory=dict)
+
+    def legacy_rows(self) -> list[tuple[str, Decimal, Decimal]]:
+        """Each total of the old system's report against the books: (total, legacy, books)."""
+        books = {"accounts": Decimal(self.books.accounts), "open_bills": Decimal(self.books.bills),
+                 "charges": sum((self.books.by_kind[k] for k in CHARGES), ZERO), "owed": self.books.owed,
+                 **{k: self.books.by_kind[k] for k in KINDS}}
+        given = defaultdict(Decimal)
+        for name, value in self.legacy.items():
+            given[FILE_KIND.get(name, name)] += value  # sewer with water, as the ledger keeps them
+        return [(name, given[name], books[name]) for name in (*COUNT_TOTALS, *KINDS, "charges", "owed")
+                if name in given]
 
     @property
     def matches(self) -> bool:
-        return not self.differences and self.file.accounts == self.books.accounts \
+        return all(legacy == books for _, legacy, books in self.legacy_rows()) \
+            and not self.differences and self.file.accounts == self.books.accounts \
             and self.file.bills == self.books.bills and self.history[0] == self.history[1] \
             and self.history[2] == self.history[3] and self.paid[0] == self.paid[1] \
             and self.devices[0] == self.devices[1] and self.paperless[0] == self.paperless[1] \
@@ -171,8 +187,13 @@ def reconciliation(*, cutover: date) -> Reconciliation:
     registered = [pk for batch in posted for pk in batch.made.get("devices", [])]
     devices = (sum(t.get("devices", 0) for t in told), Device.objects.filter(id__in=registered).count())
     paperless, emails = contacts_reconciled([batch.made for batch in posted])
+    legacy: dict[str, Decimal] = defaultdict(Decimal)
+    for batch in posted:
+        for name, value in batch.control.get("legacy", {}).items():
+            legacy[name] += Decimal(value)
     return Reconciliation(cutover=cutover, batches=batches, file=file, books=books, differences=differences,
-                          history=history, paid=paid, devices=devices, paperless=paperless, emails=emails)
+                          history=history, paid=paid, devices=devices, paperless=paperless, emails=emails,
+                          legacy=dict(legacy))
 
 
 def _owed(by_kind: dict[str, Decimal]) -> Decimal:
@@ -206,7 +227,15 @@ def reconciliation_view(r: Reconciliation) -> ReportView:
              for (_, label), f, b in zip(AGING_BUCKETS, r.file.aging, r.books.aging, strict=True)]
     rows = [{"account_no": d.account_no, "what": d.what, "file": d.file_owed, "books": d.books_owed,
              "difference": d.difference} for d in r.differences]
+    def shown(name: str, value: Decimal) -> str:
+        return f"{value:,.0f}" if name in COUNT_TOTALS else fmt_dollars(value)
+
+    legacy = [{"item": LEGACY_WORDS.get(name) or KIND_WORDS[name], "legacy": shown(name, given),
+               "books": shown(name, books), "legacy_difference": shown(name, books - given)}
+              for name, given, books in r.legacy_rows()]
+    off = [row["item"] for row, (_, given, books) in zip(legacy, r.legacy_rows(), strict=True) if given != books]
     verdict = ("The books match the file to the cent." if r.matches else
+               f"The books differ from the old system's control report in: {', '.join(off)}." if off else
                f"{len(r.differences):,} account(s) differ from the file; each is listed with both sides.")
     return ReportView(
         name="conversion_reconciliation", title="Conversion reconciliation", as_of=r.cutover,
@@ -226,5 +255,8 @@ def reconciliation_view(r: Reconciliation) -> ReportView:
                   rows=control),
               Table(key="by_kind", title="Amounts by kind", columns=(Column("item", "", TEXT), *money), rows=amounts),
               Table(key="aging", title="Open charges by days past due at the cutover", columns=(
-                  Column("item", "", TEXT), *money), rows=aging)],
+                  Column("item", "", TEXT), *money), rows=aging),
+              *([Table(key="legacy", title="The old system's control report against the books", columns=(
+                  Column("item", "", TEXT), Column("legacy", "Old system", TEXT), Column("books", "Books", TEXT),
+                  Column("legacy_difference", "Difference", TEXT)), rows=legacy)] if legacy else [])],
         totals={"matches": r.matches, "differences": len(r.differences), "batches": r.batches})

@@ -236,3 +236,29 @@ def test_the_conversion_page_posts_reconciles_and_rolls_back(accounts, client, d
     assert books() == before
     again = client.post(page, {"form": "rollback", "batch": str(batch.pk)}, follow=True)
     assert "Not rolled back: conversion" in again.content.decode()
+
+
+@pytest.mark.citation("policy: conversion control totals")
+def test_the_reconciliation_ties_the_old_systems_control_report_to_the_books(accounts, tmp_path):
+    """Posted with its control report, the cutover's reconciliation shows old system | books | difference for
+    each total the report gave; a ledger row dated before the cutover afterwards shows as a difference there."""
+    from tests.conversion.test_check import CONTROL
+
+    (tmp_path / "open.csv").write_text(CLEAN)
+    (tmp_path / "control.csv").write_text(CONTROL)
+    call_command("convert", "post", str(tmp_path / "open.csv"), "--cutover", "2026-06-15", "--control",
+                 str(tmp_path / "control.csv"), stdout=io.StringIO())
+    assert ConversionBatch.objects.get().control["legacy"]["water"] == "231.13"
+    said = io.StringIO()
+    call_command("convert", "reconcile", "--cutover", "2026-06-15", "--format", "json", stdout=said)
+    report = json.loads(said.getvalue())
+    legacy = {row["item"]: (row["legacy"], row["books"], row["legacy_difference"])
+              for row in report["totals"]["legacy"]}
+    assert legacy["Water and sewer"] == ("$231.13", "$231.13", "$0.00")
+    assert legacy["Accounts"] == ("3", "3", "0") and legacy["Owed"] == ("$253.44", "$253.44", "$0.00")
+    assert reconciliation(cutover=CUTOVER).matches
+    adjustment_create(bill=Bill.objects.get(number="L-2"), kind="debit", amount=Decimal("5.00"), reason="found later",
+                      as_of=date(2026, 6, 1), actor=None)
+    result = reconciliation(cutover=CUTOVER)
+    assert not result.matches
+    assert ("owed", Decimal("253.44"), Decimal("258.44")) in result.legacy_rows()
