@@ -5,7 +5,8 @@ real bill, each with what to do and where. ``manage.py readiness`` prints it; th
 It reads what is installed and configured, never changes it."""
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from urllib.parse import urlparse
 
 from django.conf import settings
@@ -42,7 +43,34 @@ def readiness_findings(*, now: datetime | None = None) -> list[Finding]:
     found += _mail_and_site()
     found += _channels()
     found += _office(now)
+    found += _backups(now)
     return found
+
+
+BACKUP_DAYS = 2  # a nightly dump older than this is a backup that stopped
+DRILL_RECORD = "restore-drill.json"  # in BACKUP_DIR: the last restore drill that tied out (``control_totals``)
+DRILL_DAYS = 90  # a restore drill at least this often
+
+
+def _backups(now: datetime) -> list[Finding]:
+    """A recent database dump in ``BACKUP_DIR`` and a restore drill that tied out in the last 90 days."""
+    if not settings.BACKUP_DIR:
+        return [Finding("Backups", "no backups are configured (BACKUP_DIR is empty)",
+                        "back up the database and the stored PDFs every night into BACKUP_DIR (docs/operations.md, "
+                        "Backups and the restore drill)")]
+    folder = Path(settings.BACKUP_DIR)
+    out = []
+    dumps = [p.stat().st_mtime for p in folder.rglob("*.dump")] if folder.is_dir() else []
+    if not dumps or datetime.fromtimestamp(max(dumps), tz=UTC) < now - timedelta(days=BACKUP_DAYS):
+        out.append(Finding("Backups", f"no database dump in {folder} from the last {BACKUP_DAYS} days",
+                           "check the nightly pg_dump (docs/operations.md)"))
+    drill = folder / DRILL_RECORD
+    if not drill.is_file() or datetime.fromtimestamp(drill.stat().st_mtime, tz=UTC) < now - timedelta(
+            days=DRILL_DAYS):
+        out.append(Finding("Backups", f"no restore drill has tied out in the last {DRILL_DAYS} days",
+                           "restore last night's dump into a fresh database and run control_totals --compare "
+                           "(docs/operations.md, the restore drill)"))
+    return out
 
 
 def _ordinance(utility: Utility, now: datetime) -> list[Finding]:

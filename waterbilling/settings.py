@@ -154,6 +154,10 @@ STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 MEDIA_URL = "media/"
 MEDIA_ROOT = env.path("MEDIA_ROOT", default=BASE_DIR / "media")
+# Where the nightly backups are written (docs/operations.md): the readiness check looks there for a recent database
+# dump and for the last restore drill (``control_totals --compare`` records it there when it ties out). Empty: no
+# backups configured.
+BACKUP_DIR = env.str("BACKUP_DIR", default="")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {

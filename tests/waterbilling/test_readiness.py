@@ -46,10 +46,11 @@ def test_an_installed_preset_lists_its_samples_and_defaults(mineola):
     assert "the address printed on bills and e-mails is http://" in said
     assert "no one is in Clerk, Supervisor" in said
     assert "the nightly job has not run" in said
+    assert "no backups are configured" in said
     assert all(f["fix"] for f in findings)
 
 
-def test_a_configured_site_lists_nothing(mineola, settings):
+def test_a_configured_site_lists_nothing(mineola, settings, tmp_path):
     settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
     settings.SITE_URL = "https://water.example-village.org"
     RateSchedule.objects.update(is_sample=False)
@@ -58,6 +59,12 @@ def test_a_configured_site_lists_nothing(mineola, settings):
     for role in ROLE_PERMISSIONS:
         staff_in(role)
     NightlyRun.objects.create(run_on=NightlyRun._meta.get_field("run_on").to_python("2026-12-05"))
+    settings.BACKUP_DIR = str(tmp_path)
+    (tmp_path / "db").mkdir()
+    (tmp_path / "db" / "waterbilling-2026-12-05.dump").write_bytes(b"PGDMP")
+    _, findings = readiness()
+    assert [f["what"] for f in findings] == ["no restore drill has tied out in the last 90 days"]
+    (tmp_path / "restore-drill.json").write_text("{}")
     code, findings = readiness()
     assert (code, findings) == (0, [])
     out = io.StringIO()

@@ -55,10 +55,12 @@ def test_a_backup_restored_into_a_fresh_database_ties_out(mineola, tmp_path):
         pg("pg_restore", "--no-owner", f"--dbname={fresh}", str(dump), env=env)
         url = f"postgres://{env['PGUSER']}:{env['PGPASSWORD']}@{env['PGHOST']}:{env['PGPORT']}/{fresh}"
         check = [sys.executable, "manage.py", "control_totals", "--compare", str(tmp_path / "before.json")]
-        app_env = {**os.environ, "DATABASE_URL": url, "DJANGO_DEBUG": "1"}
+        app_env = {**os.environ, "DATABASE_URL": url, "DJANGO_DEBUG": "1", "BACKUP_DIR": str(tmp_path)}
         restored = subprocess.run(check, cwd=ROOT, env=app_env, capture_output=True, text=True)
         assert restored.returncode == 0, restored.stdout + restored.stderr
         assert restored.stdout.startswith("The books tie out: 3 accounts, 3 bills, 1 payments")
+        # Recorded beside the backups, where the readiness check looks for the last drill.
+        assert json.loads((tmp_path / "restore-drill.json").read_text())["payments"] == 1
         # A restore that lost rows is caught, by name (the ledger's own guard against deletes is set aside for it).
         pg("psql", "-d", fresh, "-c", "SET session_replication_role = replica; "
                                       "DELETE FROM billing_ledgerentry WHERE kind = 'payment'", env=env)

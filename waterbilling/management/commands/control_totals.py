@@ -7,12 +7,16 @@ backup and compare after a restore (docs/operations.md, the restore drill). Sums
 import json
 from collections import defaultdict
 from decimal import Decimal
+from pathlib import Path
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
 
 from accounts.models import Account
 from billing.models import Bill, LedgerEntry, Payment
 from core.money import ZERO
+from waterbilling.readiness import DRILL_RECORD
 
 
 def control_totals() -> dict:
@@ -54,6 +58,10 @@ class Command(BaseCommand):
                 raise SystemExit(1)
             self.stdout.write(f"The books tie out: {now['accounts']} accounts, {now['bills']} bills, "
                               f"{now['payments']} payments, ledger total {now['ledger_total']}.")
+            if settings.BACKUP_DIR:  # the drill is recorded beside the backups, where the readiness check looks
+                drill = Path(settings.BACKUP_DIR) / DRILL_RECORD
+                drill.write_text(json.dumps({"tied_out_at": timezone.now().isoformat(), **now}, indent=2))
+                self.stdout.write(f"Recorded in {drill}.")
             return
         if options["json"]:
             self.stdout.write(json.dumps(now, indent=2))
