@@ -33,6 +33,10 @@ install-dev: $(VENV)/.installed-dev
 # them, and prints a fresh admin password every time. The settings are production unless asked otherwise:
 # the demo asks for development mode (debug pages, a development SECRET_KEY, plain HTTP).
 run: export DJANGO_DEBUG := 1
+# The demo's e-mails (bills to paperless accounts, sign-ups, receipts) are written to sent-mail/, one file each,
+# rather than printed over the server's log.
+run: export EMAIL_BACKEND ?= django.core.mail.backends.filebased.EmailBackend
+run: export EMAIL_FILE_PATH ?= $(CURDIR)/sent-mail
 run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py demo_bootstrap --preset $(PRESET) --demo $(DEMO)
@@ -51,4 +55,4 @@ lint: install-dev
 	$(VENV)/bin/ruff check .
 
 clean:
-	rm -rf $(VENV) db.sqlite3 media staticfiles
+	rm -rf $(VENV) db.sqlite3 media staticfiles sent-mail

@@ -68,7 +68,9 @@ class Command(BaseCommand):
             f"Staff, one login per role ({', '.join(STAFF_LOGINS)}), each in its group (docs/roles.md)\n"
             f"  password: {staff_password}\n"
             + (f"Customer portal: {PORTAL_URL}\n  username: {CUSTOMER_EMAIL}\n  password: {customer_password}\n"
-               f"  (accounts {', '.join(linked)})\n" if linked else "")))
+               f"  (accounts {', '.join(linked)})\n" if linked else "")
+            + (f"E-mails the demo sends are written to {settings.EMAIL_FILE_PATH}, one file each\n"
+               if settings.EMAIL_BACKEND.endswith("filebased.EmailBackend") and settings.EMAIL_FILE_PATH else "")))
 
     def _bill(self, bill_dates: list[date], *, as_of: date) -> None:
         """Bill each date in order, and post the payments made before the next one, as the office would have
