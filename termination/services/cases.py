@@ -452,15 +452,17 @@ def cases_withdraw_voided(*, bill_id: int, as_of: date | None = None) -> list[Te
     touched = []
     cases = TerminationCase.objects.filter(grounds="nonpayment", bills__bill_id=bill_id).exclude(
         status__in=CLOSED).select_related("account").distinct()
+    number = Bill.objects.filter(pk=bill_id).values_list("number", flat=True).first() or bill_id
     for case in cases:
-        number = Bill.objects.filter(pk=bill_id).values_list("number", flat=True).first() or bill_id
         unpaid = case_unpaid(case, as_of=as_of)
+        kind = "bill_voided"
         with transaction.atomic():
             if case.status == "shut_off":
                 what = (f"Bill {number} voided on {fmt_day(as_of)} while the water is off for this case: restore "
                         "service unless another bill grounds the shut-off")
             elif unpaid <= ZERO:
                 what = f"Bill {number} voided on {fmt_day(as_of)}: nothing the case was for is owed; case withdrawn"
+                kind = "withdrawn"
                 transition(case, to="withdrawn", actor=None, note=what, changes={"closed_on": as_of})
                 cancelled = orders_cancel(case=case, reason=f"bill {number} voided", actor=None)
                 if cancelled:
@@ -468,8 +470,7 @@ def cases_withdraw_voided(*, bill_id: int, as_of: date | None = None) -> list[Te
             else:
                 what = (f"Bill {number} voided on {fmt_day(as_of)}: the case goes on for {fmt_dollars(unpaid)} "
                         "owed on its other bills")
-            case_event(case, on=as_of, kind="bill_voided" if case.status != "withdrawn" else "withdrawn",
-                       what=what, by="bill voided", flagged=True)
+            case_event(case, on=as_of, kind=kind, what=what, by="bill voided", flagged=True)
         touched.append(case)
     return touched
 
