@@ -91,6 +91,7 @@ CLERK = [
             "remittance.achfile", "remittance.bankdeposit"),
     "remittance.add_bankdeposit",  # read the bank's BAI2 report (its bill-pay credits posted)
     "remittance.change_achfile",  # read the bank's ACH returns file
+    "remittance.add_achfile",  # prepare the autopay debit file (a supervisor approves it; nothing posts before)
 ]
 
 SUPERVISOR = [
@@ -103,7 +104,7 @@ SUPERVISOR = [
     "office.approve_refund",            # approve or refuse a refund of a credit
     "meters.delete_reading",
     "termination.order_terminationcase",  # issue and carry out shut-off orders, restore service
-    "remittance.add_achfile",           # make the autopay debit file for the bank
+    "remittance.approve_achfile",       # approve (posting its debits) or refuse a debit file (never their own)
     # The nightly job's runs (the home page's *Last nightly job*) and every import made by a worker.
     *_perms("view", "core.nightlyrun", "core.importjob"),
     # Post a conversion batch and roll one back.

@@ -32,6 +32,7 @@ class Approval:
     permission: str
     noun: str
     decider: str = "a supervisor"
+    requester: str = "requested_by"  # the field naming who asked (or prepared what is to be decided)
 
 
 def approval_of(model: type[models.Model] | models.Model) -> Approval:
@@ -51,8 +52,9 @@ def approval_problems(obj: models.Model, *, approve: bool, note: str, actor) -> 
     if status != PENDING:
         shown = dict(obj._meta.get_field(workflow_of(obj).field).flatchoices).get(status, status)
         problems.append(FieldError("status", f"the {rule.noun} is already decided: {str(shown).lower()}"))
-    if actor is not None and obj.requested_by_id is not None and obj.requested_by_id == actor.pk:
-        problems.append(FieldError("actor", f"the clerk who asked for a {rule.noun} does not decide it; "
+    asker = getattr(obj, f"{rule.requester}_id")
+    if actor is not None and asker is not None and asker == actor.pk:
+        problems.append(FieldError("actor", f"whoever asked for a {rule.noun} does not decide it; "
                                             f"{rule.decider.replace('a ', 'another ', 1)} does"))
     if not approve and not (note or "").strip():
         problems.append(FieldError("note", "a refusal needs a note saying why"))

@@ -5,14 +5,17 @@ shown by its last four digits; the sealed number is never shown.
 The bank's files are read here as by their commands, with the same checks and every refusal by line, nothing kept
 from a refused file: the lockbox file on the exceptions queue's page (``import_lockbox``; a large file is read by a
 worker, its page showing the progress), the BAI2 report with its bill-pay credits on the bank deposits' page
-(``import_bai2``), the returns file on the ACH files' page (``ach_returns``). The debit file is made there too
-(``ach_export``, the Supervisor's) and downloaded at once; a file made before is downloaded again, identical."""
+(``import_bai2``), the returns file on the ACH files' page (``ach_returns``). The debit file is prepared there
+too (``ach_file_prepare``, by a clerk) and approved by a supervisor who did not prepare it (``ach_file_decide``),
+then downloaded; a file approved before is downloaded again, identical."""
+
+from decimal import Decimal
 
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -24,7 +27,7 @@ from core.admin_imports import CsvImportAdminMixin, file_size
 from core.clock import refuse_future, today
 from core.errors import ApplicationError
 
-from .autopay import ach_export, ach_export_again, ach_returns
+from .autopay import ach_export_again, ach_file_decide, ach_file_prepare, ach_returns
 from .bank import deposits_reconcile
 from .bank_report import bai2_import
 from .lockbox import LOCKBOX_LAYOUT, exception_post, exception_return
@@ -83,8 +86,9 @@ class DebitInline(ReadOnlyInline):
 class AchFileAdmin(ReadOnlyAdmin):
     """The debit files made: each kept sealed, so the file the bank did not get is downloaded again, identical."""
 
-    list_display = ("created_on", "modifier", "effective_on", "same_day", "entries", "total", "written_at",
-                    "download", "created_by")
+    list_display = ("created_on", "modifier", "effective_on", "same_day", "entries", "total", "status",
+                    "download", "created_by", "decided_by")
+    list_filter = ("status",)
     date_hierarchy = "created_on"
     exclude = ("sealed_text",)
     readonly_fields = ("download",)
@@ -96,6 +100,7 @@ class AchFileAdmin(ReadOnlyAdmin):
         view = self.admin_site.admin_view
         return [path("<int:pk>/nacha/", view(self.nacha_view), name="remittance_achfile_nacha"),
                 path("make/", view(self.make_view), name="remittance_achfile_make"),
+                path("<int:pk>/decide/", view(self.decide_view), name="remittance_achfile_decide"),
                 path("returns/", view(self.returns_view), name="remittance_achfile_returns"),
                 *super().get_urls()]
 
@@ -105,8 +110,7 @@ class AchFileAdmin(ReadOnlyAdmin):
             "can_apply_returns": request.user.has_perm(APPLY_RETURNS)})
 
     def make_view(self, request):
-        """Make the day's debit file and hand it over at once (it is kept sealed: a failed download is fetched
-        again from the list, identical)."""
+        """Prepare the day's debit file: its debits listed for a supervisor, nothing posted until one approves."""
         if not request.user.has_perm(MAKE_ACH_FILE):
             raise PermissionDenied
         form = MakeAchForm(request.POST or None, initial={"on": today()})
@@ -114,23 +118,56 @@ class AchFileAdmin(ReadOnlyAdmin):
         if request.method == "POST" and form.is_valid():
             data = form.cleaned_data
             try:
-                exported = ach_export(on=data["on"], settle=data["settle"], same_day=data["same_day"],
-                                      actor=request.user)
+                file = ach_file_prepare(on=data["on"], settle=data["settle"], same_day=data["same_day"],
+                                        actor=request.user)
             except ApplicationError as exc:
                 errors = exc.errors
             else:
-                if exported.file is None:
+                if file is None:
                     messages.warning(request, f"Nothing to debit on {data['on']}: no autopay account has a noticed "
                                               "debit due by then.")
                     return redirect("admin:remittance_achfile_changelist")
-                messages.success(request, f"File {exported.file.pk}: {exported.file.entries} debit(s) for "
-                                          f"{exported.file.total}, each posted as a payment.")
-                return redirect("admin:remittance_achfile_nacha", pk=exported.file.pk)
-        return _bank_file_page(request, self, form=form, errors=errors, title="Make the autopay debit file",
+                messages.success(request, f"File {file.pk} prepared: {file.entries} debit(s) for {file.total}. A "
+                                          "supervisor who did not prepare it approves it; nothing is posted before.")
+                return redirect("admin:remittance_achfile_decide", pk=file.pk)
+        return _bank_file_page(request, self, form=form, errors=errors, title="Prepare the autopay debit file",
                                intro="The debits of every active enrolment whose notice of amount and day was sent "
                                      "the notice period before (Reg E), for the bank to settle on the day below. "
-                                     "Each debit is posted as a payment when the file is made; the portal shows it "
-                                     "as scheduled until that day.", submit="Make the file and download it")
+                                     "Preparing lists them; a supervisor who did not prepare the file approves it "
+                                     "that day, and only then is each debit posted as a payment (the portal shows "
+                                     "it as scheduled until the day it settles) and the file downloaded.",
+                               submit="Prepare the file")
+
+    def decide_view(self, request, pk):
+        """The prepared file's debits, and a supervisor's approval (posted and downloaded) or refusal (a note)."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        file = AchFile.objects.filter(pk=pk).select_related("created_by", "decided_by").first()
+        if file is None:
+            raise Http404("no such debit file")
+        can_decide = request.user.has_perm(AchFile.approval.permission) and file.status == AchFile.Status.PENDING
+        errors = []
+        if request.method == "POST":
+            if not can_decide:
+                raise PermissionDenied
+            approve = "approve" in request.POST
+            try:
+                exported = ach_file_decide(file, approve=approve, note=request.POST.get("note", ""),
+                                           actor=request.user, on=today())
+            except ApplicationError as exc:
+                errors = exc.errors
+            else:
+                if not approve:
+                    messages.success(request, f"File {file.pk} refused: nothing was posted.")
+                    return redirect("admin:remittance_achfile_changelist")
+                messages.success(request, f"File {file.pk} approved: {file.entries} debit(s) for {file.total}, "
+                                          "each posted as a payment. Download it below for the bank.")
+                return redirect("admin:remittance_achfile_decide", pk=exported.file.pk)
+        return TemplateResponse(request, "admin/remittance/achfile_decide.html", {
+            **self.admin_site.each_context(request), "opts": AchFile._meta, "title": f"Debit file {file.pk}",
+            "file": file, "errors": errors, "can_decide": can_decide, "has_view_permission": True,
+            "debits": [{**d, "amount": Decimal(d["amount"])} for d in file.proposed],
+            "own": file.created_by_id == request.user.pk})
 
     def returns_view(self, request):
         return _bank_file_read(
@@ -143,6 +180,11 @@ class AchFileAdmin(ReadOnlyAdmin):
 
     @admin.display(description="The file for the bank")
     def download(self, obj):
+        if obj.status == AchFile.Status.PENDING:
+            return format_html('<a href="{}">Waiting for a supervisor: see its debits</a>',
+                               reverse("admin:remittance_achfile_decide", args=[obj.pk]))
+        if obj.status == AchFile.Status.REFUSED:
+            return "refused: nothing posted"
         if not obj.sealed_text:
             return "not kept (made before files were kept)"
         return format_html('<a href="{}">Download again (identical)</a>',

@@ -17,7 +17,10 @@ Design overview:
   at most the notice's amount, and only what falls due by the settlement day. Each debit is posted as a payment
   (tender "ach", reference ``ACH-<file>-<sequence>``) through billing's one payment service, and the NACHA text
   is sealed with the bank key and kept with the file, all in one transaction: a write that fails (a bad path, a
-  full disk, a kill) loses nothing, and ``ach_export_again`` gives the identical text.
+  full disk, a kill) loses nothing, and ``ach_export_again`` gives the identical text. In the admin a file takes
+  two people (``core.approval``): ``ach_file_prepare`` lists the debits and nothing is posted; a supervisor who
+  did not prepare it approves it that day (``ach_file_decide``: the debits, checked again to be those listed,
+  posted and the file sealed) or refuses it. From the server's command line (``ach_export``) it is made at once.
 * **Presented again**: a debit returned for insufficient or uncollected funds (R01, R09) goes out again under its
   notice, for the same amount, in a batch described ``RETRY PYMT``, as the office's policy says
   (``ACH_REPRESENT_TIMES``, at most twice; ``ACH_REPRESENT_AFTER_DAYS`` after the return, never the day of it)
@@ -49,6 +52,7 @@ from billing.ordinance import ordinance_on
 from billing.selectors import account_amounts_due, account_amounts_due_by
 from billing.services.payments import PaymentIn, payments_post
 from billing.services.reversals import payment_reverse
+from core.approval import approval_decide, approval_problems
 from core.dates import fmt_long_day
 from core.errors import ApplicationError, FieldError
 from core.i18n import customer_language
@@ -270,57 +274,133 @@ def _debits_wanted(enrolments, *, on: date, settle: date) -> list[_Wanted]:
     return wanted
 
 
+def _file_start(*, on: date, settle: date, same_day: bool, actor, wanted: list[_Wanted], status: str) -> AchFile:
+    used = set(AchFile.objects.filter(created_on=on).values_list("modifier", flat=True))
+    modifier = next((m for m in "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789" if m not in used), None)
+    if modifier is None:
+        raise ApplicationError(f"36 debit files were made on {on} already; the bank takes no more that day",
+                               field="date")
+    decided = {} if status == AchFile.Status.PENDING else {
+        "decided_at": timezone.now(), "decision_note": "made from the server's command line"}
+    try:
+        with transaction.atomic():
+            return AchFile.objects.create(
+                created_on=on, modifier=modifier, effective_on=settle, same_day=same_day, entries=len(wanted),
+                total=sum((w.amount for w in wanted), Decimal("0")), entry_hash="", created_by=actor, status=status,
+                proposed=_proposed(wanted), **decided)
+    except IntegrityError:
+        waiting = AchFile.objects.filter(status=AchFile.Status.PENDING).first()
+        raise ApplicationError(f"debit file {waiting.pk if waiting else ''} (made on "
+                               f"{waiting.created_on if waiting else on}) is already waiting for a supervisor: "
+                               "approve or refuse it first", field="file") from None
+
+
+def _proposed(wanted: list[_Wanted]) -> list[dict]:
+    return [{"account_no": w.enrolment.account.account_no, "amount": str(w.amount), "presentment": w.presentment,
+             "enrolment": w.enrolment.pk, "notice": w.notice.pk} for w in wanted]
+
+
+def _wanted_now(file_on: date, settle: date) -> list[_Wanted]:
+    """The debits due in a file made on ``file_on`` to settle on ``settle``, in the file's order (first
+    presentments, then those presented again, each by account), their enrolments locked."""
+    enrolments = list(AutopayEnrolment.objects.select_for_update().filter(status=AutopayEnrolment.Status.ACTIVE)
+                      .select_related("account").order_by("pk"))
+    enrolments.sort(key=lambda e: e.account.account_no)
+    wanted = _debits_wanted(enrolments, on=file_on, settle=settle)
+    # First presentments in the first batch, then those presented again: trace numbers ascend through the file.
+    wanted.sort(key=lambda w: (w.presentment > 1, w.enrolment.account.account_no))
+    return wanted
+
+
+def _file_post(file: AchFile, wanted: list[_Wanted], *, origin: Originator, actor, now: datetime | None) -> str:
+    """Post each debit of ``file`` as a payment, keep its debits and seal its NACHA text; the text."""
+    on, settle = file.created_on, file.effective_on
+    debits, payments = [], []
+    first = AutopayDebit.objects.count()  # trace numbers run on from file to file
+    for sequence, w in enumerate(wanted, start=1):
+        reference = f"ACH-{file.pk}-{sequence:07d}"
+        payments.append(PaymentIn(w.enrolment.account.account_no, w.amount, on, reference,
+                                  tender=Payment.Tender.ACH))
+        debits.append(Debit(routing=w.enrolment.routing_number,
+                            account_number=unseal(w.enrolment.account_number_sealed),
+                            savings=w.enrolment.account_type == AutopayEnrolment.AccountType.SAVINGS,
+                            amount_cents=int(w.amount * CENTS), individual_id=w.enrolment.account.account_no,
+                            name=w.enrolment.holder_name, sequence=(first + sequence) % 10_000_000))
+    try:
+        text = debit_file(origin, [d for d, w in zip(debits, wanted, strict=True) if w.presentment == 1],
+                          retries=[d for d, w in zip(debits, wanted, strict=True) if w.presentment > 1],
+                          effective=settle, created=now or timezone.localtime(), modifier=file.modifier)
+    except NachaError as exc:
+        raise ApplicationError(str(exc), field="file") from None
+    payments_post(payments=payments, actor=actor, source="autopay")
+    posted = {p.reference: p for p in Payment.objects.filter(reference__in=[p.reference for p in payments])}
+    AutopayDebit.objects.bulk_create([AutopayDebit(
+        file=file, enrolment=w.enrolment, account=w.enrolment.account, amount=w.amount, notice=w.notice,
+        presentment=w.presentment, trace_number=trace_number(origin, debit.sequence),
+        payment=posted[payment.reference])
+        for w, debit, payment in zip(wanted, debits, payments, strict=True)])
+    file.entry_hash = text.splitlines()[-1 - _padding(text)][21:31]
+    file.sealed_text = seal(text)
+    file.save(update_fields=["entry_hash", "sealed_text"])
+    return text
+
+
 def ach_export(*, on: date, settle: date | None = None, same_day: bool = False, actor=None,
                now: datetime | None = None) -> Exported:
-    """The debit file made on ``on`` to settle on ``settle`` (``settle_day_choose``): each active enrolment's debit
-    under its notice (``_debits_wanted``), every debit posted as a payment and the NACHA text sealed and kept, in
-    one transaction. Nothing due: no file."""
+    """The debit file made on ``on`` to settle on ``settle`` (``settle_day_choose``) from the server's command
+    line, approved as it is made: each active enrolment's debit under its notice (``_debits_wanted``), every debit
+    posted as a payment and the NACHA text sealed and kept, in one transaction. Nothing due: no file."""
     origin = originator()
     settle = settle_day_choose(on=on, settle=settle, same_day=same_day)
     with transaction.atomic(durable=True):
-        enrolments = list(AutopayEnrolment.objects.select_for_update().filter(status=AutopayEnrolment.Status.ACTIVE)
-                          .select_related("account").order_by("pk"))
-        enrolments.sort(key=lambda e: e.account.account_no)
-        wanted = _debits_wanted(enrolments, on=on, settle=settle)
+        wanted = _wanted_now(on, settle)
         if not wanted:
             return Exported(file=None, text="")
-        used = set(AchFile.objects.filter(created_on=on).values_list("modifier", flat=True))
-        modifier = next((m for m in "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789" if m not in used), None)
-        if modifier is None:
-            raise ApplicationError(f"36 debit files were made on {on} already; the bank takes no more that day",
-                                   field="date")
-        # First presentments in the first batch, then those presented again: trace numbers ascend through the file.
-        wanted.sort(key=lambda w: (w.presentment > 1, w.enrolment.account.account_no))
-        total = sum((w.amount for w in wanted), Decimal("0"))
-        file = AchFile.objects.create(created_on=on, modifier=modifier, effective_on=settle, same_day=same_day,
-                                      entries=len(wanted), total=total, entry_hash="", created_by=actor)
-        debits, payments = [], []
-        first = AutopayDebit.objects.count()  # trace numbers run on from file to file
-        for sequence, w in enumerate(wanted, start=1):
-            reference = f"ACH-{file.pk}-{sequence:07d}"
-            payments.append(PaymentIn(w.enrolment.account.account_no, w.amount, on, reference,
-                                      tender=Payment.Tender.ACH))
-            debits.append(Debit(routing=w.enrolment.routing_number,
-                                account_number=unseal(w.enrolment.account_number_sealed),
-                                savings=w.enrolment.account_type == AutopayEnrolment.AccountType.SAVINGS,
-                                amount_cents=int(w.amount * CENTS), individual_id=w.enrolment.account.account_no,
-                                name=w.enrolment.holder_name, sequence=(first + sequence) % 10_000_000))
-        try:
-            text = debit_file(origin, [d for d, w in zip(debits, wanted, strict=True) if w.presentment == 1],
-                              retries=[d for d, w in zip(debits, wanted, strict=True) if w.presentment > 1],
-                              effective=settle, created=now or timezone.localtime(), modifier=modifier)
-        except NachaError as exc:
-            raise ApplicationError(str(exc), field="file") from None
-        payments_post(payments=payments, actor=actor, source="autopay")
-        posted = {p.reference: p for p in Payment.objects.filter(reference__in=[p.reference for p in payments])}
-        AutopayDebit.objects.bulk_create([AutopayDebit(
-            file=file, enrolment=w.enrolment, account=w.enrolment.account, amount=w.amount, notice=w.notice,
-            presentment=w.presentment, trace_number=trace_number(origin, debit.sequence),
-            payment=posted[payment.reference])
-            for w, debit, payment in zip(wanted, debits, payments, strict=True)])
-        file.entry_hash = text.splitlines()[-1 - _padding(text)][21:31]
-        file.sealed_text = seal(text)
-        file.save(update_fields=["entry_hash", "sealed_text"])
+        file = _file_start(on=on, settle=settle, same_day=same_day, actor=actor, wanted=wanted,
+                           status=AchFile.Status.APPROVED)
+        text = _file_post(file, wanted, origin=origin, actor=actor, now=now)
+    return Exported(file=file, text=text)
+
+
+def ach_file_prepare(*, on: date, settle: date | None = None, same_day: bool = False, actor=None) -> AchFile | None:
+    """The first person's half of a debit file made in the admin: the debits a file made on ``on`` would hold,
+    listed and totalled, waiting for a supervisor; nothing posted. Nothing due: None."""
+    originator()  # the bank's details missing are refused now, not at the approval
+    settle = settle_day_choose(on=on, settle=settle, same_day=same_day)
+    with transaction.atomic(durable=True):
+        wanted = _wanted_now(on, settle)
+        if not wanted:
+            return None
+        return _file_start(on=on, settle=settle, same_day=same_day, actor=actor, wanted=wanted,
+                           status=AchFile.Status.PENDING)
+
+
+def ach_file_decide(file: AchFile, *, approve: bool, note: str, actor, on: date,
+                    now: datetime | None = None) -> Exported:
+    """A supervisor who did not prepare ``file`` approves it on ``on`` (its debits posted and its text sealed, the
+    text given back) or refuses it with a note (nothing posted). Refused, with every reason at once, when the
+    decision is not theirs, the file is not waiting, the day is not the file's own, or the debits due are no
+    longer those prepared (a payment, a return or a new notice since): then it is refused and prepared again."""
+    problems = approval_problems(file, approve=approve, note=note, actor=actor)
+    if approve and on != file.created_on:
+        problems.append(FieldError("date", f"a debit file is approved the day it is prepared ({file.created_on}); "
+                                           f"it is {on}: refuse this one and prepare the day's file"))
+    if problems:
+        raise ApplicationError(errors=problems)
+    if not approve:
+        approval_decide(file, approve=False, note=note, actor=actor)
+        return Exported(file=file, text="")
+    origin = originator()
+    with transaction.atomic(durable=True):
+        wanted = _wanted_now(file.created_on, file.effective_on)
+        if _proposed(wanted) != file.proposed:
+            total = sum((w.amount for w in wanted), Decimal("0"))
+            raise ApplicationError(
+                f"the debits due have changed since the file was prepared ({file.entries} for "
+                f"{fmt_dollars(file.total.amount)} then, {len(wanted)} for {fmt_dollars(total)} now: a payment, a "
+                "return or a notice came in between); refuse this file and prepare it again", field="file")
+        approval_decide(file, approve=True, note=note, actor=actor)
+        text = _file_post(file, wanted, origin=origin, actor=actor, now=now)
     return Exported(file=file, text=text)
 
 
@@ -329,6 +409,9 @@ def ach_export_again(*, file_id: int) -> Exported:
     file = AchFile.objects.filter(pk=file_id).first()
     if file is None:
         raise ApplicationError(f"there is no debit file {file_id}", field="file_id")
+    if file.status != AchFile.Status.APPROVED:
+        raise ApplicationError(f"debit file {file_id} is {file.get_status_display().lower()}: only an approved file "
+                               "goes to the bank", field="file_id")
     if not file.sealed_text:
         raise ApplicationError(f"debit file {file_id} was made before files were kept; it cannot be written again",
                                field="file_id")

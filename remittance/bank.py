@@ -78,7 +78,7 @@ def deposits_reconcile(*, on: date, processor=None) -> DepositsReconciled:
     result.lines.append(ChannelLine("lockbox", "Lockbox: the checks read that day", posted + _sum(queued),
                                     deposited("lockbox"), f"{len(queued)} of them in the exceptions queue or sent "
                                                           "back" if queued else ""))
-    files = list(AchFile.objects.filter(effective_on=on))
+    files = list(AchFile.objects.filter(effective_on=on, status=AchFile.Status.APPROVED))
     returned = _sum(d.amount.amount for f in files for d in f.debits.exclude(returned_code=""))
     result.lines.append(ChannelLine("autopay", "Autopay: the debit files settling that day",
                                     _sum(f.total.amount for f in files), deposited("autopay"),

@@ -18,6 +18,7 @@ from django.conf import settings
 from django.db import models
 
 from billing.models import money_field
+from core.approval import Approval
 from core.workflow import Workflow
 
 
@@ -124,8 +125,26 @@ class AutopayEnrolment(models.Model):
 class AchFile(models.Model):
     """A debit file made for the bank: what it held, and its NACHA text sealed with the bank key (never the bank
     account numbers in clear), kept in the transaction that posted its debits so a failed write is written again
-    identically (``ach_export --again``)."""
+    identically (``ach_export --again``).
 
+    Made in the admin it takes two people: one prepares it (``pending``: the debits listed in ``proposed``, nothing
+    posted) and a supervisor who is not that person approves it (the debits posted, the file sealed) or refuses
+    it with a note (``core.approval``). Made from the server's command line it is approved as it is made."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting for a supervisor"
+        APPROVED = "approved", "Approved: debits posted"
+        REFUSED = "refused", "Refused"
+
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    workflow = Workflow("status", {Status.PENDING: {Status.APPROVED, Status.REFUSED}})
+    approval = Approval(permission="remittance.approve_achfile", noun="debit file", requester="created_by")
+    proposed = models.JSONField(default=list, blank=True,
+                                help_text="The debits as prepared: account, amount and presentment of each.")
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+                                   related_name="+")
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decision_note = models.TextField(blank=True)
     created_on = models.DateField()
     modifier = models.CharField(max_length=1, help_text="The file id modifier: A, B, … for files of one day.")
     effective_on = models.DateField(help_text="The effective entry date: the banking day the debits settle.")
@@ -142,7 +161,15 @@ class AchFile(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        constraints = [models.UniqueConstraint(fields=["created_on", "modifier"], name="one_ach_file_per_modifier")]
+        permissions = [("approve_achfile", "Can approve or refuse an autopay debit file")]
+        constraints = [
+            models.UniqueConstraint(fields=["created_on", "modifier"], name="one_ach_file_per_modifier"),
+            models.UniqueConstraint(fields=["status"], condition=models.Q(status="pending"),
+                                    name="one_ach_file_waiting",
+                                    violation_error_message="A debit file is already waiting for a supervisor."),
+            models.CheckConstraint(condition=models.Q(status="pending") | models.Q(decided_at__isnull=False),
+                                   name="ach_file_decision_dated"),
+        ]
 
     def __str__(self) -> str:
         return f"ACH file {self.created_on} {self.modifier}: {self.entries} debits, {self.total}"

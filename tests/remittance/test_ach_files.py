@@ -22,7 +22,15 @@ from django.utils import timezone
 
 from billing.models import Payment
 from core.errors import ApplicationError
-from remittance.autopay import ach_export, ach_export_again, ach_returns, autopay_enrol, autopay_notices_send
+from remittance.autopay import (
+    ach_export,
+    ach_export_again,
+    ach_file_decide,
+    ach_file_prepare,
+    ach_returns,
+    autopay_enrol,
+    autopay_notices_send,
+)
 from remittance.banking_days import is_banking_day, next_banking_day, why_not_banking_day
 from remittance.models import AchFile, AutopayDebit, AutopayNotice
 from remittance.nacha import NachaError, returns_read
@@ -266,3 +274,83 @@ def test_the_admin_downloads_a_kept_file_again_identical(enrolled, client, djang
     download = client.get(url)
     assert download.status_code == 200 and download.content.decode() == exported.text
     assert download["Content-Disposition"] == 'attachment; filename="ach-2026-03-01-A.txt"'
+
+
+# --- two people for a file made in the admin ------------------------------------------------------------------
+
+def _staff(name: str, *perms: str):
+    from django.contrib.auth import get_user_model
+
+    user = get_user_model().objects.create_user(name, is_staff=True)
+    for perm in perms:
+        app_label, codename = perm.split(".")
+        user.user_permissions.add(Permission.objects.get(content_type__app_label=app_label, codename=codename))
+    return get_user_model().objects.get(pk=user.pk)  # permissions read afresh
+
+
+def test_a_prepared_file_posts_nothing_until_another_supervisor_approves_it(enrolled):
+    account = enrolled[0]
+    noticed(account)
+    clerk = _staff("clerk", "remittance.add_achfile")
+    boss = _staff("boss", "remittance.approve_achfile", "remittance.add_achfile")
+    other = _staff("other", "remittance.approve_achfile")
+    file = ach_file_prepare(on=date(2026, 3, 1), actor=boss)
+    assert file.status == "pending" and file.entries == 1 and file.total.amount == D("186.13")
+    assert file.proposed == [{"account_no": account.account_no, "amount": "186.13", "presentment": 1,
+                              "enrolment": file.proposed[0]["enrolment"], "notice": file.proposed[0]["notice"]}]
+    assert not Payment.objects.exists() and not file.sealed_text
+    with pytest.raises(ApplicationError) as refused:
+        ach_export_again(file_id=file.pk)
+    assert "waiting for a supervisor: only an approved file goes to the bank" in str(refused.value)
+    # Not the clerk, not the one who prepared it, not another day: every reason at once.
+    with pytest.raises(ApplicationError) as refused:
+        ach_file_decide(file, approve=True, note="", actor=clerk, on=date(2026, 3, 2))
+    said = [(e.field, e.message) for e in refused.value.errors]
+    assert said == [("actor", "only a supervisor approves or refuses a debit file"),
+                    ("date", "a debit file is approved the day it is prepared (2026-03-01); it is 2026-03-02: "
+                             "refuse this one and prepare the day's file")]
+    with pytest.raises(ApplicationError, match="whoever asked for a debit file does not decide it"):
+        ach_file_decide(file, approve=True, note="", actor=boss, on=date(2026, 3, 1))
+    assert not Payment.objects.exists()
+    exported = ach_file_decide(file, approve=True, note="", actor=other, on=date(2026, 3, 1))
+    payment = Payment.objects.get()
+    assert (payment.account, payment.amount.amount, payment.paid_on) == (account, D("186.13"), date(2026, 3, 1))
+    assert exported.file.status == "approved" and exported.file.decided_by == other
+    assert ach_export_again(file_id=file.pk).text == exported.text
+    valid_by_achkit(exported.text)
+
+
+def test_a_file_whose_debits_changed_since_it_was_prepared_is_not_approved(enrolled):
+    account = enrolled[0]
+    noticed(account)
+    clerk, boss = _staff("clerk", "remittance.add_achfile"), _staff("boss", "remittance.approve_achfile")
+    file = ach_file_prepare(on=date(2026, 3, 1), actor=clerk)
+    # The customer paid at the counter in between: the debit would take money no longer owed.
+    from billing.services.payments import PaymentIn, payments_post
+    payments_post(payments=[PaymentIn(account.account_no, D("186.13"), date(2026, 3, 1), "CTR-1")], actor=None,
+                  source="counter")
+    with pytest.raises(ApplicationError, match=r"the debits due have changed since the file was prepared \(1 for "
+                                               r"\$186.13 then, 0 for \$0.00 now"):
+        ach_file_decide(file, approve=True, note="", actor=boss, on=date(2026, 3, 1))
+    assert Payment.objects.count() == 1 and AchFile.objects.get().status == "pending"
+    with pytest.raises(ApplicationError, match="a refusal needs a note saying why"):
+        ach_file_decide(file, approve=False, note=" ", actor=boss, on=date(2026, 3, 1))
+    ach_file_decide(file, approve=False, note="paid at the counter", actor=boss, on=date(2026, 3, 1))
+    assert AchFile.objects.get().status == "refused" and not AutopayDebit.objects.exists()
+    # Refused, it holds no place: the next file of the day is prepared (with nothing due, none).
+    assert ach_file_prepare(on=date(2026, 3, 1), actor=clerk) is None
+
+
+def test_the_command_line_file_is_approved_as_it_is_made_and_a_pending_one_is_not_reconciled(enrolled):
+    from remittance.bank import deposits_reconcile
+
+    noticed(enrolled[0])
+    file = ach_file_prepare(on=date(2026, 3, 1), actor=None)
+    line = next(x for x in deposits_reconcile(on=MONDAY, processor=None).lines if x.channel == "autopay")
+    assert line.expected == 0  # prepared, not approved: nothing is expected at the bank
+    ach_file_decide(file, approve=False, note="wrong day", actor=_staff("boss", "remittance.approve_achfile"),
+                    on=date(2026, 3, 1))
+    made = ach_export(on=date(2026, 3, 1)).file
+    assert made.status == "approved" and made.decided_at is not None and made.modifier == "B"
+    line = next(x for x in deposits_reconcile(on=MONDAY, processor=None).lines if x.channel == "autopay")
+    assert line.expected == D("186.13")

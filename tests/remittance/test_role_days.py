@@ -1,7 +1,7 @@
 """The office's day with the bank, signed in as the role that does each part — never as a superuser: the Clerk reads
 the day's lockbox file and BAI2 report from the admin, works the exceptions queue and reconciles the deposits, and
-reads the bank's ACH returns; the Supervisor makes the ACH debit file and downloads it; the Treasurer reads the
-books and exports the journal but changes nothing."""
+reads the bank's ACH returns; the Clerk prepares the ACH debit file and a Supervisor (never the one who prepared
+it) approves and downloads it; the Treasurer reads the books and exports the journal but changes nothing."""
 
 from datetime import date
 
@@ -63,25 +63,39 @@ def test_the_clerks_day_with_the_bank(mineola, media):
     # The deposits reconciliation of the day.
     page = clerk.get(reverse("admin:deposits"), {"on": DAY.isoformat()})
     assert page.status_code == 200 and "Deposits reconciliation" in page.content.decode()
-    # Making the debit file is not the clerk's.
-    assert clerk.get(reverse("admin:remittance_achfile_make")).status_code == 403
 
 
-def test_the_supervisor_makes_the_debit_file_and_the_clerk_reads_its_returns(enrolled,
-                                                                           django_capture_on_commit_callbacks):
+def test_the_clerk_prepares_the_debit_file_a_supervisor_approves_it_and_the_clerk_reads_its_returns(
+        enrolled, monkeypatch, django_capture_on_commit_callbacks):
     account = enrolled[0]
     noticed(account)
-    supervisor = signed_in("Supervisor")
-    listing = supervisor.get(reverse("admin:remittance_achfile_changelist")).content.decode()
-    assert "Make the debit file" in listing
-    made = supervisor.post(reverse("admin:remittance_achfile_make"), {"on": "2026-03-01"})
+    monkeypatch.setattr("remittance.admin.today", lambda: date(2026, 3, 1))
+    clerk = signed_in("Clerk")
+    listing = clerk.get(reverse("admin:remittance_achfile_changelist")).content.decode()
+    assert "Prepare the debit file" in listing
+    prepared = clerk.post(reverse("admin:remittance_achfile_make"), {"on": "2026-03-01"})
     file = AchFile.objects.get()
-    assert made.status_code == 302 and made["Location"] == reverse("admin:remittance_achfile_nacha", args=[file.pk])
-    download = supervisor.get(made["Location"])
+    assert prepared.status_code == 302
+    assert prepared["Location"] == reverse("admin:remittance_achfile_decide", args=[file.pk])
+    # Prepared, nothing is posted and there is nothing to download; the clerk cannot approve it.
+    assert file.status == "pending" and not Payment.objects.filter(account=account).exists()
+    page = clerk.get(prepared["Location"]).content.decode()
+    assert account.account_no in page and "Waiting for a supervisor who did not prepare it" in page
+    assert clerk.post(prepared["Location"], {"approve": "1"}).status_code == 403
+    assert clerk.get(reverse("admin:remittance_achfile_nacha", args=[file.pk])).status_code == 302
+    # A second file cannot be prepared while this one waits.
+    again = clerk.post(reverse("admin:remittance_achfile_make"), {"on": "2026-03-01"}).content.decode()
+    assert "already waiting for a supervisor" in again
+    supervisor = signed_in("Supervisor")
+    approved = supervisor.post(prepared["Location"], {"approve": "1"})
+    assert approved.status_code == 302, approved.content.decode()[:3000]
+    file.refresh_from_db()
+    assert file.status == "approved" and file.decided_by.username == "supervisor"
+    assert Payment.objects.get(account=account).reference == f"ACH-{file.pk}-0000001"
+    download = supervisor.get(reverse("admin:remittance_achfile_nacha", args=[file.pk]))
     assert download["Content-Disposition"].startswith('attachment; filename="ach-2026-03-01-A.txt"')
     assert download.content.decode().startswith("101")
     debit = file.debits.get()
-    clerk = signed_in("Clerk")
     garbled = clerk.post(reverse("admin:remittance_achfile_returns"), {"file": upload("returns.txt", "101 é"),
                                                                        "on": "2026-03-05"})
     assert garbled.status_code == 200 and "file: is not a NACHA file" in garbled.content.decode()
