@@ -107,8 +107,9 @@ SUPERVISOR = [
     "remittance.approve_achfile",       # approve (posting its debits) or refuse a debit file (never their own)
     # The nightly job's runs (the home page's *Last nightly job*) and every import made by a worker.
     *_perms("view", "core.nightlyrun", "core.importjob"),
-    # Post a conversion batch and roll one back.
+    # Ask for a conversion post, approve or refuse one another supervisor asked for, and roll one back.
     *_perms("view add change", "conversion.conversionbatch"),
+    "conversion.approve_conversionjob",
     "conversion.view_openingitem",
 ]
 

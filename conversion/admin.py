@@ -7,14 +7,15 @@ it is in.
 
 ``core.admin.admin_page_register`` adds the page to the admin site at ``admin:conversion``, under the admin's
 login: staff who may view bills may check, compare and reconcile; importing accounts needs the permission to add
-accounts; posting needs the permission to add
-conversion batches and a rollback the permission to change them.
+accounts; asking for a post needs the permission to add conversion batches, and a second supervisor (one who did
+not ask) approves it before a worker checks and posts it; a rollback needs the permission to change them.
 """
 
 
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -26,7 +27,8 @@ from reports.admin import DOWNLOADS, report_download
 from reports.render import printed
 
 from .account_file import accounts_import_job_start
-from .jobs import conversion_job_create
+from .control import control_refuse
+from .jobs import conversion_job_create, conversion_job_decide
 from .models import ConversionBatch, ConversionJob
 from .opening import KINDS, mapping_parse
 from .parallel import STATUS_WORDS, parallel_run
@@ -69,6 +71,9 @@ class CheckForm(forms.Form):
                                         "tester_certification,tester_name,tester_certification_expires")
     contacts = forms.FileField(label="E-mail and paperless (CSV)", required=False,
                                help_text="account_no,email,paperless — the owner's address; paperless yes or no.")
+    control = forms.FileField(label="The old system's control report (CSV)", required=False,
+                              help_text="total,value rows (accounts, open_bills, water, fee, …, owed): the file is "
+                                        "refused when any total differs from it by a cent.")
 
 
 class PostForm(CheckForm):
@@ -116,6 +121,8 @@ def conversion_view(request):
     chosen = request.POST.get("form") if request.method == "POST" else None
     if chosen == "rollback":
         return _rollback(request)
+    if chosen == "decide":
+        return _decide(request)
     accounts = _bound(AccountsForm, request, chosen, "accounts")
     if chosen == "accounts":
         if not request.user.has_perm(ACCOUNTS_PERMISSION):
@@ -130,6 +137,8 @@ def conversion_view(request):
     context = {"accounts": accounts if request.user.has_perm(ACCOUNTS_PERMISSION) else None,
                "check": check, "post": post if can_post else None, "parallel": parallel, "reconcile": reconcile,
                "kinds": KINDS, "status_words": STATUS_WORDS, "problems": [],
+               "waiting": ConversionJob.objects.filter(status=ConversionJob.Status.WAITING)
+               .select_related("created_by"),
                "batches": [(batch, rollback_refusal(batch) if can_roll_back else "you may not roll back conversions")
                            for batch in ConversionBatch.objects.select_related("posted_by")[:50]]}
     if chosen == "check" and check.is_valid():
@@ -139,8 +148,11 @@ def conversion_view(request):
                                                payments=check.cleaned_data["payments"],
                                                devices=check.cleaned_data["devices"],
                                                contacts=check.cleaned_data["contacts"])
+            if check.cleaned_data["control"]:
+                control_refuse(checked, check.cleaned_data["control"].read())
         except ApplicationError as exc:
-            context["problems"] = _refused(check, exc, field="file")
+            context["problems"] = _refused(check, exc, field="control" if any(
+                e.field == "control" for e in exc.errors) else "file")
         else:
             context["checked"], context["history"] = checked, history
             context["by_kind"] = [(kind, checked.by_kind.get(kind)) for kind in KINDS]
@@ -157,12 +169,16 @@ def conversion_view(request):
                                            payments=post.cleaned_data["payments"],
                                            devices=post.cleaned_data["devices"],
                                            contacts=post.cleaned_data["contacts"],
+                                           control=post.cleaned_data["control"],
                                            mapping=post.cleaned_data["mapping"], actor=request.user)
-                conversion_job_run.delay(job.pk)
+                messages.info(request, f"Conversion post {job.pk} asked for: a supervisor other than you approves it, "
+                                       "and only then is it checked again and posted.")
                 return HttpResponseRedirect(f"{reverse('admin:conversion')}?job={job.pk}")
     job = _job(request)
     if job is not None:
         context["job"] = job
+        context["can_decide"] = (job.status == ConversionJob.Status.WAITING and job.created_by_id != request.user.pk
+                                 and request.user.has_perm(ConversionJob.approval.permission))
         if job.status in (ConversionJob.Status.POSTED, ConversionJob.Status.ALREADY) and job.batch \
                 and "reconcile-cutover" not in request.GET:
             reconcile = ReconcileForm({"reconcile-cutover": job.batch.cutover}, prefix="reconcile")
@@ -220,6 +236,26 @@ def _job(request) -> ConversionJob | None:
     except ValueError:
         return None
     return ConversionJob.objects.select_related("batch").filter(pk=number).first()
+
+
+def _decide(request):
+    """A second supervisor approves a conversion post (handed to the workers) or refuses it with a note."""
+    job = ConversionJob.objects.filter(pk=int(request.POST.get("job", "0") or 0)
+                                       if request.POST.get("job", "").isdigit() else 0).first()
+    if job is None:
+        messages.error(request, "Nothing decided: there is no such conversion post.")
+        return HttpResponseRedirect(reverse("admin:conversion"))
+    approve = "approve" in request.POST
+    try:
+        conversion_job_decide(job, approve=approve, note=request.POST.get("note", ""), actor=request.user)
+    except ApplicationError as exc:
+        messages.error(request, "Nothing decided: " + "; ".join(e.message for e in exc.errors) + ".")
+    else:
+        if approve:
+            transaction.on_commit(lambda: conversion_job_run.delay(job.pk))
+        else:
+            messages.success(request, f"Conversion post {job.pk} refused: nothing was posted.")
+    return HttpResponseRedirect(f"{reverse('admin:conversion')}?job={job.pk}")
 
 
 def _rollback(request):

@@ -31,12 +31,14 @@ AMOUNTS = (*KINDS, "charges", "owed")
 NAMES = (*COUNTS, *AMOUNTS)
 
 
-def control_report_read(path: str) -> dict[str, Decimal]:
-    """The report's totals by name; a bad row is refused naming its line."""
+def control_report_read(path: str | bytes) -> dict[str, Decimal]:
+    """The report's totals by name (from a path, or the report's bytes as uploaded); a bad row is refused
+    naming its line."""
     try:
-        text = Path(path).read_text(encoding="utf-8-sig")
+        text = path.decode("utf-8-sig") if isinstance(path, bytes) else Path(path).read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ApplicationError(f"{path} cannot be read as UTF-8 text ({exc})", field="control") from None
+        name = "the control report" if isinstance(path, bytes) else path
+        raise ApplicationError(f"{name} cannot be read as UTF-8 text ({exc})", field="control") from None
     rows = list(csv.reader(io.StringIO(text)))
     errors, totals = [], {}
     if not rows or [c.strip().lower() for c in rows[0]] != ["total", "value"]:
@@ -93,10 +95,14 @@ def control_differences(checked: OpeningBalances, report: dict[str, Decimal]) ->
     return out
 
 
-def control_refuse(checked: OpeningBalances, path: str) -> None:
+def control_refuse(checked: OpeningBalances, path: str | bytes) -> None:
     """Refuse the file (nothing saved) if it differs from its control report in any total."""
     differences = control_differences(checked, control_report_read(path))
     if differences:
         raise ApplicationError(errors=[FieldError("control", f"{checked.name or 'the file'} does not match its "
-                                                             f"control report {Path(path).name}; nothing was "
+                                                             f"control report{_named(path)}; nothing was "
                                                              "saved"), *differences])
+
+
+def _named(path: str | bytes) -> str:
+    return "" if isinstance(path, bytes) else f" {Path(path).name}"

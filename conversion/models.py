@@ -7,6 +7,7 @@ from django.db import models
 from django.db.models import Q
 
 from billing.models import money_field
+from core.approval import Approval
 from core.workflow import Workflow
 
 
@@ -81,7 +82,8 @@ class ConversionJob(models.Model):
     has got, so a village's long conversion never waits on a web request."""
 
     class Status(models.TextChoices):
-        QUEUED = "queued", "Waiting for a worker"
+        WAITING = "pending", "Waiting for a second supervisor"
+        APPROVED = "approved", "Approved: waiting for a worker"
         CHECKING = "checking", "Checking the files"
         POSTING = "posting", "Posting"
         POSTED = "posted", "Posted"
@@ -89,7 +91,16 @@ class ConversionJob(models.Model):
         REFUSED = "refused", "Refused: nothing was saved"
         FAILED = "failed", "Failed: nothing was saved"
 
-    RUNNING = (Status.QUEUED, Status.CHECKING, Status.POSTING)
+    RUNNING = (Status.APPROVED, Status.CHECKING, Status.POSTING)
+    # Posted from the admin it takes two people: a supervisor asks, another decides (core.approval); a refusal
+    # keeps its note. Then the worker's steps (conversion.jobs).
+    workflow = Workflow("status", {
+        Status.WAITING: {Status.APPROVED, Status.REFUSED},
+        Status.APPROVED: {Status.CHECKING},
+        Status.CHECKING: {Status.POSTING, Status.ALREADY, Status.REFUSED, Status.FAILED},
+        Status.POSTING: {Status.POSTED, Status.REFUSED, Status.FAILED}})
+    approval = Approval(permission="conversion.approve_conversionjob", noun="conversion post",
+                        requester="created_by", decider="a supervisor")
 
     cutover = models.DateField()
     opening = models.FileField(upload_to="conversion/", help_text="The opening balances as uploaded.")
@@ -98,17 +109,26 @@ class ConversionJob(models.Model):
     devices = models.FileField(upload_to="conversion/", blank=True)
     contacts = models.FileField(upload_to="conversion/", blank=True)
     mapping = models.FileField(upload_to="conversion/", blank=True)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    control = models.FileField(upload_to="conversion/", blank=True,
+                               help_text="The old system's control report: the files must tie to it to the cent.")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.WAITING)
     errors = models.JSONField(default=list, blank=True, help_text="The refusals: {line, field, message}.")
     error_count = models.PositiveIntegerField(default=0)
     batch = models.ForeignKey(ConversionBatch, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
                                    related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+                                   related_name="+")
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decision_note = models.TextField(blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
+        permissions = [("approve_conversionjob", "Can approve or refuse a conversion post asked for by another")]
+        constraints = [models.CheckConstraint(condition=Q(status="pending") | Q(decided_at__isnull=False),
+                                              name="conversion_job_decision_dated")]
 
     def __str__(self) -> str:
         return f"Conversion job {self.pk} ({self.get_status_display()})"

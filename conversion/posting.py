@@ -88,7 +88,7 @@ def conversion_read(source, *, as_of: date, mapping: Mapping | None = None, bill
 @collector_paused()
 def conversion_post(source, *, cutover: date, today: date, actor=None, mapping: Mapping | None = None,
                     bills=None, payments=None, devices=None, contacts=None, progress=None,
-                    control: str | None = None) -> Posted:
+                    control: str | bytes | None = None) -> Posted:
     """Post the opening balances in ``source`` (a path, bytes or an upload), with the old system's past bills and
     payments when given, as of ``cutover``: all or nothing. With ``control`` (the old system's control report,
     ``conversion.control``) a file that differs from it by a cent is refused before anything is written.

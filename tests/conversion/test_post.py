@@ -202,25 +202,57 @@ def test_outside_a_rollback_the_converted_rows_stay_append_only(accounts, tmp_pa
         Bill.objects.filter(number="L-1").update(due_date=date(2026, 4, 1))
 
 
-def test_the_conversion_page_posts_reconciles_and_rolls_back(accounts, client, django_user_model, media):
+def _supervisor(name: str):
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+    from django.test import Client
+
+    user = get_user_model().objects.create_user(name, is_staff=True)
+    user.groups.add(Group.objects.get(name="Supervisor"))
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def _asked_and_approved(asker, approver, page: str, form: dict, capture):
+    """One supervisor asks for the post (nothing posted, and the asker cannot approve it); another approves it
+    (the worker runs on commit)."""
+    batches = ConversionBatch.objects.count()
+    asked = asker.post(page, form)
+    assert asked.status_code == 302, asked.content.decode()[:3000]
+    job = ConversionJob.objects.latest("pk")
+    assert job.status == "pending" and ConversionBatch.objects.count() == batches
+    waiting = approver.get(page).content.decode()
+    assert f"Conversion post {job.pk}</a>: cutover" in waiting
+    mine = asker.post(page, {"form": "decide", "job": str(job.pk), "approve": "1"}, follow=True).content.decode()
+    assert "whoever asked for a conversion post does not decide it" in mine
+    assert ConversionJob.objects.get(pk=job.pk).status == "pending"
+    with capture(execute=True):
+        approved = approver.post(page, {"form": "decide", "job": str(job.pk), "approve": "1"})
+    return approver.get(approved["Location"])
+
+
+def test_the_conversion_page_posts_reconciles_and_rolls_back(accounts, media, django_capture_on_commit_callbacks):
     from django.core.files.uploadedfile import SimpleUploadedFile
     from django.urls import reverse
 
-    client.force_login(django_user_model.objects.create_superuser("root", "root@example.org", "x"))
+    asker, approver = _supervisor("asks"), _supervisor("approves")
+    client = approver
     page = reverse("admin:conversion")
     before = books()
-    refused = client.post(page, {"form": "post", "post-cutover": "2026-06-15", "post-confirm": "on",
-                                 "post-file": SimpleUploadedFile("open.csv", (CLEAN + "9-9,L-9,2026-02-01,2026-03-01,"
-                                                                                      "water,1.00,\n").encode())},
-                          follow=True)
+    refused = _asked_and_approved(asker, approver, page, {
+        "form": "post", "post-cutover": "2026-06-15", "post-confirm": "on",
+        "post-file": SimpleUploadedFile("open.csv", (CLEAN + "9-9,L-9,2026-02-01,2026-03-01,water,1.00,\n").encode())},
+        django_capture_on_commit_callbacks)
     html = refused.content.decode()
     assert refused.status_code == 200 and "Refused: nothing was saved" in html
     assert "<td class=\"r\">8</td><td>account_no</td><td>unknown account &#x27;9-9&#x27;</td>" in html
     assert books() == before
     contacts = b"account_no,email,paperless\n1-0001,owner1@example.org,Y\n"
-    posted = client.post(page, {"form": "post", "post-cutover": "2026-06-15", "post-confirm": "on",
-                                "post-file": SimpleUploadedFile("open.csv", CLEAN.encode()),
-                                "post-contacts": SimpleUploadedFile("contacts.csv", contacts)}, follow=True)
+    posted = _asked_and_approved(asker, approver, page, {
+        "form": "post", "post-cutover": "2026-06-15", "post-confirm": "on",
+        "post-file": SimpleUploadedFile("open.csv", CLEAN.encode()),
+        "post-contacts": SimpleUploadedFile("contacts.csv", contacts)}, django_capture_on_commit_callbacks)
     html = posted.content.decode()
     assert "Posted as conversion" in html and "The books match the file to the cent." in html
     assert "<td>Paperless accounts</td><td class=\"r\">1</td><td class=\"r\">1</td>" in html
@@ -262,3 +294,36 @@ def test_the_reconciliation_ties_the_old_systems_control_report_to_the_books(acc
     result = reconciliation(cutover=CUTOVER)
     assert not result.matches
     assert ("owed", Decimal("253.44"), Decimal("258.44")) in result.legacy_rows()
+
+
+@pytest.mark.citation("policy: conversion control totals")
+def test_in_the_admin_the_control_report_refuses_a_cent_and_a_refused_post_posts_nothing(
+        accounts, media, django_capture_on_commit_callbacks):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    from tests.conversion.test_check import CONTROL
+
+    asker, approver = _supervisor("asks"), _supervisor("approves")
+    page = reverse("admin:conversion")
+    off = CONTROL.replace("water,231.13", "water,231.14")
+    checked = asker.post(page, {"form": "check", "check-file": SimpleUploadedFile("open.csv", CLEAN.encode()),
+                                "check-control": SimpleUploadedFile("control.csv", off.encode())}).content.decode()
+    assert "water" in checked and "231.14" in checked and "231.13" in checked and "$0.01" in checked
+    # Asked for with the report $0.01 off, then approved: the worker refuses it, nothing posted.
+    before = books()
+    refused = _asked_and_approved(asker, approver, page, {
+        "form": "post", "post-cutover": "2026-06-15", "post-confirm": "on",
+        "post-file": SimpleUploadedFile("open.csv", CLEAN.encode()),
+        "post-control": SimpleUploadedFile("control.csv", off.encode())}, django_capture_on_commit_callbacks)
+    assert "Refused: nothing was saved" in refused.content.decode() and books() == before
+    # Refused by the second supervisor: a note is needed, and nothing is posted.
+    asker.post(page, {"form": "post", "post-cutover": "2026-06-15", "post-confirm": "on",
+                      "post-file": SimpleUploadedFile("open.csv", CLEAN.encode())})
+    job = ConversionJob.objects.latest("pk")
+    bare = approver.post(page, {"form": "decide", "job": str(job.pk), "refuse": "1"}, follow=True).content.decode()
+    assert "a refusal needs a note saying why" in bare
+    approver.post(page, {"form": "decide", "job": str(job.pk), "refuse": "1", "note": "wrong cutover"})
+    job.refresh_from_db()
+    assert job.status == "refused" and job.decision_note == "wrong cutover" and not job.opening
+    assert books() == before and not ConversionBatch.objects.exists()
