@@ -37,6 +37,9 @@ run: export DJANGO_DEBUG := 1
 # rather than printed over the server's log.
 run: export EMAIL_BACKEND ?= django.core.mail.backends.filebased.EmailBackend
 run: export EMAIL_FILE_PATH ?= $(CURDIR)/sent-mail
+# Test payments: the app's own checkout page stands in for the processor and a made-up bank key and bank for the
+# bank's, so the demo pays online, enrols in autopay and makes the debit file; every page says no money moves.
+run: export TEST_PAYMENTS ?= 1
 run: install
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py demo_bootstrap --preset $(PRESET) --demo $(DEMO)

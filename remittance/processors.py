@@ -11,6 +11,8 @@ Design overview:
   points the client elsewhere, as the tests' stand-in does). Without keys there is no processor
   (``processor_configured`` gives None) and the portal says how to pay by mail or at the office instead.
 * **A registry** (``PROCESSORS``) names each adapter, so a second processor is a class and a setting.
+* **Test payments** (``TEST_PAYMENTS``, development only): the app's own stand-in (``test_processor``), so the demo
+  shows online payment with no processor account and no money moving.
 """
 
 from dataclasses import dataclass
@@ -207,7 +209,12 @@ PROCESSORS = {StripeProcessor.name: StripeProcessor}
 
 
 def processor_configured() -> Processor | None:
-    """The processor the environment configures, or None (no keys: online payment is not offered)."""
+    """The processor the environment configures, or None (no keys: online payment is not offered). With
+    ``TEST_PAYMENTS`` (development only) it is the app's own stand-in, ``test_processor.TestProcessor``."""
+    if settings.TEST_PAYMENTS:
+        from .test_processor import TestProcessor
+
+        return TestProcessor()
     if not (settings.STRIPE_SECRET_KEY and settings.STRIPE_WEBHOOK_SECRET):
         return None
     return StripeProcessor(secret_key=settings.STRIPE_SECRET_KEY, webhook_secret=settings.STRIPE_WEBHOOK_SECRET,

@@ -10,5 +10,6 @@ urlpatterns = [
     path("done/<uuid:public_id>/", views.done, name="done"),
     path("cancelled/<uuid:public_id>/", views.cancelled, name="cancelled"),
     path("webhook/<str:processor_name>/", views.webhook, name="webhook"),
+    path("test-checkout/<str:checkout_id>/", views.test_checkout, name="test_checkout"),
     path("autopay/<uuid:public_id>/", views.autopay, name="autopay"),
 ]

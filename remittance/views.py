@@ -156,6 +156,26 @@ def webhook(request, processor_name: str):
     return HttpResponse(applied.outcome, status=200, content_type="text/plain")
 
 
+def test_checkout(request, checkout_id: str):
+    """The test processor's checkout page (``TEST_PAYMENTS``, development only): *Pay* sends the event a processor
+    would, signed, through the webhook's reading; *Cancel* goes back as the processor's page would."""
+    processor = processor_configured()
+    if processor is None or processor.name != "test":
+        raise Http404("test payments are off")
+    from .test_processor import TestProcessor, signature
+
+    online = get_object_or_404(OnlinePayment.objects.select_related("account"), processor="test",
+                               checkout_id=checkout_id)
+    if request.method == "POST":
+        if "cancel" in request.POST:
+            return redirect("remittance:cancelled", public_id=online.public_id)
+        payload = TestProcessor.paid_event(online)
+        processor_event_apply(processor.name, processor.event_read(payload, signature(payload)))
+        return redirect("remittance:done", public_id=online.public_id)
+    return _page(request, "remittance/test_checkout.html", {"payment": online,
+                                                            "amount": fmt_dollars(online.amount.amount)})
+
+
 @login_required
 def autopay(request, public_id):
     """Set up, see or cancel autopay for an account linked to the customer's login."""

@@ -36,6 +36,23 @@ def test_development_is_asked_for_and_gets_the_development_key():
     assert out.stdout.split() == ["True", "False", "False"]
 
 
+def test_test_payments_are_refused_with_debugging_off_and_give_the_demo_a_bank():
+    refused = settings_with(SECRET_KEY="x" * 60, TEST_PAYMENTS="1")
+    assert refused.returncode != 0 and "TEST_PAYMENTS is for development only" in refused.stderr
+    allowed = settings_with(DJANGO_DEBUG="1", TEST_PAYMENTS="1")
+    assert allowed.returncode == 0, allowed.stderr
+    shown = subprocess.run([sys.executable, "-c", "import django; django.setup(); from django.conf import settings; "
+                            "from cryptography.fernet import Fernet; Fernet(settings.BANK_ACCOUNT_KEY.encode()); "
+                            "print(settings.ACH_ODFI_ROUTING, settings.ACH_COMPANY_NAME)"],
+                           cwd=ROOT, capture_output=True, text=True,
+                           env={**{k: v for k, v in os.environ.items() if k not in ("SECRET_KEY", "BANK_ACCOUNT_KEY")},
+                                "DJANGO_SETTINGS_MODULE": "waterbilling.settings", "DJANGO_DEBUG": "1",
+                                "TEST_PAYMENTS": "1"})
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.split() == ["011000015", "TEST", "VILLAGE"]
+    assert "run: export TEST_PAYMENTS ?= 1" in (ROOT / "Makefile").read_text().splitlines()
+
+
 def test_make_run_asks_for_development_mode():
     assert "run: export DJANGO_DEBUG := 1" in (ROOT / "Makefile").read_text().splitlines()
 

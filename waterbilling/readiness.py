@@ -118,6 +118,13 @@ def _mail_and_site() -> list[Finding]:
 
 def _channels() -> list[Finding]:
     out = []
+    if settings.TEST_PAYMENTS:
+        out.append(Finding("Payments", "test payments are on (TEST_PAYMENTS): online payments go to this site's own "
+                                       "test checkout, and the bank key and the bank for autopay are made up — no "
+                                       "money moves", "turn TEST_PAYMENTS off and set the processor's keys "
+                                                      "(STRIPE_*) and the bank's (BANK_ACCOUNT_KEY, ACH_*): "
+                                                      "docs/payments.md"))
+        return out
     stripe = [bool(settings.STRIPE_SECRET_KEY), bool(settings.STRIPE_WEBHOOK_SECRET)]
     if any(stripe) and not all(stripe):
         missing = "STRIPE_WEBHOOK_SECRET" if stripe[0] else "STRIPE_SECRET_KEY"

@@ -8,6 +8,8 @@ and Celery tasks executed eagerly in-process; ``DATABASE_URL`` switches to Postg
 real broker.
 """
 
+import base64
+import hashlib
 from pathlib import Path
 
 import csp.constants as csp
@@ -97,6 +99,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "remittance.context_processors.test_payments",
             ],
         },
     },
@@ -279,6 +282,21 @@ ACH_COMPANY_NAME = env.str("ACH_COMPANY_NAME", default="")
 ACH_NOTICE_DAYS = env.int("ACH_NOTICE_DAYS", default=10)
 ACH_REPRESENT_TIMES = env.int("ACH_REPRESENT_TIMES", default=2)
 ACH_REPRESENT_AFTER_DAYS = env.int("ACH_REPRESENT_AFTER_DAYS", default=2)
+# Test payments, for development and training only (``make run`` turns them on): the app's own stand-in for the
+# processor (remittance.test_processor: its checkout page says "Test payments — no money moves") and, unless given,
+# a bank key and a bank made up for the demo, so a trainee pays online, enrols in autopay, makes the debit file and
+# reads a returns file. Refused with debugging off: a live office never takes test payments.
+TEST_PAYMENTS = env.bool("TEST_PAYMENTS", default=False)
+if TEST_PAYMENTS:
+    if not DEBUG:
+        raise ImproperlyConfigured("TEST_PAYMENTS is for development only (DJANGO_DEBUG=1): a live office takes no "
+                                   "test payments; configure a processor (STRIPE_*) and the bank (BANK_*, ACH_*)")
+    BANK_ACCOUNT_KEY = BANK_ACCOUNT_KEY or base64.urlsafe_b64encode(
+        hashlib.sha256(f"test bank key:{SECRET_KEY}".encode()).digest()).decode()
+    ACH_ODFI_ROUTING = ACH_ODFI_ROUTING or "011000015"
+    ACH_ODFI_NAME = ACH_ODFI_NAME or "TEST BANK"
+    ACH_COMPANY_ID = ACH_COMPANY_ID or "9999999999"
+    ACH_COMPANY_NAME = ACH_COMPANY_NAME or "TEST VILLAGE"
 # The words in a bank's BAI2 credit that name a customer's bank bill-pay service: such a credit is posted to the
 # account its reference names (remittance.bank_report), or goes to the exceptions queue.
 BANK_BILLPAY_WORDS = env.list("BANK_BILLPAY_WORDS", default=["RPPS", "CHECKFREE", "FISERV", "BILL PAY", "BILLPAY",

@@ -9,6 +9,7 @@ with DEBUG off: it is for the embedded demo, never production.
 
 import secrets
 from datetime import date, timedelta
+from pathlib import Path
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -19,6 +20,7 @@ from accounts.models import Account
 from core.commands import today
 from core.errors import ApplicationError
 from demo import DEMO_PRESET
+from demo.autopay import demo_autopay_create
 from demo.backflow import demo_backflow_create, demo_backflow_words
 from demo.payments import demo_payments_create
 from demo.termination import demo_cases_create
@@ -60,6 +62,7 @@ class Command(BaseCommand):
         if len(bill_dates) > 1:
             self._termination_cases(as_of=as_of)
             self._backflow(as_of=as_of)
+            self._autopay(as_of=as_of)
         password = _admin_with_new_password()
         staff_password = _staff_with_new_password()
         customer_password, linked = _customer_with_new_password()
@@ -108,6 +111,16 @@ class Command(BaseCommand):
             return
         if made:
             self.stdout.write(demo_backflow_words(made))
+
+    def _autopay(self, *, as_of: date) -> None:
+        made = demo_autopay_create(as_of=as_of, folder=Path(settings.MEDIA_ROOT) / "demo-files")
+        if made is None:
+            return
+        self.stdout.write(
+            f"Demo: autopay on accounts {', '.join(made.enrolled)} (test payments: no money moves); "
+            f"{made.due_today} debit(s) due in today's file (a clerk prepares it, a supervisor approves it)"
+            + (f"; the bank's returns file for the file made three days ago: {made.returns_path}"
+               if made.returns_path else ""))
 
     def _call(self, name: str, *args: str) -> None:
         try:
