@@ -3,10 +3,16 @@
 Each row brings an account with its meter and the meter's first reading, so the import stands on the
 meters floor, above accounts.
 
-One row per account::
+One row per account and meter::
 
     account_no,book,category,owner_name,owner_address,occupant_name,service_address,sbl,
     meter_serial,meter_size,meter_unit,initial_reading,initial_read_date[,status]
+
+An account with several meters (a domestic meter and a bypass meter on its sprinkler service, Mineola
+§ 45.28 C(2); irrigation; the two registers of a compound meter read as two meters) is on one row per meter:
+the first row brings the account, each later row with the same ``account_no`` one more meter, and every row
+gives the same account columns (``book`` to ``sbl``, and ``status``). A bill counts the water through every
+meter installed on the account.
 
 ``status`` (optional, active or vacant; blank is active) is what a new account opens with.
 
@@ -172,6 +178,7 @@ class _Plan:
     """Everything the file writes, gathered before anything is saved."""
 
     new_rows: list[_Row] = field(default_factory=list)
+    more_meters: list[tuple[_Row, _Row]] = field(default_factory=list)  # (a later meter's row, its account's row)
     reused_meters: dict[str, Meter] = field(default_factory=dict)
     reused_readings: set[str] = field(default_factory=set)
     # Existing rows the file changes, by id; the claims catch two rows giving one record different values.
@@ -198,7 +205,7 @@ def accounts_import(*, file: ImportSource, as_of: date, actor: AbstractBaseUser 
     for row in rows:
         if row.meter_unit is not None and (problem := rules.unit_problem(policy, row.meter_unit)):
             errors.add(line=row.line, field="meter_unit", message=problem)
-    _duplicates_check(rows, "account_no", errors=errors)
+    first_rows = _meter_rows_check(rows, errors=errors)
     _duplicates_check(rows, "meter_serial", errors=errors)
     reason = change_reason(command="import_accounts", file=source)
     try:
@@ -208,17 +215,27 @@ def accounts_import(*, file: ImportSource, as_of: date, actor: AbstractBaseUser 
                                   if r.meter_serial and r.account_no not in existing])
             plan = _Plan()
             for row in rows:
+                first = first_rows.get(row.account_no)
                 if row.account_no in existing:
-                    _update_plan(row, existing[row.account_no], plan=plan, as_of=as_of, errors=errors)
-                elif row.account_no is not None:
-                    _create_check(row, stock.get(row.meter_serial), plan=plan, errors=errors)
+                    if first is row:
+                        _update_plan(row, existing[row.account_no], plan=plan, as_of=as_of, errors=errors)
+                    else:
+                        _recorded_check(row, existing[row.account_no], errors=errors)
+                        plan.unchanged += 1
+                elif row.account_no is not None and _create_check(row, stock.get(row.meter_serial), plan=plan,
+                                                                  errors=errors):
+                    if first is row:
+                        plan.new_rows.append(row)
+                    else:
+                        plan.more_meters.append((row, first))
             errors.raise_if_any()
             _plan_save(plan, as_of=as_of, actor=actor, reason=reason)
     except IntegrityError as exc:
         raise Conflict("an account or meter in this file was saved by someone else while it was being "
                        "imported; nothing was saved — import the file again", field="file") from exc
     return ImportResult(created=len(plan.new_rows),
-                        updated=len(rows) - len(plan.new_rows) - plan.unchanged, skipped=plan.unchanged)
+                        updated=len(rows) - len(plan.new_rows) - len(plan.more_meters) - plan.unchanged,
+                        skipped=plan.unchanged)
 
 
 # --- checking ---------------------------------------------------------------------------------------
@@ -231,6 +248,32 @@ def _row_parse(row: CsvRow, *, as_of: date, errors: ImportErrors) -> _Row:
         if value is not None:
             values[column] = value
     return _Row(line=row.line, values=values)
+
+
+# The columns that describe the account, not the meter: the same on each row of an account with several meters.
+ACCOUNT_COLUMNS = ("book", "category", "owner_name", "owner_address", "occupant_name", "service_address", "sbl",
+                   "status")
+
+
+def _meter_rows_check(rows: Sequence[_Row], *, errors: ImportErrors) -> dict[str, _Row]:
+    """The first row of each account; a later row of the same account brings one more meter and must give the
+    same account columns."""
+    first: dict[str, _Row] = {}
+    for row in rows:
+        if row.account_no is None:
+            continue
+        if row.account_no not in first:
+            first[row.account_no] = row
+            continue
+        account_row = first[row.account_no]
+        for column in ACCOUNT_COLUMNS:
+            if column in row.values and column in account_row.values \
+                    and row.values[column] != account_row.values[column]:
+                errors.add(line=row.line, field=column,
+                           message=f"account {row.account_no} is also on line {account_row.line} (one row per "
+                                   f"meter), with {column} {account_row.values[column]!r}; every row of an account "
+                                   "gives the same account columns")
+    return first
 
 
 def _duplicates_check(rows: Sequence[_Row], column: str, *, errors: ImportErrors) -> None:
@@ -293,16 +336,16 @@ def _meters_load(serials: list[str]) -> dict[str, _StockMeter]:
     return found
 
 
-def _create_check(row: _Row, stock: _StockMeter | None, *, plan: _Plan, errors: ImportErrors) -> None:
+def _create_check(row: _Row, stock: _StockMeter | None, *, plan: _Plan, errors: ImportErrors) -> bool:
+    """Whether a new account's meter on ``row`` may be installed (a meter on file only from stock)."""
     if stock is None or row.meter_serial is None:
-        plan.new_rows.append(row)
-        return
+        return True
     meter, serial = stock.meter, row.meter_serial
     if stock.open_on_account is not None:
         errors.add(line=row.line, field="meter_serial",
                    message=f"meter {serial} is installed on account {stock.open_on_account} (since "
                            f"{stock.open_since}); remove it there first")
-        return
+        return False
     if row.meter_size is not None and row.meter_size != meter.size:
         errors.add(line=row.line, field="meter_size",
                    message=f"meter {serial} is on file as {meter.size}\"; the file says {row.meter_size}\"")
@@ -332,7 +375,7 @@ def _create_check(row: _Row, stock: _StockMeter | None, *, plan: _Plan, errors: 
         elif last_on == installed_on:
             plan.reused_readings.add(serial)
     plan.reused_meters[serial] = meter
-    plan.new_rows.append(row)
+    return True
 
 
 def _same_name(a: str, b: str) -> bool:
@@ -432,7 +475,8 @@ def _recorded_check(row: _Row, existing: _Existing, *, errors: ImportErrors) -> 
         installed = ", ".join(sorted(i.meter.serial for i in existing.installations)) or "no meter"
         errors.add(line=row.line, field="meter_serial",
                    message=f"account {account.account_no} has {installed} installed, not {row.meter_serial}; "
-                           "record a meter change on the account instead")
+                           "a meter added to an account already on file (a bypass or irrigation meter) or a "
+                           "change of meter is recorded on the account's page, not by the file")
         return
     meter = installation.meter
     recorded_reading = existing.install_readings.get((meter.id, installation.installed_on))
@@ -486,13 +530,17 @@ def _plan_save(plan: _Plan, *, as_of: date, actor: AbstractBaseUser | None, reas
         for r, p, o in zip(new, premises, owners, strict=True)])
     create(Ownership, [Ownership(account=a, owner=a.owner, started_on=r.initial_read_date)
                        for r, a in zip(new, accounts, strict=True)])
+    # Each account's meters: its own row's, then one more for each later row of the account.
+    by_line = {r.line: a for r, a in zip(new, accounts, strict=True)}
+    metered = [*((r, a) for r, a in zip(new, accounts, strict=True)),
+               *((r, by_line[first.line]) for r, first in plan.more_meters)]
     fresh = create(Meter, [Meter(serial=r.meter_serial, size=r.meter_size, unit=r.meter_unit)
-                           for r in new if r.meter_serial not in plan.reused_meters])
+                           for r, _a in metered if r.meter_serial not in plan.reused_meters])
     meters = {**{m.serial: m for m in fresh}, **plan.reused_meters}
     create(Installation, [
         Installation(meter=meters[r.meter_serial], account=a, installed_on=r.initial_read_date)
-        for r, a in zip(new, accounts, strict=True)])
+        for r, a in metered])
     create(Reading, [
         Reading(meter=meters[r.meter_serial], read_on=r.initial_read_date, value=r.initial_reading,
                 read_type=Reading.ReadType.ACTUAL, source=INSTALL_SOURCE, entered_by=actor)
-        for r in new if r.meter_serial not in plan.reused_readings])
+        for r, _a in metered if r.meter_serial not in plan.reused_readings])

@@ -3,6 +3,7 @@
 import csv
 import io
 from datetime import date
+from decimal import Decimal
 from io import StringIO
 
 import pytest
@@ -174,14 +175,15 @@ def test_several_bad_rows_are_all_listed_and_nothing_is_saved(tmp_path, db):
         row(),                                                        # line 2: fine
         row(account_no="1-0002", book="11", meter_serial="M2"),       # line 3
         row(account_no="1-0003", category="house", meter_unit="litres", meter_serial="M3"),  # line 4
-        row(account_no="1-0001", meter_serial="M4"),                  # line 5: duplicate account_no
+        row(account_no="1-0001", meter_serial="M4", book="2"),        # line 5: a second meter, another book
     ))
     assert "rejected with 4 error(s) on 3 line(s); nothing was saved" in message
     assert listed.splitlines() == [
         "line 3: book: 11 is above 10",
         "line 4: category: 'house' is not one of one_two_family, other, nonprofit",
         "line 4: meter_unit: 'litres' is not one of gal, cf",
-        "line 5: account_no: '1-0001' is already on line 2 of this file; each account_no may appear once",
+        "line 5: book: account 1-0001 is also on line 2 (one row per meter), with book 1; every row of an "
+        "account gives the same account columns",
     ]
 
 
@@ -305,8 +307,9 @@ def test_an_account_opens_vacant_when_the_file_says_so(tmp_path, db):
 def test_an_existing_account_with_a_different_meter(tmp_path, db):
     run(tmp_path, csv_text(row()))
     _, listed = rejected(tmp_path, csv_text(row(meter_serial="M7")))
-    assert listed.strip() == ("line 2: meter_serial: account 1-0001 has M1 installed, not M7; record a meter "
-                              "change on the account instead")
+    assert listed.strip() == ("line 2: meter_serial: account 1-0001 has M1 installed, not M7; a meter added to an "
+                              "account already on file (a bypass or irrigation meter) or a change of meter is "
+                              "recorded on the account's page, not by the file")
 
 
 def test_wrong_header_is_one_error_naming_expected_and_found(tmp_path, db):
@@ -435,3 +438,35 @@ def test_service_with_a_progress_bar(db, capsys):
     result = accounts_import(file=csv_text(row()).encode(), as_of=date(2026, 6, 30), actor=None,
                              progress=True)
     assert (result.created, result.updated, result.skipped) == (1, 0, 0)
+
+
+@pytest.mark.citation("Mineola § 45.28 C(2)")
+def test_an_account_with_a_bypass_meter_comes_over_on_two_rows_and_is_billed_for_both(tmp_path, mineola):
+    """A sprinkler service's 5/8" bypass meter is "a meter on the account": the account is on two rows, one per
+    meter, and its bill counts the water through both — 50,000 gal domestic and 12,500 through the bypass bill as
+    the worked 62,500 gal: $186.13 (docs/ordinances.md)."""
+    from accounts.models import Account
+    from billing.models import Bill
+    from meters.models import Installation, Reading
+
+    two_meters = csv_text(row(meter_serial="DOM-1", initial_reading="1000000", initial_read_date="2025-07-10"),
+                          row(meter_serial="BYP-1", initial_reading="0", initial_read_date="2025-07-10"))
+    assert "accounts 1 created, 0 updated, 0 skipped" in run(tmp_path, two_meters)
+    account = Account.objects.get(account_no="1-0001")
+    assert sorted(Installation.objects.filter(account=account).values_list("meter__serial", flat=True)) == \
+        ["BYP-1", "DOM-1"]
+    assert "accounts 0 created, 0 updated, 2 skipped" in run(tmp_path, two_meters)  # the same file again
+    Reading.objects.create(meter=Installation.objects.get(meter__serial="DOM-1").meter, read_on=date(2026, 1, 12),
+                           value=1_050_000)
+    Reading.objects.create(meter=Installation.objects.get(meter__serial="BYP-1").meter, read_on=date(2026, 1, 12),
+                           value=12_500)
+    call_command("run_billing", "--date", "2026-02-01", "--no-progress", stdout=StringIO())
+    bill = Bill.objects.get(account=account)
+    assert (bill.gallons, bill.total.amount) == (62_500, Decimal("186.13"))
+    # A meter not on the account yet is not added by a file: the account's page records it.
+    _, listed = rejected(tmp_path, csv_text(row(meter_serial="DOM-1", initial_reading="1000000",
+                                                initial_read_date="2025-07-10"),
+                                            row(meter_serial="IRR-9", initial_reading="0",
+                                                initial_read_date="2025-07-10")))
+    assert ("account 1-0001 has BYP-1, DOM-1 installed, not IRR-9; a meter added to an account already on file (a "
+            "bypass or irrigation meter) or a change of meter is recorded on the account's page") in listed
