@@ -16,7 +16,8 @@ Design overview:
   one of them*; the totals of both sides and their difference close the report. Money is added with Decimal.
 
 This is how a village proves we bill like its old system before switching — or finds where the old one was
-wrong.
+wrong. A period before the cutover is compared before ``convert post``: once the old system's bills of that
+period are on the books, the run is refused rather than answering differently.
 """
 
 from collections import defaultdict
@@ -212,9 +213,28 @@ def legacy_bills_csv(bills: dict[str, dict[str, Decimal]], *, bill_date: date) -
     return "\n".join(rows) + "\n"
 
 
+def posted_after_refusal(run_on: date) -> None:
+    """Refuse a period billed before the cutover of a conversion already posted: its bills and history came over
+    from the old system, so our side would be the old system's own bills (and the previous bills each rating
+    starts from), and the run would answer differently than before the post. Run before ``convert post``."""
+    from .models import ConversionBatch
+
+    batch = (ConversionBatch.objects.filter(status=ConversionBatch.Status.POSTED, cutover__gt=run_on)
+             .order_by("cutover").first())
+    if batch is not None:
+        raise ApplicationError(
+            f"the period billed on {run_on} is before the cutover {batch.cutover} of conversion {batch.pk}, posted "
+            "already: that period's bills came over from the old system, so the run would compare them with "
+            "themselves. Run the parallel run of a period before the cutover before `convert post` (or after "
+            "rolling the batch back); after the post, run it on a period billed on or after the cutover",
+            field="date")
+
+
 def parallel_run(*, legacy, run_on: date, today: date) -> ParallelRun:
     """The old system's bills of a period (``legacy``: a path, bytes or an uploaded file) against ours for the
-    period billed on ``run_on``, nothing issued."""
+    period billed on ``run_on``, nothing issued. A period before a posted conversion's cutover is refused
+    (``posted_after_refusal``): the run answers the same before the post or not at all."""
+    posted_after_refusal(run_on)
     legacy_date, theirs = legacy_bills_read(legacy, as_of=today)
     try:
         ours, why_not = our_bills(run_on=run_on, today=today)

@@ -4,11 +4,13 @@ books identical to the row, and a period of its bills run in parallel — identi
 one rate changed, the accounts and the line that differ."""
 
 import io
+import re
 from datetime import date
 from decimal import Decimal
 
 import pytest
 from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from billing.models import Bill, BillingRun, RateSchedule
 from billing.services.adjustments import adjustment_create
@@ -114,15 +116,26 @@ def test_the_demo_export_converts_with_the_lines_it_prints(mineola, tmp_path):
     and the reconciliation matches."""
     demo_accounts_create(count=120, as_of=date(2026, 6, 14), seed=11)
     out = io.StringIO()
-    call_command("convert", "demo-export", str(tmp_path), "--cutover", "2026-06-15", stdout=out)
+    call_command("convert", "demo-export", str(tmp_path), "--cutover", "2026-06-15", "--period", "2026-06-01",
+                 stdout=out)
     lines = [line.strip() for line in out.getvalue().splitlines() if line.strip().startswith("convert ")]
-    assert [line.split()[1] for line in lines] == ["check", "post"] and "--contacts" in lines[1]
+    assert [line.split()[1] for line in lines] == ["check", "parallel", "post"] and "--contacts" in lines[2]
     before = counts()
     said = io.StringIO()
     call_command(*lines[0].split(), stdout=said)
     assert "no problems" in said.getvalue() and counts() == before
+    # The parallel run of the last period before the cutover, in the printed order: before the post.
     said = io.StringIO()
     call_command(*lines[1].split(), stdout=said)
+    assert " 0 different, 0 only in the old system" in said.getvalue() and counts() == before
+    said = io.StringIO()
+    call_command(*lines[2].split(), stdout=said)
     assert "posted conversion" in said.getvalue()
     result = reconciliation(cutover=CUTOVER)
     assert result.matches and result.paperless[0] == result.paperless[1] > 0
+    # After the post the same run would compare the old system's bills with themselves: refused, saying when.
+    err = io.StringIO()
+    with pytest.raises(CommandError, match="nothing was saved"):
+        call_command(*lines[1].split(), stdout=io.StringIO(), stderr=err)
+    assert re.search(r"date: the period billed on 2026-06-01 is before the cutover 2026-06-15 of conversion \d+, "
+                     r"posted already.*before `convert post`", err.getvalue()), err.getvalue()

@@ -211,14 +211,16 @@ class Command(BaseCommand):
         files["contacts"].write_text(export.contacts)
         given = (f"{files['opening_balances']} --history {files['history']} --payments {files['payments']} "
                  f"--devices {files['devices']} --contacts {files['contacts']}")
-        self.stdout.write(f"written {', '.join(str(f) for f in files.values())}:\n"
-                          f"  convert check {given} --date {cutover - timedelta(days=1)}\n"
-                          f"  convert post {given} --cutover {cutover}")
+        steps = [f"  convert check {given} --date {cutover - timedelta(days=1)}"]
         if o["period"]:
+            # The parallel run of a period before the cutover comes before the post (``posted_after_refusal``).
             run_on = parse_as_of(o["period"], allow_future=True)
             legacy = directory / "legacy_bills.csv"
             legacy.write_text(legacy_bills_csv(our_bills(run_on=run_on, today=today())[0], bill_date=run_on))
-            self.stdout.write(f"written {legacy}: convert parallel {legacy} --date {run_on}")
+            files["legacy_bills"] = legacy
+            steps.append(f"  convert parallel {legacy} --date {run_on}")
+        steps.append(f"  convert post {given} --cutover {cutover}")
+        self.stdout.write(f"written {', '.join(str(f) for f in files.values())}; in this order:\n" + "\n".join(steps))
 
     def do_rollback(self, o):
         batch = conversion_rollback(o["batch"])
