@@ -23,7 +23,7 @@ from datetime import datetime
 
 from django.core.files.base import ContentFile
 
-from core.csvimport import ImportErrors, ImportResult, import_source_read
+from core.csvimport import TRIMMED, ImportErrors, ImportResult, import_source_read
 from core.csvout import csv_writer
 from core.errors import ApplicationError
 from core.services import import_job_start
@@ -85,7 +85,7 @@ def accounts_mapped(source, mapping: AccountsMapping) -> AccountsRead:
     rows = list(csv.reader(io.StringIO(file.text, newline="")))
     if not rows:
         return AccountsRead(text=file.text, closed=0)
-    header = [name.strip() for name in rows[0]]
+    header = [name.strip(TRIMMED) for name in rows[0]]
     ours = [c for c in ACCOUNTS_LAYOUT.columns if c != "status" or "status" in mapping.columns or c in header]
     source_of = {column: mapping.columns.get(column, column) for column in ours}
     missing = [theirs for theirs in source_of.values() if theirs not in header]
@@ -99,7 +99,7 @@ def accounts_mapped(source, mapping: AccountsMapping) -> AccountsRead:
     writer.writerow(ours)
     closed = 0
     for line, row in enumerate(rows[1:], start=2):
-        values = {column: row[index].strip(" ") if index < len(row) else "" for column, index in where.items()}
+        values = {column: row[index].strip(TRIMMED) if index < len(row) else "" for column, index in where.items()}
         if not "".join(values.values()).strip():
             writer.writerow([])
             continue

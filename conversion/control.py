@@ -21,6 +21,7 @@ import io
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
+from core.csvimport import TRIMMED, control_problem
 from core.errors import ApplicationError, FieldError
 from core.money import fmt_dollars
 
@@ -41,7 +42,7 @@ def control_report_read(path: str | bytes) -> dict[str, Decimal]:
         raise ApplicationError(f"{name} cannot be read as UTF-8 text ({exc})", field="control") from None
     rows = list(csv.reader(io.StringIO(text)))
     errors, totals = [], {}
-    if not rows or [c.strip().lower() for c in rows[0]] != ["total", "value"]:
+    if not rows or [c.strip(TRIMMED).lower() for c in rows[0]] != ["total", "value"]:
         raise ApplicationError("the control report's first row must be the header 'total,value'", field="control")
     for line, row in enumerate(rows[1:], start=2):
         if not any(c.strip() for c in row):
@@ -49,7 +50,12 @@ def control_report_read(path: str | bytes) -> dict[str, Decimal]:
         if len(row) != 2:
             errors.append(FieldError("control", f"{len(row)} columns; a row is 'total,value'", line=line))
             continue
-        name, value = row[0].strip().lower(), row[1].strip().replace(",", "").replace("$", "")
+        problems = [(column, problem) for column, cell in (("total", row[0]), ("value", row[1]))
+                    if (problem := control_problem(cell.strip(TRIMMED)))]
+        if problems:
+            errors.extend(FieldError(column, problem, line=line) for column, problem in problems)
+            continue
+        name, value = row[0].strip(TRIMMED).lower(), row[1].strip(TRIMMED).replace(",", "").replace("$", "")
         if name not in NAMES:
             errors.append(FieldError("total", f"'{name}' is not a control total; use {', '.join(NAMES)}",
                                      line=line))
@@ -60,14 +66,14 @@ def control_report_read(path: str | bytes) -> dict[str, Decimal]:
         try:
             number = Decimal(value)
         except InvalidOperation:
-            errors.append(FieldError("value", f"'{row[1].strip()}' is not a number", line=line))
+            errors.append(FieldError("value", f"'{row[1].strip(TRIMMED)}' is not a number", line=line))
             continue
         if name in COUNTS and number != number.to_integral_value():
-            errors.append(FieldError("value", f"{name} is a count: '{row[1].strip()}' is not a whole number",
+            errors.append(FieldError("value", f"{name} is a count: '{row[1].strip(TRIMMED)}' is not a whole number",
                                      line=line))
             continue
         if name in AMOUNTS and number != number.quantize(Decimal("0.01")):
-            errors.append(FieldError("value", f"'{row[1].strip()}' has more than cents", line=line))
+            errors.append(FieldError("value", f"'{row[1].strip(TRIMMED)}' has more than cents", line=line))
             continue
         totals[name] = number
     if errors:

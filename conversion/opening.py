@@ -30,6 +30,7 @@ from pathlib import Path
 from accounts.models import Account
 from billing.models import Bill
 from core.csvimport import (
+    TRIMMED,
     CsvLayout,
     ImportErrors,
     ImportFile,
@@ -101,7 +102,7 @@ def _mapped(file: ImportFile, mapping: Mapping) -> str:
     rows = list(csv.reader(io.StringIO(file.text)))
     if not rows:
         return file.text
-    header = [name.strip() for name in rows[0]]
+    header = [name.strip(TRIMMED) for name in rows[0]]
     source = {ours: mapping.columns.get(ours, ours) for ours in OPENING_LAYOUT.columns}
     missing = [theirs for theirs in source.values() if theirs not in header]
     if missing:
@@ -115,7 +116,7 @@ def _mapped(file: ImportFile, mapping: Mapping) -> str:
         if not any(value.strip() for value in row):
             writer.writerow([])
             continue
-        values = {ours: row[index].strip(" ") if index < len(row) else "" for ours, index in where.items()}
+        values = {ours: row[index].strip(TRIMMED) if index < len(row) else "" for ours, index in where.items()}
         values["kind"] = mapping.kinds.get(values["kind"], values["kind"])
         if mapping.date_format:
             for column in ("bill_date", "due_date"):

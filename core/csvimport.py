@@ -120,6 +120,12 @@ class ImportFile:
     text: str
 
 
+
+# The one whitespace rule of every CSV the system reads (the imports, the conversion's files through their
+# mappings, the old system's control report): the plain spaces around a value or a header name are trimmed; any
+# other whitespace is not, so a tab or a line break is refused naming it (a control character) wherever it is.
+TRIMMED = " "
+
 def import_source_read(source: ImportSource) -> ImportFile:
     """Read and decode ``source`` (a path, raw bytes, or an open/uploaded file) as UTF-8 text."""
     if isinstance(source, bytes):
@@ -228,7 +234,7 @@ def csv_rows(*, text: str, layout: CsvLayout, errors: ImportErrors) -> list[CsvR
     """
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
-        header = [name.strip() for name in next(reader, [])]
+        header = [name.strip(TRIMMED) for name in next(reader, [])]
     except csv.Error as exc:
         raise ImportRejected(errors=[FieldError(field="header", line=1,
                                                 message=f"not readable as CSV: {exc}")]) from None
@@ -252,9 +258,8 @@ def csv_rows(*, text: str, layout: CsvLayout, errors: ImportErrors) -> list[CsvR
             errors.add(line=line, field="", message=f"has {len(values)} values; the header has {len(header)} "
                                                     f"columns ({','.join(header)})")
             continue
-        # Only plain spaces around a value are trimmed: a tab or a line break is a control character, refused
-        # naming it (an account number "1-0001<TAB>" is not quietly taken as 1-0001).
-        values = {name: value.strip(" ") for name, value in zip(header, values, strict=True)}
+        # TRIMMED: an account number "1-0001 " is 1-0001; "1-0001<TAB>" is refused, never quietly taken as 1-0001.
+        values = {name: value.strip(TRIMMED) for name, value in zip(header, values, strict=True)}
         # PostgreSQL cannot take NUL in text: such a row is an error here, and never reaches a query.
         if nul_anywhere and (with_nul := [name for name, value in values.items() if "\x00" in value]):
             for name in with_nul:

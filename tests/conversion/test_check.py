@@ -157,3 +157,42 @@ def test_a_control_report_with_a_bad_row_is_refused_by_line(accounts, tmp_path):
     assert "line 2" in said and "'acounts' is not a control total" in said
     assert "line 3" in said and "'12.345' has more than cents" in said
     assert "line 4" in said and "open_bills is a count" in said
+
+
+@pytest.mark.parametrize("through_mapping", [False, True])
+def test_one_whitespace_rule_spaces_around_a_value_are_trimmed_a_tab_is_refused(accounts, tmp_path,
+                                                                                through_mapping):
+    """Every CSV the system reads follows one rule (``core.csvimport.TRIMMED``): plain spaces around a value or a
+    header name are trimmed, any other whitespace is refused naming it — the opening balances as written or
+    through a mapping, and the old system's control report."""
+    from tests.conversion.test_check import CONTROL
+
+    def export(text: str) -> str:
+        if not through_mapping:
+            return text
+        return text.replace(HEADER, "ACCT_NO ,BILL_NUMBER,BILL_DT,DUE_DT,CHG_CODE,AMT,MEMO\n").replace(
+            ",water,", ",WA,").replace(",penalty,", ",PN,").replace(",fee,", ",FE,").replace(
+            ",credit,", ",CR,").replace(",deposit,", ",DP,").replace("2026-02-01,2026-03-01", "02/01/2026,03/01/2026"
+                                                                    ).replace("2026-05-01,2026-06-01",
+                                                                              "05/01/2026,06/01/2026")
+
+    mapping = ("--mapping", str(MAPPING)) if through_mapping else ()
+    spaced = (CLEAN if through_mapping else CLEAN.replace(HEADER, "account_no ,bill_no,bill_date,due_date,kind,"
+                                                                  "amount,description\n")
+              ).replace("1-0002,L-2", "1-0002  ,L-2 ").replace("45.00,Minimum", " 45.00 ,Minimum ")
+    (tmp_path / "control.csv").write_text(CONTROL.replace("water,231.13", " water , 231.13 "))
+    said = check(tmp_path, export(spaced), *mapping, "--control", str(tmp_path / "control.csv"))
+    assert "no problems in 6 rows" in said
+    def refused(text: str, *args: str) -> str:
+        (tmp_path / "open.csv").write_text(text)
+        err = io.StringIO()
+        with pytest.raises(CommandError):
+            call_command("convert", "check", str(tmp_path / "open.csv"), "--date", "2026-06-15", *args,
+                         stdout=io.StringIO(), stderr=err)
+        return err.getvalue()
+
+    tabbed = CLEAN.replace("1-0002,L-2,2026-05-01,2026-06-01,fee", "1-0002\t,L-2,2026-05-01,2026-06-01,fee")
+    assert "line 5: account_no: contains a control character (U+0009, a tab)" in refused(export(tabbed), *mapping)
+    (tmp_path / "control.csv").write_text(CONTROL.replace("water,231.13", "water,231.13\t"))
+    assert "value: contains a control character (U+0009, a tab)" in refused(CLEAN, "--control",
+                                                                           str(tmp_path / "control.csv"))
