@@ -9,6 +9,8 @@ Design overview:
   under the same bill number, whose bill then takes the period and gallons from here.
 * **Payments** (``PAYMENTS_LAYOUT``): what the customer paid the old system, shown beside the bills, never on
   our books.
+* **A bill total column**, where the export has one (``bill_total``, optional, last): the same on every row of a
+  bill and what its rows add up to, to the cent (``opening.BillTotals``; the opening balances take it too).
 * **Checked as every import is** (``core.csvimport``): every problem with its line and column, nothing saved —
   an unknown account, a bill number used by two accounts or dated two ways, a period that ends before it starts,
   a date after the day before the cutover, a bill number already one of ours. A clean file gives its control
@@ -34,10 +36,10 @@ from core.csvimport import (
 from core.dates import iso_date
 from core.money import ZERO
 
-from .opening import unknown_accounts
+from .opening import BillTotals, bill_total, unknown_accounts
 
 HISTORY_LAYOUT = CsvLayout(required=("account_no", "bill_no", "bill_date", "due_date", "period_start", "period_end",
-                                     "gallons", "kind", "amount"))
+                                     "gallons", "kind", "amount"), optional=("bill_total",))
 PAYMENTS_LAYOUT = CsvLayout(required=("account_no", "paid_on", "amount", "reference"))
 HISTORY_KINDS = ("water", "sewer", "fee", "fine")
 GALLONS_MAX = 10**12
@@ -116,6 +118,7 @@ def history_read(bills_source=None, payments_source=None, *, as_of: date) -> His
         account_no, bill_no = memoized(identifier(max_length=20)), memoized(identifier(max_length=40))
         gallons_of, amount_of = memoized(_gallons), memoized(_amount)
         first_line: dict[str, int] = {}
+        totals = BillTotals()
         for row in csv_rows(text=file.text, layout=HISTORY_LAYOUT, errors=errors):
             number = errors.parse(row, "account_no", account_no)
             bill = errors.parse(row, "bill_no", bill_no)
@@ -137,6 +140,9 @@ def history_read(bills_source=None, payments_source=None, *, as_of: date) -> His
                 errors.add(line=row.line, field="kind", message=f"'{kind}' is not a kind of a past bill's charge; "
                                                                 f"use {', '.join(HISTORY_KINDS)}")
             amount = errors.parse(row, "amount", amount_of)
+            if bill is not None:
+                totals.row(bill=bill, line=row.line, total=errors.parse(row, "bill_total", bill_total),
+                           amount=amount, errors=errors)
             if number is None or bill is None or None in days.values() or gallons is None or amount is None \
                     or kind not in HISTORY_KINDS:
                 continue
@@ -157,6 +163,7 @@ def history_read(bills_source=None, payments_source=None, *, as_of: date) -> His
                     "the same"))
             else:
                 seen.charges.append((kind, amount))
+        totals.check(errors)
         unknown_accounts(errors, first_line)
         for chunk in chunked(sorted(history.bills), 20_000):
             for number in Bill.objects.filter(number__any=list(chunk)).values_list("number", flat=True):

@@ -70,8 +70,8 @@ def legacy_export(*, cutover: date, seed: int = 45) -> LegacyExport:
                  .values_list("account_id", "meter__size"))
     eve = cutover - timedelta(days=1)
     months = [add_months(cutover.replace(day=1), -k) for k in range(YEARS * 12, 0, -1)]
-    opening, open_rows = _writer(OPENING_LAYOUT.columns)
-    history, past_rows = _writer(HISTORY_LAYOUT.columns)
+    opening, open_rows = _writer(OPENING_LAYOUT.required)
+    history, past_rows = _writer(HISTORY_LAYOUT.required)
     payments, paid_rows = _writer(PAYMENTS_LAYOUT.columns)
     devices, device_rows = _writer(DEVICES_LAYOUT.columns)
     contacts, contact_rows = _writer(CONTACTS_LAYOUT.columns)

@@ -45,12 +45,12 @@ from core.csvimport import (
 from core.csvout import csv_writer
 from core.dates import iso_date
 from core.errors import ApplicationError
-from core.money import ZERO
+from core.money import ZERO, fmt_dollars
 
 from .account_file import AccountsMapping, accounts_mapping_parse
 
 OPENING_LAYOUT = CsvLayout(required=("account_no", "bill_no", "bill_date", "due_date", "kind", "amount",
-                                     "description"))
+                                     "description"), optional=("bill_total",))
 BILL_KINDS = ("water", "sewer", "fee", "fine", "penalty", "interest")  # the charges of an open bill
 ACCOUNT_KINDS = ("credit", "deposit")  # of the account, on no bill
 KINDS = BILL_KINDS + ACCOUNT_KINDS
@@ -104,6 +104,9 @@ def _mapped(file: ImportFile, mapping: Mapping) -> str:
         return file.text
     header = [name.strip(TRIMMED) for name in rows[0]]
     source = {ours: mapping.columns.get(ours, ours) for ours in OPENING_LAYOUT.columns}
+    # An optional column (the bill total) the mapping does not name and the export does not have is left off.
+    source = {ours: theirs for ours, theirs in source.items()
+              if ours in OPENING_LAYOUT.required or ours in mapping.columns or theirs in header}
     missing = [theirs for theirs in source.values() if theirs not in header]
     if missing:
         raise ApplicationError(f"the export has no column {', '.join(repr(m) for m in missing)} that the mapping "
@@ -111,7 +114,8 @@ def _mapped(file: ImportFile, mapping: Mapping) -> str:
     where = {ours: header.index(theirs) for ours, theirs in source.items()}
     out = io.StringIO()
     writer = csv_writer(out, lineterminator="\n")
-    writer.writerow(OPENING_LAYOUT.columns)
+    written = [ours for ours in OPENING_LAYOUT.columns if ours in where]  # as before, unless it has a bill total
+    writer.writerow(written)
     for row in rows[1:]:
         if not any(value.strip() for value in row):
             writer.writerow([])
@@ -125,8 +129,41 @@ def _mapped(file: ImportFile, mapping: Mapping) -> str:
                         values[column] = datetime.strptime(values[column], mapping.date_format).date().isoformat()
                     except ValueError:
                         pass  # left as written: the check names it
-        writer.writerow([values[ours] for ours in OPENING_LAYOUT.columns])
+        writer.writerow([values[ours] for ours in written])
     return out.getvalue()
+
+
+@dataclass
+class BillTotals:
+    """An export's bill total column, where it has one: the same on every row of a bill, and what the bill's rows
+    add up to, to the cent (a bill cut short or a line lost on the way is refused, not posted)."""
+
+    given: dict[str, tuple[Decimal, int]] = field(default_factory=dict)  # bill → (its total, the line it is on)
+    added: dict[str, Decimal] = field(default_factory=lambda: defaultdict(Decimal))
+
+    def row(self, *, bill: str, line: int, total: Decimal | None, amount: Decimal | None,
+            errors: ImportErrors) -> None:
+        if total is not None:
+            seen = self.given.setdefault(bill, (total, line))
+            if seen[0] != total:
+                errors.add(line=line, field="bill_total", message=(
+                    f"bill {bill} totals {fmt_dollars(seen[0])} on line {seen[1]}; every row of a bill gives its "
+                    "same total"))
+        if amount is not None:
+            self.added[bill] += amount
+
+    def check(self, errors: ImportErrors) -> None:
+        for bill, (total, line) in self.given.items():
+            added = self.added.get(bill, ZERO)
+            if added != total:
+                errors.add(line=line, field="bill_total", message=(
+                    f"bill {bill}'s rows add up to {fmt_dollars(added)} but its total says {fmt_dollars(total)} (a "
+                    f"difference of {fmt_dollars(total - added)}); the export's lines and its total must agree"))
+
+
+def bill_total(value: str) -> Decimal | None:
+    """A bill total column's value: blank (none given), or dollars and cents."""
+    return None if not value else dollars(value) if value not in ("0", "0.00") else Decimal("0.00")
 
 
 @dataclass(frozen=True)
@@ -189,6 +226,7 @@ def opening_balances_read(source, *, as_of: date, mapping: Mapping | None = None
         memoized(identifier(max_length=40, required=False)), memoized(text(max_length=200, required=False))
     items: list[OpenItem] = []
     bills: dict[str, tuple[str, date | None, date | None, int]] = {}
+    totals = BillTotals()
     for row in csv_rows(text=body, layout=OPENING_LAYOUT, errors=errors):
         number = errors.parse(row, "account_no", account_no)
         bill = errors.parse(row, "bill_no", bill_no) or ""
@@ -211,6 +249,12 @@ def opening_balances_read(source, *, as_of: date, mapping: Mapping | None = None
             errors.add(line=row.line, field="bill_no", message=f"is required: a {kind} charge belongs to an open bill")
         amount = errors.parse(row, "amount", _positive)
         description = errors.parse(row, "description", words) or ""
+        total = errors.parse(row, "bill_total", bill_total)
+        if total is not None and not on_bill:
+            errors.add(line=row.line, field="bill_total", message=f"a {kind} is on no bill: leave its bill total "
+                                                                  "blank")
+        elif on_bill and bill:
+            totals.row(bill=bill, line=row.line, total=total, amount=amount if kind in KINDS else None, errors=errors)
         if on_bill and bill and number is not None:
             seen = bills.get(bill)
             if seen is None:
@@ -225,6 +269,7 @@ def opening_balances_read(source, *, as_of: date, mapping: Mapping | None = None
         if number is not None and amount is not None and kind in KINDS:
             items.append(OpenItem(line=row.line, account_no=number, bill_no=bill, bill_date=bill_date,
                                   due_date=due_date, kind=kind, amount=amount, description=description))
+    totals.check(errors)
     first_line = {}
     for item in items:
         first_line.setdefault(item.account_no, item.line)

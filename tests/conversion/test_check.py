@@ -196,3 +196,62 @@ def test_one_whitespace_rule_spaces_around_a_value_are_trimmed_a_tab_is_refused(
     (tmp_path / "control.csv").write_text(CONTROL.replace("water,231.13", "water,231.13\t"))
     assert "value: contains a control character (U+0009, a tab)" in refused(CLEAN, "--control",
                                                                            str(tmp_path / "control.csv"))
+
+
+FIXTURES = Path(settings.BASE_DIR) / "fixtures" / "conversion"
+CLEAN_TOTALS = {"rows": 6, "accounts": 3, "open_bills": 2,
+                "by_kind": {"water": "231.13", "sewer": "0.00", "fee": "25.00", "fine": "0.00", "penalty": "9.31",
+                            "interest": "0.00", "credit": "12.00", "deposit": "250.00"},
+                "charges": "265.44", "owed": "253.44", "deposits_held": "250.00"}
+
+
+@pytest.mark.parametrize("layout", ["open_invoices", "aged_receivables"])
+def test_the_worked_mappings_of_two_more_export_layouts_read_as_the_opening_balances(accounts, tmp_path, layout):
+    """An accounting package's open invoices (YYYYMMDD dates, a bill total on each row) and a utility package's
+    aged receivables (day-month name-year dates, no total) read through their shipped mappings hold what the
+    worked opening balances hold, to the cent."""
+    export = (FIXTURES / f"{layout}_export.csv").read_text()
+    said = check(tmp_path, export, "--mapping", str(FIXTURES / f"{layout}_mapping.toml"), "--json")
+    assert json.loads(said) == CLEAN_TOTALS
+
+
+def test_a_bill_total_column_must_equal_the_bills_rows(accounts, tmp_path):
+    """Where an export gives each bill's total, its rows must add up to it to the cent; the total is the same on
+    every row of a bill and none is given for a credit or a deposit."""
+    mapping = ("--mapping", str(FIXTURES / "open_invoices_mapping.toml"))
+    export = (FIXTURES / "open_invoices_export.csv").read_text()
+    cent_off = export.replace("Late penalty 5%,195.44", "Late penalty 5%,195.45").replace(
+        "Water first half,195.44", "Water first half,195.45")
+    (tmp_path / "open.csv").write_text(cent_off)
+    err = io.StringIO()
+    with pytest.raises(CommandError):
+        call_command("convert", "check", str(tmp_path / "open.csv"), "--date", "2026-06-15", *mapping,
+                     stdout=io.StringIO(), stderr=err)
+    assert err.getvalue().splitlines() == [
+        "line 2: bill_total: bill INV-000101's rows add up to $195.44 but its total says $195.45 (a difference of "
+        "$0.01); the export's lines and its total must agree"]
+    mixed = export.replace("Meter test,70.00", "Meter test,70.01").replace("Overpayment,", "Overpayment,12.00")
+    (tmp_path / "open.csv").write_text(mixed)
+    err = io.StringIO()
+    with pytest.raises(CommandError):
+        call_command("convert", "check", str(tmp_path / "open.csv"), "--date", "2026-06-15", *mapping,
+                     stdout=io.StringIO(), stderr=err)
+    assert err.getvalue().splitlines() == [
+        "line 5: bill_total: bill INV-000214 totals $70.00 on line 4; every row of a bill gives its same total",
+        "line 6: bill_total: a credit is on no bill: leave its bill total blank"]
+
+
+def test_a_past_bills_total_must_equal_its_charges(accounts, tmp_path):
+    history = ("account_no,bill_no,bill_date,due_date,period_start,period_end,gallons,kind,amount,bill_total\n"
+               "1-0001,H-1,2025-08-01,2025-09-01,2025-01-10,2025-07-10,62500,water,186.13,211.13\n"
+               "1-0001,H-1,2025-08-01,2025-09-01,2025-01-10,2025-07-10,62500,fee,25.00,211.13\n"
+               "1-0002,H-2,2025-08-01,2025-09-01,2025-01-10,2025-07-10,10000,water,45.00,45.10\n")
+    (tmp_path / "history.csv").write_text(history)
+    (tmp_path / "open.csv").write_text(CLEAN)
+    err = io.StringIO()
+    with pytest.raises(CommandError):
+        call_command("convert", "check", str(tmp_path / "open.csv"), "--history", str(tmp_path / "history.csv"),
+                     "--date", "2026-06-15", stdout=io.StringIO(), stderr=err)
+    assert ("line 4: history.bill_total: bill H-2's rows add up to $45.00 but its total says $45.10 (a difference "
+            "of $0.10)") in err.getvalue()
+    assert "H-1" not in err.getvalue()
