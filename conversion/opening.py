@@ -50,8 +50,9 @@ from core.money import ZERO, fmt_dollars
 from .account_file import AccountsMapping, accounts_mapping_parse
 
 OPENING_LAYOUT = CsvLayout(required=("account_no", "bill_no", "bill_date", "due_date", "kind", "amount",
-                                     "description"), optional=("bill_total",))
+                                     "description"), optional=("bill_total", "charged_on"))
 BILL_KINDS = ("water", "sewer", "fee", "fine", "penalty", "interest")  # the charges of an open bill
+LATE_KINDS = ("penalty", "interest")  # the late charges the old system charged: never recomputed
 ACCOUNT_KINDS = ("credit", "deposit")  # of the account, on no bill
 KINDS = BILL_KINDS + ACCOUNT_KINDS
 
@@ -123,8 +124,8 @@ def _mapped(file: ImportFile, mapping: Mapping) -> str:
         values = {ours: row[index].strip(TRIMMED) if index < len(row) else "" for ours, index in where.items()}
         values["kind"] = mapping.kinds.get(values["kind"], values["kind"])
         if mapping.date_format:
-            for column in ("bill_date", "due_date"):
-                if values[column]:
+            for column in ("bill_date", "due_date", "charged_on"):
+                if values.get(column):
                     try:
                         values[column] = datetime.strptime(values[column], mapping.date_format).date().isoformat()
                     except ValueError:
@@ -176,6 +177,7 @@ class OpenItem:
     kind: str
     amount: Decimal
     description: str
+    charged_on: date | None = None  # a late charge's own day, where the export gives it
 
 
 @dataclass
@@ -255,6 +257,17 @@ def opening_balances_read(source, *, as_of: date, mapping: Mapping | None = None
                                                                   "blank")
         elif on_bill and bill:
             totals.row(bill=bill, line=row.line, total=total, amount=amount if kind in KINDS else None, errors=errors)
+        charged_on = errors.parse(row, "charged_on", iso_date) if row["charged_on"] else None
+        if charged_on is not None:
+            if kind not in LATE_KINDS:
+                errors.add(line=row.line, field="charged_on", message=(
+                    f"only a late charge ({', '.join(LATE_KINDS)}) has a day of its own; leave it blank for a {kind}"))
+            elif bill_date is not None and charged_on < bill_date:
+                errors.add(line=row.line, field="charged_on", message=(
+                    f"{charged_on} is before the bill's date {bill_date}: a late charge follows its bill"))
+            elif charged_on > as_of:
+                errors.add(line=row.line, field="charged_on", message=(
+                    f"{charged_on} is after {as_of}: the old system charged it before the cutover"))
         if on_bill and bill and number is not None:
             seen = bills.get(bill)
             if seen is None:
@@ -268,7 +281,8 @@ def opening_balances_read(source, *, as_of: date, mapping: Mapping | None = None
                     "dates"))
         if number is not None and amount is not None and kind in KINDS:
             items.append(OpenItem(line=row.line, account_no=number, bill_no=bill, bill_date=bill_date,
-                                  due_date=due_date, kind=kind, amount=amount, description=description))
+                                  due_date=due_date, kind=kind, amount=amount, description=description,
+                                  charged_on=charged_on))
     totals.check(errors)
     first_line = {}
     for item in items:

@@ -158,13 +158,14 @@ def _write(batch: ConversionBatch, checked: OpeningBalances, history: History, *
         if bill is None:
             bill = bills[item.bill_no] = OpeningBill(account_id=account_id, number=item.bill_no,
                                                      bill_date=item.bill_date, due_date=item.due_date)
-        bill.charges.append((item.kind, item.description, item.amount))
+        bill.charges.append((item.kind, item.description, item.amount, item.charged_on))
     for number, past in history.bills.items():
         bill = bills.get(number)
         if bill is None:  # paid in the old system: its lines as billed, shown, not owed
             bills[number] = OpeningBill(account_id=ids[past.account_no], number=number, bill_date=past.bill_date,
                                         due_date=past.due_date, open=False, period=past.period, gallons=past.gallons,
-                                        charges=[(kind, KIND_WORDS[kind], amount) for kind, amount in past.charges])
+                                        charges=[(kind, KIND_WORDS[kind], amount, None)
+                                                 for kind, amount in past.charges])
         else:  # owed in part: the open items are its lines; the history says what was used
             bill.period, bill.gallons = past.period, past.gallons
     written = opening_books_post(

@@ -70,14 +70,15 @@ def opening_source(prefix: str, what: str, key: int) -> str:
 
 @dataclass
 class OpeningBill:
-    """One bill of the previous system: its charges (kind, description, amount) in the file's order, owed when
-    ``open`` (posted to the ledger), history otherwise; with its period and gallons when the history has them."""
+    """One bill of the previous system: its charges (kind, description, amount, and a late charge's own day or
+    None) in the file's order, owed when ``open`` (posted to the ledger), history otherwise; with its period and
+    gallons when the history has them."""
 
     account_id: int
     number: str
     bill_date: date
     due_date: date
-    charges: list[tuple[str, str, Decimal]] = field(default_factory=list)
+    charges: list[tuple[str, str, Decimal, date | None]] = field(default_factory=list)
     open: bool = True
     period: tuple[date, date] | None = None
     gallons: int = 0
@@ -90,7 +91,7 @@ class OpeningBill:
     @property
     def total(self) -> Decimal:
         """What the bill charged for service, fees and fines (its late charges are apart, as on our bills)."""
-        return sum((amount for kind, _, amount in self.charges if kind in LINE_KINDS), ZERO)
+        return sum((amount for kind, _, amount, _ in self.charges if kind in LINE_KINDS), ZERO)
 
 
 @dataclass(frozen=True)
@@ -172,10 +173,13 @@ def opening_books_post(*, bills: Sequence[OpeningBill], items: Sequence[AccountI
     lines, postings = [], []
     for bill, bill_id in zip(bills, ids, strict=True):
         by_kind: dict[str, Decimal] = defaultdict(Decimal)
+        late_charges = []
         position = 0
-        for kind, description, amount in bill.charges:
-            entry_kind = ENTRY_KINDS[kind]
-            by_kind[entry_kind] += amount
+        for kind, description, amount, charged_on in bill.charges:
+            if kind in LATE_KINDS:
+                late_charges.append((kind, description, amount, charged_on))
+                continue
+            by_kind[ENTRY_KINDS[kind]] += amount
             if kind in LINE_KINDS:
                 position += 1
                 lines.append((bill_id, position, LINE_KINDS[kind], description or LINE_KINDS[kind].label, "",
@@ -184,10 +188,16 @@ def opening_books_post(*, bills: Sequence[OpeningBill], items: Sequence[AccountI
             continue  # paid in the old system: shown, not owed
         source = opening_source(prefix, "bill", bill_id)
         for entry_kind, amount in by_kind.items():
-            late = entry_kind in (LedgerEntry.Kind.CONVERTED_PENALTY, LedgerEntry.Kind.CONVERTED_INTEREST)
             postings.append(Posting(account_id=bill.account_id, bill_id=bill_id, kind=entry_kind,
-                                    posted_on=max(eve, bill.bill_date) if late else bill.bill_date, amount=amount,
-                                    source=source, description=f"Bill {bill.number} (previous system)"))
+                                    posted_on=bill.bill_date, amount=amount, source=source,
+                                    description=f"Bill {bill.number} (previous system)"))
+        # Each late charge the old system charged stays its own row: on its own day where the export gives it (the
+        # day before the cutover where it does not), with its own words.
+        for number, (kind, description, amount, charged_on) in enumerate(late_charges, start=1):
+            postings.append(Posting(
+                account_id=bill.account_id, bill_id=bill_id, kind=ENTRY_KINDS[kind],
+                posted_on=charged_on or max(eve, bill.bill_date), amount=amount, source=f"{source}:late:{number}",
+                description=f"{description or kind.capitalize()} — bill {bill.number} (previous system)"))
     line_columns = ("bill_id", "position", "kind", "description", "citation", "quantity", "rate", "amount",
                     "amount_currency")
     if is_postgres():

@@ -327,3 +327,49 @@ def test_in_the_admin_the_control_report_refuses_a_cent_and_a_refused_post_posts
     job.refresh_from_db()
     assert job.status == "refused" and job.decision_note == "wrong cutover" and not job.opening
     assert books() == before and not ConversionBatch.objects.exists()
+
+
+@pytest.mark.citation("policy: conversion late charges")
+def test_legacy_late_charges_keep_their_own_days_and_words_on_the_statement_and_the_portal(accounts, tmp_path,
+                                                                                          client):
+    """Each late charge the old system charged comes over as its own row: on the day it gives (``charged_on``),
+    with its own words, never recomputed — not one lump per bill dated the day before the cutover. A charge
+    without a day keeps the day before the cutover; a day before its bill, or given to a water charge, is
+    refused."""
+    from accounts.models import PortalLink
+    from tests.portal.conftest import customer
+
+    header = HEADER.rstrip("\n") + ",bill_total,charged_on\n"
+    rows = header + (
+        "1-0001,L-1,2026-02-01,2026-03-01,water,186.13,Water first half,,\n"
+        "1-0001,L-1,2026-02-01,2026-03-01,penalty,9.31,Late penalty 5%,,2026-03-02\n"
+        "1-0001,L-1,2026-02-01,2026-03-01,interest,1.86,Interest 1% a month,,2026-04-01\n"
+        "1-0001,L-1,2026-02-01,2026-03-01,interest,1.88,Interest 1% a month,,\n")
+    assert "posted conversion" in post(tmp_path, rows)
+    charges = [(c["date"], c["kind"], c["amount"], c["description"])
+               for c in statement("1-0001", "2026-06-20")["charges"]]
+    assert charges == [
+        ("2026-03-02", "converted_penalty", "9.31", "Late penalty 5% — bill L-1 (previous system)"),
+        ("2026-04-01", "converted_interest", "1.86", "Interest 1% a month — bill L-1 (previous system)"),
+        ("2026-06-14", "converted_interest", "1.88", "Interest 1% a month — bill L-1 (previous system)")]
+    user = customer("owner@example.org")
+    account = Account.objects.get(account_no="1-0001")
+    PortalLink.objects.create(user=user, account=account)
+    client.force_login(user, backend="django.contrib.auth.backends.ModelBackend")
+    from django.urls import reverse
+
+    page = client.get(reverse("portal:account", kwargs={"public_id": account.public_id})).content.decode()
+    assert '<th scope="row">2026-03-02</th><td>Late penalty 5% — bill L-1 (previous system)</td>' in page
+    assert '<th scope="row">2026-04-01</th><td>Interest 1% a month — bill L-1 (previous system)</td>' in page
+    bad = header + ("1-0002,L-2,2026-05-01,2026-06-01,water,45.00,Minimum,,2026-05-02\n"
+                    "1-0002,L-2,2026-05-01,2026-06-01,penalty,2.25,Late penalty,,2026-04-30\n"
+                    "1-0002,L-2,2026-05-01,2026-06-01,penalty,2.25,Late penalty,,2026-06-15\n")
+    (tmp_path / "bad.csv").write_text(bad)
+    err = io.StringIO()
+    with pytest.raises(CommandError):
+        call_command("convert", "check", str(tmp_path / "bad.csv"), "--date", "2026-06-14", stdout=io.StringIO(),
+                     stderr=err)
+    assert err.getvalue().splitlines() == [
+        "line 2: charged_on: only a late charge (penalty, interest) has a day of its own; leave it blank for a water",
+        "line 3: charged_on: 2026-04-30 is before the bill's date 2026-05-01: a late charge follows its bill",
+        "line 4: charged_on: 2026-06-15 is after 2026-06-14: the old system charged it before the cutover"]
