@@ -79,14 +79,17 @@ class AccountsRead:
 
 def accounts_mapped(source, mapping: AccountsMapping) -> AccountsRead:
     """The export rewritten as ``import_accounts``' file: its columns renamed and put in our order, its codes
-    and dates in ours, its closed accounts left out. A value the mapping cannot read is left as it was, for the
-    import to name; a status code neither the mapping nor we know refuses the file (``accounts.status``)."""
+    and dates in ours, its closed accounts left out unless the mapping names their closing day (``closed_on``).
+    A value the mapping cannot read is left as it was, for the import to name; a status code neither the mapping
+    nor we know refuses the file (``accounts.status``)."""
     file = import_source_read(source)
     rows = list(csv.reader(io.StringIO(file.text, newline="")))
     if not rows:
         return AccountsRead(text=file.text, closed=0)
     header = [name.strip(TRIMMED) for name in rows[0]]
-    ours = [c for c in ACCOUNTS_LAYOUT.columns if c != "status" or "status" in mapping.columns or c in header]
+    ours = [c for c in ACCOUNTS_LAYOUT.columns if c in ACCOUNTS_LAYOUT.required or c in mapping.columns or c in header]
+    if "closed_on" in ours and "status" not in ours:
+        ours.remove("closed_on")  # a closing day means nothing without the status that says closed
     source_of = {column: mapping.columns.get(column, column) for column in ours}
     missing = [theirs for theirs in source_of.values() if theirs not in header]
     if missing:
@@ -105,12 +108,12 @@ def accounts_mapped(source, mapping: AccountsMapping) -> AccountsRead:
             continue
         values["category"] = mapping.categories.get(values["category"], values["category"])
         values["meter_size"] = mapping.meter_sizes.get(values["meter_size"], values["meter_size"])
-        if mapping.date_format and values["initial_read_date"]:
-            try:
-                values["initial_read_date"] = datetime.strptime(values["initial_read_date"],
-                                                                mapping.date_format).date().isoformat()
-            except ValueError:
-                pass  # left as written: the import names it
+        for column in ("initial_read_date", "closed_on"):
+            if mapping.date_format and values.get(column):
+                try:
+                    values[column] = datetime.strptime(values[column], mapping.date_format).date().isoformat()
+                except ValueError:
+                    pass  # left as written: the import names it
         if "status" in values:
             code = values["status"]
             status = mapping.statuses.get(code, code.lower() if code.lower() in STATUSES or not code else None)
@@ -118,9 +121,11 @@ def accounts_mapped(source, mapping: AccountsMapping) -> AccountsRead:
                 errors.add(line=line, field="status", message=(
                     f"'{code}' is not a status the mapping names ([accounts.statuses]: "
                     f"{', '.join(mapping.statuses) or 'none'}) nor one of {', '.join(STATUSES)}"))
-            elif status == CLOSED:
+            elif status == CLOSED and "closed_on" not in values:
+                # Without the day it closed a closed account cannot come over: left out (the lines after it keep
+                # their numbers). With [accounts.columns] closed_on it comes over closed, with its final bill.
                 closed += 1
-                writer.writerow([])  # left out; the lines after it keep their numbers
+                writer.writerow([])
                 continue
             values["status"] = status or ""
         writer.writerow([values[column] for column in ours])

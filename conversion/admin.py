@@ -226,7 +226,9 @@ def _accounts_start(request, form: AccountsForm):
                            f"line {error.line}: {error.field}: {error.message}" if error.line else error.message)
         return None
     if closed:
-        messages.info(request, f"{closed} closed account{'s' if closed != 1 else ''} of the export left out.")
+        messages.info(request, f"{closed} closed account{'s' if closed != 1 else ''} of the export left out. To bring "
+                               "closed accounts over with their final bills, name the column of the day each "
+                               "closed in the mapping's [accounts.columns] closed_on.")
     return HttpResponseRedirect(reverse("admin:accounts_account_import_job", args=[job.pk]))
 
 

@@ -14,7 +14,10 @@ the first row brings the account, each later row with the same ``account_no`` on
 gives the same account columns (``book`` to ``sbl``, and ``status``). A bill counts the water through every
 meter installed on the account.
 
-``status`` (optional, active or vacant; blank is active) is what a new account opens with.
+``status`` (optional, active or vacant; blank is active) is what a new account opens with. An account the old
+system closed comes over closed with ``status`` closed and its ``closed_on`` day (the optional last column, blank
+otherwise), its meter removed that day, so what it still owes (its final bill, in the opening balances) is owed on
+a closed account, as the relevy and the delinquency list read it.
 
 The file is taken whole or not at all; every bad row is listed with its line, column and rule.
 
@@ -93,7 +96,7 @@ if TYPE_CHECKING:
 ACCOUNTS_LAYOUT = CsvLayout(required=(
     "account_no", "book", "category", "owner_name", "owner_address", "occupant_name", "service_address",
     "sbl", "meter_serial", "meter_size", "meter_unit", "initial_reading", "initial_read_date"),
-    optional=("status",))
+    optional=("status", "closed_on"))
 # The statuses a file may open an account with (blank: active); both are billed. A shut-off or a closing is a
 # workflow of its own, never a file's.
 IMPORT_STATUSES = (Account.Status.ACTIVE.value, Account.Status.VACANT.value)
@@ -140,7 +143,7 @@ _PARSERS = {
     "meter_size": _size,
     "meter_unit": one_of(Meter.Unit.values),
     "initial_reading": reading_value,
-    "status": one_of(IMPORT_STATUSES, default=""),
+    "status": one_of((*IMPORT_STATUSES, Account.Status.CLOSED.value), default=""),
 }
 
 
@@ -242,17 +245,28 @@ def accounts_import(*, file: ImportSource, as_of: date, actor: AbstractBaseUser 
 
 def _row_parse(row: CsvRow, *, as_of: date, errors: ImportErrors) -> _Row:
     parsers = {**_PARSERS, "initial_read_date": iso_date_until(as_of)}
+    if row["closed_on"]:
+        parsers["closed_on"] = iso_date_until(as_of)
     values = {}
     for column, parser in parsers.items():
         value = errors.parse(row, column, parser)
         if value is not None:
             values[column] = value
+    closed, closed_on, opened = values.get("status") == "closed", values.get("closed_on"), \
+        values.get("initial_read_date")
+    if closed and closed_on is None and not row["closed_on"]:
+        errors.add(line=row.line, field="closed_on", message="is required for a closed account: the day it closed")
+    elif closed_on is not None and not closed and "status" in values:
+        errors.add(line=row.line, field="closed_on", message="is given only for a closed account (status closed)")
+    elif closed_on is not None and opened is not None and closed_on < opened:
+        errors.add(line=row.line, field="closed_on", message=f"{closed_on} is before the account opened "
+                                                             f"({opened}, initial_read_date)")
     return _Row(line=row.line, values=values)
 
 
 # The columns that describe the account, not the meter: the same on each row of an account with several meters.
 ACCOUNT_COLUMNS = ("book", "category", "owner_name", "owner_address", "occupant_name", "service_address", "sbl",
-                   "status")
+                   "status", "closed_on")
 
 
 def _meter_rows_check(rows: Sequence[_Row], *, errors: ImportErrors) -> dict[str, _Row]:
@@ -462,14 +476,15 @@ def _recorded_check(row: _Row, existing: _Existing, *, errors: ImportErrors) -> 
     advice = "the import only updates names and addresses; change it on the account page"
     # A blank status (or a file without the column) leaves the recorded one alone.
     for column, recorded in (("book", account.book), ("category", account.category),
-                             *((("status", account.status),) if row.status else ())):
+                             *((("status", account.status),) if row.status else ()),
+                             *((("closed_on", account.closed_on),) if row.closed_on else ())):
         value = row.values.get(column)
         if value is not None and value != recorded:
             errors.add(line=row.line, field=column,
                        message=f"account {account.account_no} is recorded with {column} {recorded}, the file "
                                f"says {value}; {advice}")
-    if row.meter_serial is None:
-        return
+    if row.meter_serial is None or account.status == Account.Status.CLOSED:
+        return  # a closed account's meters are out: nothing of theirs is recorded to compare
     installation = next((i for i in existing.installations if i.meter.serial == row.meter_serial), None)
     if installation is None:
         installed = ", ".join(sorted(i.meter.serial for i in existing.installations)) or "no meter"
@@ -525,7 +540,7 @@ def _plan_save(plan: _Plan, *, as_of: date, actor: AbstractBaseUser | None, reas
     premises = create(Premises, [Premises(service_address=r.service_address, sbl=r.sbl) for r in new])
     accounts = create(Account, [
         Account(account_no=r.account_no, book=r.book, category=r.category,
-                status=r.status or Account.Status.ACTIVE, premises=p, owner=o,
+                status=r.status or Account.Status.ACTIVE, closed_on=r.closed_on, premises=p, owner=o,
                 occupant=occupants.get(r.line), opened_on=r.initial_read_date)
         for r, p, o in zip(new, premises, owners, strict=True)])
     create(Ownership, [Ownership(account=a, owner=a.owner, started_on=r.initial_read_date)
@@ -538,7 +553,8 @@ def _plan_save(plan: _Plan, *, as_of: date, actor: AbstractBaseUser | None, reas
                            for r, _a in metered if r.meter_serial not in plan.reused_meters])
     meters = {**{m.serial: m for m in fresh}, **plan.reused_meters}
     create(Installation, [
-        Installation(meter=meters[r.meter_serial], account=a, installed_on=r.initial_read_date)
+        Installation(meter=meters[r.meter_serial], account=a, installed_on=r.initial_read_date,
+                     removed_on=a.closed_on)  # a closed account's meters came out the day it closed
         for r, a in metered])
     create(Reading, [
         Reading(meter=meters[r.meter_serial], read_on=r.initial_read_date, value=r.initial_reading,

@@ -113,3 +113,40 @@ def test_the_conversion_page_imports_the_accounts_as_a_job(mineola, admin_client
     assert (job.status, job.created) == ("done", 4) and Account.objects.count() == 4
     shown = admin_client.get(response.url).content.decode()
     assert "1 closed account of the export left out." in shown
+
+
+def test_a_closed_account_that_still_owes_comes_over_closed_with_its_final_bill(mineola, tmp_path):
+    """With the day each closed (the mapping's ``[accounts.columns] closed_on``) a closed account comes over
+    closed, its meter out that day, and its final bill in the opening balances is owed on it: listed by the
+    statement and the aging like any bill, never billed again."""
+    from billing.models import Bill
+    from tests.billing.steps import statement
+
+    export = EXPORT.read_text().replace(",START_DT,STAT\n", ",START_DT,STAT,CLOSED_DT\n")
+    lines = export.splitlines()
+    export = "\n".join(f"{line},05/15/2026" if line.endswith(",I") else f"{line}," if line.endswith((",A", ",V"))
+                       else line for line in lines) + "\n"
+    mapping = mapping_parse(MAPPING.read_bytes().replace(b'status = "STAT"', b'status = "STAT"\nclosed_on = '
+                                                                             b'"CLOSED_DT"'), name="closed.toml")
+    converted = convert(export, mapping=mapping)
+    assert (converted.result.created, converted.closed) == (5, 0)
+    closed = Account.objects.get(account_no="00-0127")
+    assert (closed.status, closed.closed_on) == ("closed", date(2026, 5, 15))
+    assert Installation.objects.get(account=closed).removed_on == date(2026, 5, 15)
+    assert convert(export, mapping=mapping).result.skipped == 5  # the same export again changes nothing
+    opening = tmp_path / "open.csv"
+    opening.write_text("account_no,bill_no,bill_date,due_date,kind,amount,description\n"
+                       "00-0127,F-127,2026-05-20,2026-06-19,water,58.40,Final bill\n")
+    out = io.StringIO()
+    call_command("convert", "post", str(opening), "--cutover", "2026-06-15", stdout=out)
+    assert "posted conversion" in out.getvalue()
+    final = Bill.objects.get(number="F-127")
+    assert (final.account, final.converted_on) == (closed, date(2026, 6, 15))
+    said = statement("00-0127", "2026-07-01")
+    assert said["balance"] == "58.40" and Account.objects.get(account_no="00-0127").status == "closed"
+    # Without the closing day the file is refused, naming the column.
+    bare = export.replace(",I,05/15/2026", ",I,")
+    with pytest.raises(ApplicationError) as refused:
+        convert(bare.replace("00-0127", "00-0128").replace("M-0127", "M-0128"), mapping=mapping)
+    assert [(e.field, e.message) for e in refused.value.errors] == [
+        ("closed_on", "is required for a closed account: the day it closed")]

@@ -109,7 +109,8 @@ class Command(BaseCommand):
         converted = accounts_convert(o["file"], mapping=mapping, as_of=parse_as_of(o["date"]),
                                      actor=CsvImportCommand._actor(o["user"]))
         self.stdout.write(f"{o['file']}: accounts {converted.result}"
-                          + (f"; {converted.closed} closed account{'s' if converted.closed != 1 else ''} left out"
+                          + (f"; {converted.closed} closed account{'s' if converted.closed != 1 else ''} left out "
+                             "(the mapping's [accounts.columns] closed_on brings them over with their final bills)"
                              if converted.closed else ""))
 
     def do_check(self, o):
