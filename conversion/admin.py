@@ -71,6 +71,8 @@ class CheckForm(forms.Form):
                                         "tester_certification,tester_name,tester_certification_expires")
     contacts = forms.FileField(label="E-mail and paperless (CSV)", required=False,
                                help_text="account_no,email,paperless — the owner's address; paperless yes or no.")
+    notes = forms.FileField(label="Account notes (CSV)", required=False,
+                            help_text="account_no,written_on,author,note — the notes the old system kept, dated.")
     control = forms.FileField(label="The old system's control report (CSV)", required=False,
                               help_text="total,value rows (accounts, open_bills, water, fee, …, owed): the file is "
                                         "refused when any total differs from it by a cent.")
@@ -147,7 +149,8 @@ def conversion_view(request):
                                                bills=check.cleaned_data["history"],
                                                payments=check.cleaned_data["payments"],
                                                devices=check.cleaned_data["devices"],
-                                               contacts=check.cleaned_data["contacts"])
+                                               contacts=check.cleaned_data["contacts"],
+                                               notes=check.cleaned_data["notes"])
             if check.cleaned_data["control"]:
                 control_refuse(checked, check.cleaned_data["control"].read())
         except ApplicationError as exc:
@@ -169,7 +172,7 @@ def conversion_view(request):
                                            payments=post.cleaned_data["payments"],
                                            devices=post.cleaned_data["devices"],
                                            contacts=post.cleaned_data["contacts"],
-                                           control=post.cleaned_data["control"],
+                                           notes=post.cleaned_data["notes"], control=post.cleaned_data["control"],
                                            mapping=post.cleaned_data["mapping"], actor=request.user)
                 messages.info(request, f"Conversion post {job.pk} asked for: a supervisor other than you approves it, "
                                        "and only then is it checked again and posted.")

@@ -71,6 +71,7 @@ class History:
     payments: list[PastPayment] = field(default_factory=list)
     devices: list = field(default_factory=list)  # backflow devices with their last tests (``devices.DeviceRow``)
     contacts: list = field(default_factory=list)  # owners' addresses and paperless choices (``contacts.ContactRow``)
+    notes: list = field(default_factory=list)  # the accounts' notes (``notes.NoteRow``)
 
     @property
     def gallons(self) -> int:
@@ -89,7 +90,7 @@ class History:
                 "payments": len(self.payments), "paid": f"{self.paid:.2f}", "devices": len(self.devices),
                 "device_tests": sum(1 for d in self.devices if d.tested_on), "contacts": len(self.contacts),
                 "emails": sum(1 for c in self.contacts if c.email),
-                "paperless": sum(1 for c in self.contacts if c.paperless)}
+                "paperless": sum(1 for c in self.contacts if c.paperless), "notes": len(self.notes)}
 
 
 def _gallons(value: str) -> int:

@@ -4,7 +4,8 @@ Design overview:
 
 * **Post** (``conversion_post``) reads the files as ``convert check`` does (``conversion_read``: the open items,
   ``opening``; the past bills and payments, ``history``; the backflow devices, ``devices``; the owners' e-mail
-  addresses and paperless choices, ``contacts``; all or nothing, every problem with its file, line and
+  addresses and paperless choices, ``contacts``; the accounts' notes, ``notes``; all or nothing, every problem
+  with its file, line and
   column), with every item dated before the cutover, then in
   one durable transaction records the batch and its rows and has billing write the open bills and account
   items (``billing.services.opening``, through the one ledger writer). Anything refused refuses the whole
@@ -43,6 +44,7 @@ from .control import control_refuse, control_report_read
 from .devices import devices_post, devices_read, devices_remove
 from .history import History, history_read
 from .models import ConversionBatch, OpeningItem
+from .notes import notes_post, notes_read, notes_remove
 from .opening import ACCOUNT_KINDS, Mapping, OpeningBalances, OpenItem, opening_balances_read, opening_digest
 
 LOCK = "conversion"
@@ -58,7 +60,7 @@ class Posted:
 
 @collector_paused()  # hundreds of thousands of rows, none in a cycle
 def conversion_read(source, *, as_of: date, mapping: Mapping | None = None, bills=None,
-                    payments=None, devices=None, contacts=None) -> tuple[OpeningBalances, History]:
+                    payments=None, devices=None, contacts=None, notes=None) -> tuple[OpeningBalances, History]:
     """The opening balances and the history (past bills, payments) checked together, all or nothing: each file
     as ``convert check`` checks it, then a bill in both files must be one bill (its account and dates)."""
     checked = opening_balances_read(source, as_of=as_of, mapping=mapping)
@@ -67,6 +69,8 @@ def conversion_read(source, *, as_of: date, mapping: Mapping | None = None, bill
         history.devices = devices_read(devices, as_of=as_of)
     if contacts is not None:
         history.contacts = contacts_read(contacts)
+    if notes is not None:
+        history.notes = notes_read(notes, as_of=as_of)
     open_bills: dict[str, OpenItem] = {}
     for item in checked.items:
         if item.bill_no:
@@ -87,7 +91,7 @@ def conversion_read(source, *, as_of: date, mapping: Mapping | None = None, bill
 
 @collector_paused()
 def conversion_post(source, *, cutover: date, today: date, actor=None, mapping: Mapping | None = None,
-                    bills=None, payments=None, devices=None, contacts=None, progress=None,
+                    bills=None, payments=None, devices=None, contacts=None, notes=None, progress=None,
                     control: str | bytes | None = None) -> Posted:
     """Post the opening balances in ``source`` (a path, bytes or an upload), with the old system's past bills and
     payments when given, as of ``cutover``: all or nothing. With ``control`` (the old system's control report,
@@ -96,12 +100,12 @@ def conversion_post(source, *, cutover: date, today: date, actor=None, mapping: 
     if cutover > today:
         raise ApplicationError(f"the cutover {cutover} is after today ({today}); post the file on or after its "
                                "cutover, when the old system's books are closed", field="cutover")
-    digest = _digest(source, mapping=mapping, files=(bills, payments, devices, contacts))
+    digest = _digest(source, mapping=mapping, files=(bills, payments, devices, contacts, notes))
     existing = ConversionBatch.objects.filter(digest=digest, status=ConversionBatch.Status.POSTED).first()
     if existing is not None:
         return Posted(batch=existing, checked=None, already=True)
     checked, history = conversion_read(source, as_of=cutover - timedelta(days=1), mapping=mapping, bills=bills,
-                                       payments=payments, devices=devices, contacts=contacts)
+                                       payments=payments, devices=devices, contacts=contacts, notes=notes)
     legacy = {}
     if control is not None:
         control_refuse(checked, control)
@@ -142,7 +146,7 @@ def _digest(source, *, mapping, files) -> str:
 def _write(batch: ConversionBatch, checked: OpeningBalances, history: History, *, cutover: date):
     numbers = sorted({item.account_no for item in checked.items} | {b.account_no for b in history.bills.values()}
                      | {p.account_no for p in history.payments} | {d.account_no for d in history.devices}
-                     | {c.account_no for c in history.contacts})
+                     | {c.account_no for c in history.contacts} | {n.account_no for n in history.notes})
     ids: dict[str, int] = {}
     for chunk in chunked(numbers, 20_000):
         ids.update(Account.objects.filter(account_no__any=list(chunk)).values_list("account_no", "id"))
@@ -186,6 +190,8 @@ def _write(batch: ConversionBatch, checked: OpeningBalances, history: History, *
         made.update(devices_post(history.devices, accounts=ids, as_of=cutover - timedelta(days=1)))
     if history.contacts:
         made.update(contacts_post(history.contacts, accounts=ids))
+    if history.notes:
+        made.update(notes_post(history.notes, accounts=ids))
     return written, made
 
 
@@ -214,6 +220,7 @@ def conversion_rollback(batch_id: int, *, actor=None) -> ConversionBatch:
             raise ApplicationError(refusal, field="batch")
         devices_remove(batch.made)
         contacts_remove(batch.made)
+        notes_remove(batch.made)
         opening_books_remove(prefix=batch.source_prefix)
         batch = transition(batch, to=ConversionBatch.Status.ROLLED_BACK, actor=actor, note="rolled back whole",
                            changes={"rolled_back_at": timezone.now(), "rolled_back_by": actor})

@@ -33,6 +33,7 @@ from reports.selectors import AGING_BUCKETS, aging_bucket
 
 from .contacts import contacts_reconciled
 from .models import OpeningItem
+from .notes import notes_reconciled
 from .posting import batches_for
 
 # The reconciliation's kinds, in order: the file's, with water and sewer together as the ledger keeps them.
@@ -96,6 +97,7 @@ class Reconciliation:
     devices: tuple[int, int] = (0, 0)  # backflow devices: the files', registered
     paperless: tuple[int, int] = (0, 0)  # paperless accounts: the files', on the books
     emails: tuple[int, int] = (0, 0)  # owners' e-mail addresses: the files', on the books as given
+    notes: tuple[int, int] = (0, 0)  # the accounts' notes: the files', on the books
     # The old system's control report, as posted with the batches (``convert post --control``), added up.
     legacy: dict[str, Decimal] = field(default_factory=dict)
 
@@ -117,7 +119,7 @@ class Reconciliation:
             and self.file.bills == self.books.bills and self.history[0] == self.history[1] \
             and self.history[2] == self.history[3] and self.paid[0] == self.paid[1] \
             and self.devices[0] == self.devices[1] and self.paperless[0] == self.paperless[1] \
-            and self.emails[0] == self.emails[1]
+            and self.emails[0] == self.emails[1] and self.notes[0] == self.notes[1]
 
 
 def reconciliation(*, cutover: date) -> Reconciliation:
@@ -187,12 +189,14 @@ def reconciliation(*, cutover: date) -> Reconciliation:
     registered = [pk for batch in posted for pk in batch.made.get("devices", [])]
     devices = (sum(t.get("devices", 0) for t in told), Device.objects.filter(id__in=registered).count())
     paperless, emails = contacts_reconciled([batch.made for batch in posted])
+    notes = notes_reconciled([batch.made for batch in posted], told)
     legacy: dict[str, Decimal] = defaultdict(Decimal)
     for batch in posted:
         for name, value in batch.control.get("legacy", {}).items():
             legacy[name] += Decimal(value)
     return Reconciliation(cutover=cutover, batches=batches, file=file, books=books, differences=differences,
                           history=history, paid=paid, devices=devices, paperless=paperless, emails=emails,
+                          notes=notes,
                           legacy=dict(legacy))
 
 
@@ -216,7 +220,9 @@ def reconciliation_view(r: Reconciliation) -> ReportView:
                {"item": "Paperless accounts", "file_count": r.paperless[0], "books_count": r.paperless[1],
                 "count_difference": r.paperless[1] - r.paperless[0]},
                {"item": "Owners' e-mail addresses", "file_count": r.emails[0], "books_count": r.emails[1],
-                "count_difference": r.emails[1] - r.emails[0]}]
+                "count_difference": r.emails[1] - r.emails[0]},
+               {"item": "Account notes", "file_count": r.notes[0], "books_count": r.notes[1],
+                "count_difference": r.notes[1] - r.notes[0]}]
     amounts = [{"item": KIND_WORDS[k], "file": r.file.by_kind[k], "books": r.books.by_kind[k],
                 "difference": r.books.by_kind[k] - r.file.by_kind[k]} for k in KINDS]
     amounts.append({"item": "Owed (charges less credits)", "file": r.file.owed, "books": r.books.owed,

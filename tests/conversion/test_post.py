@@ -373,3 +373,37 @@ def test_legacy_late_charges_keep_their_own_days_and_words_on_the_statement_and_
         "line 2: charged_on: only a late charge (penalty, interest) has a day of its own; leave it blank for a water",
         "line 3: charged_on: 2026-04-30 is before the bill's date 2026-05-01: a late charge follows its bill",
         "line 4: charged_on: 2026-06-15 is after 2026-06-14: the old system charged it before the cutover"]
+
+
+def test_the_old_systems_account_notes_come_over_dated_and_signed_and_go_with_a_rollback(accounts, tmp_path):
+    from accounts.models import AccountNote
+
+    notes = tmp_path / "notes.csv"
+    notes.write_text('account_no,written_on,author,note\n'
+                     '1-0001,2026-03-04,jsmith,"Called about the February bill.\nPromised to pay by the 15th."\n'
+                     '1-0002,2026-05-20,,Meter test requested by the owner\n')
+    (tmp_path / "open.csv").write_text(CLEAN)
+    out = io.StringIO()
+    call_command("convert", "post", str(tmp_path / "open.csv"), "--cutover", "2026-06-15", "--notes", str(notes),
+                 stdout=out)
+    written = {n.account.account_no: n for n in AccountNote.objects.select_related("account")}
+    assert written["1-0001"].text == ("Called about the February bill.\nPromised to pay by the 15th.\n"
+                                      "— jsmith, in the previous system")
+    assert written["1-0001"].created_at.date() == date(2026, 3, 4)
+    assert written["1-0002"].text.endswith("— not known, in the previous system")
+    result = reconciliation(cutover=CUTOVER)
+    assert result.matches and result.notes == (2, 2)
+    conversion_rollback(ConversionBatch.objects.get().pk)
+    assert not AccountNote.objects.exists()
+    # A bad notes file is refused whole, each problem named with its file, line and column.
+    notes.write_text("account_no,written_on,author,note\n9-9,2026-03-04,x,Who?\n1-0001,2026-07-01,x,Later\n"
+                     "1-0002,2026-03-04,x,\n")
+    err = io.StringIO()
+    with pytest.raises(CommandError):
+        call_command("convert", "check", str(tmp_path / "open.csv"), "--notes", str(notes), "--date", "2026-06-14",
+                     stdout=io.StringIO(), stderr=err)
+    assert err.getvalue().splitlines() == [
+        "line 2: notes.account_no: unknown account '9-9'",
+        "line 3: notes.written_on: 2026-07-01 is after 2026-06-14: a note of the old system was written before the "
+        "cutover",
+        "line 4: notes.note: is required: the note's text"]

@@ -37,6 +37,8 @@ def history_arguments(parser) -> None:
                         "tester_name,tester_certification_expires)")
     parser.add_argument("--contacts", metavar="CONTACTS.csv", help="the owners' e-mail addresses and paperless "
                         "choices (account_no,email,paperless)")
+    parser.add_argument("--notes", metavar="NOTES.csv", help="the notes the old system kept on its accounts "
+                        "(account_no,written_on,author,note)")
 
 
 class Command(BaseCommand):
@@ -117,7 +119,8 @@ class Command(BaseCommand):
         as_of = parse_as_of(o["date"])
         mapping = mapping_load(o["mapping"]) if o["mapping"] else None
         checked, history = conversion_read(o["file"], as_of=as_of, mapping=mapping, bills=o["history"],
-                                           payments=o["payments"], devices=o["devices"], contacts=o["contacts"])
+                                           payments=o["payments"], devices=o["devices"], contacts=o["contacts"],
+                                           notes=o["notes"])
         if o["control"]:
             control_refuse(checked, o["control"])
         totals = checked.control_totals()
@@ -137,18 +140,19 @@ class Command(BaseCommand):
             self.stdout.write(f"  history: {len(history.bills)} past bills ({history.gallons:,} gal, "
                               f"{fmt_dollars(history.billed)} billed), {len(history.payments)} payments "
                               f"({fmt_dollars(history.paid)}), {len(history.devices)} backflow devices, "
-                              f"{told['emails']} e-mail addresses, {told['paperless']} paperless accounts")
+                              f"{told['emails']} e-mail addresses, {told['paperless']} paperless accounts, "
+                              f"{told['notes']} notes")
 
     @staticmethod
     def _history_given(o) -> bool:
-        return any(o[name] for name in ("history", "payments", "devices", "contacts"))
+        return any(o[name] for name in ("history", "payments", "devices", "contacts", "notes"))
 
     def do_post(self, o):
         cutover = parse_as_of(o["cutover"], allow_future=True)
         mapping = mapping_load(o["mapping"]) if o["mapping"] else None
         posted = conversion_post(o["file"], cutover=cutover, today=today(), mapping=mapping, bills=o["history"],
                                  payments=o["payments"], devices=o["devices"], contacts=o["contacts"],
-                                 control=o["control"])
+                                 notes=o["notes"], control=o["control"])
         batch = posted.batch
         if posted.already:
             self.stdout.write(f"{o['file']} was posted already as conversion {batch.pk} on "
