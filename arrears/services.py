@@ -10,6 +10,8 @@
   ``Utility.plan_grace_days`` have passed after its date is missed.
 * ``plans_review`` (the nightly job): each active plan with a missed installment is defaulted, naming it; one paid
   in full is completed.
+* ``plan_bring_over``: a plan another system agreed, in force at a conversion's cutover: what is left of its
+  schedule, paid from the cutover on.
 * ``plan_hold``: what the shut-off guard is told (``termination.holds``) — a plan in good standing holds it.
 """
 
@@ -80,6 +82,23 @@ def plan_create(*, account: Account, total: Decimal, down_payment: Decimal, down
         raise Conflict(f"account {account.account_no} already has an active payment plan", field="account_no") \
             from None
     return plan
+
+
+def plan_bring_over(*, account_id: int, started_on: date, schedule: list[tuple[date, Decimal]],
+                    note: str) -> PaymentPlan:
+    """A plan another system agreed, brought over in force by a conversion (in its transaction): what is left of
+    its schedule as installments of their own dates and amounts, paid by the payments posted from ``started_on``
+    (the cutover) on. The conversion checks the schedule against what the account owes."""
+    plan = PaymentPlan.objects.create(account_id=account_id, started_on=started_on,
+                                      total=sum((amount for _, amount in schedule), ZERO), note=note)
+    PlanInstallment.objects.bulk_create([PlanInstallment(plan=plan, number=number, due_on=due_on, amount=amount)
+                                         for number, (due_on, amount) in enumerate(sorted(schedule), start=1)])
+    return plan
+
+
+def plans_remove(plan_ids: list[int]) -> None:
+    """Plans a conversion brought over, removed whole by its rollback."""
+    PaymentPlan.objects.filter(pk__in=plan_ids).delete()
 
 
 def grace_days() -> int:

@@ -73,6 +73,8 @@ class CheckForm(forms.Form):
                                help_text="account_no,email,paperless — the owner's address; paperless yes or no.")
     notes = forms.FileField(label="Account notes (CSV)", required=False,
                             help_text="account_no,written_on,author,note — the notes the old system kept, dated.")
+    plans = forms.FileField(label="Payment plans in force (CSV)", required=False,
+                            help_text="account_no,agreed_on,due_on,amount — one row per installment still to pay.")
     control = forms.FileField(label="The old system's control report (CSV)", required=False,
                               help_text="total,value rows (accounts, open_bills, water, fee, …, owed): the file is "
                                         "refused when any total differs from it by a cent.")
@@ -150,7 +152,8 @@ def conversion_view(request):
                                                payments=check.cleaned_data["payments"],
                                                devices=check.cleaned_data["devices"],
                                                contacts=check.cleaned_data["contacts"],
-                                               notes=check.cleaned_data["notes"])
+                                               notes=check.cleaned_data["notes"],
+                                               plans=check.cleaned_data["plans"])
             if check.cleaned_data["control"]:
                 control_refuse(checked, check.cleaned_data["control"].read())
         except ApplicationError as exc:
@@ -172,7 +175,8 @@ def conversion_view(request):
                                            payments=post.cleaned_data["payments"],
                                            devices=post.cleaned_data["devices"],
                                            contacts=post.cleaned_data["contacts"],
-                                           notes=post.cleaned_data["notes"], control=post.cleaned_data["control"],
+                                           notes=post.cleaned_data["notes"], plans=post.cleaned_data["plans"],
+                                           control=post.cleaned_data["control"],
                                            mapping=post.cleaned_data["mapping"], actor=request.user)
                 messages.info(request, f"Conversion post {job.pk} asked for: a supervisor other than you approves it, "
                                        "and only then is it checked again and posted.")

@@ -72,6 +72,7 @@ class History:
     devices: list = field(default_factory=list)  # backflow devices with their last tests (``devices.DeviceRow``)
     contacts: list = field(default_factory=list)  # owners' addresses and paperless choices (``contacts.ContactRow``)
     notes: list = field(default_factory=list)  # the accounts' notes (``notes.NoteRow``)
+    plans: list = field(default_factory=list)  # the payment plans in force (``plans.PlanRows``)
 
     @property
     def gallons(self) -> int:
@@ -90,7 +91,8 @@ class History:
                 "payments": len(self.payments), "paid": f"{self.paid:.2f}", "devices": len(self.devices),
                 "device_tests": sum(1 for d in self.devices if d.tested_on), "contacts": len(self.contacts),
                 "emails": sum(1 for c in self.contacts if c.email),
-                "paperless": sum(1 for c in self.contacts if c.paperless), "notes": len(self.notes)}
+                "paperless": sum(1 for c in self.contacts if c.paperless), "notes": len(self.notes),
+                "plans": len(self.plans), "plans_total": f"{sum((p.total for p in self.plans), ZERO):.2f}"}
 
 
 def _gallons(value: str) -> int:

@@ -22,15 +22,15 @@ from .opening import mapping_parse
 from .posting import conversion_post
 
 ERRORS_KEPT = 500
-FILES = ("opening", "history", "payments", "devices", "contacts", "notes", "control", "mapping")
+FILES = ("opening", "history", "payments", "devices", "contacts", "notes", "plans", "control", "mapping")
 
 
 def conversion_job_create(*, cutover, opening, history=None, payments=None, devices=None, contacts=None,
-                          notes=None, control=None, mapping=None, actor=None) -> ConversionJob:
+                          notes=None, plans=None, control=None, mapping=None, actor=None) -> ConversionJob:
     """The job, with the uploads kept for the worker, waiting for a second supervisor."""
     job = ConversionJob(cutover=cutover, created_by=actor)
-    for name, upload in zip(FILES, (opening, history, payments, devices, contacts, notes, control, mapping),
-                            strict=True):
+    for name, upload in zip(FILES, (opening, history, payments, devices, contacts, notes, plans, control,
+                                    mapping), strict=True):
         if upload is not None:
             upload.seek(0)
             getattr(job, name).save(upload.name, ContentFile(upload.read()), save=False)
@@ -69,7 +69,8 @@ def conversion_job_run(job_id: int) -> None:
         posted = conversion_post(files["opening"], cutover=job.cutover, today=timezone.localdate(),
                                  actor=job.created_by, mapping=mapping, bills=files["history"],
                                  payments=files["payments"], devices=files["devices"],
-                                 contacts=files["contacts"], notes=files["notes"], control=files["control"],
+                                 contacts=files["contacts"], notes=files["notes"], plans=files["plans"],
+                                 control=files["control"],
                                  progress=lambda: _step(job, ConversionJob.Status.POSTING))
     except ApplicationError as exc:
         _finish(job, status=ConversionJob.Status.REFUSED, errors=[e.as_dict() for e in exc.errors[:ERRORS_KEPT]],

@@ -4,12 +4,11 @@ Design overview:
 
 * **Post** (``conversion_post``) reads the files as ``convert check`` does (``conversion_read``: the open items,
   ``opening``; the past bills and payments, ``history``; the backflow devices, ``devices``; the owners' e-mail
-  addresses and paperless choices, ``contacts``; the accounts' notes, ``notes``; all or nothing, every problem
-  with its file, line and
-  column), with every item dated before the cutover, then in
-  one durable transaction records the batch and its rows and has billing write the open bills and account
-  items (``billing.services.opening``, through the one ledger writer). Anything refused refuses the whole
-  file: nothing is saved.
+  addresses and paperless choices, ``contacts``; the accounts' notes, ``notes``; the payment plans in force,
+  ``plans``; all or nothing, every problem with its file, line and column), with every item dated before the
+  cutover, then in one durable transaction records the batch and its rows and has billing write the open bills
+  and account items (``billing.services.opening``, through the one ledger writer). Anything refused refuses the
+  whole file: nothing is saved.
 * **The same file posts once**: a batch keeps the file's digest (the unique key ``one_posted_batch_per_file``);
   posting it again answers the batch already posted and writes nothing. Another file naming a bill already
   converted is refused by the check (the bill number is one of ours).
@@ -46,6 +45,7 @@ from .history import History, history_read
 from .models import ConversionBatch, OpeningItem
 from .notes import notes_post, notes_read, notes_remove
 from .opening import ACCOUNT_KINDS, Mapping, OpeningBalances, OpenItem, opening_balances_read, opening_digest
+from .plans import plans_post, plans_read, plans_remove_made
 
 LOCK = "conversion"
 KIND_WORDS = {"water": "Water", "sewer": "Sewer", "fee": "Fee", "fine": "Fine"}
@@ -60,7 +60,8 @@ class Posted:
 
 @collector_paused()  # hundreds of thousands of rows, none in a cycle
 def conversion_read(source, *, as_of: date, mapping: Mapping | None = None, bills=None,
-                    payments=None, devices=None, contacts=None, notes=None) -> tuple[OpeningBalances, History]:
+                    payments=None, devices=None, contacts=None, notes=None,
+                    plans=None) -> tuple[OpeningBalances, History]:
     """The opening balances and the history (past bills, payments) checked together, all or nothing: each file
     as ``convert check`` checks it, then a bill in both files must be one bill (its account and dates)."""
     checked = opening_balances_read(source, as_of=as_of, mapping=mapping)
@@ -71,6 +72,8 @@ def conversion_read(source, *, as_of: date, mapping: Mapping | None = None, bill
         history.contacts = contacts_read(contacts)
     if notes is not None:
         history.notes = notes_read(notes, as_of=as_of)
+    if plans is not None:
+        history.plans = plans_read(plans, as_of=as_of, opening=checked)
     open_bills: dict[str, OpenItem] = {}
     for item in checked.items:
         if item.bill_no:
@@ -91,7 +94,7 @@ def conversion_read(source, *, as_of: date, mapping: Mapping | None = None, bill
 
 @collector_paused()
 def conversion_post(source, *, cutover: date, today: date, actor=None, mapping: Mapping | None = None,
-                    bills=None, payments=None, devices=None, contacts=None, notes=None, progress=None,
+                    bills=None, payments=None, devices=None, contacts=None, notes=None, plans=None, progress=None,
                     control: str | bytes | None = None) -> Posted:
     """Post the opening balances in ``source`` (a path, bytes or an upload), with the old system's past bills and
     payments when given, as of ``cutover``: all or nothing. With ``control`` (the old system's control report,
@@ -100,12 +103,13 @@ def conversion_post(source, *, cutover: date, today: date, actor=None, mapping: 
     if cutover > today:
         raise ApplicationError(f"the cutover {cutover} is after today ({today}); post the file on or after its "
                                "cutover, when the old system's books are closed", field="cutover")
-    digest = _digest(source, mapping=mapping, files=(bills, payments, devices, contacts, notes))
+    digest = _digest(source, mapping=mapping, files=(bills, payments, devices, contacts, notes, plans))
     existing = ConversionBatch.objects.filter(digest=digest, status=ConversionBatch.Status.POSTED).first()
     if existing is not None:
         return Posted(batch=existing, checked=None, already=True)
     checked, history = conversion_read(source, as_of=cutover - timedelta(days=1), mapping=mapping, bills=bills,
-                                       payments=payments, devices=devices, contacts=contacts, notes=notes)
+                                       payments=payments, devices=devices, contacts=contacts, notes=notes,
+                                       plans=plans)
     legacy = {}
     if control is not None:
         control_refuse(checked, control)
@@ -146,7 +150,8 @@ def _digest(source, *, mapping, files) -> str:
 def _write(batch: ConversionBatch, checked: OpeningBalances, history: History, *, cutover: date):
     numbers = sorted({item.account_no for item in checked.items} | {b.account_no for b in history.bills.values()}
                      | {p.account_no for p in history.payments} | {d.account_no for d in history.devices}
-                     | {c.account_no for c in history.contacts} | {n.account_no for n in history.notes})
+                     | {c.account_no for c in history.contacts} | {n.account_no for n in history.notes}
+                     | {p.account_no for p in history.plans})
     ids: dict[str, int] = {}
     for chunk in chunked(numbers, 20_000):
         ids.update(Account.objects.filter(account_no__any=list(chunk)).values_list("account_no", "id"))
@@ -192,6 +197,8 @@ def _write(batch: ConversionBatch, checked: OpeningBalances, history: History, *
         made.update(contacts_post(history.contacts, accounts=ids))
     if history.notes:
         made.update(notes_post(history.notes, accounts=ids))
+    if history.plans:
+        made.update(plans_post(history.plans, accounts=ids, cutover=cutover))
     return written, made
 
 
@@ -221,6 +228,7 @@ def conversion_rollback(batch_id: int, *, actor=None) -> ConversionBatch:
         devices_remove(batch.made)
         contacts_remove(batch.made)
         notes_remove(batch.made)
+        plans_remove_made(batch.made)
         opening_books_remove(prefix=batch.source_prefix)
         batch = transition(batch, to=ConversionBatch.Status.ROLLED_BACK, actor=actor, note="rolled back whole",
                            changes={"rolled_back_at": timezone.now(), "rolled_back_by": actor})

@@ -34,6 +34,7 @@ from reports.selectors import AGING_BUCKETS, aging_bucket
 from .contacts import contacts_reconciled
 from .models import OpeningItem
 from .notes import notes_reconciled
+from .plans import plans_reconciled
 from .posting import batches_for
 
 # The reconciliation's kinds, in order: the file's, with water and sewer together as the ledger keeps them.
@@ -98,6 +99,8 @@ class Reconciliation:
     paperless: tuple[int, int] = (0, 0)  # paperless accounts: the files', on the books
     emails: tuple[int, int] = (0, 0)  # owners' e-mail addresses: the files', on the books as given
     notes: tuple[int, int] = (0, 0)  # the accounts' notes: the files', on the books
+    plans: tuple[int, int] = (0, 0)  # payment plans in force: the files', on the books
+    plans_left: tuple[Decimal, Decimal] = (ZERO, ZERO)  # what those plans leave to pay
     # The old system's control report, as posted with the batches (``convert post --control``), added up.
     legacy: dict[str, Decimal] = field(default_factory=dict)
 
@@ -119,7 +122,8 @@ class Reconciliation:
             and self.file.bills == self.books.bills and self.history[0] == self.history[1] \
             and self.history[2] == self.history[3] and self.paid[0] == self.paid[1] \
             and self.devices[0] == self.devices[1] and self.paperless[0] == self.paperless[1] \
-            and self.emails[0] == self.emails[1] and self.notes[0] == self.notes[1]
+            and self.emails[0] == self.emails[1] and self.notes[0] == self.notes[1] \
+            and self.plans[0] == self.plans[1] and self.plans_left[0] == self.plans_left[1]
 
 
 def reconciliation(*, cutover: date) -> Reconciliation:
@@ -190,13 +194,14 @@ def reconciliation(*, cutover: date) -> Reconciliation:
     devices = (sum(t.get("devices", 0) for t in told), Device.objects.filter(id__in=registered).count())
     paperless, emails = contacts_reconciled([batch.made for batch in posted])
     notes = notes_reconciled([batch.made for batch in posted], told)
+    plans, plans_left = plans_reconciled([batch.made for batch in posted], told)
     legacy: dict[str, Decimal] = defaultdict(Decimal)
     for batch in posted:
         for name, value in batch.control.get("legacy", {}).items():
             legacy[name] += Decimal(value)
     return Reconciliation(cutover=cutover, batches=batches, file=file, books=books, differences=differences,
                           history=history, paid=paid, devices=devices, paperless=paperless, emails=emails,
-                          notes=notes,
+                          notes=notes, plans=plans, plans_left=plans_left,
                           legacy=dict(legacy))
 
 
@@ -222,13 +227,17 @@ def reconciliation_view(r: Reconciliation) -> ReportView:
                {"item": "Owners' e-mail addresses", "file_count": r.emails[0], "books_count": r.emails[1],
                 "count_difference": r.emails[1] - r.emails[0]},
                {"item": "Account notes", "file_count": r.notes[0], "books_count": r.notes[1],
-                "count_difference": r.notes[1] - r.notes[0]}]
+                "count_difference": r.notes[1] - r.notes[0]},
+               {"item": "Payment plans in force", "file_count": r.plans[0], "books_count": r.plans[1],
+                "count_difference": r.plans[1] - r.plans[0]}]
     amounts = [{"item": KIND_WORDS[k], "file": r.file.by_kind[k], "books": r.books.by_kind[k],
                 "difference": r.books.by_kind[k] - r.file.by_kind[k]} for k in KINDS]
     amounts.append({"item": "Owed (charges less credits)", "file": r.file.owed, "books": r.books.owed,
                     "difference": r.books.owed - r.file.owed})
     amounts.append({"item": "Paid to the old system (history, not owed)", "file": r.paid[0], "books": r.paid[1],
                     "difference": r.paid[1] - r.paid[0]})
+    amounts.append({"item": "Left to pay on the payment plans in force", "file": r.plans_left[0],
+                    "books": r.plans_left[1], "difference": r.plans_left[1] - r.plans_left[0]})
     aging = [{"item": label, "file": f, "books": b, "difference": b - f}
              for (_, label), f, b in zip(AGING_BUCKETS, r.file.aging, r.books.aging, strict=True)]
     rows = [{"account_no": d.account_no, "what": d.what, "file": d.file_owed, "books": d.books_owed,

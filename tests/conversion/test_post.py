@@ -407,3 +407,48 @@ def test_the_old_systems_account_notes_come_over_dated_and_signed_and_go_with_a_
         "line 3: notes.written_on: 2026-07-01 is after 2026-06-14: a note of the old system was written before the "
         "cutover",
         "line 4: notes.note: is required: the note's text"]
+
+
+@pytest.mark.citation("policy: payment plans")
+def test_a_payment_plan_in_force_comes_over_with_what_is_left_of_its_schedule(accounts, tmp_path):
+    """What is left of a plan the old system agreed comes over in force, paid by the payments posted from the
+    cutover on: it holds a shut-off like any plan in good standing, is counted and totalled by the reconciliation,
+    and goes with a rollback. A plan for more than the account owes in the opening balances is refused."""
+    from arrears.models import PaymentPlan
+    from arrears.services import plan_hold, plan_standing
+
+    plans = tmp_path / "plans.csv"
+    (tmp_path / "open.csv").write_text(CLEAN)
+    # More than the account owes (1-0002 owes $70.00 in the opening balances): refused, nothing saved.
+    plans.write_text("account_no,agreed_on,due_on,amount\n1-0002,2026-04-01,2026-06-01,70.01\n")
+    err = io.StringIO()
+    with pytest.raises(CommandError):
+        call_command("convert", "check", str(tmp_path / "open.csv"), "--plans", str(plans), "--date", "2026-06-14",
+                     stdout=io.StringIO(), stderr=err)
+    assert err.getvalue().splitlines() == [
+        "line 2: plans.amount: account 1-0002's plan leaves $70.01 to pay, more than it owes in the opening "
+        "balances ($70.00)"]
+    plans.write_text("account_no,agreed_on,due_on,amount\n"
+                     "1-0001,2026-04-01,2026-06-01,50.00\n"
+                     "1-0001,2026-04-01,2026-07-01,50.00\n"
+                     "1-0001,2026-04-01,2026-08-01,45.44\n")
+    (tmp_path / "open.csv").write_text(CLEAN)
+    call_command("convert", "post", str(tmp_path / "open.csv"), "--cutover", "2026-06-15", "--plans", str(plans),
+                 stdout=io.StringIO())
+    plan = PaymentPlan.objects.get()
+    assert (plan.account.account_no, plan.started_on, plan.total.amount, plan.status) == (
+        "1-0001", CUTOVER, Decimal("145.44"), "active")
+    assert [(i.number, i.due_on, i.amount.amount) for i in plan.installments.all()] == [
+        (1, date(2026, 6, 1), Decimal("50.00")), (2, date(2026, 7, 1), Decimal("50.00")),
+        (3, date(2026, 8, 1), Decimal("45.44"))]
+    assert "agreed it on 2026-04-01" in plan.note
+    result = reconciliation(cutover=CUTOVER)
+    assert result.plans == (1, 1) and result.plans_left == (Decimal("145.44"), Decimal("145.44"))
+    conversion_rollback(ConversionBatch.objects.get().pk)
+    assert not PaymentPlan.objects.exists()
+    call_command("convert", "post", str(tmp_path / "open.csv"), "--cutover", "2026-06-15", "--plans", str(plans),
+                 stdout=io.StringIO())
+    plan = PaymentPlan.objects.get()
+    # Paid from the cutover on: the June installment (past due at the cutover) paid within its grace holds.
+    pay(Account.objects.get(account_no="1-0001"), "50.00", "2026-06-18", "CHK-1")
+    assert plan_standing(plan, as_of=date(2026, 6, 20)).good and plan_hold(plan.account_id, date(2026, 6, 20))

@@ -7,6 +7,7 @@ bills of one period against ours."""
 import io
 import json
 from datetime import timedelta
+from decimal import Decimal
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -39,6 +40,8 @@ def history_arguments(parser) -> None:
                         "choices (account_no,email,paperless)")
     parser.add_argument("--notes", metavar="NOTES.csv", help="the notes the old system kept on its accounts "
                         "(account_no,written_on,author,note)")
+    parser.add_argument("--plans", metavar="PLANS.csv", help="the payment plans in force at the cutover, one row per "
+                        "installment still to pay (account_no,agreed_on,due_on,amount)")
 
 
 class Command(BaseCommand):
@@ -120,7 +123,7 @@ class Command(BaseCommand):
         mapping = mapping_load(o["mapping"]) if o["mapping"] else None
         checked, history = conversion_read(o["file"], as_of=as_of, mapping=mapping, bills=o["history"],
                                            payments=o["payments"], devices=o["devices"], contacts=o["contacts"],
-                                           notes=o["notes"])
+                                           notes=o["notes"], plans=o["plans"])
         if o["control"]:
             control_refuse(checked, o["control"])
         totals = checked.control_totals()
@@ -141,18 +144,19 @@ class Command(BaseCommand):
                               f"{fmt_dollars(history.billed)} billed), {len(history.payments)} payments "
                               f"({fmt_dollars(history.paid)}), {len(history.devices)} backflow devices, "
                               f"{told['emails']} e-mail addresses, {told['paperless']} paperless accounts, "
-                              f"{told['notes']} notes")
+                              f"{told['notes']} notes, {told['plans']} payment plans in force "
+                              f"({fmt_dollars(Decimal(told['plans_total']))} left to pay)")
 
     @staticmethod
     def _history_given(o) -> bool:
-        return any(o[name] for name in ("history", "payments", "devices", "contacts", "notes"))
+        return any(o[name] for name in ("history", "payments", "devices", "contacts", "notes", "plans"))
 
     def do_post(self, o):
         cutover = parse_as_of(o["cutover"], allow_future=True)
         mapping = mapping_load(o["mapping"]) if o["mapping"] else None
         posted = conversion_post(o["file"], cutover=cutover, today=today(), mapping=mapping, bills=o["history"],
                                  payments=o["payments"], devices=o["devices"], contacts=o["contacts"],
-                                 notes=o["notes"], control=o["control"])
+                                 notes=o["notes"], plans=o["plans"], control=o["control"])
         batch = posted.batch
         if posted.already:
             self.stdout.write(f"{o['file']} was posted already as conversion {batch.pk} on "
