@@ -75,6 +75,9 @@ class CheckForm(forms.Form):
                             help_text="account_no,written_on,author,note — the notes the old system kept, dated.")
     plans = forms.FileField(label="Payment plans in force (CSV)", required=False,
                             help_text="account_no,agreed_on,due_on,amount — one row per installment still to pay.")
+    cases = forms.FileField(label="Termination cases in progress (CSV)", required=False,
+                            help_text="account_no,opened_on,served_on,method,article_number,hearing_on,"
+                                      "request_received_on,determined_on,outcome — each at its stage.")
     control = forms.FileField(label="The old system's control report (CSV)", required=False,
                               help_text="total,value rows (accounts, open_bills, water, fee, …, owed): the file is "
                                         "refused when any total differs from it by a cent.")
@@ -153,7 +156,8 @@ def conversion_view(request):
                                                devices=check.cleaned_data["devices"],
                                                contacts=check.cleaned_data["contacts"],
                                                notes=check.cleaned_data["notes"],
-                                               plans=check.cleaned_data["plans"])
+                                               plans=check.cleaned_data["plans"],
+                                               cases=check.cleaned_data["cases"])
             if check.cleaned_data["control"]:
                 control_refuse(checked, check.cleaned_data["control"].read())
         except ApplicationError as exc:
@@ -176,7 +180,7 @@ def conversion_view(request):
                                            devices=post.cleaned_data["devices"],
                                            contacts=post.cleaned_data["contacts"],
                                            notes=post.cleaned_data["notes"], plans=post.cleaned_data["plans"],
-                                           control=post.cleaned_data["control"],
+                                           cases=post.cleaned_data["cases"], control=post.cleaned_data["control"],
                                            mapping=post.cleaned_data["mapping"], actor=request.user)
                 messages.info(request, f"Conversion post {job.pk} asked for: a supervisor other than you approves it, "
                                        "and only then is it checked again and posted.")

@@ -73,6 +73,7 @@ class History:
     contacts: list = field(default_factory=list)  # owners' addresses and paperless choices (``contacts.ContactRow``)
     notes: list = field(default_factory=list)  # the accounts' notes (``notes.NoteRow``)
     plans: list = field(default_factory=list)  # the payment plans in force (``plans.PlanRows``)
+    cases: list = field(default_factory=list)  # the termination cases in progress (``cases.CaseRow``)
 
     @property
     def gallons(self) -> int:
@@ -92,7 +93,8 @@ class History:
                 "device_tests": sum(1 for d in self.devices if d.tested_on), "contacts": len(self.contacts),
                 "emails": sum(1 for c in self.contacts if c.email),
                 "paperless": sum(1 for c in self.contacts if c.paperless), "notes": len(self.notes),
-                "plans": len(self.plans), "plans_total": f"{sum((p.total for p in self.plans), ZERO):.2f}"}
+                "plans": len(self.plans), "plans_total": f"{sum((p.total for p in self.plans), ZERO):.2f}",
+                "cases": len(self.cases)}
 
 
 def _gallons(value: str) -> int:

@@ -22,15 +22,16 @@ from .opening import mapping_parse
 from .posting import conversion_post
 
 ERRORS_KEPT = 500
-FILES = ("opening", "history", "payments", "devices", "contacts", "notes", "plans", "control", "mapping")
+FILES = ("opening", "history", "payments", "devices", "contacts", "notes", "plans", "cases", "control", "mapping")
 
 
 def conversion_job_create(*, cutover, opening, history=None, payments=None, devices=None, contacts=None,
-                          notes=None, plans=None, control=None, mapping=None, actor=None) -> ConversionJob:
+                          notes=None, plans=None, cases=None, control=None, mapping=None,
+                          actor=None) -> ConversionJob:
     """The job, with the uploads kept for the worker, waiting for a second supervisor."""
     job = ConversionJob(cutover=cutover, created_by=actor)
-    for name, upload in zip(FILES, (opening, history, payments, devices, contacts, notes, plans, control,
-                                    mapping), strict=True):
+    for name, upload in zip(FILES, (opening, history, payments, devices, contacts, notes, plans, cases,
+                                    control, mapping), strict=True):
         if upload is not None:
             upload.seek(0)
             getattr(job, name).save(upload.name, ContentFile(upload.read()), save=False)
@@ -70,7 +71,7 @@ def conversion_job_run(job_id: int) -> None:
                                  actor=job.created_by, mapping=mapping, bills=files["history"],
                                  payments=files["payments"], devices=files["devices"],
                                  contacts=files["contacts"], notes=files["notes"], plans=files["plans"],
-                                 control=files["control"],
+                                 cases=files["cases"], control=files["control"],
                                  progress=lambda: _step(job, ConversionJob.Status.POSTING))
     except ApplicationError as exc:
         _finish(job, status=ConversionJob.Status.REFUSED, errors=[e.as_dict() for e in exc.errors[:ERRORS_KEPT]],

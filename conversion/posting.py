@@ -5,10 +5,10 @@ Design overview:
 * **Post** (``conversion_post``) reads the files as ``convert check`` does (``conversion_read``: the open items,
   ``opening``; the past bills and payments, ``history``; the backflow devices, ``devices``; the owners' e-mail
   addresses and paperless choices, ``contacts``; the accounts' notes, ``notes``; the payment plans in force,
-  ``plans``; all or nothing, every problem with its file, line and column), with every item dated before the
-  cutover, then in one durable transaction records the batch and its rows and has billing write the open bills
-  and account items (``billing.services.opening``, through the one ledger writer). Anything refused refuses the
-  whole file: nothing is saved.
+  ``plans``; the termination cases in progress, ``cases``; all or nothing, every problem with its file, line and
+  column), with every item dated before the cutover, then in one durable transaction records the batch and its
+  rows and has billing write the open bills and account items (``billing.services.opening``, through the one
+  ledger writer). Anything refused refuses the whole file: nothing is saved.
 * **The same file posts once**: a batch keeps the file's digest (the unique key ``one_posted_batch_per_file``);
   posting it again answers the batch already posted and writes nothing. Another file naming a bill already
   converted is refused by the check (the bill number is one of ours).
@@ -38,6 +38,7 @@ from core.db import collector_paused, copy_rows, is_postgres, lock_for_transacti
 from core.errors import ApplicationError, FieldError
 from core.workflow import transition
 
+from .cases import cases_post, cases_read, cases_remove_made
 from .contacts import contacts_post, contacts_read, contacts_remove
 from .control import control_refuse, control_report_read
 from .devices import devices_post, devices_read, devices_remove
@@ -61,7 +62,7 @@ class Posted:
 @collector_paused()  # hundreds of thousands of rows, none in a cycle
 def conversion_read(source, *, as_of: date, mapping: Mapping | None = None, bills=None,
                     payments=None, devices=None, contacts=None, notes=None,
-                    plans=None) -> tuple[OpeningBalances, History]:
+                    plans=None, cases=None) -> tuple[OpeningBalances, History]:
     """The opening balances and the history (past bills, payments) checked together, all or nothing: each file
     as ``convert check`` checks it, then a bill in both files must be one bill (its account and dates)."""
     checked = opening_balances_read(source, as_of=as_of, mapping=mapping)
@@ -74,6 +75,8 @@ def conversion_read(source, *, as_of: date, mapping: Mapping | None = None, bill
         history.notes = notes_read(notes, as_of=as_of)
     if plans is not None:
         history.plans = plans_read(plans, as_of=as_of, opening=checked)
+    if cases is not None:
+        history.cases = cases_read(cases, as_of=as_of)
     open_bills: dict[str, OpenItem] = {}
     for item in checked.items:
         if item.bill_no:
@@ -94,7 +97,8 @@ def conversion_read(source, *, as_of: date, mapping: Mapping | None = None, bill
 
 @collector_paused()
 def conversion_post(source, *, cutover: date, today: date, actor=None, mapping: Mapping | None = None,
-                    bills=None, payments=None, devices=None, contacts=None, notes=None, plans=None, progress=None,
+                    bills=None, payments=None, devices=None, contacts=None, notes=None, plans=None, cases=None,
+                    progress=None,
                     control: str | bytes | None = None) -> Posted:
     """Post the opening balances in ``source`` (a path, bytes or an upload), with the old system's past bills and
     payments when given, as of ``cutover``: all or nothing. With ``control`` (the old system's control report,
@@ -103,13 +107,13 @@ def conversion_post(source, *, cutover: date, today: date, actor=None, mapping: 
     if cutover > today:
         raise ApplicationError(f"the cutover {cutover} is after today ({today}); post the file on or after its "
                                "cutover, when the old system's books are closed", field="cutover")
-    digest = _digest(source, mapping=mapping, files=(bills, payments, devices, contacts, notes, plans))
+    digest = _digest(source, mapping=mapping, files=(bills, payments, devices, contacts, notes, plans, cases))
     existing = ConversionBatch.objects.filter(digest=digest, status=ConversionBatch.Status.POSTED).first()
     if existing is not None:
         return Posted(batch=existing, checked=None, already=True)
     checked, history = conversion_read(source, as_of=cutover - timedelta(days=1), mapping=mapping, bills=bills,
                                        payments=payments, devices=devices, contacts=contacts, notes=notes,
-                                       plans=plans)
+                                       plans=plans, cases=cases)
     legacy = {}
     if control is not None:
         control_refuse(checked, control)
@@ -151,7 +155,7 @@ def _write(batch: ConversionBatch, checked: OpeningBalances, history: History, *
     numbers = sorted({item.account_no for item in checked.items} | {b.account_no for b in history.bills.values()}
                      | {p.account_no for p in history.payments} | {d.account_no for d in history.devices}
                      | {c.account_no for c in history.contacts} | {n.account_no for n in history.notes}
-                     | {p.account_no for p in history.plans})
+                     | {p.account_no for p in history.plans} | {c.account_no for c in history.cases})
     ids: dict[str, int] = {}
     for chunk in chunked(numbers, 20_000):
         ids.update(Account.objects.filter(account_no__any=list(chunk)).values_list("account_no", "id"))
@@ -199,6 +203,8 @@ def _write(batch: ConversionBatch, checked: OpeningBalances, history: History, *
         made.update(notes_post(history.notes, accounts=ids))
     if history.plans:
         made.update(plans_post(history.plans, accounts=ids, cutover=cutover))
+    if history.cases:
+        made.update(cases_post(history.cases, accounts=ids, actor=batch.posted_by))
     return written, made
 
 
@@ -225,6 +231,7 @@ def conversion_rollback(batch_id: int, *, actor=None) -> ConversionBatch:
         refusal = rollback_refusal(batch)
         if refusal:
             raise ApplicationError(refusal, field="batch")
+        cases_remove_made(batch.made)  # before the bills they name
         devices_remove(batch.made)
         contacts_remove(batch.made)
         notes_remove(batch.made)

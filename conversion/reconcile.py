@@ -31,6 +31,7 @@ from core.money import ZERO, fmt_dollars
 from reports.render import COUNT, MONEY, TEXT, Column, ReportView, Table
 from reports.selectors import AGING_BUCKETS, aging_bucket
 
+from .cases import cases_reconciled
 from .contacts import contacts_reconciled
 from .models import OpeningItem
 from .notes import notes_reconciled
@@ -101,6 +102,7 @@ class Reconciliation:
     notes: tuple[int, int] = (0, 0)  # the accounts' notes: the files', on the books
     plans: tuple[int, int] = (0, 0)  # payment plans in force: the files', on the books
     plans_left: tuple[Decimal, Decimal] = (ZERO, ZERO)  # what those plans leave to pay
+    cases: tuple[int, int] = (0, 0)  # termination cases in progress: the files', on the books
     # The old system's control report, as posted with the batches (``convert post --control``), added up.
     legacy: dict[str, Decimal] = field(default_factory=dict)
 
@@ -123,7 +125,8 @@ class Reconciliation:
             and self.history[2] == self.history[3] and self.paid[0] == self.paid[1] \
             and self.devices[0] == self.devices[1] and self.paperless[0] == self.paperless[1] \
             and self.emails[0] == self.emails[1] and self.notes[0] == self.notes[1] \
-            and self.plans[0] == self.plans[1] and self.plans_left[0] == self.plans_left[1]
+            and self.plans[0] == self.plans[1] and self.plans_left[0] == self.plans_left[1] \
+            and self.cases[0] == self.cases[1]
 
 
 def reconciliation(*, cutover: date) -> Reconciliation:
@@ -195,13 +198,14 @@ def reconciliation(*, cutover: date) -> Reconciliation:
     paperless, emails = contacts_reconciled([batch.made for batch in posted])
     notes = notes_reconciled([batch.made for batch in posted], told)
     plans, plans_left = plans_reconciled([batch.made for batch in posted], told)
+    cases = cases_reconciled([batch.made for batch in posted], told)
     legacy: dict[str, Decimal] = defaultdict(Decimal)
     for batch in posted:
         for name, value in batch.control.get("legacy", {}).items():
             legacy[name] += Decimal(value)
     return Reconciliation(cutover=cutover, batches=batches, file=file, books=books, differences=differences,
                           history=history, paid=paid, devices=devices, paperless=paperless, emails=emails,
-                          notes=notes, plans=plans, plans_left=plans_left,
+                          notes=notes, plans=plans, plans_left=plans_left, cases=cases,
                           legacy=dict(legacy))
 
 
@@ -229,7 +233,9 @@ def reconciliation_view(r: Reconciliation) -> ReportView:
                {"item": "Account notes", "file_count": r.notes[0], "books_count": r.notes[1],
                 "count_difference": r.notes[1] - r.notes[0]},
                {"item": "Payment plans in force", "file_count": r.plans[0], "books_count": r.plans[1],
-                "count_difference": r.plans[1] - r.plans[0]}]
+                "count_difference": r.plans[1] - r.plans[0]},
+               {"item": "Termination cases in progress", "file_count": r.cases[0], "books_count": r.cases[1],
+                "count_difference": r.cases[1] - r.cases[0]}]
     amounts = [{"item": KIND_WORDS[k], "file": r.file.by_kind[k], "books": r.books.by_kind[k],
                 "difference": r.books.by_kind[k] - r.file.by_kind[k]} for k in KINDS]
     amounts.append({"item": "Owed (charges less credits)", "file": r.file.owed, "books": r.books.owed,

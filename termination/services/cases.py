@@ -522,3 +522,13 @@ def interruption_log(*, account: Account, kind: str, started_on: date, reason: s
     return Interruption.objects.create(account=account, kind=kind, citation=policy.emergency_citation,
                                        started_on=started_on, ended_on=ended_on, reason=reason,
                                        actor=actor if getattr(actor, "pk", None) else None)
+
+
+def cases_remove(case_ids: list[int]) -> None:
+    """Cases a conversion brought over, removed whole by its rollback (in its transaction): their timelines,
+    notices and status history with them. Only cases at a stage before any shut-off order are brought over."""
+    if not case_ids:
+        return
+    StatusChange.objects.filter(content_type=ContentType.objects.get_for_model(TerminationCase),
+                                object_id__in=case_ids).delete()
+    TerminationCase.objects.filter(pk__in=case_ids).delete()  # its bills, notices and events go with it

@@ -4,7 +4,7 @@ cent; a batch removed whole, leaving the books as they were, until the first bil
 
 import io
 import json
-from datetime import date
+from datetime import date, timedelta
 from decimal import Decimal
 
 import pytest
@@ -452,3 +452,47 @@ def test_a_payment_plan_in_force_comes_over_with_what_is_left_of_its_schedule(ac
     # Paid from the cutover on: the June installment (past due at the cutover) paid within its grace holds.
     pay(Account.objects.get(account_no="1-0001"), "50.00", "2026-06-18", "CHK-1")
     assert plan_standing(plan, as_of=date(2026, 6, 20)).good and plan_hold(plan.account_id, date(2026, 6, 20))
+
+
+@pytest.mark.citation("§ 45.32")
+def test_termination_cases_in_progress_come_over_at_their_stage_with_the_notices_served(accounts, tmp_path):
+    """A case the old system had opened comes over at its stage, each step taken by termination's own services on
+    its day: the notice served (its method, date and hearing) stands and the windows run from it; a request
+    received is recorded; a determination by default follows the window's close. A step the ordinance refuses
+    (a hearing too soon after service) refuses the post, naming the line; a rollback removes the cases."""
+    from termination.models import TerminationCase
+    from termination.policy import termination_policy
+
+    account_with_meter(book=1, account_no="1-0004")
+    opening = CLEAN + "1-0004,L-4,2026-01-01,2026-02-01,water,120.00,Water\n"
+    (tmp_path / "open.csv").write_text(opening)
+    policy = termination_policy()
+    first, second = date(2026, 4, 2), date(2026, 3, 2)
+    hearing_one, hearing_two = (policy.hearing_earliest(first) + timedelta(days=3),
+                                policy.hearing_earliest(second) + timedelta(days=3))
+    while hearing_one.weekday() > 4:
+        hearing_one += timedelta(days=1)
+    while hearing_two.weekday() > 4:
+        hearing_two += timedelta(days=1)
+    header = ("account_no,opened_on,served_on,method,article_number,hearing_on,request_received_on,determined_on,"
+              "outcome\n")
+    cases = tmp_path / "cases.csv"
+    cases.write_text(header + f"1-0001,2026-04-01,{first},personal,,{first + timedelta(days=1)},,,\n")
+    err = io.StringIO()
+    with pytest.raises(CommandError):
+        call_command("convert", "post", str(tmp_path / "open.csv"), "--cutover", "2026-06-15", "--cases", str(cases),
+                     stdout=io.StringIO(), stderr=err)
+    assert "line 2: cases.hearing_on:" in err.getvalue() and "the earliest lawful hearing date is" in err.getvalue()
+    assert not TerminationCase.objects.exists() and not ConversionBatch.objects.exists()
+    cases.write_text(header + f"1-0001,2026-04-01,{first},personal,,{hearing_one},{first + timedelta(days=3)},,\n"
+                              f"1-0004,2026-03-01,{second},personal,,{hearing_two},,{hearing_two},terminate\n")
+    call_command("convert", "post", str(tmp_path / "open.csv"), "--cutover", "2026-06-15", "--cases", str(cases),
+                 stdout=io.StringIO())
+    found = {c.account.account_no: c for c in TerminationCase.objects.select_related("account")}
+    assert (found["1-0001"].status, found["1-0001"].request_received_on) == ("requested", first + timedelta(days=3))
+    assert found["1-0004"].status == "determined" and found["1-0004"].by_default
+    served = found["1-0001"].notices.get()
+    assert (served.method, served.served_on, served.hearing_on) == ("personal", first, hearing_one)
+    assert reconciliation(cutover=CUTOVER).cases == (2, 2)
+    conversion_rollback(ConversionBatch.objects.get().pk)
+    assert not TerminationCase.objects.exists()
