@@ -78,6 +78,8 @@ class CheckForm(forms.Form):
     cases = forms.FileField(label="Termination cases in progress (CSV)", required=False,
                             help_text="account_no,opened_on,served_on,method,article_number,hearing_on,"
                                       "request_received_on,determined_on,outcome — each at its stage.")
+    relevied = forms.FileField(label="Already relevied to the tax roll (CSV)", required=False,
+                               help_text="account_no,relevied_on,tax_roll,amount — history, not owed.")
     control = forms.FileField(label="The old system's control report (CSV)", required=False,
                               help_text="total,value rows (accounts, open_bills, water, fee, …, owed): the file is "
                                         "refused when any total differs from it by a cent.")
@@ -157,7 +159,8 @@ def conversion_view(request):
                                                contacts=check.cleaned_data["contacts"],
                                                notes=check.cleaned_data["notes"],
                                                plans=check.cleaned_data["plans"],
-                                               cases=check.cleaned_data["cases"])
+                                               cases=check.cleaned_data["cases"],
+                                               relevied=check.cleaned_data["relevied"])
             if check.cleaned_data["control"]:
                 control_refuse(checked, check.cleaned_data["control"].read())
         except ApplicationError as exc:
@@ -180,7 +183,8 @@ def conversion_view(request):
                                            devices=post.cleaned_data["devices"],
                                            contacts=post.cleaned_data["contacts"],
                                            notes=post.cleaned_data["notes"], plans=post.cleaned_data["plans"],
-                                           cases=post.cleaned_data["cases"], control=post.cleaned_data["control"],
+                                           cases=post.cleaned_data["cases"],
+                                           relevied=post.cleaned_data["relevied"], control=post.cleaned_data["control"],
                                            mapping=post.cleaned_data["mapping"], actor=request.user)
                 messages.info(request, f"Conversion post {job.pk} asked for: a supervisor other than you approves it, "
                                        "and only then is it checked again and posted.")

@@ -74,6 +74,7 @@ class History:
     notes: list = field(default_factory=list)  # the accounts' notes (``notes.NoteRow``)
     plans: list = field(default_factory=list)  # the payment plans in force (``plans.PlanRows``)
     cases: list = field(default_factory=list)  # the termination cases in progress (``cases.CaseRow``)
+    relevied: list = field(default_factory=list)  # the amounts already relevied (``relevied.RelevyRow``)
 
     @property
     def gallons(self) -> int:
@@ -94,7 +95,8 @@ class History:
                 "emails": sum(1 for c in self.contacts if c.email),
                 "paperless": sum(1 for c in self.contacts if c.paperless), "notes": len(self.notes),
                 "plans": len(self.plans), "plans_total": f"{sum((p.total for p in self.plans), ZERO):.2f}",
-                "cases": len(self.cases)}
+                "cases": len(self.cases), "relevied": len(self.relevied),
+                "relevied_total": f"{sum((r.amount for r in self.relevied), ZERO):.2f}"}
 
 
 def _gallons(value: str) -> int:

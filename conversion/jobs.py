@@ -22,16 +22,17 @@ from .opening import mapping_parse
 from .posting import conversion_post
 
 ERRORS_KEPT = 500
-FILES = ("opening", "history", "payments", "devices", "contacts", "notes", "plans", "cases", "control", "mapping")
+FILES = ("opening", "history", "payments", "devices", "contacts", "notes", "plans", "cases", "relevied", "control",
+         "mapping")
 
 
 def conversion_job_create(*, cutover, opening, history=None, payments=None, devices=None, contacts=None,
-                          notes=None, plans=None, cases=None, control=None, mapping=None,
+                          notes=None, plans=None, cases=None, relevied=None, control=None, mapping=None,
                           actor=None) -> ConversionJob:
     """The job, with the uploads kept for the worker, waiting for a second supervisor."""
     job = ConversionJob(cutover=cutover, created_by=actor)
     for name, upload in zip(FILES, (opening, history, payments, devices, contacts, notes, plans, cases,
-                                    control, mapping), strict=True):
+                                    relevied, control, mapping), strict=True):
         if upload is not None:
             upload.seek(0)
             getattr(job, name).save(upload.name, ContentFile(upload.read()), save=False)
@@ -71,7 +72,7 @@ def conversion_job_run(job_id: int) -> None:
                                  actor=job.created_by, mapping=mapping, bills=files["history"],
                                  payments=files["payments"], devices=files["devices"],
                                  contacts=files["contacts"], notes=files["notes"], plans=files["plans"],
-                                 cases=files["cases"], control=files["control"],
+                                 cases=files["cases"], relevied=files["relevied"], control=files["control"],
                                  progress=lambda: _step(job, ConversionJob.Status.POSTING))
     except ApplicationError as exc:
         _finish(job, status=ConversionJob.Status.REFUSED, errors=[e.as_dict() for e in exc.errors[:ERRORS_KEPT]],

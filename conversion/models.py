@@ -111,6 +111,7 @@ class ConversionJob(models.Model):
     notes = models.FileField(upload_to="conversion/", blank=True)
     plans = models.FileField(upload_to="conversion/", blank=True)
     cases = models.FileField(upload_to="conversion/", blank=True)
+    relevied = models.FileField(upload_to="conversion/", blank=True)
     mapping = models.FileField(upload_to="conversion/", blank=True)
     control = models.FileField(upload_to="conversion/", blank=True,
                                help_text="The old system's control report: the files must tie to it to the cent.")

@@ -43,12 +43,6 @@ class PlanRows:
         return sum((amount for _, amount in self.schedule), ZERO)
 
 
-def _amount(value: str) -> Decimal:
-    amount = dollars(value)
-    if amount <= 0:
-        raise ValueError(f"'{value}': an installment is more than 0.00")
-    return amount
-
 
 def plans_read(source, *, as_of: date, opening: OpeningBalances) -> list[PlanRows]:
     """The plans checked, all or nothing (``ImportRejected``, each problem naming ``plans.<column>``); a plan may
@@ -61,7 +55,7 @@ def plans_read(source, *, as_of: date, opening: OpeningBalances) -> list[PlanRow
         account_no = errors.parse(row, "account_no", number)
         agreed_on = errors.parse(row, "agreed_on", iso_date)
         due_on = errors.parse(row, "due_on", iso_date)
-        amount = errors.parse(row, "amount", _amount)
+        amount = errors.parse(row, "amount", dollars)
         if agreed_on is not None and agreed_on > as_of:
             errors.add(line=row.line, field="agreed_on", message=f"{agreed_on} is after {as_of}: a plan in force at "
                                                                  "the cutover was agreed before it")

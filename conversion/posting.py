@@ -5,10 +5,11 @@ Design overview:
 * **Post** (``conversion_post``) reads the files as ``convert check`` does (``conversion_read``: the open items,
   ``opening``; the past bills and payments, ``history``; the backflow devices, ``devices``; the owners' e-mail
   addresses and paperless choices, ``contacts``; the accounts' notes, ``notes``; the payment plans in force,
-  ``plans``; the termination cases in progress, ``cases``; all or nothing, every problem with its file, line and
-  column), with every item dated before the cutover, then in one durable transaction records the batch and its
-  rows and has billing write the open bills and account items (``billing.services.opening``, through the one
-  ledger writer). Anything refused refuses the whole file: nothing is saved.
+  ``plans``; the termination cases in progress, ``cases``; what it had relevied, ``relevied``; all or nothing,
+  every problem with its file, line and column), with every item dated before the cutover, then in one durable
+  transaction records the batch and its rows and has billing write the open bills and account items
+  (``billing.services.opening``, through the one ledger writer). Anything refused refuses the whole file: nothing
+  is saved.
 * **The same file posts once**: a batch keeps the file's digest (the unique key ``one_posted_batch_per_file``);
   posting it again answers the batch already posted and writes nothing. Another file naming a bill already
   converted is refused by the check (the bill number is one of ours).
@@ -30,6 +31,7 @@ from billing.services.opening import (
     AccountItem,
     OpeningBill,
     PriorPaymentItem,
+    PriorRelevyItem,
     opening_books_post,
     opening_books_remove,
 )
@@ -47,6 +49,7 @@ from .models import ConversionBatch, OpeningItem
 from .notes import notes_post, notes_read, notes_remove
 from .opening import ACCOUNT_KINDS, Mapping, OpeningBalances, OpenItem, opening_balances_read, opening_digest
 from .plans import plans_post, plans_read, plans_remove_made
+from .relevied import relevied_read
 
 LOCK = "conversion"
 KIND_WORDS = {"water": "Water", "sewer": "Sewer", "fee": "Fee", "fine": "Fine"}
@@ -62,7 +65,7 @@ class Posted:
 @collector_paused()  # hundreds of thousands of rows, none in a cycle
 def conversion_read(source, *, as_of: date, mapping: Mapping | None = None, bills=None,
                     payments=None, devices=None, contacts=None, notes=None,
-                    plans=None, cases=None) -> tuple[OpeningBalances, History]:
+                    plans=None, cases=None, relevied=None) -> tuple[OpeningBalances, History]:
     """The opening balances and the history (past bills, payments) checked together, all or nothing: each file
     as ``convert check`` checks it, then a bill in both files must be one bill (its account and dates)."""
     checked = opening_balances_read(source, as_of=as_of, mapping=mapping)
@@ -77,6 +80,8 @@ def conversion_read(source, *, as_of: date, mapping: Mapping | None = None, bill
         history.plans = plans_read(plans, as_of=as_of, opening=checked)
     if cases is not None:
         history.cases = cases_read(cases, as_of=as_of)
+    if relevied is not None:
+        history.relevied = relevied_read(relevied, as_of=as_of)
     open_bills: dict[str, OpenItem] = {}
     for item in checked.items:
         if item.bill_no:
@@ -98,7 +103,7 @@ def conversion_read(source, *, as_of: date, mapping: Mapping | None = None, bill
 @collector_paused()
 def conversion_post(source, *, cutover: date, today: date, actor=None, mapping: Mapping | None = None,
                     bills=None, payments=None, devices=None, contacts=None, notes=None, plans=None, cases=None,
-                    progress=None,
+                    relevied=None, progress=None,
                     control: str | bytes | None = None) -> Posted:
     """Post the opening balances in ``source`` (a path, bytes or an upload), with the old system's past bills and
     payments when given, as of ``cutover``: all or nothing. With ``control`` (the old system's control report,
@@ -107,13 +112,14 @@ def conversion_post(source, *, cutover: date, today: date, actor=None, mapping: 
     if cutover > today:
         raise ApplicationError(f"the cutover {cutover} is after today ({today}); post the file on or after its "
                                "cutover, when the old system's books are closed", field="cutover")
-    digest = _digest(source, mapping=mapping, files=(bills, payments, devices, contacts, notes, plans, cases))
+    digest = _digest(source, mapping=mapping, files=(bills, payments, devices, contacts, notes, plans, cases,
+                                                               relevied))
     existing = ConversionBatch.objects.filter(digest=digest, status=ConversionBatch.Status.POSTED).first()
     if existing is not None:
         return Posted(batch=existing, checked=None, already=True)
     checked, history = conversion_read(source, as_of=cutover - timedelta(days=1), mapping=mapping, bills=bills,
                                        payments=payments, devices=devices, contacts=contacts, notes=notes,
-                                       plans=plans, cases=cases)
+                                       plans=plans, cases=cases, relevied=relevied)
     legacy = {}
     if control is not None:
         control_refuse(checked, control)
@@ -155,7 +161,8 @@ def _write(batch: ConversionBatch, checked: OpeningBalances, history: History, *
     numbers = sorted({item.account_no for item in checked.items} | {b.account_no for b in history.bills.values()}
                      | {p.account_no for p in history.payments} | {d.account_no for d in history.devices}
                      | {c.account_no for c in history.contacts} | {n.account_no for n in history.notes}
-                     | {p.account_no for p in history.plans} | {c.account_no for c in history.cases})
+                     | {p.account_no for p in history.plans} | {c.account_no for c in history.cases}
+                     | {r.account_no for r in history.relevied})
     ids: dict[str, int] = {}
     for chunk in chunked(numbers, 20_000):
         ids.update(Account.objects.filter(account_no__any=list(chunk)).values_list("account_no", "id"))
@@ -184,7 +191,9 @@ def _write(batch: ConversionBatch, checked: OpeningBalances, history: History, *
     written = opening_books_post(
         bills=list(bills.values()), items=items, cutover=cutover, prefix=batch.source_prefix,
         payments=[PriorPaymentItem(account_id=ids[p.account_no], paid_on=p.paid_on, amount=p.amount,
-                                   reference=p.reference) for p in history.payments])
+                                   reference=p.reference) for p in history.payments],
+        relevies=[PriorRelevyItem(account_id=ids[r.account_no], relevied_on=r.relevied_on, tax_roll=r.tax_roll,
+                                  amount=r.amount) for r in history.relevied])
     columns = ("batch_id", "line", "account_id", "bill_no", "bill_date", "due_date", "kind", "amount",
                "amount_currency", "description")
     rows = [(batch.pk, i.line, ids[i.account_no], i.bill_no, i.bill_date, i.due_date, i.kind, i.amount, "USD",

@@ -24,7 +24,7 @@ from django.db.models import F, Q, Subquery
 
 from accounts.models import Account
 from backflow.models import Device
-from billing.models import Bill, LedgerEntry, PriorPayment
+from billing.models import Bill, LedgerEntry, PriorPayment, PriorRelevy
 from core.csvimport import chunked
 from core.errors import ApplicationError
 from core.money import ZERO, fmt_dollars
@@ -103,6 +103,7 @@ class Reconciliation:
     plans: tuple[int, int] = (0, 0)  # payment plans in force: the files', on the books
     plans_left: tuple[Decimal, Decimal] = (ZERO, ZERO)  # what those plans leave to pay
     cases: tuple[int, int] = (0, 0)  # termination cases in progress: the files', on the books
+    relevied: tuple[Decimal, Decimal] = (ZERO, ZERO)  # relevied to the tax roll by the old system (history)
     # The old system's control report, as posted with the batches (``convert post --control``), added up.
     legacy: dict[str, Decimal] = field(default_factory=dict)
 
@@ -126,7 +127,7 @@ class Reconciliation:
             and self.devices[0] == self.devices[1] and self.paperless[0] == self.paperless[1] \
             and self.emails[0] == self.emails[1] and self.notes[0] == self.notes[1] \
             and self.plans[0] == self.plans[1] and self.plans_left[0] == self.plans_left[1] \
-            and self.cases[0] == self.cases[1]
+            and self.cases[0] == self.cases[1] and self.relevied[0] == self.relevied[1]
 
 
 def reconciliation(*, cutover: date) -> Reconciliation:
@@ -199,6 +200,9 @@ def reconciliation(*, cutover: date) -> Reconciliation:
     notes = notes_reconciled([batch.made for batch in posted], told)
     plans, plans_left = plans_reconciled([batch.made for batch in posted], told)
     cases = cases_reconciled([batch.made for batch in posted], told)
+    relevies = PriorRelevy.objects.filter(conversion__in=prefixes)
+    relevied = (sum((Decimal(t.get("relevied_total", "0")) for t in told), ZERO),
+                sum(relevies.values_list("amount", flat=True), ZERO))
     legacy: dict[str, Decimal] = defaultdict(Decimal)
     for batch in posted:
         for name, value in batch.control.get("legacy", {}).items():
@@ -206,6 +210,7 @@ def reconciliation(*, cutover: date) -> Reconciliation:
     return Reconciliation(cutover=cutover, batches=batches, file=file, books=books, differences=differences,
                           history=history, paid=paid, devices=devices, paperless=paperless, emails=emails,
                           notes=notes, plans=plans, plans_left=plans_left, cases=cases,
+                          relevied=relevied,
                           legacy=dict(legacy))
 
 
@@ -242,6 +247,8 @@ def reconciliation_view(r: Reconciliation) -> ReportView:
                     "difference": r.books.owed - r.file.owed})
     amounts.append({"item": "Paid to the old system (history, not owed)", "file": r.paid[0], "books": r.paid[1],
                     "difference": r.paid[1] - r.paid[0]})
+    amounts.append({"item": "Relevied to the tax roll by the old system (history, not owed)", "file": r.relevied[0],
+                    "books": r.relevied[1], "difference": r.relevied[1] - r.relevied[0]})
     amounts.append({"item": "Left to pay on the payment plans in force", "file": r.plans_left[0],
                     "books": r.plans_left[1], "difference": r.plans_left[1] - r.plans_left[0]})
     aging = [{"item": label, "file": f, "books": b, "difference": b - f}

@@ -18,7 +18,7 @@ from billing.documents.money_box import money_box
 from billing.figures import bill_figures
 from billing.ledger.allocation import DEPOSIT_KINDS, AccountBalance, allocate
 from billing.ledger.selectors import entries_for_accounts
-from billing.models import Bill, Payment, PriorPayment
+from billing.models import Bill, Payment, PriorPayment, PriorRelevy
 from billing.ordinance import Ordinance, ordinance_on, payment_order
 from billing.selectors import (
     account_amounts_due,
@@ -147,6 +147,9 @@ def account_overview(*, account: Account, as_of: date) -> dict:
         # Paid to the village's previous billing system: history brought over, not on the books.
         "prior_payments": list(PriorPayment.objects.filter(account=account, paid_on__lte=as_of)
                                .order_by("-paid_on", "-id")),
+        # Relevied to the tax roll by the previous system: collected with the taxes, not owed here.
+        "prior_relevies": list(PriorRelevy.objects.filter(account=account, relevied_on__lte=as_of)
+                               .order_by("-relevied_on", "-id")),
         # Deposits are the customer's money held: shown in their own section, not among the charges.
         "charges": [c for c in account_charges(account=account, as_of=as_of) if c["kind"] not in DEPOSIT_KINDS],
         "deposits": deposits,

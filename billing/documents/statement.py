@@ -13,7 +13,7 @@ from core.dates import fmt_day
 from core.documents import PdfInfo, pdf_one_file
 from core.money import fmt_dollars, fmt_gallons
 
-from ..models import Bill, PriorPayment, Utility
+from ..models import Bill, PriorPayment, PriorRelevy, Utility
 from ..selectors import account_amounts_due, account_deposits, account_ledger, account_statement
 
 TEMPLATE = "billing/statement.html"
@@ -45,6 +45,7 @@ class StatementView:
     deposits: list[str]
     footer: str
     prior_payments: list[str] = ()  # paid to the village's previous billing system: history, not on the books
+    prior_relevies: list[str] = ()  # relevied to the tax roll by the previous system: history, not owed
 
 
 def _lines_of(text: str) -> str:
@@ -98,6 +99,9 @@ def statement_view(*, account, as_of: date) -> StatementView:
                         + (f" ({p.reference})" if p.reference else "")
                         for p in PriorPayment.objects.filter(account=account, paid_on__lte=as_of).order_by("paid_on",
                                                                                                             "id")],
+        prior_relevies=[f"{fmt_day(r.relevied_on)}: {fmt_dollars(r.amount.amount)} to the {r.tax_roll}"
+                        for r in PriorRelevy.objects.filter(account=account, relevied_on__lte=as_of)
+                        .order_by("relevied_on", "id")],
         footer=f"{name}: every bill, charge, payment and credit of the account through {fmt_day(as_of)}, oldest "
                "first, with the balance after each. What a payment paid is as the payment was applied.")
 

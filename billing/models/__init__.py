@@ -20,7 +20,7 @@
 
 from .bills import Bill, BillFigures, BillLine
 from .charges import Deposit, PendingCharge
-from .ledger import AccountStanding, LedgerEntry, PenaltyWaiver, PriorPayment
+from .ledger import AccountStanding, LedgerEntry, PenaltyWaiver, PriorPayment, PriorRelevy
 from .ordinance import Fee, PaymentOrder, RateSchedule, Utility, money_field
 from .payments import Adjustment, Payment, PaymentReversal
 from .runs import BillingException, BillingRun, BillingRunChunk, BillMessage, MailFile
@@ -41,5 +41,6 @@ _history_models_here(BillingException, BillMessage, Deposit, Fee, Payment, Penal
 __all__ = [
     "money_field", "PaymentOrder", "Utility", "RateSchedule", "Fee", "BillingRun", "MailFile", "BillMessage",
     "BillingRunChunk", "BillingException", "Bill", "BillFigures", "BillLine", "Payment", "PaymentReversal",
-    "Adjustment", "LedgerEntry", "AccountStanding", "PriorPayment", "PenaltyWaiver", "PendingCharge", "Deposit",
+    "Adjustment", "LedgerEntry", "AccountStanding", "PriorPayment", "PriorRelevy", "PenaltyWaiver", "PendingCharge",
+    "Deposit",
 ]

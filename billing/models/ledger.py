@@ -137,6 +137,25 @@ class PriorPayment(models.Model):
         return f"{self.paid_on} {self.amount} on {self.account}"
 
 
+class PriorRelevy(models.Model):
+    """Unpaid charges the village's previous system relevied to the tax roll, brought over as history: collected
+    with the property taxes, so no longer owed on the water account and never relevied again; shown on the
+    statement and in the portal, never on our books."""
+
+    account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="prior_relevies")
+    relevied_on = models.DateField()
+    tax_roll = models.CharField(max_length=80, help_text="The roll they were added to, as the old system named it.")
+    amount = money_field()
+    conversion = models.CharField(max_length=40, help_text="The conversion that brought it over.")
+
+    class Meta:
+        ordering = ["-relevied_on", "-id"]
+        constraints = [models.CheckConstraint(condition=Q(amount__gt=0), name="prior_relevy_positive")]
+
+    def __str__(self) -> str:
+        return f"{self.relevied_on} {self.amount} relevied on {self.account}"
+
+
 class PenaltyWaiver(models.Model):
     """A clerk's waiver of one posted penalty or interest charge, with the reason; above the preset's
     amount (``[penalty] waiver_approval_above``) it waits for a supervisor's approval.

@@ -48,7 +48,7 @@ from core.errors import ApplicationError, FieldError
 from core.money import ZERO
 
 from ..ledger.posting import Posting, ledger_post_many
-from ..models import AccountStanding, Bill, BillFigures, BillLine, Deposit, LedgerEntry, PriorPayment
+from ..models import AccountStanding, Bill, BillFigures, BillLine, Deposit, LedgerEntry, PriorPayment, PriorRelevy
 from ..ordinance import ordinance_on
 from ..runs.load import installation_spans
 
@@ -111,6 +111,14 @@ class PriorPaymentItem:
 
 
 @dataclass(frozen=True)
+class PriorRelevyItem:
+    account_id: int
+    relevied_on: date
+    tax_roll: str
+    amount: Decimal
+
+
+@dataclass(frozen=True)
 class OpeningWritten:
     bills: int
     lines: int
@@ -120,11 +128,12 @@ class OpeningWritten:
 
 
 def opening_books_post(*, bills: Sequence[OpeningBill], items: Sequence[AccountItem], cutover: date,
-                       prefix: str, payments: Sequence[PriorPaymentItem] = ()) -> OpeningWritten:
+                       prefix: str, payments: Sequence[PriorPaymentItem] = (),
+                       relevies: Sequence[PriorRelevyItem] = ()) -> OpeningWritten:
     """Write the bills (open and past), account items and prior payments (in the caller's transaction, all or
     nothing). Refused, writing nothing, for an account that already has books here."""
     account_ids = sorted({b.account_id for b in bills} | {i.account_id for i in items}
-                         | {p.account_id for p in payments})
+                         | {p.account_id for p in payments} | {r.account_id for r in relevies})
     accounts = {}
     for chunk in chunked(account_ids, 5000):  # locked in id order, as a run locks them
         accounts.update((row[0], row[1:]) for row in lock_in_order(
@@ -233,6 +242,9 @@ def opening_books_post(*, bills: Sequence[OpeningBill], items: Sequence[AccountI
     else:
         PriorPayment.objects.bulk_create([PriorPayment(**dict(zip(columns, row, strict=True))) for row in prior],
                                          batch_size=5000)
+    PriorRelevy.objects.bulk_create([PriorRelevy(account_id=r.account_id, relevied_on=r.relevied_on,
+                                                 tax_roll=r.tax_roll, amount=Money(r.amount, "USD"), conversion=prefix)
+                                     for r in relevies], batch_size=5000)
     return OpeningWritten(bills=len(ids), lines=len(lines), entries=len(postings), deposits=len(deposits),
                           payments=len(prior))
 
@@ -295,6 +307,7 @@ def opening_books_remove(*, prefix: str) -> OpeningWritten:
         BillFigures.objects.filter(bill__conversion=prefix)._raw_delete(using="default")  # derived, kept on a read
         counts["bills"] = bills._raw_delete(using="default")
         counts["payments"] = payments._raw_delete(using="default")
+        PriorRelevy.objects.filter(conversion=prefix).delete()
         for chunk in chunked(deposit_ids, 5000):
             Deposit.history.filter(id__any=list(chunk)).delete()
             counts["deposits"] += Deposit.objects.filter(id__any=list(chunk))._raw_delete(using="default")

@@ -301,7 +301,7 @@ def test_an_account_opens_vacant_when_the_file_says_so(tmp_path, db):
     assert listed.startswith("line 2: status: account 1-0001 is recorded with status vacant, the file says active")
     _, listed = rejected(tmp_path, csv_text(row(account_no="1-0003", meter_serial="M3", status="shut_off"),
                                             columns=columns))
-    assert listed.strip() == "line 2: status: 'shut_off' is not one of active, vacant"
+    assert listed.strip() == "line 2: status: 'shut_off' is not one of active, vacant, closed"
 
 
 def test_an_existing_account_with_a_different_meter(tmp_path, db):
@@ -317,7 +317,7 @@ def test_wrong_header_is_one_error_naming_expected_and_found(tmp_path, db):
     without_sbl = {k: v for k, v in row().items() if k != "sbl"}
     message, listed = rejected(tmp_path, csv_text(without_sbl, columns=columns))
     assert "1 error(s)" in message
-    assert listed.strip() == (f"line 1: header: expected columns {','.join(COLUMNS)}[,status]; "
+    assert listed.strip() == (f"line 1: header: expected columns {','.join(COLUMNS)}[,status][,closed_on]; "
                               f"found {','.join(columns)} (missing sbl)")
 
 

@@ -496,3 +496,44 @@ def test_termination_cases_in_progress_come_over_at_their_stage_with_the_notices
     assert reconciliation(cutover=CUTOVER).cases == (2, 2)
     conversion_rollback(ConversionBatch.objects.get().pk)
     assert not TerminationCase.objects.exists()
+
+
+def test_what_the_old_system_relevied_comes_over_as_history_never_owed(accounts, tmp_path, client):
+    """Amounts the old system had already relevied to the tax roll are collected with the taxes: they come over as
+    history — on the statement PDF's view and in the portal, counted by the reconciliation, removed by a rollback
+    — and are never owed on the water account (the balance is the opening balances' alone)."""
+    from django.urls import reverse
+
+    from accounts.models import PortalLink
+    from billing.documents.statement import statement_view
+    from billing.models import PriorRelevy
+    from tests.portal.conftest import customer
+
+    relevied = tmp_path / "relevied.csv"
+    relevied.write_text("account_no,relevied_on,tax_roll,amount\n"
+                        "1-0001,2025-11-15,2025-26 village tax roll,312.40\n")
+    (tmp_path / "open.csv").write_text(CLEAN)
+    call_command("convert", "post", str(tmp_path / "open.csv"), "--cutover", "2026-06-15", "--relevied",
+                 str(relevied), stdout=io.StringIO())
+    account = Account.objects.get(account_no="1-0001")
+    kept = PriorRelevy.objects.get()
+    assert (kept.account, kept.relevied_on, kept.amount.amount) == (account, date(2025, 11, 15), Decimal("312.40"))
+    assert statement("1-0001", "2026-06-20")["balance"] == "195.44"  # the open bill alone: 186.13 + 9.31
+    assert statement_view(account=account, as_of=date(2026, 6, 20)).prior_relevies == [
+        "Nov 15, 2025: $312.40 to the 2025-26 village tax roll"]
+    user = customer("owner@example.org")
+    PortalLink.objects.create(user=user, account=account)
+    client.force_login(user, backend="django.contrib.auth.backends.ModelBackend")
+    page = client.get(reverse("portal:account", kwargs={"public_id": account.public_id})).content.decode()
+    assert "Relevied to the tax roll by the previous billing system" in page and "2025-26 village tax roll" in page
+    assert reconciliation(cutover=CUTOVER).relevied == (Decimal("312.40"), Decimal("312.40"))
+    conversion_rollback(ConversionBatch.objects.get().pk)
+    assert not PriorRelevy.objects.exists()
+    relevied.write_text("account_no,relevied_on,tax_roll,amount\n1-0001,2026-07-01,roll,-5.00\n")
+    err = io.StringIO()
+    with pytest.raises(CommandError):
+        call_command("convert", "check", str(tmp_path / "open.csv"), "--relevied", str(relevied), "--date",
+                     "2026-06-14", stdout=io.StringIO(), stderr=err)
+    assert err.getvalue().splitlines() == [
+        "line 2: relevied.relevied_on: 2026-07-01 is after 2026-06-14: the old system relevied it before the cutover",
+        "line 2: relevied.amount: -5.00 must be more than zero"]

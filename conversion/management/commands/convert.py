@@ -42,6 +42,8 @@ def history_arguments(parser) -> None:
                         "(account_no,written_on,author,note)")
     parser.add_argument("--plans", metavar="PLANS.csv", help="the payment plans in force at the cutover, one row per "
                         "installment still to pay (account_no,agreed_on,due_on,amount)")
+    parser.add_argument("--relevied", metavar="RELEVIED.csv", help="what the old system relevied to the tax roll "
+                        "(account_no,relevied_on,tax_roll,amount): history, not owed")
     parser.add_argument("--cases", metavar="CASES.csv", help="the termination cases in progress (account_no,opened_on,"
                         "served_on,method,article_number,hearing_on,request_received_on,determined_on,outcome)")
 
@@ -125,7 +127,8 @@ class Command(BaseCommand):
         mapping = mapping_load(o["mapping"]) if o["mapping"] else None
         checked, history = conversion_read(o["file"], as_of=as_of, mapping=mapping, bills=o["history"],
                                            payments=o["payments"], devices=o["devices"], contacts=o["contacts"],
-                                           notes=o["notes"], plans=o["plans"], cases=o["cases"])
+                                           notes=o["notes"], plans=o["plans"], cases=o["cases"],
+                                           relevied=o["relevied"])
         if o["control"]:
             control_refuse(checked, o["control"])
         totals = checked.control_totals()
@@ -148,18 +151,21 @@ class Command(BaseCommand):
                               f"{told['emails']} e-mail addresses, {told['paperless']} paperless accounts, "
                               f"{told['notes']} notes, {told['plans']} payment plans in force "
                               f"({fmt_dollars(Decimal(told['plans_total']))} left to pay), {told['cases']} "
-                              "termination cases in progress")
+                              f"termination cases in progress, {told['relevied']} amounts relevied "
+                              f"({fmt_dollars(Decimal(told['relevied_total']))})")
 
     @staticmethod
     def _history_given(o) -> bool:
-        return any(o[name] for name in ("history", "payments", "devices", "contacts", "notes", "plans", "cases"))
+        return any(o[name] for name in ("history", "payments", "devices", "contacts", "notes", "plans", "cases",
+                                        "relevied"))
 
     def do_post(self, o):
         cutover = parse_as_of(o["cutover"], allow_future=True)
         mapping = mapping_load(o["mapping"]) if o["mapping"] else None
         posted = conversion_post(o["file"], cutover=cutover, today=today(), mapping=mapping, bills=o["history"],
                                  payments=o["payments"], devices=o["devices"], contacts=o["contacts"],
-                                 notes=o["notes"], plans=o["plans"], cases=o["cases"], control=o["control"])
+                                 notes=o["notes"], plans=o["plans"], cases=o["cases"],
+                                 relevied=o["relevied"], control=o["control"])
         batch = posted.batch
         if posted.already:
             self.stdout.write(f"{o['file']} was posted already as conversion {batch.pk} on "
