@@ -17,6 +17,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from accounts.models import Account
+from billing.runs.candidates import billing_candidates
 from core.commands import today
 from core.errors import ApplicationError
 from demo import DEMO_PRESET
@@ -49,7 +50,8 @@ class Command(BaseCommand):
             raise CommandError("demo_bootstrap adds demo data and resets the admin password; it runs only "
                                "with DJANGO_DEBUG on (the embedded default), never in production")
         as_of = today()
-        if Account.objects.exists():
+        new = not Account.objects.exists()
+        if not new:
             self.stdout.write(f"{Account.objects.count()} accounts already present; no demo data added.")
             bill_dates = [as_of]
         else:
@@ -57,12 +59,16 @@ class Command(BaseCommand):
             spanish = _spanish_speaking()
             self.stdout.write(f"Demo: {spanish} accounts speak Spanish (their bills and notices are in Spanish; "
                               "account numbers ending in 7).")
-            bill_dates = _first_days_of_months_before(as_of, BACKFILL_MONTHS) + [as_of]
+            # Every month is billed but this one: its run is left for the trainee (the day's work of an office).
+            *bill_dates, left = _first_days_of_months_before(as_of, BACKFILL_MONTHS)
         self._bill(bill_dates, as_of=as_of)
-        if len(bill_dates) > 1:
+        if new:
             self._termination_cases(as_of=as_of)
             self._backflow(as_of=as_of)
             self._autopay(as_of=as_of)
+            due = len(billing_candidates(run_on=left))
+            self.stdout.write(f"Demo: the run of {left} is left for you: {due} accounts in its books, their readings "
+                              f"in (Billing runs → Start a billing run, or manage.py run_billing --date {left})")
         password = _admin_with_new_password()
         staff_password = _staff_with_new_password()
         customer_password, linked = _customer_with_new_password()
