@@ -29,7 +29,7 @@ from core.errors import ApplicationError
 from core.i18n import office_language
 from core.net import client_ip
 from core.ratelimit import rate_limit_hit
-from remittance.processors import processor_configured
+from remittance.configured import processor_configured
 from remittance.vault import vault_ready
 from termination.documents import determination_pdf_store, notice_pdf_store
 from termination.services.cases import hearing_request

@@ -30,6 +30,7 @@ from core.errors import ApplicationError
 from .autopay import ach_export_again, ach_file_decide, ach_file_prepare, ach_returns
 from .bank import deposits_reconcile
 from .bank_report import bai2_import
+from .configured import processor_configured
 from .lockbox import LOCKBOX_LAYOUT, exception_post, exception_return
 from .models import (
     AchFile,
@@ -40,7 +41,6 @@ from .models import (
     PaymentException,
     ProcessorEvent,
 )
-from .processors import processor_configured
 
 
 class EventInline(ReadOnlyInline):

@@ -9,7 +9,7 @@ Design overview:
   refunded, disputed, or other).
 * **Configured from the environment** (``settings.STRIPE_SECRET_KEY``, ``STRIPE_WEBHOOK_SECRET``; ``STRIPE_API_BASE``
   points the client elsewhere, as the tests' stand-in does). Without keys there is no processor
-  (``processor_configured`` gives None) and the portal says how to pay by mail or at the office instead.
+  (``configured.processor_configured`` gives None) and the portal says how to pay by mail or at the office instead.
 * **A registry** (``PROCESSORS``) names each adapter, so a second processor is a class and a setting.
 * **Test payments** (``TEST_PAYMENTS``, development only): the app's own stand-in (``test_processor``), so the demo
   shows online payment with no processor account and no money moving.
@@ -20,7 +20,6 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Protocol
 
-from django.conf import settings
 from django.utils import timezone
 
 CENT = Decimal("0.01")
@@ -206,16 +205,3 @@ class StripeProcessor:
 
 
 PROCESSORS = {StripeProcessor.name: StripeProcessor}
-
-
-def processor_configured() -> Processor | None:
-    """The processor the environment configures, or None (no keys: online payment is not offered). With
-    ``TEST_PAYMENTS`` (development only) it is the app's own stand-in, ``test_processor.TestProcessor``."""
-    if settings.TEST_PAYMENTS:
-        from .test_processor import TestProcessor
-
-        return TestProcessor()
-    if not (settings.STRIPE_SECRET_KEY and settings.STRIPE_WEBHOOK_SECRET):
-        return None
-    return StripeProcessor(secret_key=settings.STRIPE_SECRET_KEY, webhook_secret=settings.STRIPE_WEBHOOK_SECRET,
-                           api_base=settings.STRIPE_API_BASE)

@@ -23,9 +23,10 @@ from core.net import client_ip
 from core.ratelimit import rate_limit_hit
 
 from .autopay import authorization_text, autopay_cancel, autopay_enrol
+from .configured import processor_configured
 from .forms import AutopayForm, FindAccountForm, PayForm
 from .models import AutopayEnrolment, OnlinePayment
-from .processors import EventRefused, processor_configured
+from .processors import EventRefused
 from .services import amount_owed, latest_bill_amounts, online_payment_start, processor_event_apply
 from .vault import vault_ready
 

@@ -18,8 +18,8 @@ from billing.models import Payment
 from core.errors import ApplicationError
 from remittance.bank import deposits_reconcile
 from remittance.bank_report import bai2_import
+from remittance.configured import processor_configured
 from remittance.models import BankDeposit, OnlinePayment, PaymentException
-from remittance.processors import processor_configured
 from tests.portal.conftest import billed_account, customer
 from tests.remittance.test_deposits import DAY, bai2_report
 

@@ -20,9 +20,9 @@ from billing.services.payments import payment_post
 from remittance.autopay import ach_export, autopay_enrol
 from remittance.bank import deposits_reconcile
 from remittance.bank_report import bai2_import
+from remittance.configured import processor_configured
 from remittance.lockbox import lockbox_import
 from remittance.models import BankDeposit, OnlinePayment
-from remittance.processors import processor_configured
 from tests.portal.conftest import billed_account, customer
 from tests.remittance.test_autopay import noticed
 

@@ -16,8 +16,8 @@ from django.utils import timezone
 
 from accounts.models import PortalLink
 from billing.models import Payment
+from remittance.configured import processor_configured
 from remittance.models import OnlinePayment
-from remittance.processors import processor_configured
 from remittance.test_processor import TestProcessor, signature
 from tests.portal.conftest import billed_account, customer
 

@@ -10,7 +10,7 @@ from core.csvout import csv_dict_rows
 from core.money import fmt_dollars
 
 from ...bank import deposits_reconcile
-from ...processors import processor_configured
+from ...configured import processor_configured
 
 
 class Command(BaseCommand):
