@@ -23,6 +23,7 @@ Design overview:
 from dataclasses import dataclass
 from datetime import date, timedelta
 
+from accounts.models import Account
 from core.csvimport import CsvLayout, ImportErrors, csv_rows, identifier, import_source_read, text
 from core.dates import iso_date
 from core.errors import ApplicationError, FieldError
@@ -37,6 +38,9 @@ from .opening import unknown_accounts
 CASES_LAYOUT = CsvLayout(required=("account_no", "opened_on", "served_on", "method", "article_number", "hearing_on",
                                    "request_received_on", "determined_on", "outcome"))
 STEPS = ("opened_on", "served_on", "request_received_on", "determined_on")
+# The step each one follows: a request answers a notice served, and a determination follows the notice (after a
+# request, or by default without one).
+FOLLOWS = {"served_on": "opened_on", "request_received_on": "served_on", "determined_on": "served_on"}
 
 
 @dataclass(frozen=True)
@@ -69,9 +73,8 @@ def cases_read(source, *, as_of: date) -> list[CaseRow]:
                 errors.add(line=row.line, field=name, message=f"{days[name]} is after {as_of}: a case in progress "
                                                               "took its steps before the cutover")
         given = [name for name in STEPS if row[name]]
-        for earlier, later in zip(STEPS, STEPS[1:], strict=False):
-            if row[later] and not row[earlier] and not (later == "determined_on" and earlier ==
-                                                        "request_received_on" and row["served_on"]):
+        for later, earlier in FOLLOWS.items():
+            if row[later] and not row[earlier]:
                 errors.add(line=row.line, field=later, message=f"is given without {earlier}: a case takes its steps "
                                                                "in order")
         ordered = [days[name] for name in STEPS if days[name] is not None]
@@ -87,7 +90,7 @@ def cases_read(source, *, as_of: date) -> list[CaseRow]:
         if row["determined_on"] and row["outcome"] not in TerminationCase.Outcome.values:
             errors.add(line=row.line, field="outcome", message=f"'{row['outcome']}' is not one of "
                                                                f"{', '.join(TerminationCase.Outcome.values)}")
-        number_article = errors.parse(row, "article_number", article) or ""
+        article_number = errors.parse(row, "article_number", article) or ""
         if account_no is not None:
             if account_no in first_line:
                 errors.add(line=row.line, field="account_no", message=(
@@ -96,7 +99,7 @@ def cases_read(source, *, as_of: date) -> list[CaseRow]:
         if account_no is None or days["opened_on"] is None or row.line in errors.bad_lines:
             continue
         rows.append(CaseRow(row.line, account_no, days["opened_on"], days["served_on"], row["method"],
-                            number_article, days["hearing_on"], days["request_received_on"], days["determined_on"],
+                            article_number, days["hearing_on"], days["request_received_on"], days["determined_on"],
                             row["outcome"]))
     unknown_accounts(errors, first_line)
     errors.raise_if_any(file="cases")
@@ -106,8 +109,6 @@ def cases_read(source, *, as_of: date) -> list[CaseRow]:
 def cases_post(rows: list[CaseRow], *, accounts: dict[str, int], actor=None) -> dict:
     """Each case taken through its steps on their days (in the caller's transaction); their ids for the batch. A
     step the services refuse refuses the post, naming the case's line."""
-    from accounts.models import Account
-
     policy = termination_policy()
     made = []
     for row in rows:

@@ -71,10 +71,12 @@ def plans_read(source, *, as_of: date, opening: OpeningBalances) -> list[PlanRow
             continue
         plan.schedule.append((due_on, amount))
     unknown_accounts(errors, {p.account_no: p.line for p in plans.values()})
-    owed: dict[str, Decimal] = defaultdict(Decimal)
+    owed: dict[str, Decimal] = defaultdict(Decimal)  # each account's charges less its credits (deposits are held)
     for item in opening.items:
-        owed[item.account_no] += -item.amount if item.kind == "credit" else ZERO if item.kind in ACCOUNT_KINDS \
-            else item.amount
+        if item.kind == "credit":
+            owed[item.account_no] -= item.amount
+        elif item.kind not in ACCOUNT_KINDS:
+            owed[item.account_no] += item.amount
     for plan in plans.values():
         if plan.total > owed[plan.account_no]:
             errors.add(line=plan.line, field="amount", message=(
