@@ -52,7 +52,7 @@ CLERK = [
     *_perms("view add change", *_CLERK_RECORDS),
     *_perms("view", *_CLERK_HISTORY),
     *_perms("view", "billing.bill", "billing.billline", "billing.ledgerentry", "billing.billingrun",
-            "billing.billingexception", "billing.rateschedule", "billing.fee", "billing.utility"),
+            "billing.billingexception", "billing.rateschedule", "billing.fee", "ordinance.utility"),
     "billing.change_billingexception",  # release an exception: "bill as read"
     "billing.add_billingrun",           # start a billing run, make its print file, send its e-mails
     *_perms("view add change", "billing.billmessage"),  # messages printed on bills
@@ -98,7 +98,7 @@ SUPERVISOR = [
     *CLERK,
     *_perms("view", "billing.historicalrateschedule", "billing.historicalfee"),
     *_perms("add change", "billing.rateschedule", "billing.fee"),
-    "billing.change_utility",
+    "ordinance.change_utility",
     "billing.change_bill",              # void a bill (the void is recorded; the bill is never edited)
     "billing.change_penaltywaiver",     # approve or refuse a penalty waiver above the office's limit
     "office.approve_refund",            # approve or refuse a refund of a credit
@@ -120,7 +120,7 @@ TREASURER = [
     *_perms("view", "accounts.account", "accounts.customer", "accounts.premises",
             "billing.bill", "billing.billline", "billing.ledgerentry", "billing.payment", "billing.paymentreversal",
             "billing.billingrun", "billing.deposit", "billing.adjustment", "billing.penaltywaiver", "billing.fee",
-            "billing.rateschedule", "billing.utility",
+            "billing.rateschedule", "ordinance.utility",
             "office.refund", "office.transfer", "office.invoice", "office.dayclose",
             "remittance.onlinepayment", "remittance.processorevent", "remittance.achfile",
             "remittance.bankdeposit", "remittance.paymentexception",

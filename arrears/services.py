@@ -22,13 +22,14 @@ from decimal import ROUND_DOWN, Decimal
 from django.db import IntegrityError, transaction
 
 from accounts.models import Account
-from billing.models import Bill, Payment, Utility
+from billing.models import Bill, Payment
 from billing.selectors import account_amounts_due
 from core.clock import refuse_future
 from core.dates import add_months
 from core.errors import ApplicationError, Conflict, FieldError
 from core.money import ZERO, fmt_dollars
 from core.workflow import transition
+from ordinance.selectors import installed_utility
 
 from .models import PaymentPlan, PlanInstallment
 from .signals import plan_defaulted
@@ -102,7 +103,7 @@ def plans_remove(plan_ids: list[int]) -> None:
 
 
 def grace_days() -> int:
-    utility = Utility.objects.first()
+    utility = installed_utility()
     return utility.plan_grace_days if utility is not None else DEFAULT_GRACE_DAYS
 
 

@@ -6,8 +6,10 @@ class BackflowConfig(AppConfig):
     verbose_name = "Backflow and cross-connections"
 
     def ready(self):
-        from billing.presets import section_check_register
+        from ordinance.sections import section_register
 
-        from .policy import backflow_table_check
+        from .policy import BACKFLOW_KEYS, backflow_rules_from
 
-        section_check_register("backflow", backflow_table_check)
+        section_register("backflow", backflow_rules_from, owner="backflow", keys=BACKFLOW_KEYS,
+                         meaning="Backflow and cross-connection control: the device rule, how often devices are "
+                                 "tested, the compliance notices and what noncompliance leads to.")

@@ -5,11 +5,11 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_noop
 
-from billing.models import Utility
 from core.dates import fmt_day
 from core.i18n import customer_language
 from core.money import fmt_dollars
 from core.papers import Paper, paper_pdf
+from ordinance.selectors import utility_required
 
 from .models import ComplianceNotice
 from .policy import backflow_policy
@@ -32,8 +32,8 @@ def notice_paper(notice: ComplianceNotice) -> Paper:
 
 
 def _notice_paper(notice: ComplianceNotice) -> Paper:
-    utility = Utility.objects.get()
-    rule = backflow_policy().notices[notice.kind]
+    utility = utility_required()
+    rule = backflow_policy(notice.served_on).notices[notice.kind]
     account = notice.account
     served = _("%(day)s by %(method)s") % {"day": fmt_day(notice.served_on),
                                            "method": _(METHOD_WORDS.get(notice.method, notice.method))}

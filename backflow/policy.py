@@ -6,14 +6,15 @@ Where a seed sets no period (a test-due reminder, Mineola's "reasonable time set
 period is office policy and its citation says so.
 """
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import date
 from decimal import Decimal
 
-from billing.models import Utility
 from core.errors import ApplicationError
+from ordinance.selectors import section, utility_required
 
-from .rules import device_rule_from
-from .schedule import frequency_from
+from .rules import DeviceRule, device_rule_from
+from .schedule import DeviceTestFrequency, frequency_from
 
 
 @dataclass(frozen=True)
@@ -118,27 +119,76 @@ def policy_from(preset: str, params: dict) -> BackflowPolicy:
     return policy
 
 
-def backflow_policy() -> BackflowPolicy:
-    utility = Utility.objects.first()
-    if utility is None:
-        raise ApplicationError("no preset is installed (manage.py setup_utility PRESET)", field="preset")
-    if not utility.backflow_params:
-        raise ApplicationError(f"the preset '{utility.preset}' has no backflow enforcement rules ([backflow])",
-                               field="preset")
-    return policy_from(utility.preset, utility.backflow_params)
+@dataclass(frozen=True)
+class BackflowRules:
+    """The ``[backflow]`` table as installed: the enforcement, the device rule and the test frequency (each None
+    where the preset has none)."""
+
+    policy: BackflowPolicy | None
+    device_rule: DeviceRule | None
+    frequency: DeviceTestFrequency | None
 
 
-def backflow_table_check(preset: str, params: dict) -> None:
-    """The whole ``[backflow]`` table checked at install (``billing.presets.section_check_register``): the
-    enforcement and the device rule, each refusal naming its key."""
-    policy_from(preset, params)
+def backflow_rules_from(params: dict) -> BackflowRules | None:
+    """The whole ``[backflow]`` table, checked at install and read at run time, each refusal naming its key."""
+    if not params:
+        return None
+    policy = policy_from("", params)
     try:
-        if params.get("device_rule"):
-            device_rule_from(preset, params["device_rule"])
-        if params.get("test_frequency"):
-            frequency_from(params["test_frequency"])
+        rule = device_rule_from("", params["device_rule"]) if params.get("device_rule") else None
+        frequency = frequency_from(params["test_frequency"]) if params.get("test_frequency") else None
     except KeyError as exc:
         raise ApplicationError(f"[backflow.test_frequency] needs {exc.args[0]}", field="backflow") from None
     except ValueError as exc:
         raise ApplicationError(str(exc), field="backflow") from None
+    return BackflowRules(policy=policy, device_rule=rule, frequency=frequency)
 
+
+def _installed(on: date | None) -> tuple[str, BackflowRules]:
+    utility = utility_required()
+    rules = section("backflow", on, installed=utility)
+    if rules is None:
+        raise ApplicationError(f"the preset '{utility.preset}' has no backflow enforcement rules ([backflow])",
+                               field="preset")
+    return utility.preset, rules
+
+
+def backflow_policy(on: date | None = None) -> BackflowPolicy:
+    """The installed preset's enforcement in force on ``on`` (today by default)."""
+    preset, rules = _installed(on)
+    return replace(rules.policy, preset=preset)
+
+
+def device_rule(on: date | None = None) -> DeviceRule:
+    """The installed preset's device rule in force on ``on``; refused (ValueError) when it has none."""
+    preset, rules = _installed(on)
+    if rules.device_rule is None:
+        raise ValueError(f"the preset '{preset}' has no device rule ([backflow.device_rule])")
+    return replace(rules.device_rule, preset=preset)
+
+
+def device_test_frequency(on: date | None = None) -> DeviceTestFrequency:
+    """How often devices are tested under the rules in force on ``on`` (a test is next due by the rule of its own
+    day); refused (ValueError) when the preset has none."""
+    preset, rules = _installed(on)
+    if rules.frequency is None:
+        raise ValueError(f"the preset '{preset}' has no test frequency ([backflow.test_frequency])")
+    return rules.frequency
+
+
+BACKFLOW_KEYS = {
+    "citation": "the section on cross-connection control",
+    "reminders_citation": "the section the test-due and overdue reminders rest on",
+    "notice": "[[backflow.notice]]: each compliance notice — kind, days, counted_from (served or received), "
+              "citation, methods, words, shortenable",
+    "fine": "[backflow.fine]: the fine or fee that follows noncompliance — scheme, fee_code, citation, per_day, "
+            "after_days, on_kinds, amount_entered",
+    "demand": "[backflow.demand]: a yearly charge billed to devices — fee_code, amount, days, bill_month, citation",
+    "device_rule": "[backflow.device_rule]: which devices a premises' conditions call for — scheme "
+                   "(design_criteria_table or condition_list), citation, and the scheme's conditions",
+    "test_frequency": "[backflow.test_frequency]: months between tests, citation, basis (ordinance, policy or "
+                      "sample), words; after_defect_months, after_defect_for_months and after_defect_citation "
+                      "for a shorter cycle after a defective certification",
+    "termination_section": "the section under which noncompliance leads to termination of service",
+    "emergency_kind": "noncompliance is an emergency interruption of this kind instead of a case",
+}

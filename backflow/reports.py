@@ -7,9 +7,9 @@ from datetime import date
 
 from django.utils import timezone
 
-from billing.models import Utility
 from core.csvout import csv_dict_rows
 from core.papers import Paper, paper_pdf
+from ordinance.selectors import utility_required
 
 from .models import ComplianceNotice, Device, DeviceTest
 from .services.compliance import current_assessment, device_due
@@ -53,7 +53,7 @@ def annual_summary_csv(*, year: int, as_of: date) -> str:
 
 
 def annual_summary_pdf(*, year: int, as_of: date) -> bytes:
-    utility = Utility.objects.get()
+    utility = utility_required()
     rows = annual_rows(year=year, as_of=as_of)
     by_type = Counter(r["type"] for r in rows)
     notices = Counter(ComplianceNotice.objects.filter(served_on__year=year).values_list("kind", flat=True))

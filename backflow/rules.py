@@ -95,10 +95,8 @@ Interpretations and differences between docs/ordinances.md and the seeds (the sp
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Protocol
 
-from billing.presets import PRESET_DIR, preset_load
 from core.errors import ApplicationError
 
 DEVICE_TYPES: tuple[str, ...] = ("AG", "RPZ", "DCA", "AVB", "PVB")
@@ -492,18 +490,3 @@ def device_rule_from(preset: str, params: dict) -> DeviceRule:
         return DEVICE_RULE_SCHEMES[scheme](preset, params)
     except KeyError as exc:
         raise ValueError(f"[backflow.device_rule] needs {exc.args[0]}") from None
-
-
-@lru_cache(maxsize=8)
-def device_rule(preset: str) -> DeviceRule:
-    """The device rule of ``preset``, from its preset file; one without a rule is refused naming the presets that
-    have one."""
-    try:
-        params = preset_load(preset).get("backflow", {}).get("device_rule")
-    except ApplicationError:
-        params = None
-    if not params:
-        have = sorted(path.stem for path in PRESET_DIR.glob("*.toml")
-                      if preset_load(path.stem).get("backflow", {}).get("device_rule"))
-        raise ValueError(f"no device rule for the preset '{preset}'; the presets with one are: {', '.join(have)}")
-    return device_rule_from(preset, params)

@@ -25,11 +25,8 @@ four-month period, and the yearly rule takes over from it.
 
 from dataclasses import dataclass
 from datetime import date
-from functools import lru_cache
 
-from billing.presets import PRESET_DIR, preset_load
 from core.dates import add_months
-from core.errors import ApplicationError
 
 
 @dataclass(frozen=True)
@@ -56,31 +53,16 @@ def frequency_from(params: dict) -> DeviceTestFrequency:
         after_defect_citation=params.get("after_defect_citation", ""))
 
 
-@lru_cache(maxsize=8)
-def device_test_frequency(preset: str) -> DeviceTestFrequency:
-    """The test frequency of ``preset``, from its preset file; one without it is refused naming those with one."""
-    try:
-        params = preset_load(preset).get("backflow", {}).get("test_frequency")
-    except ApplicationError:
-        params = None
-    if not params:
-        have = sorted(path.stem for path in PRESET_DIR.glob("*.toml")
-                      if preset_load(path.stem).get("backflow", {}).get("test_frequency"))
-        raise ValueError(f"no test frequency for the preset '{preset}'; the presets with one are: {', '.join(have)}")
-    return frequency_from(params)
-
-
-def next_test_due(preset: str, *, tested_on: date, defective_certification_on: date | None = None
-                  ) -> tuple[date, str]:
+def next_test_due(frequency: DeviceTestFrequency, *, tested_on: date,
+                  defective_certification_on: date | None = None) -> tuple[date, str]:
     """The day the device tested on ``tested_on`` is next due for its test, and the citation.
 
     ``defective_certification_on``: the day a certification the municipality notified as defective was
     delivered (Lansing § 141-10 F); refused for a preset that has no such rule.
     """
-    frequency = device_test_frequency(preset)
     if defective_certification_on is not None:
         if frequency.after_defect_months is None:
-            raise ValueError(f"the {preset} preset has no rule for tests after a defective certification "
+            raise ValueError("the preset has no rule for tests after a defective certification "
                              "([backflow.test_frequency] after_defect_months)")
         window_end = add_months(defective_certification_on, frequency.after_defect_for_months)
         due = add_months(max(tested_on, defective_certification_on), frequency.after_defect_months)

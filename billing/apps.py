@@ -7,8 +7,10 @@ class BillingConfig(AppConfig):
 
     def ready(self):
         from meters.selectors import reading_holders_register
+        from ordinance.install import history_guard_register, install_step_register
 
-        from . import receivers, signals
+        from . import receivers, sections, signals
+        from .presets import bills_issued_guard, rates_and_fees_install
         from .selectors import bills_using_reading
 
         signals.bills_issued.connect(receivers.on_bills_issued, dispatch_uid="billing.bill_pdfs_on_issue")
@@ -18,3 +20,7 @@ class BillingConfig(AppConfig):
         signals.mail_file_requested.connect(receivers.on_mail_file_requested, dispatch_uid="billing.mail_file")
         # A reading a bill in force used is final (meters refuses to change it).
         reading_holders_register(bills_using_reading)
+        # The preset tables billing reads, its rows of an install, and what makes a rule's past fixed.
+        sections.register()
+        install_step_register(rates_and_fees_install)
+        history_guard_register(bills_issued_guard)

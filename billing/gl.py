@@ -51,7 +51,7 @@ def gl_accounts_from(params: dict) -> dict[str, GlAccount]:
     fund = str(params.get("fund", FUND)).strip()
     if not fund:
         raise ApplicationError("[gl] fund is blank; the water fund is F", field="gl")
-    unknown = sorted(set(params) - set(DEFAULTS) - {"fund"})
+    unknown = sorted(set(params) - set(DEFAULTS) - {"fund", "confirmed"})
     if unknown:
         raise ApplicationError(f"[gl] {', '.join(unknown)}: not a key; the keys are fund, {', '.join(DEFAULTS)}",
                                field="gl")

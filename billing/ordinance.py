@@ -15,18 +15,20 @@ one builder that reads the installed preset and the rate schedule in force.
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from decimal import Decimal
 from functools import cached_property
 from typing import ClassVar, Protocol, runtime_checkable
 
 from core.errors import ApplicationError
+from ordinance.models import Utility
+from ordinance.selectors import section, section_params, section_versions, utility_required
 
 # Importing the rule modules registers their strategy classes.
 from . import fees, owrs_rates  # noqa: F401
 from .calendars import Cycle
 from .ledger.selectors import payment_order
-from .models import RateSchedule, Utility
+from .models import PaymentOrder, RateSchedule
 from .penalties import PenaltyDue
 from .rating import EarlierBill, Rated, RatingInput
 from .registries import CALENDARS, FEE_RULES, PENALTY_SCHEMES, RATE_STRUCTURES, Registry
@@ -157,11 +159,16 @@ class Ordinance:
     payment_order: str
 
     @property
+    def payment_order_words(self) -> str:
+        """What a payment pays first, in words (``[policy] payment_order``, office policy)."""
+        return str(PaymentOrder(self.payment_order).label)
+
+    @property
     def waiver_approval_above(self) -> Decimal:
         """A penalty or interest charge above this many dollars is waived only with a supervisor's approval;
         at or below it a clerk's waiver takes effect at once (``[penalty] waiver_approval_above``, office
         policy, not the ordinance's)."""
-        return waiver_approval_above(self.utility.penalty_params)
+        return waiver_approval_above(section_params("penalty", self.on, installed=self.utility))
 
     @property
     def high_usage_factor(self) -> Decimal:
@@ -184,10 +191,10 @@ class Ordinance:
 DEFAULT_WAIVER_APPROVAL_ABOVE = Decimal("25.00")
 
 
-def waiver_approval_above(penalty_params: dict) -> Decimal:
+def waiver_approval_above(penalty: dict) -> Decimal:
     """The ``[penalty] waiver_approval_above`` of a preset's penalty table, in dollars; refused unless it is
     an amount of at least zero."""
-    value = penalty_params.get("waiver_approval_above", DEFAULT_WAIVER_APPROVAL_ABOVE)
+    value = penalty.get("waiver_approval_above", DEFAULT_WAIVER_APPROVAL_ABOVE)
     try:
         amount = Decimal(str(value))
     except ArithmeticError:
@@ -199,15 +206,68 @@ def waiver_approval_above(penalty_params: dict) -> Decimal:
 
 
 def ordinance_on(on: date) -> Ordinance:
-    """The installed preset's ordinance on ``on``; refused when no preset is installed."""
-    utility = Utility.objects.first()
-    if utility is None:
-        raise ApplicationError("no ordinance preset is installed; run `manage.py setup_utility mineola`",
-                               field="preset")
-    return Ordinance(on=on, utility=utility,
-                     calendar=CALENDARS.build(utility.calendar_scheme, utility.calendar_params),
-                     penalties=PENALTY_SCHEMES.build(utility.penalty_scheme, utility.penalty_params),
-                     payment_order=utility.payment_order)
+    """The installed preset's ordinance on ``on``: each table as in force that day (a late charge on each of its
+    days by the penalty rule in force on that day); refused when no preset is installed."""
+    utility = utility_required()
+    return Ordinance(on=on, utility=utility, calendar=section("calendar", on, installed=utility),
+                     penalties=penalties_through(on, installed=utility),
+                     payment_order=section("policy", on, installed=utility).payment_order)
+
+
+def penalties_through(on: date, *, installed: Utility) -> PenaltyScheme:
+    """The penalty rule of each day up to ``on``: the one version in force, or, across an amendment, each version
+    on its own days (``DatedPenalties``)."""
+    versions = [(effective_on, params) for effective_on, params in reversed(section_versions("penalty", installed=installed))
+                if effective_on <= on]
+    if len(versions) <= 1:
+        return section("penalty", on, installed=installed)
+    return DatedPenalties(tuple((effective_on, section("penalty", effective_on, installed=installed))
+                                for effective_on, _ in versions))
+
+
+@dataclass(frozen=True)
+class DatedPenalties:
+    """Penalty rules across an amendment: a late-charge day falls under the version in force on that day, and is
+    charged by it. What the bill prints (its words, label and citation) is the latest version's."""
+
+    versions: tuple[tuple[date, PenaltyScheme], ...]  # from the earliest; the first in force from the beginning
+
+    def __getattr__(self, name):
+        if name == "versions":
+            raise AttributeError(name)
+        return getattr(self.versions[-1][1], name)
+
+    def _on(self, day: date) -> PenaltyScheme:
+        scheme = self.versions[0][1]
+        for effective_on, version in self.versions:
+            if effective_on <= day:
+                scheme = version
+        return scheme
+
+    def _spans(self, through: date):
+        for index, (start, scheme) in enumerate(self.versions):
+            end = self.versions[index + 1][0] - timedelta(days=1) if index + 1 < len(self.versions) else through
+            last = min(through, end)
+            if index == 0 or last >= start:
+                yield start if index else date.min, last, scheme
+
+    def dates(self, *, bill_date: date, due_date: date, through: date) -> list[PenaltyDue]:
+        return [due for start, last, scheme in self._spans(through)
+                for due in scheme.dates(bill_date=bill_date, due_date=due_date, through=last) if due.on >= start]
+
+    def dates_in_order(self, *, bill_date: date, due_date: date, through: date) -> tuple[PenaltyDue, ...]:
+        return tuple(due for start, last, scheme in self._spans(through)
+                     for due in scheme.dates_in_order(bill_date=bill_date, due_date=due_date, through=last)
+                     if due.on >= start)
+
+    def amount(self, due: PenaltyDue, *, unpaid_principal: Decimal, unpaid_total: Decimal) -> Decimal:
+        return self._on(due.on).amount(due, unpaid_principal=unpaid_principal, unpaid_total=unpaid_total)
+
+    def amount_of_unpaid(self, due: PenaltyDue, unpaid: dict[str, Decimal]) -> Decimal:
+        return self._on(due.on).amount_of_unpaid(due, unpaid)
+
+    def owes_no_more_late_charges(self, unpaid: dict[str, Decimal]) -> bool:
+        return all(scheme.owes_no_more_late_charges(unpaid) for _, scheme in self.versions)
 
 
 def schedule_in_force(on: date) -> tuple[RateSchedule, RateStructure]:

@@ -23,6 +23,8 @@ from decimal import Decimal
 
 from accounts.models import Account
 
+from ordinance.selectors import installed_utility
+
 from . import owrs
 from .models import RateSchedule
 
@@ -52,9 +54,8 @@ def to_owrs(rules: dict, *, effective_on: date, utility_name: str) -> owrs.OwrsF
 def export_text(schedule: RateSchedule, *, utility_name: str = "") -> str:
     """The schedule's OWRS text, as ``owrs.dump`` writes it."""
     if not utility_name:
-        from .models import Utility
-
-        utility_name = Utility.objects.values_list("name", flat=True).first() or ""
+        utility = installed_utility()
+        utility_name = utility.name if utility else ""
     rules = {**schedule.rules, "citation": schedule.rules.get("citation") or schedule.citation}
     found = to_owrs(rules, effective_on=schedule.effective_on, utility_name=utility_name)
     # Sample values stay sample values: imported back, they still wait for a clerk to accept them.

@@ -17,7 +17,9 @@ from .fast_paths import fast_paths_on
 from .ledger.allocation import CATEGORY, DEPOSIT_KINDS, PRINCIPAL_CATEGORIES, REVERSAL_KIND
 from .ledger.posting import Posting, late_charge_source
 from .ledger.standing import accounts_where, open_balances
-from .models import Bill, LedgerEntry, PenaltyWaiver, Utility
+from ordinance.selectors import installed_utility
+
+from .models import Bill, LedgerEntry, PenaltyWaiver
 from .ordinance import ordinance_on
 from .penalties import late_charge
 from .penalty_plan import CORRECTION_OF, LATE_CHARGE_KINDS, DatesOnce
@@ -50,7 +52,7 @@ def penalty_candidates_since(*, as_of: date) -> list[int] | None:
     its posted late charges of days up to L were then what the facts made owed, and a later reconciliation
     (an assessment, a correction after a payment) on unchanged facts keeps them so. What is owed on a day
     depends only on the account's ledger entries, its bills, the approved waivers and the preset's penalty
-    scheme and payment order (``Utility``). Every change of the first three is recorded: a payment, a
+    scheme and payment order (the installed ordinance). Every change of the first three is recorded: a payment, a
     reversal, a memo, a void, a bill are ledger entries (``ledger_post``/``ledger_post_many`` stamp
     ``created_at``), a waiver has ``requested_at``/``decided_at``. So for ``as_of`` = D ≥ L, a candidate
     can have something to post only if
@@ -94,8 +96,8 @@ def penalty_candidates_split(*, as_of: date) -> CandidatesSince | None:
     if as_of < assessed:
         return None
     since = started - RECORDED_MARGIN
-    updated = Utility.objects.values_list("updated_at", flat=True).first()
-    if updated is None or updated >= since:
+    utility = installed_utility()
+    if utility is None or utility.updated_at >= since:
         return None
     scheme = ordinance_on(as_of).penalties
     # A bill recorded since T changes its account; so does one due on or after L (the assessment of L did

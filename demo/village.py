@@ -43,6 +43,7 @@ from django.utils import timezone
 from tqdm import tqdm
 
 from accounts.models import Account, Customer, Ownership, Premises, new_access_code
+from core.errors import ApplicationError
 from core.db import copy_rows, is_postgres, reserve_ids
 from meters.models import Installation, Meter, Reading
 from meters.units import GALLONS_PER_CUBIC_FOOT
@@ -110,23 +111,19 @@ def _next_account_seq() -> int:
 
 def _calendar():
     """The installed utility's billing calendar, or Mineola's when no preset is installed yet."""
-    from billing.models import Utility
-    from billing.ordinance import CALENDARS
+    from ordinance.selectors import installed_utility, section
 
-    utility = Utility.objects.first()
-    if utility is not None:
-        return CALENDARS.build(utility.calendar_scheme, utility.calendar_params)
-    from billing.presets import preset_load
-
-    params = preset_load("mineola")["calendar"]
-    return CALENDARS.build(params["scheme"], params)
+    utility = installed_utility()
+    if utility is None:
+        raise ApplicationError("no preset is installed; run `manage.py setup_utility mineola` first", field="preset")
+    return section("calendar", installed=utility)
 
 
 def _town_line() -> str:
     """The last line of the installed utility's office address (its town), or Mineola's."""
-    from billing.models import Utility
+    from ordinance.selectors import installed_utility
 
-    address = Utility.objects.values_list("office_address", flat=True).first() or ""
+    address = getattr(installed_utility(), "office_address", "")
     lines = [line.strip() for line in address.splitlines() if line.strip()]
     return lines[-1] if lines else TOWN_LINE
 

@@ -87,21 +87,6 @@ class Reading(models.Model):
         return f"{self.meter.serial} {self.read_on}: {self.value}"
 
 
-class MeterRules(models.Model):
-    """The installed preset's rules for meters (one row, ``[meters]`` in the preset file, installed with the
-    preset): which register units a meter may have, how often a meter is inspected, how a meter that failed
-    to register is estimated. ``meters.rules.MeterPolicy`` reads them; no rule here names a village."""
-
-    params = models.JSONField(default=dict, blank=True)
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        verbose_name_plural = "meter rules"
-
-    def __str__(self) -> str:
-        return "Meter rules"
-
-
 class MeterTest(models.Model):
     """A meter test at the customer's request, and what it found: the gallons that actually passed through
     the meter on the test bench and the gallons its register showed. What it costs the customer is billing's

@@ -114,7 +114,7 @@ def sequence_problems(meter: MeterHistory, new: Sequence[NewReading]) -> list[tu
     return problems
 
 
-# --- the preset's rules for meters (``[meters]``, ``meters.models.MeterRules``) ------------------------
+# --- the preset's rules for meters (``[meters]``, a section of the installed ordinance) ---------------------
 
 @dataclass(frozen=True)
 class MeterPolicy:
@@ -137,6 +137,23 @@ class MeterPolicy:
                    inspection_citation=params.get("inspection_citation", ""),
                    estimate_citation=params.get("estimate_citation", ""),
                    estimate_lookback_days=int(params.get("estimate_lookback_days", 365)))
+
+
+def meter_policy_from(params: dict) -> MeterPolicy:
+    """``[meters]`` as read at install and at run time; a unit other than gal or cf is refused naming it."""
+    unknown = set(params.get("units", [])) - set(UNIT_WORDS)
+    if unknown:
+        raise ValueError(f"units: {', '.join(sorted(unknown))} is not gal or cf")
+    return MeterPolicy.from_params(params)
+
+
+METER_KEYS = {
+    "units": "the register units a meter may have: gal, cf (any by default)", "units_citation": "the section",
+    "inspection_years": "a meter is inspected, rebuilt or replaced this many years after its installation",
+    "inspection_citation": "the section",
+    "estimate_citation": "the section on estimating a meter that failed to register",
+    "estimate_lookback_days": "the days of earlier use an estimate averages (365 by default)",
+}
 
 
 UNIT_WORDS = {"gal": "gallons", "cf": "cubic feet"}

@@ -11,7 +11,9 @@ from datetime import date
 
 from django.db import models
 
-from .models import Installation, MeterRules
+from ordinance.selectors import installed_utility, section
+
+from .models import Installation
 from .rules import MeterPolicy, years_after
 
 ReadingHolders = Callable[..., list[models.Model]]
@@ -32,8 +34,8 @@ def reading_held_by(*, reading_id: int) -> list[models.Model]:
 
 def meter_policy() -> MeterPolicy:
     """The installed preset's rules for meters; none (any unit, no inspection cycle) before one is installed."""
-    row = MeterRules.objects.first()
-    return MeterPolicy.from_params(row.params if row else {})
+    utility = installed_utility()
+    return section("meters", installed=utility) if utility else MeterPolicy.from_params({})
 
 
 @dataclass(frozen=True)

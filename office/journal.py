@@ -31,9 +31,10 @@ from datetime import date
 from decimal import Decimal
 
 from billing.gl import GlAccount, gl_accounts_from
-from billing.models import LedgerEntry, Utility
+from billing.models import LedgerEntry
 from core.errors import ApplicationError
 from core.money import ZERO
+from ordinance.selectors import installed_utility, section
 
 JOURNALS = {
     "billing": "Water bills issued",
@@ -97,8 +98,8 @@ def journal_entries(*, start: date, end: date) -> list[JournalEntry]:
         raise ApplicationError(f"{end} is before {start}", field="end")
     if (end - start).days >= MOST_DAYS:
         raise ApplicationError(f"{start} to {end} is more than a year; export a year at a time", field="end")
-    utility = Utility.objects.first()
-    accounts = gl_accounts_from(utility.gl_params if utility else {})
+    utility = installed_utility()
+    accounts = section("gl", end, installed=utility) if utility else gl_accounts_from({})
     rows = list(LedgerEntry.objects.filter(posted_on__range=(start, end))
                 .exclude(source__startswith=CONVERSION_PREFIX)
                 .values_list("kind", "posted_on", "amount", "source", "bill_id"))

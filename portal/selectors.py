@@ -181,7 +181,7 @@ def bill_detail(*, bill: Bill, as_of: date) -> dict:
         "charged": balance.charged_total if balance else 0,
         "unpaid_principal": balance.unpaid_principal if balance else 0,
         "unpaid_late": balance.unpaid_total - balance.unpaid_principal if balance else 0,
-        "payment_order": ordinance.utility.get_payment_order_display(),
+        "payment_order": ordinance.payment_order_words,
         "late_words": scheme.words,
         "penalty_citation": getattr(scheme, "citation", ""),
         "readings": [(label, r) for label, r in (("Previous", bill.start_reading), ("Current", bill.end_reading))

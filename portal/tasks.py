@@ -13,8 +13,8 @@ def bills_issued_notify_task(bill_ids: list[int]) -> int:
 def bills_issued_notify_receiver(sender, *, bill_ids: list[int], **kwargs) -> None:
     """Paperless customers hear about new bills from a worker, not from the billing run; where the office has
     them wait (``Utility.bill_emails_wait``), the clerk sends them from the run's page instead."""
-    from billing.models import Utility
+    from ordinance.selectors import installed_utility
 
-    if Utility.objects.filter(bill_emails_wait=True).exists():
+    if getattr(installed_utility(), "bill_emails_wait", False):
         return
     bills_issued_notify_task.delay(list(bill_ids))

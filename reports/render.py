@@ -20,12 +20,13 @@ from datetime import date
 
 from django.utils import timezone
 
-from billing.models import BillLine, Utility
+from billing.models import BillLine
 from core.clock import today
 from core.csvout import csv_writer
 from core.dates import fmt_day
 from core.documents import PdfInfo, pdf_one_file
 from core.money import ZERO, fmt_amount, fmt_dollars
+from ordinance.selectors import installed_utility
 
 from . import selectors as s
 from .catalog import REPORTS
@@ -186,7 +187,7 @@ def subtitle(view: ReportView) -> str:
 
 
 def as_pdf(view: ReportView) -> bytes:
-    utility = Utility.objects.first()
+    utility = installed_utility()
     name = utility.name if utility else "waterbilling"
     header = "  ·  ".join(part for part in [*(utility.office_address.splitlines() if utility else []),
                                             utility.phone if utility else ""] if part)

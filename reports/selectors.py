@@ -43,10 +43,11 @@ from billing.ordinance import ordinance_on
 from billing.penalties import BillTerms, penalties_owed
 from billing.penalty_plan import penalty_candidates, waived_charges
 from billing.penalty_shortcuts import penalty_candidates_since
-from billing.presets import preset_load
+from billing.sections import LienRule
 from billing.runs.preview import BookTotal, LineTotal  # the same totals as a run's proof register
 from billing.selectors import lone_due_dates
 from core.csvimport import chunked
+from ordinance.selectors import section
 from core.db import collector_paused
 from core.money import ZERO
 from termination.policy import termination_policy
@@ -260,26 +261,6 @@ def delinquency(*, as_of: date) -> DelinquencyList:
 # --- relevy -----------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class LienRule:
-    """The preset's lien and relevy rule (its ``[lien]`` table): the section, in words, and who the list
-    goes to. ``is_policy``: the local law has none, and the list is office policy."""
-
-    citation: str
-    words: str
-    list_for: str
-    is_policy: bool
-
-
-def lien_rule(utility) -> LienRule:
-    lien = preset_load(utility.preset).get("lien", {})
-    if not lien:
-        return LienRule(citation="policy", words="The preset names no lien or relevy rule: this list is office "
-                                                 "policy.", list_for="", is_policy=True)
-    return LienRule(citation=lien["citation"], words=lien.get("words", ""), list_for=lien.get("list_for", ""),
-                    is_policy=bool(lien.get("policy", False)))
-
-
-@dataclass(frozen=True)
 class RelevyRow:
     sbl: str
     owner: str
@@ -383,7 +364,7 @@ def relevy(*, levy_on: date) -> Relevy:
                                   service_address=f.service_address, account_no=f.account_no, charges=charges,
                                   late_charges=late))
     rows.sort(key=lambda row: (sbl_order(row.sbl), row.account_no))
-    return Relevy(levy_on=levy_on, lien=lien_rule(ordinance.utility), rows=rows,
+    return Relevy(levy_on=levy_on, lien=section("lien", levy_on, installed=ordinance.utility), rows=rows,
                   charges=sum((row.charges for row in rows), ZERO),
                   late_charges=sum((row.late_charges for row in rows), ZERO), late_charges_not_posted=not_posted,
                   floor=floor, below_floor=len(below), below_floor_amount=sum(below.values(), ZERO))

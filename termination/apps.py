@@ -9,7 +9,13 @@ class TerminationConfig(AppConfig):
         from accounts.signals import account_closed
         from billing.signals import bill_voided, payment_posted, payment_reversed
 
+        from ordinance.sections import section_register
+
         from . import receivers
+        from .policy import TERMINATION_KEYS, termination_rules_from
+
+        section_register("termination", termination_rules_from, owner="termination", keys=TERMINATION_KEYS,
+                         meaning="Termination of service for nonpayment: due process, each period with its citation.")
 
         # Payment in full before the shut-off closes the case, however the payment arrived.
         payment_posted.connect(receivers.on_payment_posted, dispatch_uid="termination.close_paid_cases")

@@ -6,16 +6,16 @@ Westbury), the preset uses Mineola's periods as office policy and its citations 
 count the same days.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from decimal import Decimal
 
 from django.utils.translation import gettext, gettext_noop
 
-from billing.models import Utility
 from core.dates import fmt_day
 from core.errors import ApplicationError
 from core.money import ZERO, fmt_dollars
+from ordinance.selectors import section, utility_required
 
 # How a notice was served, in words (marked for the catalog: a paper for a customer translates them).
 METHOD_WORDS = {
@@ -171,13 +171,23 @@ class TerminationPolicy:
                        "notice.") % {"days": self.request_days}
 
 
-def termination_policy() -> TerminationPolicy:
-    """The installed preset's rules; refused, naming the step, when no preset is installed."""
-    utility = Utility.objects.first()
-    if utility is None or not utility.termination_params:
+def termination_policy(on: date | None = None) -> TerminationPolicy:
+    """The installed preset's rules in force on ``on`` (today by default: a step uses the rules of its own day);
+    refused, naming the step, when no preset with termination rules is installed."""
+    utility = utility_required()
+    policy = section("termination", on, installed=utility)
+    if policy is None:
         raise ApplicationError("no preset with termination rules is installed (manage.py setup_utility PRESET)",
                                field="preset")
-    p = utility.termination_params
+    return replace(policy, utility_name=utility.name, office_address=utility.office_address, phone=utility.phone,
+                   chapter=utility.chapter)
+
+
+def termination_rules_from(p: dict) -> TerminationPolicy | None:
+    """``[termination]`` as the policy (the utility's name and office filled in by ``termination_policy``); None
+    for a preset without the table. A missing key or a value not of its kind is refused naming it."""
+    if not p:
+        return None
     trigger = p.get("trigger") or {"after": "due_date", "days": 1, "citation": p.get("citation", "")}
     emergency = p.get("emergency", {})
     return TerminationPolicy(
@@ -197,6 +207,26 @@ def termination_policy() -> TerminationPolicy:
         restore_rule=p.get("restore_rule", ""),
         emergency_kinds=tuple(emergency.get("kinds", ("emergency",))),
         emergency_citation=emergency.get("citation", "policy"),
-        utility_name=utility.name, office_address=utility.office_address, phone=utility.phone,
-        chapter=utility.chapter,
+        utility_name="", office_address="", phone="", chapter="",
     )
+
+
+TERMINATION_KEYS = {
+    "citation": "the section on termination of service", "policy": "true where the periods are office policy",
+    "nonpayment": "whether the chapter allows a shut-off for nonpayment (true by default)",
+    "no_nonpayment": "where it does not: what the remedy is instead, in words",
+    "notice_min_days_before_hearing": "days from serving the notice to the earliest hearing",
+    "request_window_days": "days after receipt of the notice to request a hearing",
+    "appeal_window_days": "days after the determination is mailed to appeal",
+    "appeal_notice_min_days": "days' notice of an appeal hearing",
+    "methods": "how a notice may be served: personal, certified_mail, registered_mail, suitable_age_and_mail",
+    "citations": "[termination.citations]: the section of each step (grounds, notice, request, hearing, appeal, "
+                 "restore)",
+    "trigger": "[termination.trigger]: when an account becomes delinquent — after (due_date or bill_date), days, "
+               "citation, fine_days, covers (the categories that count)",
+    "emergency": "[termination.emergency]: kinds of shut-off without a hearing first, and their citation",
+    "issued_by": "who signs the notice", "hearing_officer": "who hears the case",
+    "appeal_body": "who hears an appeal", "hearing_place": "where hearings are held",
+    "disconnect_fee": "the fee code charged for a shut-off", "restore_fee": "the fee code charged to restore",
+    "restore_rule": "what restores service, in words",
+}

@@ -10,7 +10,8 @@ from accounts.models import Account
 from billing.ledger.allocation import allocate, key_bill_id
 from billing.ledger.selectors import accounts_that_may_owe, entries_for_accounts
 from billing.ledger.standing import open_balances
-from billing.models import Bill, PendingCharge, Utility
+from billing.models import Bill, PendingCharge
+from ordinance.selectors import installed_utility
 from billing.ordinance import payment_order
 from core.errors import NotFound
 from core.money import ZERO
@@ -53,7 +54,8 @@ def _fines_of(bill_ids) -> dict[int, list[tuple[date, Decimal]]]:
 
 def list_floor() -> Decimal:
     """The office's floor under shut-off and relevy lists (``Utility.list_floor``, office policy)."""
-    return Utility.objects.values_list("list_floor", flat=True).first() or ZERO
+    utility = installed_utility()
+    return utility.list_floor if utility else ZERO
 
 
 def delinquencies(*, as_of: date, account_ids=None, policy: TerminationPolicy | None = None,

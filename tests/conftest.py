@@ -78,7 +78,7 @@ def mineola(db):
     demo/training site bills without the clerk accepting it; ``mineola_real_site`` is a real village's.
     """
     call_command("setup_utility", "mineola", "--demo", "0", "--date", "2026-01-01", stdout=open("/dev/null", "w"))
-    from billing.models import Utility
+    from ordinance.models import Utility
 
     return Utility.objects.get()
 
@@ -88,7 +88,7 @@ def mineola_real_site(db):
     """The Mineola preset installed as a real village would (`setup_utility mineola`): not a demo site,
     and its rate schedule is the preset's sample one."""
     call_command("setup_utility", "mineola", "--date", "2026-01-01", stdout=open("/dev/null", "w"))
-    from billing.models import Utility
+    from ordinance.models import Utility
 
     return Utility.objects.get()
 

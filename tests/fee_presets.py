@@ -9,11 +9,12 @@ FIXTURES = Path(__file__).resolve().parent / "presets" / "fixtures"
 
 
 def install(monkeypatch, code: str):
-    from billing import presets
-    from billing.models import Utility
+    from ordinance import files as presets
+    from ordinance.install import preset_install
+    from ordinance.models import Utility
 
     monkeypatch.setattr(presets, "PRESET_DIR", FIXTURES)
-    presets.preset_install(code=code, mark_demo_site=True)
+    preset_install(code=code, mark_demo_site=True)
     return Utility.objects.get()
 
 

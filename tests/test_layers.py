@@ -4,7 +4,7 @@ Every module of every app is parsed (not imported) with ``ast``, imports inside 
 ``TYPE_CHECKING`` included, since a lazy import is still a dependency. Migrations and tests are left out;
 so are ``scripts/``, which may use anything.
 
-* An app imports only itself and the floors below it: core < accounts < meters < billing <
+* An app imports only itself and the floors below it: core < ordinance < accounts < meters < billing <
   (termination, backflow) < (portal, reports, demo) < waterbilling. ``core`` imports no app; nothing
   imports portal, reports, demo or waterbilling except waterbilling itself.
 * Apps on one floor never import each other, unless the pair is declared in ``SIDEWAYS``.
@@ -20,12 +20,13 @@ ROOT = Path(__file__).resolve().parent.parent
 
 FLOORS = {
     "core": 0,
-    "accounts": 1,
-    "meters": 2,
-    "billing": 3,
-    "termination": 4, "backflow": 4, "remittance": 4, "arrears": 4, "office": 4,
-    "portal": 5, "reports": 5, "demo": 5, "conversion": 5, "fieldwork": 5,
-    "waterbilling": 6,
+    "ordinance": 1,
+    "accounts": 2,
+    "meters": 3,
+    "billing": 4,
+    "termination": 5, "backflow": 5, "remittance": 5, "arrears": 5, "office": 5,
+    "portal": 6, "reports": 6, "demo": 6, "conversion": 6, "fieldwork": 6, "notices": 6,
+    "waterbilling": 7,
 }
 # Same-floor imports allowed, as (importer, imported): the conversion's reconciliation is drawn with the reports'
 # kit (page, CSV, JSON, PDF) and their aging buckets, so it reads like every other report.

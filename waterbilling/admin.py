@@ -21,7 +21,7 @@ from arrears.models import PaymentPlan
 from arrears.services import plan_standing
 from billing.admin import AccountBillingAdmin
 from billing.admin import BillingRunAdmin as BillingBillingRunAdmin
-from billing.models import Bill, BillingRun, Utility
+from billing.models import Bill, BillingRun
 from billing.services.meter_tests import meter_test_settle
 from core.admin import CsvExportMixin, ReadOnlyInline, act_on_each, admin_page_register
 from core.commands import today
@@ -31,6 +31,7 @@ from meters.models import MeterTest
 from portal.notify import bills_emailed_counts
 from portal.tasks import bills_issued_notify_task
 from termination.models import CLOSED, TerminationCase
+from ordinance.selectors import installed_utility
 
 from .account_list import AccountListMixin
 from .dashboard import dashboard_for
@@ -38,7 +39,8 @@ from .readiness import readiness_findings
 
 
 def _utility_name() -> str:
-    return Utility.objects.values_list("name", flat=True).first() or "waterbilling"
+    utility = installed_utility()
+    return utility.name if utility else "waterbilling"
 
 
 # Lazy, so the header follows the installed preset without touching the database at import time.
@@ -195,7 +197,7 @@ class BillingRunAdmin(BillingBillingRunAdmin):
             context["run_emails"] = {"to_email": to_email, "emailed": emailed, "waiting": to_email - emailed,
                                      "sent": sent, "url": reverse("admin:billing_billingrun_emails",
                                                                   args=[object_id]),
-                                     "wait": Utility.objects.filter(bill_emails_wait=True).exists()}
+                                     "wait": bool(getattr(installed_utility(), "bill_emails_wait", False))}
         return context
 
     def emails_view(self, request, run_id):
@@ -221,7 +223,7 @@ admin.site.register(BillingRun, BillingRunAdmin)
 
 # --- go-live readiness ---------------------------------------------------------------------------------------------
 
-READINESS_PERMISSION = "billing.change_utility"  # the Supervisor's: who settles the office's settings
+READINESS_PERMISSION = "ordinance.change_utility"  # the Supervisor's: who settles the office's settings
 
 
 def readiness_view(request):

@@ -419,7 +419,7 @@ def dashboard_for(*, user, as_of: date) -> Dashboard:
          lambda: _termination_section(as_of=as_of)),
         (user.has_perm("backflow.view_device"), "backflow", "Backflow tests", lambda: _backflow_section(as_of=as_of)),
         (user.has_perm("core.view_nightlyrun"), "nightly", "Last nightly job", _nightly_section),
-        (user.has_perm("billing.change_utility"), "readiness", "Before going live", _readiness_section),
+        (user.has_perm("ordinance.change_utility"), "readiness", "Before going live", _readiness_section),
         (user.is_superuser, "security", "Security", lambda: _security_section(now=timezone.now())),
         (user.is_superuser, "scheduler", "Scheduler", _scheduler_section),
     )

@@ -15,10 +15,12 @@ from django.utils import timezone
 
 from accounts.models import Account
 from accounts.roles import ROLE_PERMISSIONS
-from billing.models import Fee, RateSchedule, Utility
+from billing.models import Fee, RateSchedule
 from billing.services.returned import RETURNED_FEE_CODES
 from core.models import NightlyRun
 from demo.village import HISTORY_REASON
+from ordinance.models import Utility
+from ordinance.selectors import installed_utility, section_params
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "0.0.0.0", "::1", "testserver")
 TEST_EMAIL = ("console", "filebased", "locmem", "dummy")
@@ -35,7 +37,7 @@ class Finding:
 def readiness_findings(*, now: datetime | None = None) -> list[Finding]:
     now = now or timezone.now()
     found: list[Finding] = []
-    utility = Utility.objects.first()
+    utility = installed_utility()
     if utility is None:
         return [Finding("Ordinance", "no preset is installed", "run `manage.py setup_utility PRESET`")]
     found += _ordinance(utility, now)
@@ -95,7 +97,7 @@ def _money(utility: Utility) -> list[Finding]:
         out.append(Finding("Money", "a returned check or debit charges no fee (returned-payment fee 0.00)",
                            "set the board's returned-payment fee on the Utility page (0.00 is right only if the "
                            "village charges none)"))
-    if not (utility.gl_params or {}).get("confirmed"):
+    if not section_params("gl", installed=utility).get("confirmed"):
         out.append(Finding("Money", "the general ledger codes are the Uniform System's defaults, not confirmed by "
                                     "the treasurer", "write the village's codes in the Utility page's general ledger "
                                                      "accounts and add \"confirmed\": true"))

@@ -51,6 +51,7 @@ INSTALLED_APPS = [
     "simple_history",
     "axes",
     "core",
+    "ordinance",
     "accounts",
     "meters",
     "billing",

@@ -6,7 +6,7 @@ from django.urls import reverse
 from django.utils.html import format_html_join
 
 from ..models import Assessment, Device
-from ..rules import device_rule
+from ..policy import device_rule
 from .common import BackflowAdmin
 from .forms import AssessForm
 
@@ -35,7 +35,7 @@ class AssessmentAdmin(BackflowAdmin):
     @admin.display(description="conditions found")
     def conditions_shown(self, obj):
         policy = self.installed_rules()
-        labels = {c.code: c.label for c in device_rule(policy.preset).conditions()} if policy else {}
+        labels = {c.code: c.label for c in device_rule().conditions()} if policy else {}
         return format_html_join("", "<div>{}{}</div>", ((code, f": {labels[code]}" if code in labels else "")
                                                          for code in obj.conditions)) or "none"
 

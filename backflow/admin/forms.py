@@ -15,7 +15,7 @@ from core.money import fmt_dollars
 
 from ..models import Assessment, ComplianceNotice, Device, DeviceTest, Tester
 from ..policy import BackflowPolicy
-from ..rules import device_rule
+from ..policy import device_rule
 from ..services import compliance as svc
 from ..services import fines
 from .common import InchesField, kind_words, rule_words
@@ -36,7 +36,7 @@ class AssessForm(ServiceForm):
 
     def __init__(self, *args, policy: BackflowPolicy, **kwargs):
         super().__init__(*args, **kwargs)
-        rule = device_rule(policy.preset)
+        rule = device_rule()
         self.fields["conditions"].choices = [(c.code, f"{c.code}: {c.label} ({c.citation})")
                                              for c in rule.conditions()]
         self.fields["conditions"].help_text = (f"The conditions of the preset's device rule ({rule.citation}); "

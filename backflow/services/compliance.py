@@ -20,17 +20,12 @@ from core.workflow import transition
 
 from ..documents import notice_pdf_store
 from ..models import Assessment, ComplianceNotice, Device, DeviceTest, Tester
-from ..policy import BackflowPolicy, backflow_policy
-from ..rules import device_rule
+from ..policy import BackflowPolicy, backflow_policy, device_rule, device_test_frequency
 from ..schedule import next_test_due
 from ..signals import noncompliance_found
 from .fines import demand_fees_post
 
 TEXT_MAX = 5000
-
-
-def _preset() -> str:
-    return backflow_policy().preset
 
 
 def _actor(actor):
@@ -46,7 +41,7 @@ def assessment_record(*, account: Account, codes: list[str], as_of: date, actor,
     are flagged again against it."""
     refuse_future(as_of, doing="recorded")
     try:
-        answer = device_rule(_preset()).assess(set(codes), note=note, reason=reason)
+        answer = device_rule(as_of).assess(set(codes), note=note, reason=reason)
     except ValueError as exc:
         raise ApplicationError(str(exc), field=getattr(exc, "field", "condition")) from None
     assessment = Assessment.objects.create(
@@ -242,7 +237,8 @@ def device_due(device: Device, *, as_of: date) -> Due:
     if last is not None and last.result == DeviceTest.Result.FAIL:
         due_on, citation = last.tested_on, "failed test: repair and retest"
     else:
-        due_on, citation = next_test_due(_preset(), tested_on=last.tested_on if last else device.installed_on,
+        tested_on = last.tested_on if last else device.installed_on
+        due_on, citation = next_test_due(device_test_frequency(tested_on), tested_on=tested_on,
                                          defective_certification_on=defective)
     return Due(device=device, due_on=due_on, citation=citation, last_test=last, overdue=due_on < as_of)
 

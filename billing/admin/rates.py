@@ -33,7 +33,6 @@ from ..fees import fee_rule
 from ..models import (
     Fee,
     RateSchedule,
-    Utility,
 )
 from ..ordinance import ordinance_on
 from ..owrs import ACCOUNT_FIELDS, CCF_GALLONS
@@ -323,45 +322,6 @@ class RateScheduleOwrsMixin:
                    "needs": [{"owrs_class": c, "fields": prepared.needs.get(c, [])} for c in prepared.classes],
                    "preview_form": preview_form, "preview": preview}
         return TemplateResponse(request, "admin/billing/rateschedule/import_owrs.html", context)
-
-
-# --- ordinance ------------------------------------------------------------------------------------
-
-@admin.register(Utility)
-class UtilityAdmin(admin.ModelAdmin):
-    list_display = ("name", "preset", "demo_site", "calendar_scheme", "penalty_scheme")
-    # Set by `setup_utility PRESET --demo N`, not by a click: a real site billed on sample rates by mistake
-    # is worse than a trip to the command line.
-    exclude = ("is_demo_site", "payment_order")
-    readonly_fields = ("preset", "demo_site", "payment_policy", "text_discrepancies")
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-    @admin.display(description="Demo/training site")
-    def demo_site(self, obj):
-        if obj.is_demo_site:
-            return "Yes: billing on the preset's sample rates is allowed (set by setup_utility --demo)."
-        return ("No: a real site. Billing refuses while the rate schedule in force is the preset's sample one, "
-                "unless a run accepts the sample rates (recorded on the run); setup_utility "
-                f"{obj.preset} --demo N marks a demo/training site.")
-
-    @admin.display(description="What a payment pays first")
-    def payment_policy(self, obj):
-        return format_html(
-            "<p><strong>{}</strong></p><p>Office policy, not in the ordinance: "
-            "penalties are computed on unpaid principal, and paying principal first keeps an unpaid penalty "
-            "from turning into principal that draws more penalties. Set in the preset file "
-            "(<code>[policy] payment_order</code>) and installed with <code>setup_utility {}</code>.</p>",
-            obj.get_payment_order_display(), obj.preset)
-
-    @admin.display(description="where the preset departs from the printed text")
-    def text_discrepancies(self, obj):
-        return format_html_join("\n", "<p><strong>{}</strong>: {}</p>",
-                                ((n.get("citation", ""), n.get("text", "")) for n in obj.notes)) or "—"
 
 
 def _rule_tables(tables) -> str:

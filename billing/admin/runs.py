@@ -22,13 +22,14 @@ from core.errors import ApplicationError
 from core.money import fmt_dollars
 from meters.models import Reading
 
+from ordinance.selectors import installed_utility, section_params
+
 from ..models import (
     Bill,
     BillingException,
     BillingRun,
     BillMessage,
     MailFile,
-    Utility,
 )
 from ..ordinance import schedule_in_force
 from ..runs.exceptions import billing_exception_release
@@ -77,9 +78,14 @@ class StartRunForm(forms.Form):
         return run_on
 
 
+def _calendar_citation() -> str:
+    utility = installed_utility()
+    return section_params("calendar", installed=utility).get("citation", "") if utility else ""
+
+
 def _sample_rates_today() -> dict:
     """What the start page says about sample rates: the schedule in force today, when it is a sample one."""
-    utility = Utility.objects.first()
+    utility = installed_utility()
     try:
         schedule, _ = schedule_in_force(today())
     except ApplicationError:
@@ -195,8 +201,7 @@ class BillingRunPagesMixin:
                    "title": "Start a billing run", "proposals": proposals.dates if proposals else [],
                    "proposed": proposals.initial if proposals else None, "today": today(),
                    "preview_days": PREVIEW_DAYS_AHEAD, **_sample_rates_today(),
-                   "calendar_citation": Utility.objects.values_list("calendar_params__citation", flat=True).first()
-                   or ""}
+                   "calendar_citation": _calendar_citation()}
         return TemplateResponse(request, "admin/billing/billingrun/start.html", context)
 
     def preview_view(self, request):

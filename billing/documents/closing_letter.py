@@ -25,21 +25,15 @@ from core.errors import ApplicationError
 from core.money import ZERO, fmt_dollars, fmt_gallons
 from core.papers import Paper, paper_pdf
 
+from ordinance.selectors import section
+
 from ..ledger.selectors import account_balances
 from ..ordinance import ordinance_on
-from ..presets import final_bill_rule, preset_load
+from ..sections import LienRule
 from ..rating import Line
 from ..runs.final import final_bill_facts, final_bill_rated
 from ..runs.load import waiting_charges
 from .bill import line_quantity_rate
-
-
-@dataclass(frozen=True)
-class LienWords:
-    citation: str
-    words: str
-    list_for: str
-    is_policy: bool
 
 
 @dataclass(frozen=True)
@@ -55,7 +49,7 @@ class ClosingFigures:
     estimate_gallons: int
     estimate_lines: tuple[Line, ...]
     final_rule_words: str
-    lien: LienWords
+    lien: LienRule
     office: str
 
     @property
@@ -70,13 +64,6 @@ class ClosingFigures:
     def total(self) -> Decimal:
         """The amount due through the closing date: balance, waiting charges and the estimate."""
         return self.balance + self.charges_total + self.estimate_total
-
-
-def _lien_words(utility) -> LienWords:
-    lien = preset_load(utility.preset).get("lien", {})
-    if not lien:
-        return LienWords("policy", "The local law names no lien or relevy rule for water charges.", "", True)
-    return LienWords(lien["citation"], lien.get("words", ""), lien.get("list_for", ""), bool(lien.get("policy")))
 
 
 def closing_figures(*, account: Account, closing_on: date, as_of: date) -> ClosingFigures:
@@ -95,9 +82,10 @@ def closing_figures(*, account: Account, closing_on: date, as_of: date) -> Closi
     if last is not None and closing_on <= last["period_end"]:
         raise ApplicationError(f"{closing_on} is not after {last['period_end']}, the last reading billed (bill dated "
                                f"{last['bill_date']})", field="closing_on")
-    ordinance = ordinance_on(max(closing_on, as_of))
+    on = max(closing_on, as_of)
+    ordinance = ordinance_on(on)
     utility = ordinance.utility
-    rule = final_bill_rule(utility)
+    rule = section("final_bill", on, installed=utility)
     balance = account_balances([account.pk], through=as_of)[account.pk].balance
 
     charges = [(c.description, c.citation, c.amount)
@@ -119,7 +107,7 @@ def closing_figures(*, account: Account, closing_on: date, as_of: date) -> Closi
     return ClosingFigures(account=account, closing_on=closing_on, as_of=as_of, balance=balance, charges=charges,
                           estimate_from=last["period_end"] if last else None, estimate_days=days,
                           average_per_day=average, estimate_gallons=gallons, estimate_lines=rated.lines,
-                          final_rule_words=rule.words, lien=_lien_words(utility), office=office)
+                          final_rule_words=rule.words, lien=section("lien", on, installed=utility), office=office)
 
 
 def closing_paper(figures: ClosingFigures) -> Paper:

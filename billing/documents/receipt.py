@@ -18,8 +18,10 @@ from core.i18n import customer_language
 from core.money import fmt_dollars
 from core.papers import Paper, paper_pdf
 
+from ordinance.selectors import installed_utility
+
 from ..ledger.selectors import account_balances
-from ..models import Payment, PaymentReversal, Utility
+from ..models import Payment, PaymentReversal
 
 
 @dataclass(frozen=True)
@@ -48,7 +50,7 @@ def tender_words(payment: Payment) -> str:
 
 
 def receipt_facts(payment: Payment) -> ReceiptFacts:
-    utility = Utility.objects.first()
+    utility = installed_utility()
     account = payment.account
     balance = account_balances([account.pk], through=payment.paid_on)[account.pk].balance
     header = "\n".join(line.strip() for line in [*(utility.office_address.splitlines() if utility else []),

@@ -13,7 +13,9 @@ from core.dates import fmt_day
 from core.documents import PdfInfo, pdf_one_file
 from core.money import fmt_dollars, fmt_gallons
 
-from ..models import Bill, PriorPayment, PriorRelevy, Utility
+from ordinance.selectors import installed_utility
+
+from ..models import Bill, PriorPayment, PriorRelevy
 from ..selectors import account_amounts_due, account_deposits, account_ledger, account_statement
 
 TEMPLATE = "billing/statement.html"
@@ -53,7 +55,7 @@ def _lines_of(text: str) -> str:
 
 
 def statement_view(*, account, as_of: date) -> StatementView:
-    utility = Utility.objects.first()
+    utility = installed_utility()
     statement = account_statement(account=account, as_of=as_of)
     due = account_amounts_due(account_ids=[account.id], as_of=as_of)[account.id]
     rows = account_ledger(account=account, as_of=as_of)

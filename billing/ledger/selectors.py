@@ -16,7 +16,9 @@ from django.db.models.functions import Round
 
 from core.db import collector_paused, values_rows
 
-from ..models import Bill, LedgerEntry, PaymentOrder, Utility
+from ordinance.selectors import installed_utility, section
+
+from ..models import Bill, LedgerEntry, PaymentOrder
 from .allocation import CATEGORY, DEPOSIT_KINDS, PRINCIPAL_CATEGORIES, REVERSAL_KIND, AccountBalance, Entry, allocate
 
 # Charges of principal (water, fees, fines, debit memos): the kinds a charge below zero could leave a bill owing.
@@ -28,8 +30,8 @@ _set = object.__setattr__
 def payment_order() -> str:
     """The installed preset's payment order (``[policy] payment_order``); the default where none is installed yet
     (a balance is still a balance before any preset is)."""
-    order = Utility.objects.values_list("payment_order", flat=True).first()
-    return order or PaymentOrder.PRINCIPAL_FIRST
+    utility = installed_utility()
+    return section("policy", installed=utility).payment_order if utility else PaymentOrder.PRINCIPAL_FIRST
 
 
 def replay_entry(kind: str, posted_on: date, amount, bill_key: tuple | None, entry_id: int,

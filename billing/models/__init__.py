@@ -1,6 +1,6 @@
 """Design overview: rates, bills, and the ledger.
 
-* **Ordinance as data.** ``Utility`` names the installed preset and the strategy classes (billing
+* **Ordinance as data.** The installed preset's tables are dated sections of ``ordinance`` (billing
   calendar, penalty scheme) it selects; ``RateSchedule`` and ``Fee`` are effective-dated versions loaded
   from the preset file, each carrying its citation (a schedule's ``rules`` name its rate structure).
   ``billing.ordinance`` builds the strategies from these rows. A bill is rated with the schedule in force
@@ -21,7 +21,7 @@
 from .bills import Bill, BillFigures, BillLine
 from .charges import Deposit, PendingCharge
 from .ledger import AccountStanding, LedgerEntry, PenaltyWaiver, PriorPayment, PriorRelevy
-from .ordinance import Fee, PaymentOrder, RateSchedule, Utility, money_field
+from .ordinance import Fee, PaymentOrder, RateSchedule, money_field
 from .payments import Adjustment, Payment, PaymentReversal
 from .runs import BillingException, BillingRun, BillingRunChunk, BillMessage, MailFile
 
@@ -39,7 +39,7 @@ def _history_models_here(*models) -> None:
 _history_models_here(BillingException, BillMessage, Deposit, Fee, Payment, PenaltyWaiver, RateSchedule)
 
 __all__ = [
-    "money_field", "PaymentOrder", "Utility", "RateSchedule", "Fee", "BillingRun", "MailFile", "BillMessage",
+    "money_field", "PaymentOrder", "RateSchedule", "Fee", "BillingRun", "MailFile", "BillMessage",
     "BillingRunChunk", "BillingException", "Bill", "BillFigures", "BillLine", "Payment", "PaymentReversal",
     "Adjustment", "LedgerEntry", "AccountStanding", "PriorPayment", "PriorRelevy", "PenaltyWaiver", "PendingCharge",
     "Deposit",

@@ -11,7 +11,7 @@ from core.errors import ApplicationError
 from meters.units import size_inches
 
 from ..ordinance import ordinance_on
-from ..presets import FinalBillRule
+from ..sections import FinalBillRule
 from ..rating import ProRata, RatingError
 from .load import AccountRow, earlier_bills, installation_spans
 from .plan import rate_usage

@@ -48,7 +48,9 @@ from ..consumption import Problem, Read, usage_for_bill
 from ..ledger.selectors import account_balances
 from ..models import Bill
 from ..ordinance import ordinance_on, sample_rates_refusal
-from ..presets import FinalBillRule, final_bill_rule
+from ordinance.selectors import section
+
+from ..sections import FinalBillRule
 from ..rating import Line, ProRata
 from ..runs.final import FinalBillFacts, final_bill_facts, final_bill_rated
 from ..runs.load import WaitingCharge, waiting_charges
@@ -119,7 +121,7 @@ def _plan(account: Account, *, read_on: date, end: Read, as_of: date, lock: bool
         raise ApplicationError(f"a bill of account {account.account_no} is dated {bill_date - timedelta(days=1)}, "
                                f"so the final bill is dated {bill_date}, after the issue date {as_of}; issue it "
                                "from that day on", field="read_on")
-    rule = final_bill_rule(ordinance_on(bill_date).utility)
+    rule = section("final_bill", bill_date)
     previous = facts.history[-1] if facts.history else None
     meter_ids = {s.meter_id for s in facts.spans}
     readings: dict[int, list[Read]] = {meter_id: [] for meter_id in meter_ids}
@@ -256,7 +258,7 @@ def account_move(*, account: Account, on: date, new_owner: Customer, new_account
     installation._history_user = actor
     installation.save()
     transferred = ZERO
-    rule = final_bill_rule(ordinance_on(bill.bill_date).utility)
+    rule = section("final_bill", bill.bill_date)
     if rule.arrears_follow_property:
         transferred = _arrears_transfer(old=old, new=new, on=as_of, rule=rule, actor=actor)
     return Move(final_bill=bill, old_account=old, new_account=new, transferred=transferred)

@@ -14,8 +14,10 @@ from djmoney.money import Money
 from accounts.models import Account
 from core.errors import NotFound
 
+from ordinance.selectors import installed_utility
+
 from ..fees import fee_in_force
-from ..models import PendingCharge, Utility
+from ..models import PendingCharge
 from ..signals import charge_posted
 from .charges import charge_add
 
@@ -33,7 +35,7 @@ def returned_payment_fee_charge(*, account: Account, as_of: date, what: str, act
         except NotFound:
             continue
         return charge_add(account=account, code=code, as_of=as_of, actor=actor, note=what)
-    utility = Utility.objects.first()
+    utility = installed_utility()
     amount = utility.returned_payment_fee if utility is not None else Decimal("0.00")
     if amount <= 0:
         return None

@@ -51,7 +51,7 @@ def case_open(*, account: Account, grounds: str, as_of: date, actor, section: st
     """Open a case for the account. Nonpayment needs an amount delinquent on ``as_of`` under the preset's rule
     (the case keeps each delinquent bill and what it owed); a violation needs the section violated."""
     refuse_future(as_of, doing="recorded")
-    policy = policy or termination_policy()
+    policy = policy or termination_policy(as_of)
     errors = []
     if grounds not in TerminationCase.Grounds.values:
         errors.append(FieldError("grounds", f"'{grounds}' is not a ground; use nonpayment or violation "
@@ -106,7 +106,7 @@ def case_open(*, account: Account, grounds: str, as_of: date, actor, section: st
 def cases_open_delinquent(*, as_of: date, actor, account_nos: list[str] | None = None) -> list[TerminationCase]:
     """Open a nonpayment case for every account delinquent on ``as_of`` that has none (or those named)."""
     refuse_future(as_of, doing="recorded")
-    policy = termination_policy()
+    policy = termination_policy(as_of)
     if not policy.nonpayment:
         raise ApplicationError(policy.no_nonpayment, field="grounds")
     ids = None
@@ -141,7 +141,7 @@ def notice_serve(*, case: TerminationCase, role: str, method: str, served_on: da
     Refused, naming the section, when the method is not one the preset allows, when the hearing date is too
     close to service (the earliest lawful date is named), when a mailed notice names no article number, or
     when a date is in the future."""
-    policy = termination_policy()
+    policy = termination_policy(served_on)
     as_of = as_of or today()
     errors = after_errors(as_of, "service is recorded when it has happened", served_on=served_on,
                           received_on=received_on)
@@ -213,7 +213,7 @@ def hearing_request(*, case: TerminationCase, received_on: date, actor, via: str
                     as_of: date | None = None, by: str = "") -> TerminationCase:
     """Record a written request for the hearing. One received after the window closed is accepted and
     flagged for the hearing officer, never dropped."""
-    policy = termination_policy()
+    policy = termination_policy(received_on)
     as_of = as_of or today()
     text = case_text(text, "text")
     errors = after_errors(as_of, "a request is recorded once it has arrived", received_on=received_on)
@@ -263,7 +263,7 @@ def determination_record(*, case: TerminationCase, outcome: str, mailed_on: date
     hearing date to have come; without a timely request it is made by default on or after the hearing date
     named in the notice, once the request window has closed."""
     refuse_future(as_of, doing="recorded")
-    policy = termination_policy()
+    policy = termination_policy(mailed_on)
     notes = case_text(notes, "notes")
     deadlines = case_deadlines(case, policy=policy)
     errors = []
@@ -316,7 +316,7 @@ def appeal_file(*, case: TerminationCase, filed_on: date, grounds: str, actor, a
                 by: str = "") -> TerminationCase:
     """The appeal to the Commission, with its written statement of grounds. One filed after the window is
     accepted and flagged (the Commission decides whether to hear it); the shut-off waits for the decision."""
-    policy = termination_policy()
+    policy = termination_policy(filed_on)
     as_of = as_of or today()
     grounds = case_text(grounds, "grounds", required=True)
     errors = after_errors(as_of, filed_on=filed_on)
@@ -347,7 +347,7 @@ def appeal_decide(*, case: TerminationCase, outcome: str, hearing_on: date, noti
     """The Commission's final decision, heard on ``hearing_on`` after notice mailed at least the preset's days
     before (§ 45.35)."""
     refuse_future(as_of, doing="recorded")
-    policy = termination_policy()
+    policy = termination_policy(notice_mailed_on)
     errors = []
     if outcome not in TerminationCase.Decision.values:
         errors.append(FieldError("outcome", f"'{outcome}' is not a decision; use uphold or reverse"))
@@ -509,7 +509,7 @@ def interruption_log(*, account: Account, kind: str, started_on: date, reason: s
                      ended_on: date | None = None) -> Interruption:
     """Log an interruption the ordinance allows without the hearing procedure (emergency, repairs,
     shortage; a health hazard). It is never a shut-off order and never touches a case."""
-    policy = termination_policy()
+    policy = termination_policy(started_on)
     reason = case_text(reason, "reason", required=True)
     errors = []
     if kind not in policy.emergency_kinds:

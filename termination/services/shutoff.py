@@ -33,7 +33,7 @@ def shutoff_refusals(case: TerminationCase, *, as_of: date,
                      policy: TerminationPolicy | None = None) -> list[FieldError]:
     """Every condition of the guard (docs/ordinances.md, Mineola Article II) the case does not meet on ``as_of``,
     each with its citation; an empty list means a shut-off order may issue."""
-    policy = policy or termination_policy()
+    policy = policy or termination_policy(as_of)
     out: list[FieldError] = []
     notices = current_notices(case)
     # (1) Each required recipient served, with a receipt date.
@@ -104,7 +104,7 @@ def shutoff_order(*, case: TerminationCase, as_of: date, actor) -> WorkOrder:
     """Issue the shut-off order, or raise ``TransitionRefused`` naming every unmet condition with its citation.
     A second call for an order already issued returns it."""
     refuse_future(as_of, doing="ordered")
-    policy = termination_policy()
+    policy = termination_policy(as_of)
     if case.status == "ordered":
         order = case.orders.filter(kind=WorkOrder.Kind.SHUT_OFF, status=WorkOrder.Status.ISSUED).first()
         if order is None:
@@ -148,7 +148,7 @@ def shutoff_carry_out(*, case: TerminationCase, done_on: date, actor) -> Termina
     payment or an appeal since the order holds it), then the account is shut off through the account service and
     the disconnect charge is charged (for the next bill), when the preset has one."""
     refuse_future(done_on, field="done_on", doing="recorded")
-    policy = termination_policy()
+    policy = termination_policy(done_on)
     case = TerminationCase.objects.select_for_update().get(pk=case.pk)
     refuse_any(carry_out_refusals(case, done_on=done_on, policy=policy))
     order = case.orders.get(kind=WorkOrder.Kind.SHUT_OFF, status=WorkOrder.Status.ISSUED)
@@ -176,7 +176,7 @@ def _service_set(case: TerminationCase, status: str, *, fee: str, on: date, acto
 def restore_refusals(case: TerminationCase, *, as_of: date) -> list[FieldError]:
     """What keeps service from being restored: for nonpayment, anything still owed on the day — the ledger's
     balance and the charges waiting for the next bill (the disconnect charge among them)."""
-    policy = termination_policy()
+    policy = termination_policy(as_of)
     out = []
     if case.status != "shut_off":
         return out
@@ -198,7 +198,7 @@ def service_restore(*, case: TerminationCase, as_of: date, actor, note: str = ""
     """Restore service once the preset's conditions hold: the account is active again and the connect (or
     restoration) charge is charged for the next bill. The restoration work order is recorded as done."""
     refuse_future(as_of, doing="recorded")
-    policy = termination_policy()
+    policy = termination_policy(as_of)
     note = case_text(note, "note")
     transition(case, to="restored", actor=actor, note=note or "service restored",
                guard=lambda locked: restore_refusals(locked, as_of=as_of), changes={"closed_on": as_of})

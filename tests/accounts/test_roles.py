@@ -62,7 +62,7 @@ def test_clerk_works_accounts_and_readings_but_not_rates_or_history():
                  "accounts.view_historicalaccount"):
         assert perm in clerk, perm
     for perm in ("billing.change_rateschedule", "billing.delete_rateschedule", "billing.add_rateschedule",
-                 "billing.change_fee", "billing.delete_fee", "billing.change_utility", "billing.change_bill",
+                 "billing.change_fee", "billing.delete_fee", "ordinance.change_utility", "billing.change_bill",
                  "billing.delete_bill", "billing.delete_ledgerentry", "billing.add_ledgerentry",
                  "billing.delete_payment", "meters.delete_reading", "accounts.delete_account",
                  "meters.delete_historicalreading", "meters.change_historicalreading",
@@ -88,7 +88,7 @@ def test_supervisor_adds_rates_voids_and_deletes_but_never_history():
     roles_install()
     supervisor = perms_of("Supervisor")
     assert perms_of("Clerk") <= supervisor
-    for perm in ("billing.change_rateschedule", "billing.change_fee", "billing.change_utility",
+    for perm in ("billing.change_rateschedule", "billing.change_fee", "ordinance.change_utility",
                  "billing.change_bill", "meters.delete_reading", "termination.order_terminationcase"):
         assert perm in supervisor, perm
     for perm in ("accounts.delete_account", "meters.delete_historicalreading", "accounts.delete_historicalaccount",

@@ -16,15 +16,37 @@ from backflow.rules import (
     FLAGS,
     Assessment,
     ConditionError,
-    device_rule,
+    device_rule_from,
     device_type,
 )
-from backflow.schedule import device_test_frequency, next_test_due
-from billing.presets import preset_load
+from backflow.schedule import frequency_from
+from backflow.schedule import next_test_due as next_test_due_by
+from core.errors import ApplicationError
+from ordinance.files import preset_read
 
 D = Decimal
 PRESETS = ("mineola", "washingtonville", "south_farmingdale", "lansing", "old_westbury")
 PRESET_FILES = Path(__file__).resolve().parents[2] / "fixtures" / "presets"
+
+
+def _backflow_table(preset: str) -> dict:
+    # The pure rules read each preset's file as written (the installed copy is the ordinance floor's).
+    try:
+        return preset_read(code=preset).data["backflow"]
+    except ApplicationError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def device_rule(preset: str):
+    return device_rule_from(preset, _backflow_table(preset)["device_rule"])
+
+
+def device_test_frequency(preset: str):
+    return frequency_from(_backflow_table(preset)["test_frequency"])
+
+
+def next_test_due(preset: str, **facts):
+    return next_test_due_by(device_test_frequency(preset), **facts)
 
 
 def assess(preset: str, *codes: str, note: str = "", reason: str = "") -> Assessment:
@@ -301,7 +323,7 @@ def test_lansing_nothing_recorded_nothing_required():
 
 # The § 169-34 facility kinds as the preset file lists them: those that need an RPZ or air gap, and those a double
 # check valve.
-_WASHINGTONVILLE = preset_load("washingtonville")["backflow"]["device_rule"]["condition"]
+_WASHINGTONVILLE = preset_read(code="washingtonville").data["backflow"]["device_rule"]["condition"]
 RPZ_OR_AG_CODES = [c["code"] for c in _WASHINGTONVILLE if c["citation"] == "§ 169-34" and c["allowed"] == ["AG", "RPZ"]]
 DOUBLE_CHECK_CODES = [c["code"] for c in _WASHINGTONVILLE if c["citation"] == "§ 169-34" and c["allowed"] == ["DCA"]]
 
@@ -517,7 +539,7 @@ def test_only_lansing_has_a_rule_after_a_defective_certification():
 
 # --- Lansing § 141-11 B ------------------------------------------------------------------------------------
 
-_LANSING_FINE = preset_load("lansing")["backflow"]["fine"]
+_LANSING_FINE = preset_read(code="lansing").data["backflow"]["fine"]
 
 
 def lansing_fine(**kwargs) -> FineComputation:

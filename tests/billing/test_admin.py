@@ -80,17 +80,17 @@ def test_start_run_on_sample_rates_needs_the_box_ticked_and_records_it(clerk_on_
 
 
 def test_utility_page_says_whether_it_is_a_demo_site(clerk_on_a_real_site, mineola_real_site):
-    url = reverse("admin:billing_utility_change", args=[mineola_real_site.pk])
+    url = reverse("admin:ordinance_utility_change", args=[mineola_real_site.pk])
     html = clerk_on_a_real_site.get(url).content.decode()
     assert "Demo/training site" in html and "No: a real site" in html
-    assert "Demo/training site" in clerk_on_a_real_site.get(reverse("admin:billing_utility_changelist")).content.decode()
+    assert "Demo/training site" in clerk_on_a_real_site.get(reverse("admin:ordinance_utility_changelist")).content.decode()
     mineola_real_site.is_demo_site = True
     mineola_real_site.save()
     assert "Yes: billing on the preset&#x27;s sample rates is allowed" in clerk_on_a_real_site.get(url).content.decode()
 
 
 def test_utility_page_shows_the_payment_order_as_office_policy(clerk_client, mineola):
-    html = clerk_client.get(reverse("admin:billing_utility_change", args=[mineola.pk])).content.decode()
+    html = clerk_client.get(reverse("admin:ordinance_utility_change", args=[mineola.pk])).content.decode()
     assert "What a payment pays first" in html and "Principal first" in html
     assert "Office policy, not in the ordinance" in html and 'name="payment_order"' not in html
 

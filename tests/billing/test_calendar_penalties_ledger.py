@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 
 from billing.ledger.allocation import Entry, allocate
 from billing.ordinance import CALENDARS, PENALTY_SCHEMES
-from billing.presets import PRESET_DIR, _jsonable
+from ordinance.files import PRESET_DIR
+from ordinance.install import jsonable as _jsonable
 from core.dates import add_months
 
 D = Decimal

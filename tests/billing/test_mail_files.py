@@ -12,7 +12,8 @@ from django.core.management import call_command
 from django.urls import reverse
 
 from accounts.models import Customer
-from billing.models import Bill, BillingRun, BillMessage, MailFile, Utility
+from billing.models import Bill, BillingRun, BillMessage, MailFile
+from ordinance.models import Utility
 from billing.selectors import bill_messages
 from billing.services.bill_pdfs import bill_pdfs_store
 from billing.services.mail_files import NO_ZIP, mail_file_request, zip_code

@@ -5,7 +5,7 @@ from datetime import date
 import pytest
 
 from billing.calendars import QuarterlySingleBook
-from billing.models import Utility
+from ordinance.models import Utility
 from billing.ordinance import (
     CALENDARS,
     FEE_RULES,
@@ -65,13 +65,14 @@ def test_two_classes_under_one_name_are_refused():
 
 
 def test_a_preset_naming_an_unknown_scheme_is_refused_at_install(db, tmp_path, monkeypatch):
-    from billing import presets
+    from ordinance import files as presets
+    from ordinance.install import preset_install
 
     text = (presets.PRESET_DIR / "mineola.toml").read_text()
     monkeypatch.setattr(presets, "PRESET_DIR", tmp_path)
     (tmp_path / "mineola.toml").write_text(text.replace('scheme = "first_then_monthly"', 'scheme = "daily"'))
     with pytest.raises(ApplicationError, match="unknown penalty scheme 'daily'; known: .*first_then_monthly"):
-        presets.preset_install(code="mineola")
+        preset_install(code="mineola")
     assert not Utility.objects.exists()
 
 

@@ -13,7 +13,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.urls import reverse
 
-from billing.models import LedgerEntry, PenaltyWaiver, Utility
+from billing.models import LedgerEntry, PenaltyWaiver
+from ordinance.models import Utility
 from billing.penalty_selectors import penalties_preview, penalty_register, preview_totals
 from billing.services.waivers import penalty_waiver_request
 from core.clock import today
@@ -51,9 +52,9 @@ def late_charges() -> list[tuple]:
 
 
 def limit(amount: str) -> None:
-    utility = Utility.objects.get()
-    utility.penalty_params = {**utility.penalty_params, "waiver_approval_above": amount}
-    utility.save()
+    from tests.ordinance_steps import section_set
+
+    section_set("penalty", waiver_approval_above=amount)
 
 
 # --- The preview -----------------------------------------------------------------------------------------

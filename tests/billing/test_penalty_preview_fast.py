@@ -10,13 +10,15 @@ from decimal import Decimal
 from unittest import mock
 
 import pytest
+from tests.ordinance_steps import section_set
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management import call_command
 from django.utils import timezone
 
 from billing import penalty_selectors, penalty_shortcuts
-from billing.models import AccountStanding, LedgerEntry, Payment, PenaltyWaiver, Utility
+from billing.models import AccountStanding, LedgerEntry, Payment, PenaltyWaiver
+from ordinance.models import Utility
 from billing.penalty_selectors import penalties_preview, penalty_candidates
 from billing.penalty_shortcuts import penalty_candidates_since
 from billing.services.payments import payment_post
@@ -155,9 +157,7 @@ def test_waivers_approved_after_the_nightly(mineola):
     supervisor.groups.add(Group.objects.get(name="Supervisor"))
     clerk = get_user_model().objects.create_user("clerk", is_staff=True)
     clerk.groups.add(Group.objects.get(name="Clerk"))
-    utility = Utility.objects.get()
-    utility.penalty_params = {**utility.penalty_params, "waiver_approval_above": "5.00"}
-    utility.save()
+    section_set("penalty", waiver_approval_above="5.00")
     nightly()
     first = LedgerEntry.objects.get(account=unpaid, kind="penalty", posted_on=date(2026, 3, 2))
     waiver = penalty_waiver_request(entry=first, reason="bank error", actor=clerk, as_of=NIGHT)

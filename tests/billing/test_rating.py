@@ -7,7 +7,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from billing.presets import PRESET_DIR, _jsonable
+from ordinance.files import PRESET_DIR
+from ordinance.install import jsonable as _jsonable
 from billing.rating import EarlierBill, RatingError, RatingInput, Schedule, rate_bill, year_so_far
 
 

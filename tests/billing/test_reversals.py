@@ -217,7 +217,8 @@ def test_two_clerks_reversing_the_same_check_at_once_reverse_it_once(mineola):
 def test_cash_is_never_returned_and_a_returned_check_charges_the_office_policy_fee(account, clerk):
     """Chapter 45 sets no returned-check charge: the office's policy amount is charged, labelled so; cash can be
     reversed as an error or a misposting, never as returned."""
-    from billing.models import PendingCharge, Utility
+    from billing.models import PendingCharge
+    from ordinance.models import Utility
 
     payment_post(account_no=account.account_no, amount=D("20.00"), paid_on=date(2026, 2, 20), reference="CASH-1",
                  tender="cash")

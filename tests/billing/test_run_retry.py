@@ -132,7 +132,7 @@ def test_retrying_a_run_that_did_not_fail_is_refused_with_the_reason(six_account
 
 
 def test_retry_is_refused_while_the_run_could_not_be_billed_now(six_accounts, second_chunk_breaks):
-    from billing.models import Utility
+    from ordinance.models import Utility
 
     manage("run_billing", "--date", "2026-02-01", "--chunk-size", "2", "--no-progress")
     run = BillingRun.objects.get()

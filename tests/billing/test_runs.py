@@ -5,10 +5,13 @@ from datetime import date
 from decimal import Decimal
 
 import pytest
+
+from tests.ordinance_steps import section_set
 from django.core.management import CommandError, call_command
 
-from billing.models import Bill, BillingException, BillingRun, BillLine, LedgerEntry, Utility
-from billing.presets import high_usage_factor_from
+from billing.models import Bill, BillingException, BillingRun, BillLine, LedgerEntry
+from ordinance.models import Utility
+from billing.sections import policy_from
 from billing.runs.exceptions import billing_exception_release
 from billing.runs.lifecycle import billing_run_chunk_execute, billing_run_create
 from core.errors import ApplicationError
@@ -78,8 +81,7 @@ def test_partial_payment_penalty_on_principal_then_unpaid(mineola):
 
 
 def test_partial_payment_penalties_first_where_the_village_says_so(mineola):
-    mineola.payment_order = "penalties_first"
-    mineola.save(update_fields=["payment_order"])
+    section_set("policy", payment_order="penalties_first")
     account, meter = account_with_meter(book=1)
     read(meter, date(2026, 1, 12), 1_062_500)
     run("run_billing", "--date", "2026-02-01")
@@ -203,8 +205,8 @@ def test_the_high_usage_hold_is_the_offices_factor(mineola):
 @pytest.mark.parametrize("factor", ["1", "0.5", "four", "4.001"])
 def test_a_preset_high_usage_factor_must_be_a_number_over_one(factor):
     with pytest.raises(ApplicationError, match=rf"\[policy\] high_usage_factor '{factor}' is not a number over 1"):
-        high_usage_factor_from({"high_usage_factor": factor})
-    assert high_usage_factor_from({}) == Decimal("4")
+        policy_from({"high_usage_factor": factor})
+    assert policy_from({}).high_usage_factor == Decimal("4")
 
 
 def test_first_bill_is_never_held_for_high_usage(mineola):
@@ -366,8 +368,7 @@ def monthly_bills_paid_in_full_after_one_late_payment(mineola, order):
     """A 2" meter ("other", Book 3): bills of $480.00 (03-01, the annual minimum with 70,000 of its
     125,000 gal), $134.75 (04-01: 90,000 − 55,000 left = 35,000 × $3.85), $346.50 (05-01) and $346.50
     (06-01: 90,000 × $3.85). The first is paid one day late, every later one in full on its due date."""
-    mineola.payment_order = order
-    mineola.save(update_fields=["payment_order"])
+    section_set("policy", payment_order=order)
     account, meter = account_with_meter(book=3, category="other", size="2", start=date(2026, 1, 20), value=0)
     for month, value in ((2, 70_000), (3, 160_000), (4, 250_000), (5, 340_000)):
         read(meter, date(2026, month, 20), value)

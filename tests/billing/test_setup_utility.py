@@ -7,8 +7,12 @@ import pytest
 from django.apps import apps
 from django.core.management import CommandError, call_command
 
-from billing import presets
-from billing.models import Fee, RateSchedule, Utility
+from ordinance import files as presets
+from ordinance.install import preset_install
+from tests.ordinance_steps import section_set
+from ordinance.selectors import section_params
+from billing.models import Fee, RateSchedule
+from ordinance.models import Utility
 
 pytestmark = pytest.mark.django_db
 
@@ -27,8 +31,8 @@ def test_installs_mineola_with_citations(mineola):
     assert schedule.rules["per_bill"]["one_two_family"]["minimum"]["amount"] == "45.00"
     tank = Fee.objects.get(code="tank_wagon")
     assert tank.amount.amount == 25 and tank.citation == "§ 45.28 D" and "Words control" in tank.note
-    assert mineola.penalty_params["citation"] == "§ 45.29 E"
-    assert any(n["citation"] == "§ 45.28 D" for n in mineola.notes)
+    assert section_params("penalty")["citation"] == "§ 45.29 E"
+    assert any(n["citation"] == "§ 45.28 D" for n in section_params("note"))
 
 
 def test_twice_changes_nothing(mineola):
@@ -99,9 +103,9 @@ def test_a_schedule_naming_the_nightly_tasks_former_name_is_pointed_at_the_job(m
 
 def test_installing_changed_rules_again_dates_the_utilitys_change(mineola):
     # The penalties preview trusts the night's assessment only while the utility's rules are unchanged since.
-    Utility.objects.update(penalty_params={**mineola.penalty_params, "monthly_percent": "2"})
+    section_set("penalty", monthly_percent="2")
     before = Utility.objects.get().updated_at
     call_command("setup_utility", "mineola", "--date", "2026-01-01", stdout=io.StringIO())
     utility = Utility.objects.get()
-    assert utility.penalty_params["monthly_percent"] == "1"
+    assert section_params("penalty")["monthly_percent"] == "1"
     assert utility.updated_at > before

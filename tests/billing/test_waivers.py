@@ -14,7 +14,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 
 from billing.ledger.allocation import Entry
-from billing.models import Bill, LedgerEntry, PenaltyWaiver, Utility
+from billing.models import Bill, LedgerEntry, PenaltyWaiver
+from ordinance.models import Utility
 from billing.ordinance import ordinance_on, waiver_approval_above
 from billing.penalties import BillTerms, MonthlyInterestFebruaryPenalty, penalties_owed
 from billing.selectors import bill_summaries
@@ -64,9 +65,9 @@ def balance(account, on="2026-05-10") -> str:
 
 
 def limit(amount: str) -> None:
-    utility = Utility.objects.get()
-    utility.penalty_params = {**utility.penalty_params, "waiver_approval_above": amount}
-    utility.save()
+    from tests.ordinance_steps import section_set
+
+    section_set("penalty", waiver_approval_above=amount)
 
 
 def ledger(account) -> list[tuple]:

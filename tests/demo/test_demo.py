@@ -5,6 +5,7 @@ import pytest
 from django.db import transaction
 
 from accounts.models import Account, Customer, Ownership
+from core.errors import ApplicationError
 from demo import village as demo_village
 from demo.village import demo_accounts_create
 from meters.models import Installation, Meter, Reading
@@ -150,9 +151,10 @@ def test_a_second_call_adds_more_without_collisions(mineola):
     assert len(set(addresses)) == 300
 
 
-def test_without_a_preset_the_mineola_calendar_is_used():
-    assert demo_accounts_create(count=30, as_of=AS_OF, seed=2) == 30
-    assert Reading.objects.count() > 30
+def test_without_a_preset_the_demo_asks_for_one_first():
+    with pytest.raises(ApplicationError, match="no preset is installed; run `manage.py setup_utility mineola` first"):
+        demo_accounts_create(count=30, as_of=AS_OF, seed=2)
+    assert not Reading.objects.exists()
 
 
 def test_rows_are_written_in_bulk(mineola, monkeypatch, django_assert_max_num_queries):

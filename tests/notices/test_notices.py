@@ -11,7 +11,7 @@ from django.core import mail
 from django.core.management import call_command
 from django.urls import reverse
 
-from billing.models import Utility
+from ordinance.models import Utility
 from billing.services.payments import payment_post
 from billing.services.reversals import payment_reverse
 from notices.models import CustomerNotice

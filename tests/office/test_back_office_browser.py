@@ -10,7 +10,8 @@ from django.core import mail
 from arrears.models import PaymentPlan, PlanInstallment
 from arrears.services import plans_review
 from billing.ledger.selectors import account_balances
-from billing.models import BillingRun, Utility
+from billing.models import BillingRun
+from ordinance.models import Utility
 from core.clock import today
 from office.models import Refund
 from tests.billing.steps import account_with_meter, read

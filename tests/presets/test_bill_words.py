@@ -13,14 +13,14 @@ from django.core.management import call_command
 from billing.documents.bill import bill_views
 from billing.models import Bill
 from billing.ordinance import ordinance_on
-from billing.presets import PRESET_DIR, preset_load
+from ordinance.files import PRESET_DIR, preset_read
 from billing.selectors import first_late_day
 from billing.services.bill_pdfs import bill_pdf_render
 from core.dates import add_months, fmt_day
 from tests.billing.steps import account_with_meter, read, run
 
 PRESETS = sorted(path.stem for path in PRESET_DIR.glob("*.toml"))
-OTHER_NAMES = {code: preset_load(code)["utility"]["name"] for code in PRESETS}
+OTHER_NAMES = {code: preset_read(code=code).data["utility"]["name"] for code in PRESETS}
 
 pytestmark = pytest.mark.django_db
 needs_poppler = pytest.mark.skipif(shutil.which("pdftotext") is None,
@@ -52,7 +52,7 @@ def _flat(text: str) -> str:
 @pytest.mark.parametrize("code", PRESETS)
 def test_the_bill_pdf_speaks_the_presets_words(code):
     bill = _billed(code)
-    data = preset_load(code)
+    data = preset_read(code=code).data
     text = _flat(subprocess.run(["pdftotext", "-", "-"], input=bill_pdf_render(bill=bill), capture_output=True,
                                 check=True).stdout.decode())
     assert data["utility"]["name"] in text

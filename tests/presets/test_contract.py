@@ -15,7 +15,8 @@ from decimal import Decimal
 import pytest
 from django.apps import apps
 
-from billing.models import Bill, BillingException, BillingRun, BillLine, LedgerEntry, RateSchedule, Utility
+from billing.models import Bill, BillingException, BillingRun, BillLine, LedgerEntry, RateSchedule
+from ordinance.models import Utility
 from billing.ordinance import (
     CALENDARS,
     PENALTY_SCHEMES,
@@ -25,7 +26,8 @@ from billing.ordinance import (
     ordinance_on,
     rate_structure_for,
 )
-from billing.presets import PRESET_DIR, preset_install, preset_load
+from ordinance.files import PRESET_DIR, preset_read
+from ordinance.install import preset_install
 from billing.runs.lifecycle import billing_run_chunk_execute, billing_run_create
 from billing.services.penalties import penalties_assess_due
 from core.clock import today
@@ -43,7 +45,7 @@ pytestmark = pytest.mark.django_db
 
 
 def _uses_sample_rates(code: str) -> bool:
-    return any(schedule.get("sample") for schedule in preset_load(code).get("rate_schedule", []))
+    return any(schedule.get("sample") for schedule in preset_read(code=code).data.get("rate_schedule", []))
 
 
 def _install(code: str):
@@ -78,7 +80,7 @@ def test_installing_twice_changes_nothing(installed):
 
 
 def test_every_strategy_is_built_through_the_registries(installed):
-    data = preset_load(installed)
+    data = preset_read(code=installed).data
     calendar = CALENDARS.build(data["calendar"]["scheme"], data["calendar"])
     penalties = PENALTY_SCHEMES.build(data["penalty"]["scheme"], data["penalty"])
     assert isinstance(calendar, BillingCalendar) and calendar.name == data["calendar"]["scheme"]
@@ -212,17 +214,18 @@ def test_termination_and_backflow_policy_of_every_preset(installed):
     backflow enforcement present in the fee schedule."""
     from backflow.models import ComplianceNotice
     from backflow.policy import backflow_policy
-    from backflow.rules import device_rule
+    from backflow.policy import device_rule
     from billing.ledger.allocation import PRINCIPAL_CATEGORIES
-    from billing.models import Fee, Utility
-    from billing.presets import list_floor_from
+    from billing.models import Fee
+    from billing.sections import policy_from
+    from ordinance.models import Utility
     from termination.policy import ALL_CATEGORIES, termination_policy
 
-    data = preset_load(installed)
+    data = preset_read(code=installed).data
     assert "charges_on" in data["penalty"] or data["penalty"]["scheme"] == "none"
     assert set(PENALTY_SCHEMES.build(data["penalty"]["scheme"], data["penalty"]).charges_on) <= set(
         PRINCIPAL_CATEGORIES)
-    assert Utility.objects.get().list_floor == list_floor_from(data.get("policy", {})) >= 0
+    assert Utility.objects.get().list_floor == policy_from(data.get("policy", {})).list_floor >= 0
     fee_codes = set(Fee.objects.values_list("code", flat=True))
 
     policy = termination_policy()
@@ -246,7 +249,7 @@ def test_termination_and_backflow_policy_of_every_preset(installed):
         assert backflow.fine.fee_code in fee_codes and set(backflow.fine.on_kinds) <= set(backflow.notices)
     if backflow.demand is not None:
         assert backflow.demand.fee_code in fee_codes and "demand" in backflow.notices
-    assert all(condition.citation for condition in device_rule(installed).conditions())
+    assert all(condition.citation for condition in device_rule().conditions())
 
 
 @pytest.mark.parametrize(("change", "refusal"), [
@@ -262,11 +265,12 @@ def test_a_backflow_table_that_breaks_the_contract_is_refused_at_install_and_ins
         tmp_path, monkeypatch, change, refusal):
     """A sixth village needs only a file: its [backflow] table is checked when the preset is installed, each
     refusal naming the key, and nothing is installed."""
-    from billing import presets
+    from ordinance import install
+    from ordinance.files import PresetFile
 
-    data = preset_load("washingtonville")
+    data = preset_read(code="washingtonville").data
     change(data["backflow"])
-    monkeypatch.setattr(presets, "preset_load", lambda code: data)
+    monkeypatch.setattr(install, "preset_read", lambda **_: PresetFile("sixth_village", "sixth_village.toml", data, ""))
     with pytest.raises(ApplicationError, match=re.escape(refusal)):
-        preset_install(code="sixth_village")
+        install.preset_install(code="sixth_village")
     assert not Utility.objects.exists()

@@ -8,7 +8,8 @@ import pytest
 from django.core.management import call_command
 
 from accounts.models import Account
-from billing.models import Bill, BillingException, LedgerEntry, Utility
+from billing.models import Bill, BillingException, LedgerEntry
+from ordinance.models import Utility
 from billing.ordinance import ordinance_on
 from core.dates import add_months
 from demo.payments import demo_payments_create

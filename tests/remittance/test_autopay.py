@@ -22,7 +22,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from accounts.models import PortalLink
-from billing.models import LedgerEntry, PendingCharge, Utility
+from billing.models import LedgerEntry, PendingCharge
+from ordinance.models import Utility
 from billing.selectors import account_amounts_due
 from core.errors import ApplicationError
 from remittance.autopay import ach_export, ach_returns, autopay_notices_send

@@ -134,7 +134,7 @@ def test_a_refusal_names_the_option_and_exits_1(village, args, message):
 
 
 def test_the_delinquency_list_is_refused_without_a_preset(db):
-    assert "preset: no preset with termination rules is installed" in refused("delinquency", "--date", ON)
+    assert "preset: no ordinance preset is installed" in refused("delinquency", "--date", ON)
 
 
 def test_an_empty_report_still_has_its_header_and_totals_row(mineola):

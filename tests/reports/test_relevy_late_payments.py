@@ -14,7 +14,8 @@ from decimal import Decimal
 import pytest
 from django.core.management import call_command
 
-from billing.models import LedgerEntry, Utility
+from billing.models import LedgerEntry
+from ordinance.models import Utility
 from reports import selectors
 from tests.billing.steps import account_with_meter, pay, read, run
 

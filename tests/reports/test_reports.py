@@ -12,8 +12,10 @@ from django.test.utils import CaptureQueriesContext
 
 from accounts.models import Account
 from billing.ledger.selectors import account_balances
-from billing.models import Bill, LedgerEntry, Payment, Utility
-from billing.presets import preset_install
+from billing.models import Bill, LedgerEntry, Payment
+from ordinance.models import Utility
+from ordinance.install import preset_install
+from ordinance.selectors import section
 from billing.selectors import account_statement
 from billing.services.adjustments import bill_void
 from reports import selectors
@@ -180,7 +182,7 @@ def test_the_relevy_list_says_when_penalties_owed_through_the_levy_date_are_not_
 ])
 def test_each_preset_names_its_lien_and_relevy_section(db, preset, citation, policy):
     preset_install(code=preset, mark_demo_site=True)
-    rule = selectors.lien_rule(Utility.objects.get())
+    rule = section("lien")
     assert (rule.citation, rule.is_policy) == (citation, policy)
     assert rule.words and rule.list_for
 

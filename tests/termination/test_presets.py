@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 
 from accounts.models import Account
-from billing.models import Utility
+from ordinance.models import Utility
 from billing.services.charges import charge_add
 from termination.models import TerminationCase
 from termination.policy import Trigger

@@ -6,13 +6,15 @@ import json
 from decimal import Decimal
 
 import pytest
+from tests.ordinance_steps import section_set
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management import call_command
 from django.urls import reverse
 
 from accounts.roles import ROLE_PERMISSIONS
-from billing.models import RateSchedule, Utility
+from billing.models import RateSchedule
+from ordinance.models import Utility
 from core.models import NightlyRun
 from tests.factories import clerk_user
 
@@ -54,8 +56,8 @@ def test_a_configured_site_lists_nothing(mineola, settings, tmp_path):
     settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
     settings.SITE_URL = "https://water.example-village.org"
     RateSchedule.objects.update(is_sample=False)
-    Utility.objects.update(returned_payment_fee=Decimal("20.00"), is_demo_site=False,
-                           gl_params={"fund": "F", "confirmed": True})
+    Utility.objects.update(returned_payment_fee=Decimal("20.00"), is_demo_site=False)
+    section_set("gl", fund="F", confirmed=True)
     for role in ROLE_PERMISSIONS:
         staff_in(role)
     NightlyRun.objects.create(run_on=NightlyRun._meta.get_field("run_on").to_python("2026-12-05"))

@@ -16,7 +16,7 @@ from core.money import fmt_dollars
 from ...models import ComplianceNotice
 from ...policy import backflow_policy
 from ...reports import annual_summary_csv, annual_summary_pdf
-from ...rules import device_rule
+from ...policy import device_rule
 from ...services import compliance as svc
 from ...services import fines
 
@@ -138,7 +138,7 @@ class Command(SubcommandCommand):
         p.add_argument("--out", metavar="FILE")
 
     def do_conditions(self, as_of, o):
-        for condition in device_rule(backflow_policy().preset).conditions():
+        for condition in device_rule().conditions():
             self.say(f"{condition.code:<32} {condition.label} ({condition.citation})")
 
     def do_require(self, as_of, o):

@@ -1,0 +1,213 @@
+"""The preset tables billing reads, registered with the ordinance floor (``ordinance.sections``): the calendar, the
+penalty scheme, the office's payment policy, the general ledger accounts, the final bill and the lien rule, and the
+rate schedules and fees (billing keeps those as its own dated rows: bills point at them; ``billing.presets``).
+
+Each reader turns the table as installed into billing's typed rule, refusing naming the table and key; the install
+runs it before writing anything and ``ordinance.selectors.section`` runs it at run time: checked is applied.
+"""
+
+from dataclasses import dataclass
+from decimal import Decimal
+
+from core.errors import ApplicationError
+from ordinance.sections import section_register
+
+from .fees import FEE_RULES, rule_for
+from .gl import DEFAULTS as GL_DEFAULTS
+from .gl import gl_accounts_from
+from .models import PaymentOrder
+from .ordinance import CALENDARS, PENALTY_SCHEMES, RATE_STRUCTURES, rate_structure_for, waiver_approval_above
+
+
+@dataclass(frozen=True)
+class OfficePolicy:
+    """``[policy]``: what the ordinance leaves to the office. The floor and the hold are the clerk's to change on
+    the Utility page after the first install; the payment order is the preset's."""
+
+    payment_order: str
+    list_floor: Decimal
+    high_usage_factor: Decimal
+
+
+def _amount(table: str, key: str, value, *, below: Decimal = Decimal(10**9), over: Decimal | None = None,
+            what: str) -> Decimal:
+    try:
+        amount = Decimal(str(value))
+        exact = amount.is_finite() and amount == amount.quantize(Decimal("0.01")) and amount < below and (
+            amount > over if over is not None else amount >= 0)
+    except ArithmeticError:
+        exact = False
+    if not exact:
+        raise ApplicationError(f"[{table}] {key} '{value}' is not {what}", field=key)
+    return amount
+
+
+def policy_from(params: dict) -> OfficePolicy:
+    order = params.get("payment_order", PaymentOrder.PRINCIPAL_FIRST)
+    if order not in PaymentOrder.values:
+        raise ApplicationError(f"[policy] payment_order '{order}' is not one of {', '.join(PaymentOrder.values)}",
+                               field="payment_order")
+    return OfficePolicy(
+        payment_order=order,
+        list_floor=_amount("policy", "list_floor", params.get("list_floor", "25.00"),
+                           what="an amount of dollars and cents of at least 0.00"),
+        high_usage_factor=_amount("policy", "high_usage_factor", params.get("high_usage_factor", 4),
+                                  below=Decimal(1000), over=Decimal(1),
+                                  what="a number over 1 (times the account's usual use per day)"))
+
+
+def calendar_from(params: dict):
+    return CALENDARS.build(params["scheme"], params)
+
+
+def penalties_from(params: dict):
+    scheme = PENALTY_SCHEMES.build(params["scheme"], params)
+    waiver_approval_above(params)  # office policy: refused here when not an amount
+    return scheme
+
+
+FINAL_BILL_MINIMUMS = ("pro_rata", "full")
+
+
+@dataclass(frozen=True)
+class FinalBillRule:
+    """``[final_bill]``: how an off-cycle final bill (a move-out, a sale) charges the per-bill minimum (``pro_rata``
+    by the days of the billing period elapsed, or ``full``), its due days (None: the calendar's rule from the issue
+    date), and whether arrears follow the property to a new owner's account."""
+
+    minimum: str
+    citation: str
+    words: str
+    due_days: int | None
+    arrears_follow_property: bool
+    arrears_citation: str
+
+    @property
+    def is_policy(self) -> bool:
+        return self.citation.startswith("policy")
+
+
+def final_bill_rule_from(table: dict) -> FinalBillRule:
+    """``[final_bill]`` as a rule; refused naming the key when it is malformed. A preset without the table bills
+    the full minimum, as office policy, and keeps arrears on the old account."""
+    minimum = table.get("minimum", "full")
+    if minimum not in FINAL_BILL_MINIMUMS:
+        raise ApplicationError(f"[final_bill] minimum '{minimum}' is not one of {', '.join(FINAL_BILL_MINIMUMS)}",
+                               field="final_bill")
+    due_days = table.get("due_days")
+    if due_days is not None and (not isinstance(due_days, int) or isinstance(due_days, bool) or due_days < 0):
+        raise ApplicationError(f"[final_bill] due_days must be a whole number of days, 0 or more, not {due_days!r}",
+                               field="final_bill")
+    follow = table.get("arrears_follow_property", False)
+    if not isinstance(follow, bool):
+        raise ApplicationError("[final_bill] arrears_follow_property must be true or false", field="final_bill")
+    if follow and not table.get("arrears_citation"):
+        raise ApplicationError("[final_bill] arrears_follow_property needs the arrears_citation that says so",
+                               field="final_bill")
+    return FinalBillRule(minimum=minimum, citation=table.get("citation", "policy"), words=table.get("words", ""),
+                         due_days=due_days, arrears_follow_property=follow,
+                         arrears_citation=table.get("arrears_citation", ""))
+
+
+@dataclass(frozen=True)
+class LienRule:
+    """``[lien]``: the lien and relevy rule, its section, in words, and who the relevy list goes to. ``is_policy``:
+    the local law has none, and the list is office policy."""
+
+    citation: str
+    words: str
+    list_for: str
+    is_policy: bool
+
+
+def lien_rule_from(lien: dict) -> LienRule:
+    if not lien:
+        return LienRule(citation="policy", words="The local law names no lien or relevy rule for water charges: "
+                                                 "the relevy list is office policy.", list_for="", is_policy=True)
+    return LienRule(citation=lien["citation"], words=lien.get("words", ""), list_for=lien.get("list_for", ""),
+                    is_policy=bool(lien.get("policy", False)))
+
+
+def rate_schedules_check(schedules: list) -> list:
+    for schedule in schedules:
+        for key in ("effective_on", "citation"):
+            if key not in schedule:
+                raise ApplicationError(f"[[rate_schedule]] needs {key}", field="rate_schedule")
+        rate_structure_for({k: v for k, v in schedule.items() if k not in ("effective_on", "citation", "sample")})
+    return schedules
+
+
+def fees_check(fees: list) -> list:
+    for fee in fees:
+        for key in ("code", "description", "citation", "effective_on"):
+            if key not in fee:
+                raise ApplicationError(f"[[fee]] {fee.get('code', '')} needs {key}".replace("  ", " "), field="fee")
+        by_size = {str(size): str(amount) for size, amount in fee.get("by_size", {}).items()}
+        FEE_RULES.build(rule_for(amount=fee.get("amount"), rate=fee.get("rate"), by_size=by_size, rule=fee.get("rule")),
+                        {"code": fee["code"], "citation": fee["citation"], "description": fee["description"],
+                         "amount": fee.get("amount"), "rate": fee.get("rate"), "by_size": by_size,
+                         "params": fee.get("params", {})})
+    return fees
+
+
+def register() -> None:
+    section_register(
+        "calendar", calendar_from, owner="billing", required=True, schemes=CALENDARS,
+        meaning="Who is billed when and for which reading: books and their months, meters billed on dates of their "
+                "own, the due date and the billable year.",
+        keys={"scheme": "the billing calendar (one of the schemes below)",
+              "citation": "the section that sets the billing dates",
+              "due": "[calendar.due]: when a bill is due — days_after_bill_date or months_after_bill_date, with its "
+                     "citation (sample = true where the text is silent)",
+              "sample": "true where the dates are not in the text and the clerk confirms them"})
+    section_register(
+        "penalty", penalties_from, owner="billing", required=True, schemes=PENALTY_SCHEMES,
+        meaning="When a late charge falls due on an unpaid bill and how much it is.",
+        keys={"scheme": "the penalty scheme (one of the schemes below; its own keys are listed with it)",
+              "citation": "the section that sets the charge",
+              "words": "the rule as printed on the bill",
+              "charges_on": "the bill's categories the charge is computed on: water, fee, fine (all by default)",
+              "waiver_approval_above": "office policy: a waiver of more than this many dollars needs a supervisor "
+                                       "(25.00 by default)"})
+    section_register(
+        "policy", policy_from, owner="billing",
+        meaning="What the ordinance leaves to the office (each key says policy on every page that shows it).",
+        keys={"payment_order": "what a payment pays first: principal_first (default) or penalties_first",
+              "list_floor": "an account owing less is not proposed for a shut-off case or the relevy list "
+                            "(25.00 by default; the clerk may change it on the Utility page)",
+              "high_usage_factor": "a run holds a bill whose use per day is over this many times the account's "
+                                   "usual (4 by default; the clerk may change it)"})
+    section_register(
+        "gl", gl_accounts_from, owner="billing",
+        meaning="The general ledger accounts the day's journal posts to (New York's Uniform System of Accounts, "
+                "fund F, where the table says nothing).",
+        keys={"fund": "the fund letter (F)", "confirmed": "true once the treasurer has confirmed the codes",
+              **{key: f"{name} ({code} by default)" for key, (code, name) in GL_DEFAULTS.items()}})
+    section_register(
+        "final_bill", final_bill_rule_from, owner="billing",
+        meaning="An off-cycle final bill at a move-out or a sale: its minimum, its due days, and whether arrears "
+                "follow the property.",
+        keys={"minimum": "pro_rata (by the days of the period elapsed) or full (the default)",
+              "due_days": "days from the issue date to the due date (the calendar's rule by default)",
+              "citation": "the section (policy where the text is silent)", "words": "the rule in words",
+              "arrears_follow_property": "true where unpaid charges stay with the premises for a new owner",
+              "arrears_citation": "the section that says so (needed with arrears_follow_property)"})
+    section_register(
+        "lien", lien_rule_from, owner="billing",
+        meaning="The lien and relevy rule: unpaid charges carried to the tax roll.",
+        keys={"citation": "the section", "words": "the rule in words", "list_for": "who the relevy list goes to",
+              "policy": "true where the local law has no such rule and the list is office policy"})
+    section_register(
+        "rate_schedule", rate_schedules_check, owner="billing", is_list=True, schemes=RATE_STRUCTURES, stored=False,
+        meaning="The water rates, one [[rate_schedule]] per version, each in force from its own effective_on.",
+        keys={"effective_on": "the day the schedule takes effect (bills dated on or after it use it)",
+              "citation": "the section or resolution", "sample": "true for placeholder rates not for real bills",
+              "structure": "the rate structure (one of the structures below; minimum_and_blocks by default)"})
+    section_register(
+        "fee", fees_check, owner="billing", is_list=True, schemes=FEE_RULES, stored=False,
+        meaning="The fee schedule, one [[fee]] per fee and version, each in force from its own effective_on.",
+        keys={"code": "the fee's code (a returned check is returned_check)", "description": "its name on the bill",
+              "citation": "the section", "effective_on": "the day this version takes effect",
+              "amount": "a flat amount", "rate": "a rate", "by_size": "an amount for each meter size",
+              "rule": "how it is quoted (one of the fee rules below; chosen from the keys given by default)",
+              "params": "the rule's own parameters", "note": "a note for the clerk"})

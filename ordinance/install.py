@@ -1,0 +1,221 @@
+"""Installing a preset file: checked whole first, then written as dated sections, then each app's own rows.
+
+``preset_check`` holds a file to the contract every shipped preset keeps: each table is read by the reader its app
+registered (``ordinance.sections``), and every refusal names its table and key; nothing is written from a file with
+one. ``preset_install`` then writes the tables that changed as sections in force from the install's date (the
+``--effective`` date, else the file's ``effective_on``, else from the beginning) and runs the install steps apps
+register for the rows they keep themselves (billing: rate schedules and fees, each dated in the file).
+
+Installing the same file twice changes nothing. A table whose version of that date is already in force may be
+corrected only while nothing the past rests on would change (the guards apps register: billing's is "no bill yet");
+otherwise the change is refused and must be given the date it takes effect — history is never rewritten.
+"""
+
+import datetime
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from core.errors import ApplicationError
+
+from .files import PresetFile, preset_read
+from .models import BEGINNING, InstalledPreset, Section, Utility, _token
+from .sections import TABLES
+from .selectors import sections_forget
+
+UTILITY_KEYS = ("name", "office_address")
+TOP_LEVEL = {"utility", "effective_on"}
+
+
+@dataclass
+class InstallReport:
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    version: int | None = None
+    effective_on: datetime.date | None = None
+
+
+InstallStep = Callable[[PresetFile, InstallReport], None]
+_steps: list[InstallStep] = []
+_guards: list[Callable[[], str]] = []
+
+
+def install_step_register(step: InstallStep) -> None:
+    """``step(file, report)`` writes the rows an app keeps itself from a checked file (inside the install's
+    transaction), adding what it did to the report."""
+    if step not in _steps:
+        _steps.append(step)
+
+
+def history_guard_register(guard: Callable[[], str]) -> None:
+    """``guard()`` says why the installed rules already bear on the past ("1,204 bills issued"), or ""."""
+    if guard not in _guards:
+        _guards.append(guard)
+
+
+def jsonable(value):
+    """Dates to ISO strings and numbers kept as written, so a table compares equal after a round trip."""
+    if isinstance(value, dict):
+        return {k: jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [jsonable(v) for v in value]
+    if isinstance(value, datetime.date):
+        return value.isoformat()
+    return value
+
+
+def _effective_from(file: PresetFile, effective_on: datetime.date | None) -> tuple[datetime.date | None, str]:
+    if effective_on is not None:
+        return effective_on, ""
+    value = file.data.get("effective_on")
+    if value is None:
+        return None, ""
+    if isinstance(value, datetime.date) and not isinstance(value, datetime.datetime):
+        return value, ""
+    return None, f"effective_on '{value}' is not a date (YYYY-MM-DD)"
+
+
+def check_data(file: PresetFile) -> list[str]:
+    """Every refusal of a preset file's contents, each naming its table and key; [] when it may be installed."""
+    data, refusals = file.data, []
+    utility = data.get("utility")
+    if not isinstance(utility, dict):
+        refusals.append("[utility] is missing: every preset names its utility (name, office_address)")
+    else:
+        refusals.extend(f"[utility] needs {key}" for key in UTILITY_KEYS if not utility.get(key))
+    refusals.extend([why] if (why := _effective_from(file, None)[1]) else [])
+    for name in sorted(set(data) - TOP_LEVEL - set(TABLES)):
+        refusals.append(f"[{name}] is not a table any part of the product reads; known tables: "
+                        f"{', '.join(sorted(TABLES))}")
+    for name, table in TABLES.items():
+        params = data.get(name)
+        if params is None:
+            if table.required:
+                refusals.append(f"[{name}] is missing: every preset has one ({table.meaning})")
+            continue
+        if table.is_list != isinstance(params, list):
+            shape = f"[[{name}]] (an array of tables)" if table.is_list else f"[{name}] (a table)"
+            refusals.append(f"[{name}] must be written {shape}")
+            continue
+        try:
+            table.read(jsonable(params))
+        except ApplicationError as exc:
+            for error in exc.errors:
+                refusals.append(error.message if error.message.startswith("[") else f"[{name}] {error.message}")
+    return refusals
+
+
+def preset_check(*, code: str | None = None, path: str | Path | None = None) -> list[str]:
+    """The refusals of a preset file (a shipped ``code`` or a ``path``); the file unreadable is one refusal."""
+    try:
+        file = preset_read(code=code, path=path)
+    except ApplicationError as exc:
+        return [str(exc)]
+    return check_data(file)
+
+
+@transaction.atomic(durable=True)
+def preset_install(*, code: str | None = None, path: str | Path | None = None,
+                   effective_on: datetime.date | None = None, mark_demo_site: bool = False) -> InstallReport:
+    """Install or update a preset: a shipped ``code`` or the file at ``path``. ``mark_demo_site`` marks the site a
+    demo/training site (billing on the preset's sample rates allowed); without it the mark stays as it was."""
+    file = preset_read(code=code, path=path)
+    refusals = check_data(file)
+    if refusals:
+        raise ApplicationError(f"{Path(file.source).name} cannot be installed: " + "; ".join(refusals),
+                               field="preset")
+    effective, _ = _effective_from(file, effective_on)
+    report = InstallReport(effective_on=effective)
+    version = (InstalledPreset.objects.select_for_update().aggregate(last=Max("version"))["last"] or 0) + 1
+    install = InstalledPreset.objects.create(version=version, code=file.code, source=file.source,
+                                             sha256=file.sha256, effective_on=effective or BEGINNING)
+    sections_changed = _utility_install(file, report, mark_demo_site=mark_demo_site)
+    sections_changed |= _sections_install(file, install, effective or BEGINNING, report)
+    for step in _steps:
+        step(file, report)
+    if not report.created and not report.updated:
+        install.delete()
+        return report
+    install.changes = report.created + report.updated
+    install.save(update_fields=["changes"])
+    report.version = version
+    if sections_changed:
+        # ``update`` skips ``auto_now``: the day the rules changed is what the penalties preview checks.
+        Utility.objects.update(rules_token=_token(), updated_at=timezone.now())
+    transaction.on_commit(sections_forget)
+    return report
+
+
+def _utility_install(file: PresetFile, report: InstallReport, *, mark_demo_site: bool) -> bool:
+    values = {key: file.data["utility"].get(key, "") for key in ("name", "office_address", "phone", "chapter")}
+    replaced = Utility.objects.exclude(preset=file.code).delete()[0]
+    if replaced:
+        # Another village's rules are no rules of this one: its sections go with it.
+        Section.objects.all().delete()
+    current = Utility.objects.filter(preset=file.code).first()
+    changed = False
+    if current is None:
+        policy = file.data.get("policy", {})
+        # The floor and the hold are the clerk's to change on the Utility page after that: installing again keeps
+        # them (the [policy] reader has checked both).
+        Utility.objects.create(preset=file.code, list_floor=Decimal(str(policy.get("list_floor", "25.00"))),
+                               high_usage_factor=Decimal(str(policy.get("high_usage_factor", 4))), **values)
+        report.created.append(f"utility {file.code}")
+        changed = True
+    elif any(getattr(current, k) != v for k, v in values.items()):
+        Utility.objects.filter(pk=current.pk).update(**values)
+        report.updated.append(f"utility {file.code}")
+    else:
+        report.unchanged += 1
+    if mark_demo_site and Utility.objects.filter(preset=file.code, is_demo_site=False).update(is_demo_site=True):
+        report.updated.append(f"utility {file.code}: marked a demo/training site (sample rates may be billed)")
+    return changed
+
+
+def _sections_install(file: PresetFile, install: InstalledPreset, effective_on: datetime.date,
+                      report: InstallReport) -> bool:
+    existing: dict[str, list[Section]] = {}
+    for row in Section.objects.select_for_update().order_by("table", "-effective_on"):
+        existing.setdefault(row.table, []).append(row)
+    rewrites, writes = [], []
+    for name, table in TABLES.items():
+        if not table.stored:
+            continue
+        params = jsonable(file.data.get(name, table.empty))
+        versions = existing.get(name, [])
+        same_day = next((row for row in versions if row.effective_on == effective_on), None)
+        in_force = next((row for row in versions if row.effective_on < effective_on), None)
+        label = f"[{name}] in force from {effective_on}" if effective_on != BEGINNING else f"[{name}]"
+        if same_day is not None:
+            if same_day.params == params:
+                report.unchanged += 1
+            else:
+                rewrites.append((same_day, params, label))
+        elif (in_force.params if in_force else table.empty) == params:
+            if versions or params != table.empty:
+                report.unchanged += 1
+        else:
+            writes.append(Section(table=name, effective_on=effective_on, params=params, installed=install))
+            report.created.append(label)
+    if rewrites:
+        why = "; ".join(filter(None, (guard() for guard in _guards)))
+        if why:
+            tables = ", ".join(f"[{row.table}]" for row, _, _ in rewrites)
+            raise ApplicationError(
+                f"{tables} in force from {effective_on} already bear on the past ({why}) and cannot be rewritten; "
+                "install the change with the date it takes effect (setup_utility PRESET --effective YYYY-MM-DD, or "
+                "effective_on in the file)", field="effective_on")
+        for row, params, label in rewrites:
+            row.params, row.installed = params, install
+            row.save(update_fields=["params", "installed"])
+            report.updated.append(label)
+    for row in writes:
+        row.save()  # one by one, so each version has its history row
+    return bool(rewrites or writes)
+

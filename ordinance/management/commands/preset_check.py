@@ -1,0 +1,31 @@
+"""``preset_check PATH|PRESET``: hold a preset file to the contract every shipped preset keeps, before installing it
+(``setup_utility --file PATH``). Each refusal names its table and key; exit 1 when there is any."""
+
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from ordinance.files import shipped_presets
+from ordinance.install import preset_check
+
+
+class Command(BaseCommand):
+    help = "Check a preset file (a path, or a shipped preset's name) without installing it; every refusal is listed."
+
+    def add_arguments(self, parser):
+        parser.add_argument("file", help=f"a preset file's path, or a shipped preset: {', '.join(shipped_presets())}")
+        parser.add_argument("--json", action="store_true", help='print {"file": …, "refusals": […]}')
+
+    def handle(self, *args, file, **options):
+        shipped = not Path(file).suffix and file in shipped_presets()
+        refusals = preset_check(code=file) if shipped else preset_check(path=file)
+        if options["json"]:
+            self.stdout.write(json.dumps({"file": file, "refusals": refusals}, indent=2))
+        elif not refusals:
+            self.stdout.write(f"{file}: fit to install (setup_utility {'' if shipped else '--file '}{file})")
+        else:
+            for refusal in refusals:
+                self.stdout.write(f"{file}: {refusal}")
+        if refusals:
+            raise CommandError(f"{file}: {len(refusals)} refusal{'s' if len(refusals) != 1 else ''}; nothing installed")
