@@ -97,8 +97,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
-from core.errors import ApplicationError
-
 DEVICE_TYPES: tuple[str, ...] = ("AG", "RPZ", "DCA", "AVB", "PVB")
 DEVICE_WORDS = {
     "AG": "air gap",

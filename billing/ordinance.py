@@ -217,12 +217,12 @@ def ordinance_on(on: date) -> Ordinance:
 def penalties_through(on: date, *, installed: Utility) -> PenaltyScheme:
     """The penalty rule of each day up to ``on``: the one version in force, or, across an amendment, each version
     on its own days (``DatedPenalties``)."""
-    versions = [(effective_on, params) for effective_on, params in reversed(section_versions("penalty", installed=installed))
+    versions = [effective_on for effective_on, _ in reversed(section_versions("penalty", installed=installed))
                 if effective_on <= on]
     if len(versions) <= 1:
         return section("penalty", on, installed=installed)
     return DatedPenalties(tuple((effective_on, section("penalty", effective_on, installed=installed))
-                                for effective_on, _ in versions))
+                                for effective_on in versions))
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,6 @@ from datetime import date
 from decimal import Decimal
 
 from accounts.models import Account
-
 from ordinance.selectors import installed_utility
 
 from . import owrs

@@ -12,13 +12,12 @@ from django.db.models import Count, Q, Sum
 
 from core.models import NightlyStep
 from core.money import ZERO
+from ordinance.selectors import installed_utility
 
 from .fast_paths import fast_paths_on
 from .ledger.allocation import CATEGORY, DEPOSIT_KINDS, PRINCIPAL_CATEGORIES, REVERSAL_KIND
 from .ledger.posting import Posting, late_charge_source
 from .ledger.standing import accounts_where, open_balances
-from ordinance.selectors import installed_utility
-
 from .models import Bill, LedgerEntry, PenaltyWaiver
 from .ordinance import ordinance_on
 from .penalties import late_charge

@@ -159,7 +159,15 @@ def register() -> None:
               "citation": "the section that sets the billing dates",
               "due": "[calendar.due]: when a bill is due — days_after_bill_date or months_after_bill_date, with its "
                      "citation (sample = true where the text is silent)",
-              "sample": "true where the dates are not in the text and the clerk confirms them"})
+              "sample": "true where the dates are not in the text and the clerk confirms them",
+              "months": "quarterly_single_book: the months a bill is dated (the 1st)",
+              "billable_year_starts": "the month the billable year starts (an annual minimum counts from it)",
+              "books": "book_semiannual_monthly_large: [[calendar.books]], each with its books, months, "
+                       "billable_year_starts and citation",
+              "monthly_above_inches": "book_semiannual_monthly_large: meters larger than this many inches are "
+                                      "billed every month",
+              "monthly_citation": "the section billing those meters monthly",
+              "semiannual_citation": "the section billing the others twice a year"})
     section_register(
         "penalty", penalties_from, owner="billing", required=True, schemes=PENALTY_SCHEMES,
         meaning="When a late charge falls due on an unpaid bill and how much it is.",

@@ -43,8 +43,8 @@ from django.utils import timezone
 from tqdm import tqdm
 
 from accounts.models import Account, Customer, Ownership, Premises, new_access_code
-from core.errors import ApplicationError
 from core.db import copy_rows, is_postgres, reserve_ids
+from core.errors import ApplicationError
 from meters.models import Installation, Meter, Reading
 from meters.units import GALLONS_PER_CUBIC_FOOT
 

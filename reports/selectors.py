@@ -43,13 +43,13 @@ from billing.ordinance import ordinance_on
 from billing.penalties import BillTerms, penalties_owed
 from billing.penalty_plan import penalty_candidates, waived_charges
 from billing.penalty_shortcuts import penalty_candidates_since
-from billing.sections import LienRule
 from billing.runs.preview import BookTotal, LineTotal  # the same totals as a run's proof register
+from billing.sections import LienRule
 from billing.selectors import lone_due_dates
 from core.csvimport import chunked
-from ordinance.selectors import section
 from core.db import collector_paused
 from core.money import ZERO
+from ordinance.selectors import section
 from termination.policy import termination_policy
 from termination.selectors import delinquencies, list_floor
 

@@ -8,7 +8,6 @@ class TerminationConfig(AppConfig):
     def ready(self):
         from accounts.signals import account_closed
         from billing.signals import bill_voided, payment_posted, payment_reversed
-
         from ordinance.sections import section_register
 
         from . import receivers

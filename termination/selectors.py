@@ -11,10 +11,10 @@ from billing.ledger.allocation import allocate, key_bill_id
 from billing.ledger.selectors import accounts_that_may_owe, entries_for_accounts
 from billing.ledger.standing import open_balances
 from billing.models import Bill, PendingCharge
-from ordinance.selectors import installed_utility
 from billing.ordinance import payment_order
 from core.errors import NotFound
 from core.money import ZERO
+from ordinance.selectors import installed_utility
 
 from .models import ACTIVE, CaseBill, Notice, TerminationCase
 from .policy import RECEIVED_WHEN_SERVED, TerminationPolicy, termination_policy

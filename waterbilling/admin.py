@@ -28,10 +28,10 @@ from core.commands import today
 from meters.admin import AccountMetersAdmin, account_readings
 from meters.admin import MeterTestAdmin as MetersMeterTestAdmin
 from meters.models import MeterTest
+from ordinance.selectors import installed_utility
 from portal.notify import bills_emailed_counts
 from portal.tasks import bills_issued_notify_task
 from termination.models import CLOSED, TerminationCase
-from ordinance.selectors import installed_utility
 
 from .account_list import AccountListMixin
 from .dashboard import dashboard_for

@@ -14,8 +14,7 @@ from core.errors import ApplicationError
 from core.money import fmt_dollars
 
 from ..models import Assessment, ComplianceNotice, Device, DeviceTest, Tester
-from ..policy import BackflowPolicy
-from ..policy import device_rule
+from ..policy import BackflowPolicy, device_rule
 from ..services import compliance as svc
 from ..services import fines
 from .common import InchesField, kind_words, rule_words

@@ -18,7 +18,6 @@ from django.shortcuts import get_object_or_404
 from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import format_html, format_html_join
 
 from accounts.admin import rate_field_names_from
 from accounts.models import Account

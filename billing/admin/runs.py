@@ -21,7 +21,6 @@ from core.commands import today
 from core.errors import ApplicationError
 from core.money import fmt_dollars
 from meters.models import Reading
-
 from ordinance.selectors import installed_utility, section_params
 
 from ..models import (

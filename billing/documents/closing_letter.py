@@ -24,15 +24,14 @@ from core.dates import fmt_day
 from core.errors import ApplicationError
 from core.money import ZERO, fmt_dollars, fmt_gallons
 from core.papers import Paper, paper_pdf
-
 from ordinance.selectors import section
 
 from ..ledger.selectors import account_balances
 from ..ordinance import ordinance_on
-from ..sections import LienRule
 from ..rating import Line
 from ..runs.final import final_bill_facts, final_bill_rated
 from ..runs.load import waiting_charges
+from ..sections import LienRule
 from .bill import line_quantity_rate
 
 

@@ -17,7 +17,6 @@ from core.dates import fmt_day
 from core.i18n import customer_language
 from core.money import fmt_dollars
 from core.papers import Paper, paper_pdf
-
 from ordinance.selectors import installed_utility
 
 from ..ledger.selectors import account_balances

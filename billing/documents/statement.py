@@ -12,7 +12,6 @@ from datetime import UTC, date, datetime, time
 from core.dates import fmt_day
 from core.documents import PdfInfo, pdf_one_file
 from core.money import fmt_dollars, fmt_gallons
-
 from ordinance.selectors import installed_utility
 
 from ..models import Bill, PriorPayment, PriorRelevy

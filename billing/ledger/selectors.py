@@ -15,7 +15,6 @@ from django.db.models import F, Sum
 from django.db.models.functions import Round
 
 from core.db import collector_paused, values_rows
-
 from ordinance.selectors import installed_utility, section
 
 from ..models import Bill, LedgerEntry, PaymentOrder

@@ -1,10 +1,8 @@
 """The ordinance's rows billing keeps: its rate schedules and its fees, each effective-dated with its citation (the
 utility and the other tables are the ordinance floor's, ``ordinance.models``)."""
 
-from decimal import Decimal
 
 from django.db import models
-from django.db.models import Q
 from djmoney.models.fields import MoneyField
 from simple_history.models import HistoricalRecords
 

@@ -11,8 +11,8 @@ from core.errors import ApplicationError
 from meters.units import size_inches
 
 from ..ordinance import ordinance_on
-from ..sections import FinalBillRule
 from ..rating import ProRata, RatingError
+from ..sections import FinalBillRule
 from .load import AccountRow, earlier_bills, installation_spans
 from .plan import rate_usage
 

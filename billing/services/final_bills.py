@@ -43,19 +43,18 @@ from core.errors import ApplicationError, FieldError
 from core.money import ZERO, fmt_dollars
 from meters.models import Installation, Meter, Reading
 from meters.services import reading_problems, reading_record
+from ordinance.selectors import section
 
 from ..consumption import Problem, Read, usage_for_bill
 from ..ledger.selectors import account_balances
 from ..models import Bill
-from ..ordinance import ordinance_on, sample_rates_refusal
-from ordinance.selectors import section
-
-from ..sections import FinalBillRule
+from ..ordinance import sample_rates_refusal
 from ..rating import Line, ProRata
 from ..runs.final import FinalBillFacts, final_bill_facts, final_bill_rated
 from ..runs.load import WaitingCharge, waiting_charges
 from ..runs.plan import NewBill, high_usage_words
 from ..runs.write import bills_write
+from ..sections import FinalBillRule
 from ..signals import bills_issued
 from .adjustments import balance_transfer
 

@@ -13,7 +13,6 @@ from djmoney.money import Money
 
 from accounts.models import Account
 from core.errors import NotFound
-
 from ordinance.selectors import installed_utility
 
 from ..fees import fee_in_force

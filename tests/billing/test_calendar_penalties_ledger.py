@@ -10,9 +10,9 @@ from hypothesis import strategies as st
 
 from billing.ledger.allocation import Entry, allocate
 from billing.ordinance import CALENDARS, PENALTY_SCHEMES
+from core.dates import add_months
 from ordinance.files import PRESET_DIR
 from ordinance.install import jsonable as _jsonable
-from core.dates import add_months
 
 D = Decimal
 

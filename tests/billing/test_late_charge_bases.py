@@ -19,10 +19,10 @@ from accounts.models import Account
 from billing.ledger.allocation import Entry
 from billing.ordinance import PENALTY_SCHEMES
 from billing.penalties import BillTerms, penalties_owed
-from ordinance.files import PRESET_DIR
-from ordinance.install import jsonable as _jsonable
 from billing.services.charges import charge_add
 from core.errors import ApplicationError
+from ordinance.files import PRESET_DIR
+from ordinance.install import jsonable as _jsonable
 from tests.presets.quarterly import accounts, bill, cmd, install, readings, statement
 
 D = Decimal

@@ -75,7 +75,6 @@ def test_setup_utility_refuses_a_preset_outside_the_presets_folder(code):
 @pytest.mark.django_db
 def test_setup_utility_refuses_an_incomplete_preset_naming_what_it_lacks(tmp_path, settings, monkeypatch):
     from ordinance import files as presets
-    from ordinance.install import preset_install
 
     text = (presets.PRESET_DIR / "lansing.toml").read_text()
     (tmp_path / "broken.toml").write_text(text.replace('office_address = "Village of Lansing\\nTompkins County, New '

@@ -13,11 +13,11 @@ from django.urls import reverse
 
 from accounts.models import Customer
 from billing.models import Bill, BillingRun, BillMessage, MailFile
-from ordinance.models import Utility
 from billing.selectors import bill_messages
 from billing.services.bill_pdfs import bill_pdfs_store
 from billing.services.mail_files import NO_ZIP, mail_file_request, zip_code
 from core.errors import ApplicationError
+from ordinance.models import Utility
 from tests.billing.steps import account_with_meter, read
 from tests.factories import clerk_user
 

@@ -5,7 +5,6 @@ from datetime import date
 import pytest
 
 from billing.calendars import QuarterlySingleBook
-from ordinance.models import Utility
 from billing.ordinance import (
     CALENDARS,
     FEE_RULES,
@@ -18,6 +17,7 @@ from billing.ordinance import (
 from billing.penalties import OneTime
 from billing.rating import MinimumAndBlocks
 from core.errors import ApplicationError
+from ordinance.models import Utility
 
 
 @pytest.mark.parametrize(("registry", "some_known"), [

@@ -10,7 +10,6 @@ from decimal import Decimal
 from unittest import mock
 
 import pytest
-from tests.ordinance_steps import section_set
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management import call_command
@@ -18,14 +17,15 @@ from django.utils import timezone
 
 from billing import penalty_selectors, penalty_shortcuts
 from billing.models import AccountStanding, LedgerEntry, Payment, PenaltyWaiver
-from ordinance.models import Utility
 from billing.penalty_selectors import penalties_preview, penalty_candidates
 from billing.penalty_shortcuts import penalty_candidates_since
 from billing.services.payments import payment_post
 from billing.services.reversals import payment_reverse
 from billing.services.waivers import penalty_waiver_decide, penalty_waiver_request
 from core.models import NightlyStep
+from ordinance.models import Utility
 from tests.billing.steps import account_with_meter, pay, read, run
+from tests.ordinance_steps import section_set
 from waterbilling.nightly import STEPS
 
 pytestmark = [pytest.mark.django_db, pytest.mark.citation("§ 45.29 E")]

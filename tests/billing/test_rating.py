@@ -7,9 +7,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from billing.rating import EarlierBill, RatingError, RatingInput, Schedule, rate_bill, year_so_far
 from ordinance.files import PRESET_DIR
 from ordinance.install import jsonable as _jsonable
-from billing.rating import EarlierBill, RatingError, RatingInput, Schedule, rate_bill, year_so_far
 
 
 @pytest.fixture(scope="module")

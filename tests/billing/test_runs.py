@@ -5,19 +5,18 @@ from datetime import date
 from decimal import Decimal
 
 import pytest
-
-from tests.ordinance_steps import section_set
 from django.core.management import CommandError, call_command
 
 from billing.models import Bill, BillingException, BillingRun, BillLine, LedgerEntry
-from ordinance.models import Utility
-from billing.sections import policy_from
 from billing.runs.exceptions import billing_exception_release
 from billing.runs.lifecycle import billing_run_chunk_execute, billing_run_create
+from billing.sections import policy_from
 from core.errors import ApplicationError
 from meters.models import Installation, Reading
+from ordinance.models import Utility
 from tests.billing.steps import account_with_meter, pay, read, run, statement
 from tests.factories import InstallationFactory, MeterFactory
+from tests.ordinance_steps import section_set
 
 pytestmark = pytest.mark.django_db
 

@@ -9,9 +9,9 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from billing.models import Bill, BillingRun, LedgerEntry, RateSchedule
-from ordinance.models import Utility
 from billing.runs.lifecycle import billing_run_create, billing_run_preview
 from core.errors import ApplicationError
+from ordinance.models import Utility
 from tests.billing.test_runs import account_with_meter, read, run
 from waterbilling.nightly import nightly_run
 

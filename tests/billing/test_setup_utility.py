@@ -7,12 +7,11 @@ import pytest
 from django.apps import apps
 from django.core.management import CommandError, call_command
 
-from ordinance import files as presets
-from ordinance.install import preset_install
-from tests.ordinance_steps import section_set
-from ordinance.selectors import section_params
 from billing.models import Fee, RateSchedule
+from ordinance import files as presets
 from ordinance.models import Utility
+from ordinance.selectors import section_params
+from tests.ordinance_steps import section_set
 
 pytestmark = pytest.mark.django_db
 

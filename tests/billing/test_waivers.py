@@ -15,7 +15,6 @@ from django.contrib.auth.models import Group
 
 from billing.ledger.allocation import Entry
 from billing.models import Bill, LedgerEntry, PenaltyWaiver
-from ordinance.models import Utility
 from billing.ordinance import ordinance_on, waiver_approval_above
 from billing.penalties import BillTerms, MonthlyInterestFebruaryPenalty, penalties_owed
 from billing.selectors import bill_summaries

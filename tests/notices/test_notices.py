@@ -11,10 +11,10 @@ from django.core import mail
 from django.core.management import call_command
 from django.urls import reverse
 
-from ordinance.models import Utility
 from billing.services.payments import payment_post
 from billing.services.reversals import payment_reverse
 from notices.models import CustomerNotice
+from ordinance.models import Utility
 from remittance.autopay import ach_export
 from remittance.models import AutopayDebit
 from tests.factories import clerk_user

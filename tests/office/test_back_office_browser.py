@@ -11,9 +11,9 @@ from arrears.models import PaymentPlan, PlanInstallment
 from arrears.services import plans_review
 from billing.ledger.selectors import account_balances
 from billing.models import BillingRun
-from ordinance.models import Utility
 from core.clock import today
 from office.models import Refund
+from ordinance.models import Utility
 from tests.billing.steps import account_with_meter, read
 from tests.billing.steps import run as run_command
 from tests.browser import DESK, needs_chromium

@@ -13,10 +13,10 @@ from django.core.management import call_command
 from billing.documents.bill import bill_views
 from billing.models import Bill
 from billing.ordinance import ordinance_on
-from ordinance.files import PRESET_DIR, preset_read
 from billing.selectors import first_late_day
 from billing.services.bill_pdfs import bill_pdf_render
 from core.dates import add_months, fmt_day
+from ordinance.files import PRESET_DIR, preset_read
 from tests.billing.steps import account_with_meter, read, run
 
 PRESETS = sorted(path.stem for path in PRESET_DIR.glob("*.toml"))

@@ -16,7 +16,6 @@ import pytest
 from django.apps import apps
 
 from billing.models import Bill, BillingException, BillingRun, BillLine, LedgerEntry, RateSchedule
-from ordinance.models import Utility
 from billing.ordinance import (
     CALENDARS,
     PENALTY_SCHEMES,
@@ -26,8 +25,6 @@ from billing.ordinance import (
     ordinance_on,
     rate_structure_for,
 )
-from ordinance.files import PRESET_DIR, preset_read
-from ordinance.install import preset_install
 from billing.runs.lifecycle import billing_run_chunk_execute, billing_run_create
 from billing.services.penalties import penalties_assess_due
 from core.clock import today
@@ -35,6 +32,9 @@ from core.dates import add_months
 from core.errors import ApplicationError
 from core.money import fmt_amount
 from meters.units import METER_SIZES
+from ordinance.files import PRESET_DIR, preset_read
+from ordinance.install import preset_install
+from ordinance.models import Utility
 from tests.billing.steps import account_with_meter, pay, read
 
 PRESETS = sorted(path.stem for path in PRESET_DIR.glob("*.toml"))
@@ -213,8 +213,7 @@ def test_termination_and_backflow_policy_of_every_preset(installed):
     relevy; the late charge's base declared; the policy floor installed; the notices, fine and fee codes of
     backflow enforcement present in the fee schedule."""
     from backflow.models import ComplianceNotice
-    from backflow.policy import backflow_policy
-    from backflow.policy import device_rule
+    from backflow.policy import backflow_policy, device_rule
     from billing.ledger.allocation import PRINCIPAL_CATEGORIES
     from billing.models import Fee
     from billing.sections import policy_from

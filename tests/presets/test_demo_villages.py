@@ -9,10 +9,10 @@ from django.core.management import call_command
 
 from accounts.models import Account
 from billing.models import Bill, BillingException, LedgerEntry
-from ordinance.models import Utility
 from billing.ordinance import ordinance_on
 from core.dates import add_months
 from demo.payments import demo_payments_create
+from ordinance.models import Utility
 from tests.billing.steps import run
 from tests.presets.test_contract import PRESETS
 

@@ -23,9 +23,9 @@ from django.utils import timezone
 
 from accounts.models import PortalLink
 from billing.models import LedgerEntry, PendingCharge
-from ordinance.models import Utility
 from billing.selectors import account_amounts_due
 from core.errors import ApplicationError
+from ordinance.models import Utility
 from remittance.autopay import ach_export, ach_returns, autopay_notices_send
 from remittance.models import AutopayDebit, AutopayEnrolment, AutopayNotice
 from remittance.nacha import aba_valid

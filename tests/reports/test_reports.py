@@ -13,11 +13,10 @@ from django.test.utils import CaptureQueriesContext
 from accounts.models import Account
 from billing.ledger.selectors import account_balances
 from billing.models import Bill, LedgerEntry, Payment
-from ordinance.models import Utility
-from ordinance.install import preset_install
-from ordinance.selectors import section
 from billing.selectors import account_statement
 from billing.services.adjustments import bill_void
+from ordinance.install import preset_install
+from ordinance.selectors import section
 from reports import selectors
 from reports.catalog import report_build
 from reports.render import report_view

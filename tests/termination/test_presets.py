@@ -9,8 +9,8 @@ from decimal import Decimal
 import pytest
 
 from accounts.models import Account
-from ordinance.models import Utility
 from billing.services.charges import charge_add
+from ordinance.models import Utility
 from termination.models import TerminationCase
 from termination.policy import Trigger
 from tests.presets.quarterly import accounts, bill, cmd, install, payments, readings, statement

@@ -6,7 +6,6 @@ import json
 from decimal import Decimal
 
 import pytest
-from tests.ordinance_steps import section_set
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management import call_command
@@ -14,9 +13,10 @@ from django.urls import reverse
 
 from accounts.roles import ROLE_PERMISSIONS
 from billing.models import RateSchedule
-from ordinance.models import Utility
 from core.models import NightlyRun
+from ordinance.models import Utility
 from tests.factories import clerk_user
+from tests.ordinance_steps import section_set
 
 pytestmark = pytest.mark.django_db
 

@@ -14,9 +14,8 @@ from core.errors import ApplicationError
 from core.money import fmt_dollars
 
 from ...models import ComplianceNotice
-from ...policy import backflow_policy
-from ...reports import annual_summary_csv, annual_summary_pdf
 from ...policy import device_rule
+from ...reports import annual_summary_csv, annual_summary_pdf
 from ...services import compliance as svc
 from ...services import fines
 
