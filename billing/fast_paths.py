@@ -4,9 +4,9 @@ Each shortcut gives the answer its full computation gives, faster:
 
 * a penalty scheme's own questions (``PenaltyScheme.dates_in_order``, ``amount_of_unpaid``,
   ``owes_no_more_late_charges``) instead of its ``dates`` sorted and its ``amount`` from totals, in
-  ``billing.penalties.penalties_owed``;
+  ``billing.penalties.rules.penalties_owed``;
 * the penalties of the accounts nothing happened to since the last nightly assessment carried forward from
-  their kept standings (``billing.penalty_shortcuts.penalty_candidates_split``) instead of planned in full;
+  their kept standings (``billing.penalties.shortcuts.penalty_candidates_split``) instead of planned in full;
 * each account's open bills read from its kept standing (``billing.ledger.standing.open_balances``) instead of
   replayed from its ledger.
 

@@ -25,11 +25,12 @@ from ordinance.models import Utility
 from ordinance.selectors import section, section_params, section_versions, utility_required
 
 # Importing the rule modules registers their strategy classes.
-from . import fees, owrs_rates  # noqa: F401
+from . import fees  # noqa: F401
 from .calendars import Cycle
 from .ledger.selectors import payment_order
 from .models import PaymentOrder, RateSchedule
-from .penalties import PenaltyDue
+from .owrs import structure as owrs_structure  # noqa: F401
+from .penalties.rules import PenaltyDue
 from .rating import EarlierBill, Rated, RatingInput
 from .registries import CALENDARS, FEE_RULES, PENALTY_SCHEMES, RATE_STRUCTURES, Registry
 

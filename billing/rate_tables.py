@@ -6,7 +6,7 @@ them, by category; the monthly bills' annual minimums by meter size and the exce
 the sprinkler charges by supply size; each with its citation. ``schedule_summary`` is the list's one line.
 ``fee_tables`` does the same for a fee's ``by_size`` and ``params``. Pure: plain data in, plain rows out.
 
-An ``owrs`` schedule (``billing.owrs_rates``) is laid out per customer class: its parts in order, each as a
+An ``owrs`` schedule (``billing.owrs.structure``) is laid out per customer class: its parts in order, each as a
 clerk reads it (a map by meter size as its values, tiers as "from 15 ccf: $4.29"), then which class bills
 which category, and the nonprofit and sprinkler tables of its ``waterbilling`` section as above.
 """

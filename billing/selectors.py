@@ -25,8 +25,8 @@ from .ledger.allocation import (
 from .ledger.selectors import account_balances, entries_for_accounts
 from .models import Bill, BillLine, BillMessage, Deposit, LedgerEntry, Payment
 from .ordinance import Ordinance, ordinance_on, payment_order
-from .penalties import BillTerms, penalties_owed
-from .penalty_plan import waived_charges
+from .penalties.plan import waived_charges
+from .penalties.rules import BillTerms, penalties_owed
 
 
 def bills_using_reading(*, reading_id: int) -> list[Bill]:
@@ -157,7 +157,7 @@ def bill_summaries(*, bills: list[Bill], ordinance: Ordinance | None = None) -> 
 
     A bill says what was known when it was issued: entries dated on or before its issue date *and*
     recorded by the time it was issued (a payment dated earlier but imported later does not change a
-    reprint). Penalties are the ones the facts make owed (``billing.penalties.penalties_owed``), so a bill
+    reprint). Penalties are the ones the facts make owed (``billing.penalties.rules.penalties_owed``), so a bill
     issued before the night's assessment ran still counts the penalty due on its own date. ``ordinance``:
     the installed ordinance when the caller has it already (of any date: only its penalty scheme and payment
     order are read, and neither changes with the date).

@@ -10,9 +10,9 @@ from django.db import transaction
 from djmoney.money import Money
 
 from accounts.models import Account
+from billing.balances import balances
 from billing.cash import cash_day
 from billing.ledger.posting import Posting, invoice_source, ledger_post, refund_source
-from billing.ledger.selectors import account_balances
 from billing.models import LedgerEntry
 from billing.services.adjustments import balance_transfer
 from billing.services.charges import charge_terms
@@ -54,7 +54,7 @@ def _locked(*accounts: Account) -> list[Account]:
 
 def account_credit(account: Account, *, as_of: date) -> Decimal:
     """What the account holds for the customer at the end of ``as_of``: its credit balance (0.00 when it owes)."""
-    balance = account_balances([account.pk], through=as_of)[account.pk].balance
+    balance = balances([account.pk], through=as_of)[account.pk].balance
     return -balance if balance < ZERO else ZERO
 
 
@@ -175,7 +175,7 @@ def transfer_make(*, from_account: Account, to_account: Account, as_of: date, re
     reason = (reason or "").strip()
     if not reason:
         errors.append(FieldError(field="reason", message="a transfer needs a reason (kept for the audit)"))
-    balance = account_balances([from_account.pk], through=as_of)[from_account.pk].balance
+    balance = balances([from_account.pk], through=as_of)[from_account.pk].balance
     if not balance:
         errors.append(FieldError(field="from_account_no", message=f"account {from_account.account_no} owes nothing "
                                                                   f"and holds no credit on {fmt_day(as_of)}"))

@@ -12,14 +12,13 @@ from django.utils.translation import get_language, gettext, gettext_lazy, gettex
 
 from accounts.models import Account
 from backflow.models import DeviceTest, Tester
+from billing.balances import DEPOSIT_KINDS, AccountBalance, balances
 from billing.charts import chart_points
 from billing.documents.bill import line_views
 from billing.documents.money_box import money_box
 from billing.figures import bill_figures
-from billing.ledger.allocation import DEPOSIT_KINDS, AccountBalance, allocate
-from billing.ledger.selectors import entries_for_accounts
 from billing.models import Bill, Payment, PriorPayment, PriorRelevy
-from billing.ordinance import Ordinance, ordinance_on, payment_order
+from billing.ordinance import Ordinance, ordinance_on
 from billing.selectors import (
     account_amounts_due,
     account_charges,
@@ -57,9 +56,8 @@ def installed_ordinance(on: date) -> Ordinance | None:
 def _balances(account_ids: list[int], *, as_of: date, ordinance: Ordinance | None) -> dict[int, AccountBalance]:
     """Each account as it stands at the end of ``as_of`` (``account_balances``), under the payment order of the
     ordinance the page has read already rather than the utility's row read again."""
-    order = (ordinance.payment_order if ordinance is not None else "") or payment_order()
-    entries = entries_for_accounts(account_ids, through=as_of)
-    return {account_id: allocate(entries.get(account_id, []), order=order) for account_id in account_ids}
+    return balances(account_ids, through=as_of, order=ordinance.payment_order if ordinance is not None else None,
+                    paid_bills=True)
 
 
 def home_overview(user, *, as_of: date) -> dict:

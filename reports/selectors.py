@@ -26,23 +26,10 @@ from decimal import Decimal
 from django.db.models import Max
 
 from accounts.models import Account
-from billing.ledger.allocation import (
-    DEPOSIT_KINDS,
-    PENALTY_KINDS,
-    BillBalance,
-    Entry,
-    Ledger,
-    key_bill_id,
-    key_entry_id,
-    replay_order,
-)
-from billing.ledger.selectors import accounts_that_may_owe, entries_for_accounts
-from billing.ledger.standing import open_balances
-from billing.models import Bill, BillLine, LedgerEntry, Payment
+from billing.balances import BillBalance, accounts_that_may_owe, balances, bill_id_of, entry_id_of
+from billing.models import Bill, BillLine, Payment
 from billing.ordinance import ordinance_on
-from billing.penalties import BillTerms, penalties_owed
-from billing.penalty_plan import penalty_candidates, waived_charges
-from billing.penalty_shortcuts import penalty_candidates_since
+from billing.penalties.unposted import late_charges_not_posted
 from billing.runs.preview import BookTotal, LineTotal  # the same totals as a run's proof register
 from billing.sections import LienRule
 from billing.selectors import lone_due_dates
@@ -79,17 +66,11 @@ def _one_line(address: str) -> str:
     return ", ".join(line.strip() for line in address.splitlines() if line.strip())
 
 
-def _accounts_on_the_ledger(*, through: date) -> list[int]:
-    """Every account with an entry of what is owed or paid on or before ``through``, by id."""
-    return list(LedgerEntry.objects.filter(posted_on__lte=through).exclude(kind__in=DEPOSIT_KINDS)
-                .order_by("account_id").values_list("account_id", flat=True).distinct())
-
-
 def _due_on(key: tuple, due_dates: dict[int, date], lone_due: dict[int, date]) -> date:
     """When an unpaid item of the allocation fell due: its bill's due date, or for a charge on no bill its own due
     date (an invoice's) or else the day it was posted."""
-    bill_id = key_bill_id(key)
-    return due_dates[bill_id] if bill_id is not None else lone_due.get(key_entry_id(key), key[0])
+    bill_id = bill_id_of(key)
+    return due_dates[bill_id] if bill_id is not None else lone_due.get(entry_id_of(key), key[0])
 
 
 # --- register ---------------------------------------------------------------------------------------------
@@ -190,8 +171,7 @@ def aging(*, as_of: date) -> Aging:
     """Every account whose balance on ``as_of`` is not zero, its balance split by how long past due."""
     rows: list[AgingRow] = []
     for chunk in chunked(accounts_that_may_owe(through=as_of), CHUNK):
-        balances = open_balances(chunk, through=as_of)
-        owing = {account_id: state for account_id, state in balances.items() if state.balance}
+        owing = {account_id: state for account_id, state in balances(chunk, through=as_of).items() if state.balance}
         if not owing:
             continue
         due_dates = dict(Bill.objects.filter(account_id__in=list(owing)).values_list("id", "due_date"))
@@ -311,18 +291,16 @@ def relevy(*, levy_on: date) -> Relevy:
     with the owner and the owner's mailing address, the unpaid charges, and the penalties and interest
     through the levy date apart."""
     ordinance = ordinance_on(levy_on)
-    scheme, order = _DatesOnce(ordinance.penalties), ordinance.payment_order
     rows: list[RelevyRow] = []
-    not_posted = ZERO
     # An account whose ledger nets to zero (and has no charge below zero) has no bill unpaid
     # (``accounts_that_may_owe``): no row. The others' open bills come from their standings.
     found: dict[int, tuple[Decimal, Decimal]] = {}
     for chunk in chunked(accounts_that_may_owe(through=levy_on), CHUNK):
-        balances = open_balances(chunk, through=levy_on)
+        states = balances(chunk, through=levy_on, order=ordinance.payment_order)
         due_dates = dict(Bill.objects.filter(account_id__in=chunk).values_list("id", "due_date"))
-        lone_due = lone_due_dates(states=balances.values())
+        lone_due = lone_due_dates(states=states.values())
         for account_id in chunk:
-            past_due = [bill for key, bill in balances[account_id].bills.items()
+            past_due = [bill for key, bill in states[account_id].bills.items()
                         if _due_on(key, due_dates, lone_due) < levy_on]
             charges = sum((bill.unpaid_principal for bill in past_due), ZERO)
             late = sum((_unpaid_late(bill) for bill in past_due), ZERO)
@@ -332,29 +310,7 @@ def relevy(*, levy_on: date) -> Relevy:
     below = {account_id: sum(owed, ZERO) for account_id, owed in found.items() if sum(owed, ZERO) < floor}
     for account_id in below:
         del found[account_id]
-    # The late charges owed and not yet posted: an account whose posted late charges are provably those owed
-    # has none, and its ledger is not read.
-    settled = _late_charges_as_owed(levy_on=levy_on)
-    unsettled = [account_id for account_id in _accounts_on_the_ledger(through=levy_on) if account_id not in settled]
-    for chunk in chunked(unsettled, CHUNK):
-        entries = entries_for_accounts(chunk, through=levy_on)
-        waived = waived_charges(account_ids=chunk)  # a waived charge is owed as nothing
-        terms: dict[int, list[BillTerms]] = defaultdict(list)
-        for account_id, bill_date, bill_id, due_date, converted_on in Bill.objects.filter(
-                account_id__in=chunk, due_date__lt=levy_on).exclude(status=Bill.Status.VOID).values_list(
-                "account_id", "bill_date", "id", "due_date", "converted_on"):
-            terms[account_id].append(BillTerms(key=(bill_date, bill_id), bill_date=bill_date, due_date=due_date,
-                                               charges_from=converted_on))
-        for account_id in chunk:
-            account_entries = entries.get(account_id, [])
-            posted = sum((e.amount for e in account_entries if e.kind in PENALTY_KINDS), ZERO)
-            if _owes_no_late_charge(account_entries, terms.get(account_id, []), scheme=scheme, through=levy_on,
-                                    order=order):
-                owed = []
-            else:
-                owed = penalties_owed(entries=account_entries, bills=terms.get(account_id, []), scheme=scheme,
-                                      through=levy_on, order=order, waived=waived.get(account_id, {}).keys())
-            not_posted += sum((p.amount for p in owed), ZERO) - posted
+    not_posted = late_charges_not_posted(through=levy_on)
     for chunk in chunked(sorted(found), CHUNK):
         facts = _account_facts(chunk)
         for account_id in chunk:
@@ -370,89 +326,8 @@ def relevy(*, levy_on: date) -> Relevy:
                   floor=floor, below_floor=len(below), below_floor_amount=sum(below.values(), ZERO))
 
 
-def _late_charges_as_owed(*, levy_on: date) -> set[int]:
-    """The accounts whose late charges posted through ``levy_on`` are provably those the facts make owed: the
-    nightly assessment reconciled them and nothing since can change what they owe, so their plan through the
-    levy date is empty (``billing.penalty_shortcuts.penalty_candidates_since``). None of them without a nightly
-    assessment of the levy date or an earlier day to rely on."""
-    may_change = penalty_candidates_since(as_of=levy_on)
-    if may_change is None:
-        return set()
-    return set(penalty_candidates(as_of=levy_on)) - set(may_change)
-
-
 def _unpaid_late(bill: BillBalance) -> Decimal:
     return bill.unpaid_total - bill.unpaid_principal
-
-
-class _DatesOnce:
-    """The preset's penalty scheme, each bill's penalty days worked out once per bill date, due date and last
-    day: the relevy asks for every bill's days through the levy date, and a village's bills share a few bill
-    and due dates. The days are the scheme's own (its ``dates``, unchanged and not to be modified); everything
-    else is the scheme's."""
-
-    def __init__(self, scheme):
-        self._scheme = scheme
-        self._dates: dict[tuple, list] = {}
-        self._first_days: dict[tuple, tuple[date | None, bool]] = {}
-        self.amount = scheme.amount  # asked for every penalty day: not looked up each time
-
-    def dates(self, *, bill_date: date, due_date: date, through: date) -> list:
-        key = (bill_date, due_date, through)
-        if key not in self._dates:
-            self._dates[key] = self._scheme.dates(bill_date=bill_date, due_date=due_date, through=through)
-        return self._dates[key]
-
-    def __getattr__(self, name):
-        return getattr(self._scheme, name)
-
-    def first_day_when_paid(self, *, bill_date: date, due_date: date, through: date) -> tuple[date | None, bool]:
-        """A bill's first penalty day through ``through`` (None: it has none), and whether every one of its
-        charges comes to nothing on a bill with nothing unpaid."""
-        key = (bill_date, due_date, through)
-        if key not in self._first_days:
-            dues = self.dates(bill_date=bill_date, due_date=due_date, through=through)
-            self._first_days[key] = (min((due.on for due in dues), default=None), not any(
-                self.amount(due, unpaid_principal=ZERO, unpaid_total=ZERO,
-                            **({"unpaid_interest": ZERO} if due.with_interest else {})) > ZERO for due in dues))
-        return self._first_days[key]
-
-
-def _owes_no_late_charge(entries: list[Entry], bills: list[BillTerms], *, scheme: _DatesOnce, through: date,
-                         order: str) -> bool:
-    """True when the facts provably make no late charge owed through ``through`` (``penalties_owed`` would find
-    none), proved more cheaply than replaying every penalty day: every bill is paid in full, each of its
-    categories exactly zero, at the start of its first penalty day, and no charge is put on it from that day on.
-
-    The replay that finds penalties is the facts' own until it finds the first one. Each bill's categories,
-    all zero at the start of its first penalty day, stay zero: nothing is charged to it later, a credit or a
-    payment takes only what is unpaid, and no penalty has been found to add to it. So on each of its penalty
-    days the bill has nothing unpaid and its charge comes to nothing (``first_day_when_paid``), and no
-    first penalty is ever found. An account with a late charge posted is not tried (one is likely owed)."""
-    if any(e.kind in PENALTY_KINDS for e in entries):
-        return False
-    first_day: dict[tuple, date] = {}
-    for bill in bills:
-        day, nothing_when_paid = scheme.first_day_when_paid(bill_date=bill.bill_date, due_date=bill.due_date,
-                                                            through=through)
-        if day is not None:
-            if not nothing_when_paid:
-                return False
-            first_day[bill.key] = day
-    if not first_day:
-        return True
-    if any(e.is_charge and first_day.get(e.bill_key, date.max) <= e.posted_on <= through for e in entries):
-        return False
-    facts = sorted((e for e in entries if e.posted_on <= through), key=replay_order)
-    ledger, position = Ledger(order), 0
-    for day, key in sorted((day, key) for key, day in first_day.items()):
-        while position < len(facts) and facts[position].posted_on < day:
-            ledger.post(facts[position])
-            position += 1
-        balance = ledger.state().bills.get(key)
-        if balance is not None and any(balance.unpaid.values()):
-            return False
-    return True
 
 
 # --- receipts ---------------------------------------------------------------------------------------------

@@ -160,7 +160,7 @@ def _as_a_night(day: date, *, started) -> None:
     was recorded before it a day earlier (see ``penalties_measure``)."""
     from django.db import connection
 
-    from billing.penalty_shortcuts import NIGHTLY_PENALTIES_STEP
+    from billing.penalties.shortcuts import NIGHTLY_PENALTIES_STEP
     from core.models import NightlyRun, NightlyStep
 
     run, _ = NightlyRun.objects.update_or_create(run_on=day, defaults={"status": "done", "finished_at": started})

@@ -1,4 +1,4 @@
-"""Time ``billing.penalties.penalties_owed`` on made-up ledgers, with no database, and check its answers.
+"""Time ``billing.penalties.rules.penalties_owed`` on made-up ledgers, with no database, and check its answers.
 
     .venv/bin/python scripts/penalties_owed_bench.py            # time, and compare with the saved answers
     .venv/bin/python scripts/penalties_owed_bench.py --save     # time, and save the answers as the reference
@@ -32,7 +32,7 @@ os.environ.setdefault("DJANGO_DEBUG", "1")  # settings only: the replay reads no
 django.setup()
 
 from billing.ledger.allocation import PENALTIES_FIRST, PRINCIPAL_FIRST, Entry  # noqa: E402
-from billing.penalties import (  # noqa: E402
+from billing.penalties.rules import (  # noqa: E402
     BillTerms,
     FirstThenMonthly,
     MonthlyInterestFebruaryPenalty,

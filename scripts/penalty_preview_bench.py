@@ -30,10 +30,10 @@ from django.test.utils import setup_test_environment  # noqa: E402
 from django.urls import reverse  # noqa: E402
 
 from accounts.models import Account  # noqa: E402
-from billing import penalty_selectors  # noqa: E402
+from billing.penalties import selectors as penalty_selectors  # noqa: E402
 
 try:
-    from billing import penalty_shortcuts as shortcuts  # noqa: E402
+    from billing.penalties import shortcuts as shortcuts  # noqa: E402
 except ImportError:  # a version before the shortcuts had a module of their own
     shortcuts = penalty_selectors
 from core.clock import today  # noqa: E402

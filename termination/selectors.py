@@ -7,11 +7,8 @@ from datetime import date, timedelta
 from decimal import Decimal
 
 from accounts.models import Account
-from billing.ledger.allocation import allocate, key_bill_id
-from billing.ledger.selectors import accounts_that_may_owe, entries_for_accounts
-from billing.ledger.standing import open_balances
+from billing.balances import accounts_that_may_owe, balances, bill_id_of, paid_since
 from billing.models import Bill, PendingCharge
-from billing.ordinance import payment_order
 from core.errors import NotFound
 from core.money import ZERO
 from ordinance.selectors import installed_utility
@@ -87,11 +84,11 @@ def delinquencies(*, as_of: date, account_ids=None, policy: TerminationPolicy | 
     candidates = sorted(accounts_with_bills.intersection(may_owe))
     if not candidates:
         return []
-    balances = open_balances(candidates, through=as_of)
+    owed = balances(candidates, through=as_of)
     owing: dict[int, list[DelinquentBill]] = {}
     for account_id in candidates:
         found = []
-        for bill_id, balance in balances[account_id].on_bills().items():
+        for bill_id, balance in owed[account_id].on_bills().items():
             row = rows.get(bill_id)
             if row is None or balance.unpaid_total <= ZERO:
                 continue
@@ -124,26 +121,24 @@ def case_unpaid(case: TerminationCase, *, as_of: date) -> Decimal:
     eligible amount only, so paying that amount ends it even if other charges remain, however the payment order
     allocates the money (a payment to several bills pays the oldest first): what the customer has paid since the
     case opened counts against the case's amount, and so does whatever the ledger shows paid of what the ground
-    covers on the case's bills. A reversed payment never counts (``entries_for_accounts`` leaves it out)."""
+    covers on the case's bills. A reversed payment never counts (``billing.balances.paid_since`` leaves it out)."""
     if case.grounds != "nonpayment":
         return ZERO
     policy = termination_policy()
     bills = dict(case.bills.values_list("bill_id", "bill__bill_date"))
-    entries = entries_for_accounts([case.account_id], through=as_of).get(case.account_id, [])
-    state = allocate(entries, order=payment_order())
+    state = balances([case.account_id], through=as_of, paid_bills=True)[case.account_id]
     fines = _fines_of(bills) if policy.trigger.fine_days is not None else {}
     due_dates = dict(Bill.objects.filter(id__in=list(bills)).values_list("id", "due_date"))
     covered = ZERO
     for key, balance in state.bills.items():
-        if key_bill_id(key) in bills:
+        if bill_id_of(key) in bills:
             # As of the day the case opened at the latest: what became eligible since is not this case's.
             eligible = policy.trigger.eligible(bill_date=key[0], due_date=due_dates[key[1]], unpaid=balance.unpaid,
                                                fines=fines.get(key[1], []), as_of=min(as_of, max(case.opened_on,
                                                                                               key[0])))
             covered += eligible.amount if eligible else ZERO
-    paid_since = -sum((e.amount for e in entries if e.kind in ("payment", "credit") and e.posted_on >= case.opened_on),
-                      ZERO)
-    return max(ZERO, min(covered, case.amount_delinquent - paid_since))
+    paid = paid_since(case.account_id, since=case.opened_on, through=as_of)
+    return max(ZERO, min(covered, case.amount_delinquent - paid))
 
 
 def current_notices(case: TerminationCase) -> dict[str, Notice]:

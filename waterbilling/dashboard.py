@@ -24,7 +24,7 @@ from django.utils.http import urlencode
 
 from backflow.models import Device
 from backflow.services.compliance import devices_due
-from billing.ledger.selectors import account_balances
+from billing.balances import balances
 from billing.models import Bill, BillingException, BillingRun, Payment
 from billing.ordinance import ordinance_on
 from billing.runs.candidates import billing_candidates
@@ -268,8 +268,8 @@ def penalties_tonight(*, as_of: date) -> int:
             bills.append((bill_id, account_id))
     if not bills:
         return 0
-    balances = account_balances(list({account_id for _, account_id in bills}), through=as_of)
-    unpaid = {(account_id, bill_id) for account_id, state in balances.items()
+    owed = balances(list({account_id for _, account_id in bills}), through=as_of)
+    unpaid = {(account_id, bill_id) for account_id, state in owed.items()
               for bill_id, b in state.on_bills().items() if b.unpaid_principal > ZERO}
     return sum(1 for bill_id, account_id in bills if (account_id, bill_id) in unpaid)
 

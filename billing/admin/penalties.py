@@ -25,8 +25,8 @@ from core.money import fmt_amount, fmt_dollars
 
 from ..models import LedgerEntry, PenaltyWaiver
 from ..ordinance import ordinance_on
-from ..penalty_plan import LATE_CHARGE_KINDS
-from ..penalty_selectors import (
+from ..penalties.plan import LATE_CHARGE_KINDS
+from ..penalties.selectors import (
     PREVIEW_DAYS_AHEAD,
     penalties_preview,
     penalty_register,

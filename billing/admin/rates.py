@@ -5,7 +5,7 @@ The import is three steps on one page (``import-owrs/``), each a POST that carri
 nothing else worth trusting: every step parses and checks the text again (``prepare_import``), so what is
 activated is what the server read, never a hidden field's copy of the rules. Nothing is written until
 "Activate this schedule" (``activate_import``). The pages only call ``billing.services.rate_import`` and
-``billing.owrs_convert``, and show their refusals as those word them, on the field they name.
+``billing.owrs.convert``, and show their refusals as those word them, on the field they name.
 """
 
 from decimal import ROUND_HALF_UP
@@ -35,8 +35,8 @@ from ..models import (
 )
 from ..ordinance import ordinance_on
 from ..owrs import ACCOUNT_FIELDS, CCF_GALLONS
-from ..owrs_convert import export_text
-from ..owrs_rates import class_for, class_targets
+from ..owrs.convert import export_text
+from ..owrs.structure import class_for, class_targets
 from ..rate_tables import category_words, fee_tables, schedule_summary, schedule_tables
 from ..rating import RatingError
 from ..services.rate_import import activate_import, parse_class_map, prepare_import, preview_bill

@@ -32,11 +32,12 @@ from .selectors import entries_for_accounts, payment_order
 CHUNK = 2000
 
 
-def open_balances(account_ids: Iterable[int], *, through: date) -> dict[int, AccountBalance]:
+def open_balances(account_ids: Iterable[int], *, through: date, order: str | None = None
+                  ) -> dict[int, AccountBalance]:
     """Each account's open bills and credit at the end of ``through`` (``account_balances`` without the
     bills paid in full), from its standing where that holds."""
     ids = list(account_ids)
-    order = payment_order()
+    order = order or payment_order()
     fast = fast_paths_on()  # off: every account replayed, its standing not read
     out: dict[int, AccountBalance] = {}
     with collector_paused():

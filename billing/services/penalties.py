@@ -1,6 +1,6 @@
 """Assessing penalties and interest: posting what the facts make owed, and nothing else.
 
-``billing.penalties.penalties_owed`` says, from the charges, payments and credits alone, which penalties
+``billing.penalties.rules.penalties_owed`` says, from the charges, payments and credits alone, which penalties
 are owed on each day up to a date. Assessment compares that with what the books already hold and posts
 the difference: a penalty not yet posted is posted on its own day; a penalty the facts no longer support
 (a payment dated before it was recorded after it, a bill voided) gets a correction on the same day and
@@ -37,8 +37,8 @@ from core.money import ZERO
 from ..ledger.posting import ledger_post_many
 from ..ledger.standing import accounts_where
 from ..models import LedgerEntry
-from ..penalty_plan import CHUNK, CORRECTION_OF, LATE_CHARGE_KINDS, penalties_plan, penalty_candidates
-from ..penalty_shortcuts import CandidatesSince, changed_since, penalties_carried, penalty_candidates_split
+from ..penalties.plan import CHUNK, CORRECTION_OF, LATE_CHARGE_KINDS, penalties_plan, penalty_candidates
+from ..penalties.shortcuts import CandidatesSince, changed_since, penalties_carried, penalty_candidates_split
 
 __all__ = ["CHUNK", "CORRECTION_OF", "LATE_CHARGE_KINDS", "PenaltyResult", "penalties_assess_due",
            "penalties_carry", "penalties_correct_posted", "penalties_reconcile", "penalty_candidates"]
@@ -124,7 +124,7 @@ def _reconcile_chunk(job: tuple[list[int], date]) -> PenaltyResult:
 @transaction.atomic
 def penalties_carry(account_ids: list[int], *, since: CandidatesSince, through: date) -> PenaltyResult:
     """Post the late charges of the days after the last nightly assessment (``since.assessed``) through
-    ``through`` on accounts nothing has happened to since (``billing.penalty_shortcuts.penalties_carried``),
+    ``through`` on accounts nothing has happened to since (``billing.penalties.shortcuts.penalties_carried``),
     under the accounts' locks; an account something was recorded on since the accounts were chosen, or one
     the carrying leaves to the full plan, is reconciled in full."""
     _lock(account_ids)
@@ -155,7 +155,7 @@ def penalties_correct_posted(*, account_ids, after: dict[int, date] | None = Non
 @transaction.atomic
 def penalties_reconcile(*, through: dict[int, date]) -> PenaltyResult:
     """Bring the posted penalties of these accounts (account id → the last day to look at) in line with
-    what the facts make owed: lock the accounts, plan (``billing.penalty_plan.penalties_plan``, which
+    what the facts make owed: lock the accounts, plan (``billing.penalties.plan.penalties_plan``, which
     the preview runs alone) and post the plan."""
     account_ids = sorted(through)
     _lock(account_ids)

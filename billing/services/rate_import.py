@@ -22,7 +22,7 @@ from meters.units import METER_SIZES
 from .. import owrs
 from ..models import RateSchedule
 from ..ordinance import ordinance_on, rate_structure_for
-from ..owrs_rates import class_for, class_targets, extra_schedule, split_targets
+from ..owrs.structure import class_for, class_targets, extra_schedule, split_targets
 from ..rate_tables import category_words
 from ..rating import Rated, RatingError, RatingInput
 

@@ -4,7 +4,7 @@ A charge of at most the preset's ``[penalty] waiver_approval_above`` (office pol
 waived at once by the clerk who asks; a larger one waits for a supervisor (``billing.change_penaltywaiver``,
 the Supervisor group), who approves or refuses it with a note — never the clerk who asked.
 
-An approved waiver is a fact the assessment reads (``billing.penalty_plan.penalties_plan``): the charge
+An approved waiver is a fact the assessment reads (``billing.penalties.plan.penalties_plan``): the charge
 is owed as nothing, so it is corrected to zero on its own day and bill and never posted again. The account
 is reconciled in the same transaction as the approval, so the correction is on the books at once. A waiver
 waits or is refused without changing the books.
@@ -26,7 +26,7 @@ from core.money import ZERO, fmt_dollars
 
 from ..models import LedgerEntry, PenaltyWaiver
 from ..ordinance import ordinance_on
-from ..penalty_plan import LATE_CHARGE_KINDS
+from ..penalties.plan import LATE_CHARGE_KINDS
 from .penalties import penalties_correct_posted
 
 SUPERVISOR_PERMISSION = PenaltyWaiver.approval.permission

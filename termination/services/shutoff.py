@@ -8,7 +8,7 @@ from django.db import transaction
 
 from accounts.models import Account
 from accounts.services import account_service_set
-from billing.ledger.selectors import account_balances
+from billing.balances import balances
 from billing.models import PendingCharge
 from billing.services.charges import charge_add
 from core.clock import refuse_future
@@ -181,7 +181,7 @@ def restore_refusals(case: TerminationCase, *, as_of: date) -> list[FieldError]:
     if case.status != "shut_off":
         return out
     if case.grounds == "nonpayment":
-        balance = account_balances([case.account_id], through=as_of)[case.account_id].balance
+        balance = balances([case.account_id], through=as_of)[case.account_id].balance
         waiting = sum((c.amount.amount for c in PendingCharge.objects.filter(
             account_id=case.account_id, bill__isnull=True, cancelled_at__isnull=True)), ZERO)
         owed = balance + waiting

@@ -20,11 +20,12 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import override_settings
 
-from billing import penalty_selectors, penalty_shortcuts
 from billing.ledger.selectors import account_balances
 from billing.ledger.standing import encode, only_open, open_balances, refresh_standings
 from billing.models import AccountStanding, LedgerEntry, Payment
-from billing.penalty_selectors import penalties_preview, penalty_candidates
+from billing.penalties import selectors as penalty_selectors
+from billing.penalties import shortcuts as penalty_shortcuts
+from billing.penalties.selectors import penalties_preview, penalty_candidates
 from billing.services import penalties as services_penalties
 from billing.services.payments import payment_post
 from billing.services.reversals import payment_reverse

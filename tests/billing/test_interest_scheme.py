@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 
 from billing.ledger.allocation import Entry, allocate
-from billing.penalties import BillTerms, MonthlyInterestFebruaryPenalty, penalties_owed
+from billing.penalties.rules import BillTerms, MonthlyInterestFebruaryPenalty, penalties_owed
 
 pytestmark = pytest.mark.citation("§ 169-26")
 

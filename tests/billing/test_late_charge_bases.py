@@ -18,7 +18,7 @@ import pytest
 from accounts.models import Account
 from billing.ledger.allocation import Entry
 from billing.ordinance import PENALTY_SCHEMES
-from billing.penalties import BillTerms, penalties_owed
+from billing.penalties.rules import BillTerms, penalties_owed
 from billing.services.charges import charge_add
 from core.errors import ApplicationError
 from ordinance.files import PRESET_DIR

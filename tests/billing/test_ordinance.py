@@ -14,7 +14,7 @@ from billing.ordinance import (
     ordinance_on,
     rate_structure_for,
 )
-from billing.penalties import OneTime
+from billing.penalties.rules import OneTime
 from billing.rating import MinimumAndBlocks
 from core.errors import ApplicationError
 from ordinance.models import Utility

@@ -9,7 +9,7 @@ import pytest
 
 from billing.models import Bill, RateSchedule
 from billing.ordinance import rate_structure_for
-from billing.owrs_convert import export_text
+from billing.owrs.convert import export_text
 from billing.rate_tables import schedule_summary, schedule_tables
 from billing.rating import EarlierBill, ProRata, RatingError, RatingInput
 from billing.services.rate_import import activate_import, prepare_import

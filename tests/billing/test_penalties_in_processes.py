@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 
 from billing.models import LedgerEntry
-from billing.penalty_plan import penalties_plan, penalty_candidates
+from billing.penalties.plan import penalties_plan, penalty_candidates
 from billing.services import penalties as services_penalties
 from billing.services.payments import payment_post
 from tests.billing.steps import account_with_meter, read, run

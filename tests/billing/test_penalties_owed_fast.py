@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from billing.ledger.allocation import PENALTIES_FIRST, PRINCIPAL_FIRST, Entry
-from billing.penalties import (
+from billing.penalties.rules import (
     BillTerms,
     FirstThenMonthly,
     MonthlyInterestFebruaryPenalty,

@@ -14,7 +14,7 @@ from django.contrib.auth.models import Group
 from django.urls import reverse
 
 from billing.models import LedgerEntry, PenaltyWaiver
-from billing.penalty_selectors import penalties_preview, penalty_register, preview_totals
+from billing.penalties.selectors import penalties_preview, penalty_register, preview_totals
 from billing.services.waivers import penalty_waiver_request
 from core.clock import today
 from core.errors import ApplicationError

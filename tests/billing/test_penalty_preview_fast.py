@@ -15,10 +15,11 @@ from django.contrib.auth.models import Group
 from django.core.management import call_command
 from django.utils import timezone
 
-from billing import penalty_selectors, penalty_shortcuts
 from billing.models import AccountStanding, LedgerEntry, Payment, PenaltyWaiver
-from billing.penalty_selectors import penalties_preview, penalty_candidates
-from billing.penalty_shortcuts import penalty_candidates_since
+from billing.penalties import selectors as penalty_selectors
+from billing.penalties import shortcuts as penalty_shortcuts
+from billing.penalties.selectors import penalties_preview, penalty_candidates
+from billing.penalties.shortcuts import penalty_candidates_since
 from billing.services.payments import payment_post
 from billing.services.reversals import payment_reverse
 from billing.services.waivers import penalty_waiver_decide, penalty_waiver_request

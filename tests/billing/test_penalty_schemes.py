@@ -7,7 +7,7 @@ from decimal import Decimal
 import pytest
 
 from billing.ledger.allocation import Entry
-from billing.penalties import BillTerms, NoPenalty, OneTime, penalties_owed
+from billing.penalties.rules import BillTerms, NoPenalty, OneTime, penalties_owed
 
 D = Decimal
 BILLED = D("84.25")

@@ -16,7 +16,7 @@ from django.contrib.auth.models import Group
 from billing.ledger.allocation import Entry
 from billing.models import Bill, LedgerEntry, PenaltyWaiver
 from billing.ordinance import ordinance_on, waiver_approval_above
-from billing.penalties import BillTerms, MonthlyInterestFebruaryPenalty, penalties_owed
+from billing.penalties.rules import BillTerms, MonthlyInterestFebruaryPenalty, penalties_owed
 from billing.selectors import bill_summaries
 from billing.services.waivers import penalty_waiver_decide, penalty_waiver_request
 from core.errors import ApplicationError

@@ -65,7 +65,7 @@ NIGHT = date(2026, 4, 1)  # the nightly job's day: 2026-03-02's 5% is on the boo
 def assessed_village(mineola, monkeypatch):
     """1-0001 and 1-0002 billed $186.13 and unpaid, 1-0003 billed $186.13 and paid on time; the nightly job of
     2026-04-01 has posted the 5% of 2026-03-02, $9.31, on each unpaid bill."""
-    from billing import penalty_shortcuts
+    from billing.penalties import shortcuts as penalty_shortcuts
 
     # Everything here happens within seconds: what is done before the nightly job counts as before it.
     monkeypatch.setattr(penalty_shortcuts, "RECORDED_MARGIN", timedelta(0), raising=False)

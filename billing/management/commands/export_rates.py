@@ -3,7 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from billing.ordinance import schedule_in_force
-from billing.owrs_convert import export_text
+from billing.owrs.convert import export_text
 from core.commands import today
 from core.dates import iso_date
 from core.errors import ApplicationError

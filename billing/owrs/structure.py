@@ -34,8 +34,8 @@ from collections.abc import Iterable, Mapping
 
 from core.errors import ApplicationError
 
-from . import owrs
-from .rating import (
+from .. import owrs
+from ..rating import (
     EarlierBill,
     Line,
     Rated,
@@ -46,7 +46,7 @@ from .rating import (
     refuse_beyond_columns,
     with_sprinkler,
 )
-from .registries import RATE_STRUCTURES
+from ..registries import RATE_STRUCTURES
 
 # The waterbilling section's tables that are rated as billing.rating rates them.
 RATING_TABLES = ("nonprofit", "sprinkler")

@@ -1,8 +1,8 @@
 """Reads of the penalties in the clerk's office: what an assessment would post (the preview), and what was
 posted (the register).
 
-``penalties_preview`` plans (``billing.penalty_plan``) only the accounts whose plan can be non-empty when the
-nightly job has assessed a recent day (``billing.penalty_shortcuts``), and every candidate otherwise.
+``penalties_preview`` plans (``billing.penalties.plan``) only the accounts whose plan can be non-empty when the
+nightly job has assessed a recent day (``billing.penalties.shortcuts``), and every candidate otherwise.
 
 ``penalty_register`` lists the late charges posted in a range of days, each with its corrections netted and
 its waiver, with totals by kind and citation.
@@ -17,10 +17,10 @@ from core.clock import today
 from core.errors import ApplicationError
 from core.money import ZERO
 
-from .ledger.posting import Posting
-from .models import Bill, LedgerEntry, PenaltyWaiver
-from .penalty_plan import CHUNK, CORRECTION_OF, LATE_CHARGE_KINDS, penalties_plan, penalty_candidates
-from .penalty_shortcuts import penalties_carried, penalty_candidates_split
+from ..ledger.posting import Posting
+from ..models import Bill, LedgerEntry, PenaltyWaiver
+from .plan import CHUNK, CORRECTION_OF, LATE_CHARGE_KINDS, penalties_plan, penalty_candidates
+from .shortcuts import penalties_carried, penalty_candidates_split
 
 # How far ahead the preview plans (the nightly run assesses as of its own day; a later day is for planning).
 PREVIEW_DAYS_AHEAD = 31

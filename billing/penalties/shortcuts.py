@@ -14,14 +14,14 @@ from core.models import NightlyStep
 from core.money import ZERO
 from ordinance.selectors import installed_utility
 
-from .fast_paths import fast_paths_on
-from .ledger.allocation import CATEGORY, DEPOSIT_KINDS, PRINCIPAL_CATEGORIES, REVERSAL_KIND
-from .ledger.posting import Posting, late_charge_source
-from .ledger.standing import accounts_where, open_balances
-from .models import Bill, LedgerEntry, PenaltyWaiver
-from .ordinance import ordinance_on
-from .penalties import late_charge
-from .penalty_plan import CORRECTION_OF, LATE_CHARGE_KINDS, DatesOnce
+from ..fast_paths import fast_paths_on
+from ..ledger.allocation import CATEGORY, DEPOSIT_KINDS, PRINCIPAL_CATEGORIES, REVERSAL_KIND
+from ..ledger.posting import Posting, late_charge_source
+from ..ledger.standing import accounts_where, open_balances
+from ..models import Bill, LedgerEntry, PenaltyWaiver
+from ..ordinance import ordinance_on
+from .plan import CORRECTION_OF, LATE_CHARGE_KINDS, DatesOnce
+from .rules import late_charge
 
 # The nightly job's step that assesses penalties (``waterbilling.nightly.STEPS``).
 NIGHTLY_PENALTIES_STEP = "penalties"

@@ -1,8 +1,8 @@
 """Planning an assessment of late charges: for some accounts (account id → the last day to look at), what the
-facts make owed (``billing.penalties.penalties_owed``) compared with what the books hold, and the postings that
+facts make owed (``billing.penalties.rules.penalties_owed``) compared with what the books hold, and the postings that
 would bring them in line — new late charges on their own days, and corrections of posted ones the facts no
 longer support. It writes nothing; ``billing.services.penalties.penalties_reconcile`` locks the accounts, plans
-and posts, and ``billing.penalty_selectors.penalties_preview`` only plans, so the preview of a night is what
+and posts, and ``billing.penalties.selectors.penalties_preview`` only plans, so the preview of a night is what
 ``assess_penalties`` posts that night on the facts known now.
 
 An approved waiver (``PenaltyWaiver``) is one of those facts: the charge it waives is owed as nothing, so the
@@ -17,13 +17,13 @@ from decimal import Decimal
 from core.db import collector_paused, values_rows
 from core.money import ZERO
 
-from .ledger.allocation import DEPOSIT_KINDS, REVERSAL_KIND, Entry
-from .ledger.posting import Posting, correction_source, late_charge_source
-from .ledger.selectors import replay_entry
-from .ledger.standing import accounts_where
-from .models import Bill, LedgerEntry, PenaltyWaiver
-from .ordinance import ordinance_on
-from .penalties import BillTerms, penalties_owed
+from ..ledger.allocation import DEPOSIT_KINDS, REVERSAL_KIND, Entry
+from ..ledger.posting import Posting, correction_source, late_charge_source
+from ..ledger.selectors import replay_entry
+from ..ledger.standing import accounts_where
+from ..models import Bill, LedgerEntry, PenaltyWaiver
+from ..ordinance import ordinance_on
+from .rules import BillTerms, penalties_owed
 
 CHUNK = 500
 # The late charges a scheme posts, and the kind of entry that corrects each.

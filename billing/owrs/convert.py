@@ -24,8 +24,8 @@ from decimal import Decimal
 from accounts.models import Account
 from ordinance.selectors import installed_utility
 
-from . import owrs
-from .models import RateSchedule
+from .. import owrs
+from ..models import RateSchedule
 
 NOTE = ("Written from a rate schedule of the billing system. The waterbilling section is the billing system's "
         "own: which class bills which category (class_map, category@frequency for one frequency), the citations "

@@ -32,9 +32,9 @@ from core.dates import add_months
 from core.errors import ApplicationError
 from core.money import ZERO, percent_of
 
-from .fast_paths import fast_paths_on
-from .ledger.allocation import CATEGORY, PENALTY_KINDS, PRINCIPAL_CATEGORIES, PRINCIPAL_FIRST, Entry, Ledger
-from .registries import PENALTY_SCHEMES
+from ..fast_paths import fast_paths_on
+from ..ledger.allocation import CATEGORY, PENALTY_KINDS, PRINCIPAL_CATEGORIES, PRINCIPAL_FIRST, Entry, Ledger
+from ..registries import PENALTY_SCHEMES
 
 # A scheme works out a due date's late-charge days up to a last day once and keeps them (the bills of a book
 # share their due dates), up to this many pairs of due date and last day.
