@@ -38,7 +38,7 @@ def notice_paper(notice: Notice) -> Paper:
 
 
 def _notice_paper(notice: Notice) -> Paper:
-    case, policy = notice.case, termination_policy()
+    case, policy = notice.case, termination_policy(notice.served_on)
     account = case.account
     deadlines = case_deadlines(case, policy=policy)
     hearing = fmt_day(notice.hearing_on) + (" " + _("at %(time)s") % {"time": f"{case.hearing_time:%-I:%M %p}"}
