@@ -65,6 +65,9 @@ def section_effective_on(name: str, on: date | None = None, *, installed: Utilit
 def section(name: str, on: date | None = None, *, installed: Utility | None = None):
     """The typed rule of table ``name`` in force on ``on`` (today by default), made by the reader its app
     registered; refused before a preset is installed."""
+    if not table(name).stored:
+        raise ApplicationError(f"[{name}] is kept by {table(name).owner} as its own dated rows (bills point at them); "
+                               "ask it for the version in force", field=name)
     installed = installed or utility_required()
     on = on or today()
     effective_on = section_effective_on(name, on, installed=installed)

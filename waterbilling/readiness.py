@@ -99,8 +99,9 @@ def _money(utility: Utility) -> list[Finding]:
                            "village charges none)"))
     if not section_params("gl", installed=utility).get("confirmed"):
         out.append(Finding("Money", "the general ledger codes are the Uniform System's defaults, not confirmed by "
-                                    "the treasurer", "write the village's codes in the Utility page's general ledger "
-                                                     "accounts and add \"confirmed\": true"))
+                                    "the treasurer", "write the village's codes in the preset file's [gl] table with "
+                                                     "confirmed = true and install it (setup_utility --file PATH "
+                                                     "--effective DATE; docs/presets.md)"))
     return out
 
 

@@ -2,7 +2,7 @@
 take the rule in force on their own date, before and after the amendment (Mineola's preset, amended by hand)."""
 
 import io
-from datetime import date
+from datetime import date, timedelta
 from decimal import Decimal
 
 import pytest
@@ -125,3 +125,17 @@ def test_an_undated_change_to_rules_bills_rest_on_is_refused_and_changes_nothing
                                            r"\(1 bill issued\).*--effective"):
         amend(tmp_path, 'monthly_percent = "1"', 'monthly_percent = "2"')
     assert Section.objects.get(table="penalty").params["monthly_percent"] == "1"
+
+
+def test_the_nightly_job_across_the_amendment_charges_what_one_catch_up_run_does(mineola, tmp_path, monkeypatch):
+    from billing.penalties import shortcuts
+
+    monkeypatch.setattr(shortcuts, "RECORDED_MARGIN", timedelta(0))  # all within seconds: before is before
+    amend(tmp_path, 'monthly_percent = "1"', 'monthly_percent = "2"', effective="2026-05-01")
+    account, meter = account_with_meter(book=1)
+    read(meter, date(2026, 1, 12), 1_062_500)
+    run("run_billing", "--date", "2026-02-01")
+    for day in ("2026-03-02", "2026-04-02", "2026-05-02", "2026-06-02"):
+        call_command("nightly", "--date", day, stdout=io.StringIO())
+    assert late_charges(account) == [(date(2026, 3, 2), D("9.31")), (date(2026, 4, 2), D("1.86")),
+                                     (date(2026, 5, 2), D("3.72")), (date(2026, 6, 2), D("3.72"))]
