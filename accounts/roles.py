@@ -58,6 +58,8 @@ CLERK = [
     *_perms("view add change", "billing.billmessage"),  # messages printed on bills
     # What the customers were told (returned payments, autopay stopped, a case reopened); print the paper ones.
     *_perms("view change", "notices.customernotice"),
+    # How each customer chose to hear from the office, and their consents to text messages (kept as given).
+    *_perms("view", "notices.noticepreference", "notices.textconsent"),
     # See who is linked to an account online and end a link (a sale does it by itself).
     *_perms("view delete", "accounts.portallink"),
     "accounts.view_historicalportallink",

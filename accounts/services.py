@@ -156,3 +156,16 @@ def account_close(*, account: Account, on: date, actor, reason: str) -> Account:
     facts = {"account_id": account.pk, "closed_on": on}
     transaction.on_commit(lambda: account_closed.send(sender=Account, **facts))
     return account
+
+
+def account_language_set(*, account: Account, language: str, actor) -> Account:
+    """The language of the account's bills, notices and portal pages (one of ``settings.LANGUAGES``)."""
+    from django.conf import settings
+
+    if language not in dict(settings.LANGUAGES):
+        raise ApplicationError(f"'{language}' is not a language of the bills: {', '.join(dict(settings.LANGUAGES))}",
+                               field="language")
+    if account.language != language:
+        Account.objects.filter(pk=account.pk).update(language=language)
+        account.language = language
+    return account

@@ -1,7 +1,9 @@
 """What the office told a customer, once: each notice is kept with the fact it is about, the words sent in the
 customer's language, and where it went (e-mail, or paper for the clerk to print and mail)."""
 
+from django.conf import settings
 from django.db import models
+from simple_history.models import HistoricalRecords
 
 
 class CustomerNotice(models.Model):
@@ -12,9 +14,12 @@ class CustomerNotice(models.Model):
         CASE_REOPENED = "case_reopened", "Termination case reopened"
         PLAN_DEFAULTED = "plan_defaulted", "Payment plan ended: an installment missed"
         AUTOPAY_ENDED = "autopay_ended", "Autopay ended: the account closed"
+        DUE_SOON = "due_soon", "Reminder: a bill falls due soon"
+        LATE_NOTICE = "late_notice", "Late notice: a bill past due"
 
     class Channel(models.TextChoices):
         EMAIL = "email", "E-mail"
+        TEXT = "text", "Text message"
         PAPER = "paper", "Paper (to print and mail)"
 
     account = models.ForeignKey("accounts.Account", on_delete=models.CASCADE, related_name="notices")
@@ -22,16 +27,66 @@ class CustomerNotice(models.Model):
     fact = models.CharField(max_length=120, help_text="What it is about (a reversal, a suspension…): told once.")
     language = models.CharField(max_length=10)
     channel = models.CharField(max_length=10, choices=Channel.choices)
-    sent_to = models.TextField(blank=True, help_text="The addresses e-mailed, or the mailing address for paper.")
+    sent_to = models.TextField(blank=True, help_text="The addresses e-mailed, the number texted, or the mailing "
+                                                     "address for paper.")
     subject = models.CharField(max_length=200)
     body = models.TextField()
     created_at = models.DateTimeField(auto_now_add=True)
     sent_at = models.DateTimeField(null=True, blank=True, help_text="E-mailed, or printed to mail; empty: not yet.")
     error = models.CharField(max_length=300, blank=True, help_text="Why the e-mail did not go.")
+    printed_on = models.DateField(null=True, blank=True, help_text="A paper notice: the day it was printed to mail.")
+    send_after = models.DateTimeField(null=True, blank=True,
+                                      help_text="Decided in the quiet hours (9 pm to 8 am): sent from this time.")
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        constraints = [models.UniqueConstraint(fields=["kind", "fact"], name="one_notice_per_fact")]
+        constraints = [models.UniqueConstraint(fields=["kind", "fact", "channel"], name="one_notice_per_fact_and_way")]
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} to {self.account} ({self.get_channel_display().lower()})"
+
+
+class NoticePreference(models.Model):
+    """How an account's customer wants to hear from the office, chosen on the portal (by default: e-mail where there
+    is an address, paper where there is none, every notice). Text messages only with consent (``TextConsent``); a
+    number that replied STOP or could not be reached is not texted, and ``text_problem`` says why."""
+
+    account = models.OneToOneField("accounts.Account", on_delete=models.CASCADE, related_name="notice_preference")
+    by_email = models.BooleanField("e-mail", default=True)
+    by_text = models.BooleanField("text message", default=False)
+    by_paper = models.BooleanField("paper by mail as well", default=False)
+    kinds_off = models.JSONField(default=list, blank=True, help_text="The optional notices turned off.")
+    text_number = models.CharField(max_length=16, blank=True, help_text="+1 and ten digits.")
+    text_problem = models.CharField(max_length=200, blank=True,
+                                    help_text="Why texts are not sent: the number replied STOP, or could not be "
+                                              "reached. Notices go by e-mail or paper instead.")
+    updated_at = models.DateTimeField(auto_now=True)
+    history = HistoricalRecords()
+
+    def __str__(self) -> str:
+        return f"Notice preferences of {self.account}"
+
+    @property
+    def texts_allowed(self) -> bool:
+        return self.by_text and bool(self.text_number) and not self.text_problem
+
+
+class TextConsent(models.Model):
+    """A customer's consent to text messages, kept as given: the words they agreed to, when, for which number and
+    by whom; and when and how it ended (a STOP reply, the portal)."""
+
+    account = models.ForeignKey("accounts.Account", on_delete=models.CASCADE, related_name="text_consents")
+    number = models.CharField(max_length=16)
+    words = models.TextField()
+    given_at = models.DateTimeField()
+    given_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                 related_name="+")
+    given_how = models.CharField(max_length=40, default="portal")
+    ended_at = models.DateTimeField(null=True, blank=True)
+    ended_how = models.CharField(max_length=60, blank=True)
+
+    class Meta:
+        ordering = ["-given_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"Consent to texts at {self.number} ({self.account})"

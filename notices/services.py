@@ -1,30 +1,42 @@
-"""Telling a customer, once: ``notice_give`` writes the notice in the account's language, e-mails it to the
-customers linked online and the owner's address on file, or keeps it as paper for the clerk to print and mail when
-there is no address. The (kind, fact) key makes it once: a second delivery of the same event (a retried task, a
-replayed signal) tells no one again.
+"""Telling a customer, once, the way they chose: ``notice_give`` writes the notice in the account's language and
+sends it by e-mail to the customers linked online and the owner's address on file, by text message where the
+customer consented, and keeps it as paper for the clerk to print and mail where there is no e-mail address (or the
+customer asked for paper as well). The (kind, fact, way) key makes it once: a second delivery of the same event (a
+retried task, a replayed signal, the nightly job run again) tells no one again.
 
 Design overview:
 
-* **Once** — the row is created before anything is sent, under the unique (kind, fact) key; a duplicate is
-  nothing to do. An e-mail the server refuses keeps the row with its error and no ``sent_at`` for the clerk.
+* **Once** — each row is created before anything is sent, under the unique (kind, fact, channel) key; a duplicate
+  is nothing to do. A message the server refuses keeps the row with its error and no ``sent_at`` for the clerk.
 * **Language** — rendered inside ``core.i18n.customer_language``: subject and body in the account's language.
-* **Paper** — with no address, the notice is kept as paper; the clerk prints the day's paper notices from the
-  admin (*Notices to customers*), which marks them sent.
+* **The customer's choice** — ``NoticePreference``: e-mail, text (with consent, never after STOP), paper as well, and
+  the optional notices turned off. The notices about money taken or a case (a payment returned, autopay stopped, a
+  case reopened, a plan ended) cannot be turned off.
+* **Quiet hours** — nothing goes between 9 pm and 8 am local time (``settings.NOTICES_QUIET_HOURS``): a notice decided
+  then waits (``send_after``) and ``notices_send_waiting`` (every ten minutes) sends it in the morning.
+* **Paper** — kept for the clerk, who prints the day's paper notices from the admin (*Notices to customers*).
 """
 
 import logging
+from datetime import datetime, time, timedelta
 
+from django.conf import settings
 from django.core.mail import EmailMessage
 from django.db import IntegrityError, transaction
 from django.template.loader import render_to_string
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from accounts.models import Account, PortalLink
 from core.i18n import customer_language
 
-from .models import CustomerNotice
+from .models import CustomerNotice, NoticePreference
+from .sms import sms_send
 
 logger = logging.getLogger(__name__)
+
+# The notices a customer may turn off; the others concern money taken or a shut-off and always go.
+OPTIONAL_KINDS = (CustomerNotice.Kind.DUE_SOON, CustomerNotice.Kind.LATE_NOTICE)
 
 
 def notice_addresses(account: Account, *, also: tuple[str, ...] = ()) -> list[str]:
@@ -40,33 +52,96 @@ def notice_addresses(account: Account, *, also: tuple[str, ...] = ()) -> list[st
     return found
 
 
+def preference_of(account: Account) -> NoticePreference:
+    """The account's notice preferences, or the defaults (not saved) where the customer has chosen none."""
+    found = NoticePreference.objects.filter(account=account).first()
+    return found if found is not None else NoticePreference(account=account)
+
+
+def quiet_until(now: datetime | None = None) -> datetime | None:
+    """When a notice decided ``now`` may go, if ``now`` is in the quiet hours; None when it may go now."""
+    hours = settings.NOTICES_QUIET_HOURS
+    if not hours:
+        return None
+    start, end = hours
+    local = timezone.localtime(now or timezone.now())
+    if end <= local.hour < start:
+        return None
+    day = local.date() + (timedelta(days=1) if local.hour >= start else timedelta())
+    return timezone.make_aware(datetime.combine(day, time(end)), local.tzinfo)
+
+
 def notice_give(*, account: Account, kind: str, fact: str, template: str, context: dict,
                 also: tuple[str, ...] = ()) -> CustomerNotice | None:
-    """Tell ``account``'s customer about ``fact``, once; None when it was told already. ``template`` is
-    ``notices/email/<name>.txt``: its first line is the subject, the rest the body."""
+    """Tell ``account``'s customer about ``fact``, once, each way they chose; None when it was told already (or
+    the customer turned this notice off). ``template`` is ``notices/email/<name>.txt``: its first line is the
+    subject, the rest the body."""
+    preference = preference_of(account)
+    if kind in OPTIONAL_KINDS and kind in (preference.kinds_off or []):
+        return None
     with customer_language(account):
         text = render_to_string(template, {**context, "account": account}).strip()
-    subject, _, body = text.partition("\n")
-    addresses = notice_addresses(account, also=also)
-    try:
-        with transaction.atomic():
-            notice = CustomerNotice.objects.create(
-                account=account, kind=kind, fact=fact[:120], language=account.language,
-                channel=CustomerNotice.Channel.EMAIL if addresses else CustomerNotice.Channel.PAPER,
-                sent_to=", ".join(addresses) if addresses else _mailing_address(account),
-                subject=subject.strip()[:200], body=body.strip())
-    except IntegrityError:
-        return None
+        utility_name = getattr(context.get("utility"), "name", "")
+        reply_stop = _("Reply STOP to end texts, HELP for help.")
+    subject, _sep, body = text.partition("\n")
+    subject, body = subject.strip()[:200], body.strip()
+    addresses = notice_addresses(account, also=also) if preference.by_email else []
+    ways: list[tuple[str, str, str]] = []  # (channel, sent to, body)
     if addresses:
+        ways.append((CustomerNotice.Channel.EMAIL, ", ".join(addresses), body))
+    if preference.texts_allowed:
+        site = settings.SITE_URL.rstrip("/")
+        ways.append((CustomerNotice.Channel.TEXT, preference.text_number,
+                     f"{utility_name}: {subject}. {site}/portal/ {reply_stop}".strip()))
+    if not addresses or preference.by_paper:
+        ways.append((CustomerNotice.Channel.PAPER, _mailing_address(account), body))
+    send_after = quiet_until()
+    made: list[CustomerNotice] = []
+    for channel, sent_to, words in ways:
         try:
-            EmailMessage(subject=notice.subject, body=notice.body, to=addresses).send()
-        except Exception as exc:  # noqa: BLE001 - kept on the notice for the clerk; the event itself stands
-            logger.warning("notice %s to %s not sent: %s", notice.pk, addresses, exc)
-            CustomerNotice.objects.filter(pk=notice.pk).update(error=str(exc)[:300])
-            return notice
-        CustomerNotice.objects.filter(pk=notice.pk).update(sent_at=timezone.now())
-        notice.sent_at = timezone.now()
-    return notice
+            with transaction.atomic():
+                made.append(CustomerNotice.objects.create(
+                    account=account, kind=kind, fact=fact[:120], language=account.language, channel=channel,
+                    sent_to=sent_to, subject=subject, body=words,
+                    send_after=send_after if channel != CustomerNotice.Channel.PAPER else None))
+        except IntegrityError:
+            continue
+    if not made:
+        return None
+    if send_after is None:
+        for notice in made:
+            notice_send(notice)
+    return made[0]
+
+
+def notice_send(notice: CustomerNotice) -> bool:
+    """Send one e-mail or text notice not yet sent (paper is printed by the clerk); True when it went."""
+    if notice.channel == CustomerNotice.Channel.PAPER or notice.sent_at is not None:
+        return False
+    try:
+        if notice.channel == CustomerNotice.Channel.EMAIL:
+            EmailMessage(subject=notice.subject, body=notice.body,
+                         to=[a.strip() for a in notice.sent_to.split(",") if a.strip()]).send()
+        else:
+            sms_send(notice.sent_to, notice.body)
+    except Exception as exc:  # noqa: BLE001 - kept on the notice for the clerk; the event itself stands
+        logger.warning("notice %s to %s not sent: %s", notice.pk, notice.sent_to, exc)
+        CustomerNotice.objects.filter(pk=notice.pk).update(error=str(exc)[:300])
+        return False
+    now = timezone.now()
+    CustomerNotice.objects.filter(pk=notice.pk).update(sent_at=now, error="")
+    notice.sent_at = now
+    return True
+
+
+def notices_send_waiting(*, now: datetime | None = None) -> int:
+    """Send the e-mail and text notices that waited out the quiet hours; returns how many went."""
+    now = now or timezone.now()
+    if quiet_until(now) is not None:
+        return 0
+    waiting = CustomerNotice.objects.filter(sent_at__isnull=True, error="", send_after__lte=now).exclude(
+        channel=CustomerNotice.Channel.PAPER).order_by("id")
+    return sum(1 for notice in waiting if notice_send(notice))
 
 
 def _mailing_address(account: Account) -> str:

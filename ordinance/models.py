@@ -55,6 +55,10 @@ class Utility(models.Model):
         "returned-payment fee (office policy)", max_digits=8, decimal_places=2, default=Decimal("0.00"),
         help_text="Office policy, used only where the preset's fee schedule has no returned-check fee: charged on the "
                   "next bill when a check or a bank debit comes back unpaid. 0.00: none.")
+    reminder_days = models.PositiveSmallIntegerField(
+        "reminder before the due date (days)", default=7,
+        help_text="Office policy: a customer owing on a bill is reminded this many days before its due date "
+                  "(0: no reminder). The late notice goes the day after the due date whatever this says.")
     bill_emails_wait = models.BooleanField(
         "paperless e-mails wait for the clerk", default=False,
         help_text="Office policy: when ticked, a run's paperless e-mails are sent from the run's page once the clerk "

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import preferences, views
 
 app_name = "portal"
 
@@ -19,6 +19,7 @@ urlpatterns = [
     path("link/", views.account_link, name="link"),
     path("accounts/<uuid:public_id>/", views.account_detail, name="account"),
     path("accounts/<uuid:public_id>/paperless/", views.account_paperless, name="paperless"),
+    path("accounts/<uuid:public_id>/notifications/", preferences.notifications, name="notifications"),
     path("bills/<uuid:public_id>/", views.bill_detail, name="bill"),
     path("bills/<uuid:public_id>/pdf/", views.bill_pdf, name="bill_pdf"),
     path("cases/<str:number>/", views.termination_case, name="termination_case"),

@@ -102,6 +102,17 @@ def _bill_files(settings, tmp_path):
 
 
 @pytest.fixture(autouse=True)
+def _notices_at_any_hour(settings):
+    """Notices go at whatever hour a test runs (the quiet hours are tested on their own), and text messages are
+    kept in ``notices.sms.outbox``."""
+    from notices import sms
+
+    settings.NOTICES_QUIET_HOURS = None
+    settings.SMS_BACKEND = "notices.sms.LocmemBackend"
+    sms.outbox.clear()
+
+
+@pytest.fixture(autouse=True)
 def _fresh_cache():
     """Each test starts with no counters (download limits) left by an earlier one (the cache is this
     process's memory in tests: see tests/settings.py)."""

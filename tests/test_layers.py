@@ -31,7 +31,10 @@ FLOORS = {
 # Same-floor imports allowed, as (importer, imported): the conversion's reconciliation is drawn with the reports'
 # kit (page, CSV, JSON, PDF) and their aging buckets, so it reads like every other report.
 # Payment plans tell the shut-off guard they hold it by registering with termination (``termination.holds``).
-SIDEWAYS: set[tuple[str, str]] = {("conversion", "reports"), ("arrears", "termination")}
+# The portal's notification page records the customer's choices with the notices' services; setup_utility (with the
+# demo builders) schedules the sender of the notices that waited out the quiet hours beside the nightly job.
+SIDEWAYS: set[tuple[str, str]] = {("conversion", "reports"), ("arrears", "termination"), ("portal", "notices"),
+                                  ("demo", "notices")}
 
 APPS = [app for app in FLOORS if (ROOT / app).is_dir()]
 

@@ -1,6 +1,7 @@
 """The nightly job: the apps' nightly steps in order, each recorded, resumed where a crash stopped it.
 
-Bill what is due → penalties and interest → bill PDFs → notices → termination deadlines → backflow
+Bill what is due → penalties and interest → bill PDFs → notices → customer reminders and late notices →
+termination deadlines → backflow
 tests due → payment plans defaulted or completed → what the night leaves open on each account's ledger.
 Each app keeps its steps as plain services
 returning counts; this list, in the composition root, is the only place that knows their order, so
@@ -25,6 +26,8 @@ STEPS = (
     ("penalties", "billing.services.nightly.nightly_penalties"),
     ("bill_pdfs", "billing.services.nightly.nightly_bill_pdfs"),
     ("notices", "termination.services.nightly.nightly_notices"),
+    ("customer_notices", "notices.reminders.nightly_customer_notices"),
+    ("paper_notices", "notices.printing.nightly_paper_notices"),
     ("termination_deadlines", "termination.services.nightly.nightly_deadlines"),
     ("backflow_tests_due", "backflow.services.compliance.nightly_tests_due"),
     ("payment_plans", "arrears.services.plans_review"),

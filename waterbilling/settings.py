@@ -258,6 +258,14 @@ DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="water@localhost")
 
 LOGIN_URL = "portal:login"
 SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000")
+# Text messages (notices.sms): the console in development; Twilio in production (its number and credentials).
+SMS_BACKEND = env.str("SMS_BACKEND", default="notices.sms.ConsoleBackend")
+SMS_FILE_PATH = env.str("SMS_FILE_PATH", default=str(BASE_DIR / "media" / "texts.jsonl"))
+TWILIO_ACCOUNT_SID = env.str("TWILIO_ACCOUNT_SID", default="")
+TWILIO_AUTH_TOKEN = env.str("TWILIO_AUTH_TOKEN", default="")
+TWILIO_FROM = env.str("TWILIO_FROM", default="")
+# No notice goes between these hours, local time (from, until): one decided then waits for the morning.
+NOTICES_QUIET_HOURS = (21, 8)
 
 # Online payment (remittance.processors): without both keys no processor is configured and the portal says how to
 # pay by mail or at the office. STRIPE_API_BASE sends the client elsewhere (the tests' stand-in for Stripe).

@@ -9,6 +9,7 @@ urlpatterns = [
     path("", RedirectView.as_view(pattern_name="portal:home", permanent=False)),
     path("portal/", include("portal.urls")),
     path("pay/", include("remittance.urls")),
+    path("notices/", include("notices.urls")),
     path("i18n/", include("django.conf.urls.i18n")),  # set_language: the portal's language link
     path("admin/", admin.site.urls),
     path("api/v1/", include("waterbilling.api_urls")),

@@ -96,7 +96,7 @@ def test_a_schedule_naming_the_nightly_tasks_former_name_is_pointed_at_the_job(m
     task.task, task.crontab = "billing.tasks.nightly", CrontabSchedule.objects.create(minute="15", hour="2")
     task.save()
     setup("mineola")
-    task = PeriodicTask.objects.get()
+    task = PeriodicTask.objects.get(name=task.name)
     assert (task.task, task.crontab.hour, task.crontab.minute) == ("waterbilling.tasks.nightly", "2", "15")
 
 

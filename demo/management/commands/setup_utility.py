@@ -15,6 +15,7 @@ from core.commands import as_of_argument, parse_as_of
 from core.dates import iso_date
 from core.errors import ApplicationError
 from demo.village import demo_accounts_create
+from notices.tasks import notices_schedule_install
 from ordinance.files import shipped_presets
 from ordinance.install import preset_install
 
@@ -53,6 +54,7 @@ class Command(BaseCommand):
             report = preset_install(code=preset, path=file, effective_on=effective_on, mark_demo_site=demo is not None)
             groups = roles_install()
             nightly_schedule_install()
+            notices_schedule_install()
         except ApplicationError as exc:
             raise CommandError(str(exc)) from exc
         name = preset or file

@@ -1,0 +1,133 @@
+"""The day's reminders about bills, decided for a date from the bills and what is unpaid on them (``notices --date``
+and the nightly job's ``customer_notices`` step):
+
+* **Due soon** — a bill with something unpaid whose due date is the office's ``reminder_days`` away: the amount, the
+  due date, and the late charge that follows it with its section.
+* **Late notice** — the day after the due date, a bill still unpaid: what is past due now, and what to pay by when
+  to avoid the next late charge of the penalty rule in force, with its section ("pay $186.13 by April 1 to avoid
+  the late payment penalty of 1% (§ 45.29 E) on April 2"). The night's late charges are posted before the notices
+  are decided, so a charge falling today is already in the amount past due.
+
+Each goes once per bill and kind (``notice_give``: the (kind, fact) key), in the account's language; an account
+that has paid hears nothing. Decided from the facts of the date, so running the date again sends nothing new.
+"""
+
+from dataclasses import dataclass
+from datetime import date, timedelta
+from decimal import Decimal
+
+from django.conf import settings
+
+from accounts.models import Account
+from billing.balances import balances
+from billing.models import Bill
+from billing.ordinance import ordinance_on
+from core.dates import fmt_long_day
+from core.i18n import customer_language
+from core.money import ZERO, fmt_dollars
+
+from .models import CustomerNotice
+from .services import notice_give
+
+# How far ahead a penalty rule's days are looked for the next late charge.
+LOOK_AHEAD = timedelta(days=400)
+
+
+@dataclass(frozen=True)
+class Reminder:
+    kind: str
+    account_id: int
+    account_no: str
+    bill_id: int
+    bill_number: str
+    due_date: date
+    amount: Decimal  # due soon: the bill's unpaid amount; late: what avoids the next charge
+    past_due: Decimal  # late: everything past due now, late charges included
+    next_charge_on: date | None
+    next_charge: str  # "late payment penalty: 1% (month 2)"
+    citation: str
+
+    @property
+    def fact(self) -> str:
+        return f"bill:{self.bill_id}"
+
+    def as_dict(self) -> dict:
+        return {"kind": self.kind, "account_no": self.account_no, "bill": self.bill_number,
+                "due_date": self.due_date.isoformat(), "amount": f"{self.amount:.2f}",
+                "past_due": f"{self.past_due:.2f}",
+                "next_charge_on": self.next_charge_on.isoformat() if self.next_charge_on else None,
+                "next_charge": self.next_charge, "citation": self.citation}
+
+
+def reminders_decide(*, on: date) -> list[Reminder]:
+    """The reminders and late notices ``on`` calls for, by account and bill (none is looked up in the log)."""
+    ordinance = ordinance_on(on)
+    scheme = ordinance.penalties
+    days = ordinance.utility.reminder_days
+    soon_on = on + timedelta(days=days) if days else None
+    late_due = on - timedelta(days=1)
+    bills = list(Bill.objects.exclude(status=Bill.Status.VOID).filter(issued_on__lte=on)
+                 .filter(due_date__in=[d for d in (soon_on, late_due) if d is not None])
+                 .values_list("id", "account_id", "number", "bill_date", "due_date"))
+    if not bills:
+        return []
+    account_ids = sorted({row[1] for row in bills})
+    owed = balances(account_ids, through=on, order=ordinance.payment_order)
+    numbers = dict(Account.objects.filter(id__in=account_ids).values_list("id", "account_no"))
+    all_due = dict(Bill.objects.filter(account_id__in=account_ids).exclude(status=Bill.Status.VOID)
+                   .values_list("id", "due_date"))
+    out = []
+    for bill_id, account_id, number, bill_date, due_date in bills:
+        state = owed[account_id]
+        balance = state.bills.get((bill_date, bill_id))
+        if balance is None or balance.unpaid_total <= ZERO or state.balance <= ZERO:
+            continue  # paid (or covered by a credit): nothing to remind
+        after = due_date if due_date == soon_on else on
+        upcoming = [due for due in scheme.dates(bill_date=bill_date, due_date=due_date, through=on + LOOK_AHEAD)
+                    if due.on > after]
+        following = upcoming[0] if upcoming else None
+        common = {"account_id": account_id, "account_no": numbers[account_id], "bill_id": bill_id,
+                  "bill_number": number, "due_date": due_date, "next_charge_on": following.on if following else None,
+                  "next_charge": following.description if following else "",
+                  "citation": following.citation if following else scheme.citation}
+        if due_date == soon_on:
+            out.append(Reminder(kind=CustomerNotice.Kind.DUE_SOON, amount=balance.unpaid_total, past_due=ZERO,
+                                **common))
+        else:
+            # Everything past due on the account, oldest first, is what the payment order pays first.
+            past = [b for key, b in state.bills.items() if all_due.get(key[1], key[0]) < on]
+            out.append(Reminder(kind=CustomerNotice.Kind.LATE_NOTICE,
+                                amount=min(sum((b.unpaid_principal for b in past), ZERO), state.balance),
+                                past_due=min(sum((b.unpaid_total for b in past), ZERO), state.balance), **common))
+    return out
+
+
+def reminders_give(reminders: list[Reminder], *, on: date) -> int:
+    """Tell each account once (a reminder already given is nothing to do); returns how many were given now."""
+    if not reminders:
+        return 0
+    accounts = {a.pk: a for a in Account.objects.filter(pk__in={r.account_id for r in reminders})
+                .select_related("owner", "premises")}
+    utility = ordinance_on(on).utility
+    given = 0
+    for reminder in reminders:
+        account = accounts[reminder.account_id]
+        with customer_language(account):
+            context = {"utility": utility, "site_url": settings.SITE_URL, "bill_number": reminder.bill_number,
+                       "due_on": fmt_long_day(reminder.due_date), "amount": fmt_dollars(reminder.amount),
+                       "past_due": fmt_dollars(reminder.past_due), "citation": reminder.citation,
+                       "next_charge": reminder.next_charge,
+                       "next_on": fmt_long_day(reminder.next_charge_on) if reminder.next_charge_on else "",
+                       "pay_by": fmt_long_day(reminder.next_charge_on - timedelta(days=1))
+                       if reminder.next_charge_on else ""}
+        if notice_give(account=account, kind=reminder.kind, fact=reminder.fact,
+                       template=f"notices/email/{reminder.kind}.txt", context=context) is not None:
+            given += 1
+    return given
+
+
+def nightly_customer_notices(*, as_of: date) -> dict:
+    """The nightly job's step: the day's reminders and late notices, each once."""
+    reminders = reminders_decide(on=as_of)
+    given = reminders_give(reminders, on=as_of)
+    return {"reminders_decided": len(reminders), "reminders_given": given}
