@@ -60,6 +60,8 @@ CLERK = [
     *_perms("view change", "notices.customernotice"),
     # How each customer chose to hear from the office, and their consents to text messages (kept as given).
     *_perms("view", "notices.noticepreference", "notices.textconsent"),
+    # The readings worth a look (a leak, use on a vacant account, a stopped meter): mark each looked at.
+    *_perms("view change", "meters.usagealert"),
     # See who is linked to an account online and end a link (a sale does it by itself).
     *_perms("view delete", "accounts.portallink"),
     "accounts.view_historicalportallink",

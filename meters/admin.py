@@ -19,7 +19,7 @@ from core.commands import today
 from core.csvimport import identifier_validator
 
 from .admin_imports import AccountImportMixin, ReadingImportMixin
-from .models import Installation, Meter, MeterTest, Reading
+from .models import Installation, Meter, MeterTest, Reading, UsageAlert
 from .rules import unit_problem
 from .selectors import meter_policy, reading_held_by
 from .services import reading_change, reading_delete, reading_final_problem, reading_problems, reading_record
@@ -255,3 +255,34 @@ class MeterTestAdmin(HistoryAdmin):
     search_fields = ("meter__serial", "account__account_no")
     readonly_fields = ("outcome", "settled_on")
     date_hierarchy = "requested_on"
+
+
+@admin.register(UsageAlert)
+class UsageAlertAdmin(admin.ModelAdmin):
+    """The readings worth a look: use far above the account's usual, use on a vacant or shut-off account, none on an
+    occupied one. The clerk marks each looked at, with what was found."""
+
+    list_display = ("created_at", "account", "kind", "reading_day", "detail", "resolved_at")
+    list_filter = ("kind", ("resolved_at", admin.EmptyFieldListFilter))
+    search_fields = ("account__account_no",)
+    list_select_related = ("account", "reading")
+    readonly_fields = ("account", "reading", "kind", "detail", "created_at", "resolved_at", "resolved_by")
+    fields = ("account", "reading", "kind", "detail", "created_at", "note", "resolved_at", "resolved_by")
+    actions = ["mark_looked_at"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="read on", ordering="reading__read_on")
+    def reading_day(self, obj):
+        return obj.reading.read_on
+
+    @admin.action(description="Mark the alerts chosen looked at")
+    def mark_looked_at(self, request, queryset):
+        from django.utils import timezone
+
+        done = queryset.filter(resolved_at__isnull=True).update(resolved_at=timezone.now(), resolved_by=request.user)
+        self.message_user(request, f"{done} alert(s) marked looked at.")

@@ -130,3 +130,31 @@ class MeterTest(models.Model):
         if self.actual_gallons is None or self.registered_gallons is None:
             return None
         return (self.registered_gallons - self.actual_gallons) * 100 / self.actual_gallons
+
+
+class UsageAlert(models.Model):
+    """A reading whose use the clerk should look at: far above the account's own (the bill hold's rule), water used
+    on a vacant or shut-off account, or none at all on an occupied one. Raised from every reading recorded; the
+    customer is told too where they chose it."""
+
+    class Kind(models.TextChoices):
+        HIGH = "high", "Use far above the account's own"
+        VACANT = "vacant", "Use on a vacant or shut-off account"
+        NONE = "none", "No use on an occupied account"
+
+    reading = models.ForeignKey(Reading, on_delete=models.CASCADE, related_name="usage_alerts")
+    account = models.ForeignKey("accounts.Account", on_delete=models.CASCADE, related_name="usage_alerts")
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    detail = models.CharField(max_length=300)
+    created_at = models.DateTimeField(auto_now_add=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+    resolved_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="+")
+    note = models.CharField(max_length=300, blank=True, help_text="What the clerk found (a leak fixed, a misread).")
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [models.UniqueConstraint(fields=["reading", "kind"], name="one_usage_alert_per_reading")]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()}: {self.account} on {self.reading.read_on}"

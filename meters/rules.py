@@ -197,3 +197,13 @@ def estimate_from_history(*, intervals: Sequence[tuple[date, date, int]], since:
     basis = (f"Estimated{f' ({citation})' if citation else ''}: {period} days at the account's average of "
              f"{Decimal(gallons) / days:,.1f} gal/day, {gallons:,} gal in {days} days from {first} to {last}")
     return Estimate(gallons=int(estimated), basis=basis[:200])
+
+
+def use_over(gallons: int, days: int, *, past_gallons: int, past_days: int, factor: Decimal) -> str:
+    """Why a use of ``gallons`` over ``days`` is over ``factor``× the average of the earlier ``past_gallons`` over
+    ``past_days`` (the bill hold's rule, and the usage alert's), or "" when it is not."""
+    days = max(days, 1)
+    if not past_days or not past_gallons or gallons * past_days <= factor * past_gallons * days:
+        return ""
+    return (f"{gallons:,} gal in {days} days ({gallons / days:,.0f} gal/day) is over "
+            f"{Decimal(factor).normalize():f}× the average of {past_gallons / past_days:,.0f} gal/day")

@@ -62,6 +62,7 @@ from core.errors import ApplicationError, Conflict, FieldError
 from . import rules
 from .models import Installation, Meter, MeterTest, Reading
 from .selectors import meter_policy, reading_held_by
+from .signals import readings_recorded
 from .units import GALLONS_PER_CUBIC_FOOT, to_gallons
 
 if TYPE_CHECKING:
@@ -121,6 +122,7 @@ def readings_record(*, rows: list[CsvRow], as_of: date, actor: AbstractBaseUser 
     """
     errors = errors if errors is not None else ImportErrors(columns=READINGS_LAYOUT.columns)
     parsed = _rows_parse(rows, as_of=as_of, errors=errors, words=words, progress=progress)
+    started = timezone.now()
     try:
         with transaction.atomic():
             first_dates: dict[str, date] = {}
@@ -131,6 +133,10 @@ def readings_record(*, rows: list[CsvRow], as_of: date, actor: AbstractBaseUser 
             new_rows, skipped = _rows_check(parsed, meters=meters, errors=errors, words=words)
             errors.raise_if_any()
             _readings_write(new_rows, meters=meters, source=source, actor=actor, reason=reason, progress=progress)
+            meter_ids = sorted({meters[r.serial].id for r in new_rows})
+            if meter_ids:
+                transaction.on_commit(lambda: readings_recorded.send(sender=Reading, meter_ids=meter_ids,
+                                                                     since=started))
     except IntegrityError as exc:
         # Only a reading saved by someone else between our check and our insert can get here.
         raise Conflict(f"another reading was recorded for one of these meters while {words.given_in} was being "

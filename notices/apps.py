@@ -8,6 +8,7 @@ class NoticesConfig(AppConfig):
     def ready(self):
         from arrears.signals import plan_defaulted
         from billing.signals import payment_reversed
+        from meters.signals import usage_alerts_raised
         from remittance.signals import autopay_ended, autopay_suspended
         from termination.signals import case_reopened
 
@@ -19,3 +20,4 @@ class NoticesConfig(AppConfig):
         autopay_ended.connect(receivers.on_autopay_ended, dispatch_uid="notices.autopay_ended")
         case_reopened.connect(receivers.on_case_reopened, dispatch_uid="notices.case_reopened")
         plan_defaulted.connect(receivers.on_plan_defaulted, dispatch_uid="notices.plan_defaulted")
+        usage_alerts_raised.connect(receivers.on_usage_alerts_raised, dispatch_uid="notices.usage_alerts")

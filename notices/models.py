@@ -16,6 +16,7 @@ class CustomerNotice(models.Model):
         AUTOPAY_ENDED = "autopay_ended", "Autopay ended: the account closed"
         DUE_SOON = "due_soon", "Reminder: a bill falls due soon"
         LATE_NOTICE = "late_notice", "Late notice: a bill past due"
+        USAGE_ALERT = "usage_alert", "Usage alert: use far above usual, on a vacant account, or none"
 
     class Channel(models.TextChoices):
         EMAIL = "email", "E-mail"

@@ -97,3 +97,19 @@ def on_plan_defaulted(sender, *, plan_id, **kwargs) -> None:
                 template="notices/email/plan_defaulted.txt",
                 context={"plan": plan, "on": fmt_long_day(on), "owed": _owed(plan.account, on),
                          "utility": ordinance_on(on).utility, "site_url": settings.SITE_URL})
+
+
+def on_usage_alerts_raised(sender, *, alert_ids, **kwargs) -> None:
+    """A reading far above the account's usual use, use on a vacant account, or none on an occupied one: the
+    customer hears it (where they chose usage alerts), once per alert."""
+    from meters.models import UsageAlert
+
+    for alert in UsageAlert.objects.filter(id__in=list(alert_ids)).select_related(
+            "reading", "account__owner", "account__premises"):
+        on = alert.reading.read_on
+        with customer_language(alert.account):
+            read_on = fmt_long_day(on)
+        notice_give(account=alert.account, kind=CustomerNotice.Kind.USAGE_ALERT, fact=f"usage-alert:{alert.pk}",
+                    template="notices/email/usage_alert.txt",
+                    context={"alert_kind": alert.kind, "detail": alert.detail, "read_on": read_on,
+                             "utility": ordinance_on(on).utility, "site_url": settings.SITE_URL})

@@ -36,7 +36,7 @@ from .sms import sms_send
 logger = logging.getLogger(__name__)
 
 # The notices a customer may turn off; the others concern money taken or a shut-off and always go.
-OPTIONAL_KINDS = (CustomerNotice.Kind.DUE_SOON, CustomerNotice.Kind.LATE_NOTICE)
+OPTIONAL_KINDS = (CustomerNotice.Kind.DUE_SOON, CustomerNotice.Kind.LATE_NOTICE, CustomerNotice.Kind.USAGE_ALERT)
 
 
 def notice_addresses(account: Account, *, also: tuple[str, ...] = ()) -> list[str]:

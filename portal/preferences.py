@@ -18,7 +18,9 @@ from notices.texts import consent_words, preferences_set
 from . import selectors
 
 KIND_WORDS = {CustomerNotice.Kind.DUE_SOON: gettext_lazy("A reminder before a bill is due"),
-              CustomerNotice.Kind.LATE_NOTICE: gettext_lazy("A late notice when a bill is past due")}
+              CustomerNotice.Kind.LATE_NOTICE: gettext_lazy("A late notice when a bill is past due"),
+              CustomerNotice.Kind.USAGE_ALERT: gettext_lazy("A usage alert when a reading shows use far above your "
+                                                            "usual (a leak?) or none at all")}
 LANGUAGES = (("en", "English"), ("es", "Español"))
 
 

@@ -9,6 +9,7 @@ from datetime import date
 from decimal import Decimal
 
 from core.money import ZERO
+from meters.rules import use_over
 from meters.units import size_inches
 
 from ..consumption import Problem, usage_for_bill
@@ -75,13 +76,10 @@ def _bill_number(run_on: date, account_no: str, voided: int) -> str:
 def high_usage_words(gallons: int, period_days: int, previous: dict, *, factor: Decimal) -> str:
     """Why a bill's use is over ``factor``× the account's average daily use on its earlier bills
     (``previous``: the latest earlier bill, with the history's totals; ``factor``: the office's,
-    ``Ordinance.high_usage_factor``), or "" when it is not."""
-    past_days, past_gallons = previous["history_days"], previous["history_gallons"]
-    period_days = max(period_days, 1)
-    if not past_days or gallons * past_days <= factor * past_gallons * period_days:
-        return ""
-    return (f"{gallons:,} gal in {period_days} days ({gallons / period_days:,.0f} gal/day) is over "
-            f"{Decimal(factor).normalize():f}× the average of {past_gallons / past_days:,.0f} gal/day on earlier bills")
+    ``Ordinance.high_usage_factor``), or "" when it is not: ``meters.rules.use_over``, the usage alerts' rule."""
+    words = use_over(gallons, period_days, past_gallons=previous["history_gallons"],
+                     past_days=previous["history_days"], factor=factor)
+    return f"{words} on earlier bills" if words else ""
 
 
 def rate_usage(rates, *, frequency: str, account: AccountRow, gallons: int, meter_size: str, history: list[dict],
