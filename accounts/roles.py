@@ -115,6 +115,9 @@ SUPERVISOR = [
     *_perms("view add change", "conversion.conversionbatch"),
     "conversion.approve_conversionjob",
     "conversion.view_openingitem",
+    # The office's words for each notice (English and Spanish), and their history.
+    *_perms("view add change", "notices.noticetemplate"),
+    "notices.view_historicalnoticetemplate",
 ]
 
 # The treasurer or the village's auditor: reads the books and what ties them to the bank — payments and the

@@ -2,17 +2,25 @@
 action prints them in one PDF, with the bill's letterhead, sorted by ZIP code as the bills' print file is, and marks
 them sent)."""
 
+from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404, HttpResponse
+from django.template import Context, Engine
 from django.urls import path
 from django.utils import timezone
+from django.utils.html import format_html, format_html_join
 
-from core.admin import ReadOnlyAdmin
+from accounts.models import Account
+from core.admin import HistoryAdmin, ReadOnlyAdmin
 from core.dates import iso_date
+from core.errors import ApplicationError
+from ordinance.selectors import installed_utility
 
-from .models import CustomerNotice, NoticePreference, TextConsent
+from .models import CustomerNotice, NoticePreference, NoticeTemplate, TextConsent
 from .printing import paper_notices_pdf, print_file_path
+from .wording import VARIABLES, shipped_words, variables_of, wording_check
 
 
 @admin.register(CustomerNotice)
@@ -84,3 +92,83 @@ class TextConsentAdmin(ReadOnlyAdmin):
     list_display = ("account", "number", "given_at", "given_how", "ended_at", "ended_how")
     search_fields = ("account__account_no", "number")
     list_select_related = ("account",)
+
+
+class NoticeWordingForm(forms.ModelForm):
+    class Meta:
+        model = NoticeTemplate
+        fields = ("kind", "language", "subject", "body")
+        widgets = {"body": forms.Textarea(attrs={"rows": 16, "cols": 100})}
+
+    def clean(self):
+        data = super().clean()
+        if data.get("kind") and data.get("subject") is not None and data.get("body") is not None:
+            try:
+                wording_check(data["kind"], data["subject"], data["body"])
+            except ApplicationError as exc:
+                for error in exc.errors:
+                    self.add_error(error.field or None, error.message)
+        return data
+
+
+# What the preview fills in where the notice's own facts would be (the account and the office are real).
+PREVIEW_SAMPLES = {"bill_number": "202602-1-0001", "amount": "$186.13", "due_on": "March 1, 2026",
+                   "past_due": "$195.44", "pay_by": "April 1, 2026", "next_on": "April 2, 2026",
+                   "next_charge": "Late payment penalty: 1% (month 2)", "citation": "§ 45.29 E",
+                   "read_on": "April 1, 2026", "detail": "36,000 gal in 90 days (400 gal/day)", "alert_kind": "high",
+                   "paid_on": "February 20, 2026", "why": "your bank returned the check unpaid", "fee": "$20.00",
+                   "owed": "$186.13", "code": "R01", "reason": "Insufficient funds", "closed_on": "March 31, 2026",
+                   "on": "April 25, 2026", "payment": {"reference": "CHK-1042"},
+                   "enrolment": {"account_last4": "6789"}, "case": {"number": "T-2026-0007"}}
+
+
+@admin.register(NoticeTemplate)
+class NoticeWordingAdmin(HistoryAdmin):
+    """The office's words for each notice, in English and Spanish: start from the shipped words, use the variables
+    listed, preview on a real account (``?preview=ACCOUNT_NO``); every change is kept (History)."""
+
+    form = NoticeWordingForm
+    list_display = ("kind", "language", "subject", "updated_at")
+    list_filter = ("kind", "language")
+    readonly_fields = ("variables", "preview")
+
+    def get_fields(self, request, obj=None):
+        return ("kind", "language", "subject", "body", "variables", "preview")
+
+    def get_changeform_initial_data(self, request):
+        initial = super().get_changeform_initial_data(request)
+        kind, language = request.GET.get("kind"), request.GET.get("language", "en")
+        if kind in VARIABLES and language in dict(settings.LANGUAGES):
+            initial["subject"], initial["body"] = shipped_words(kind, language)
+        else:
+            initial.setdefault("body", "Choose the notice and language above, then open "
+                                       "?kind=KIND&language=en to start from the shipped words.")
+        return initial
+
+    def get_form(self, request, obj=None, **kwargs):
+        self._request = request
+        return super().get_form(request, obj, **kwargs)
+
+    @admin.display(description="variables it may use")
+    def variables(self, obj):
+        kind = obj.kind if obj and obj.pk else self._request.GET.get("kind", "")
+        return format_html_join("", "<div><code>{{{{ {} }}}}</code>: {}</div>", variables_of(kind).items()) or \
+            "Choose the notice first."
+
+    @admin.display(description="preview on a real account")
+    def preview(self, obj):
+        if not obj or not obj.pk:
+            return "Save to see it on a real account."
+        account_no = self._request.GET.get("preview", "")
+        account = (Account.objects.filter(account_no=account_no).first() if account_no else None) or \
+            Account.objects.filter(notices__kind=obj.kind).order_by("-notices__created_at").first() or \
+            Account.objects.order_by("account_no").first()
+        if account is None:
+            return "No account to preview on yet."
+        utility = installed_utility()
+        context = Context({**PREVIEW_SAMPLES, "account": account, "utility": utility,
+                           "site_url": settings.SITE_URL}, autoescape=False)
+        engine = Engine(autoescape=False, builtins=[])
+        text = engine.from_string(obj.subject).render(context) + "\n\n" + engine.from_string(obj.body).render(context)
+        return format_html("<p>Account {} (another: add <code>?preview=ACCOUNT_NO</code> to the address).</p>"
+                           "<pre style='white-space: pre-wrap'>{}</pre>", account.account_no, text)

@@ -91,3 +91,24 @@ class TextConsent(models.Model):
 
     def __str__(self) -> str:
         return f"Consent to texts at {self.number} ({self.account})"
+
+
+class NoticeTemplate(models.Model):
+    """The office's own words for one notice in one language: its subject and text, with the variables its kind
+    offers (``notices.wording``). Where there is none, the shipped words are used. Every change is kept. The legal
+    papers (a termination notice, a determination) are the ordinance's and are not worded here."""
+
+    kind = models.CharField(max_length=30, choices=CustomerNotice.Kind.choices)
+    language = models.CharField(max_length=5, choices=settings.LANGUAGES)
+    subject = models.CharField(max_length=200, help_text="One line; the variables below may be used.")
+    body = models.TextField(help_text="The text; the variables below may be used, as {{ amount }}.")
+    updated_at = models.DateTimeField(auto_now=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["kind", "language"]
+        verbose_name = "notice wording"
+        constraints = [models.UniqueConstraint(fields=["kind", "language"], name="one_wording_per_notice_language")]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} ({self.get_language_display()})"

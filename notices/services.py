@@ -23,7 +23,6 @@ from datetime import datetime, time, timedelta
 from django.conf import settings
 from django.core.mail import EmailMessage
 from django.db import IntegrityError, transaction
-from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -32,6 +31,7 @@ from core.i18n import customer_language
 
 from .models import CustomerNotice, NoticePreference
 from .sms import sms_send
+from .wording import notice_words
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +80,8 @@ def notice_give(*, account: Account, kind: str, fact: str, template: str, contex
     if kind in OPTIONAL_KINDS and kind in (preference.kinds_off or []):
         return None
     with customer_language(account):
-        text = render_to_string(template, {**context, "account": account}).strip()
+        text = notice_words(kind=kind, language=account.language, template=template,
+                            context={**context, "account": account})
         utility_name = getattr(context.get("utility"), "name", "")
         reply_stop = _("Reply STOP to end texts, HELP for help.")
     subject, _sep, body = text.partition("\n")
