@@ -10,7 +10,7 @@ class NoticesConfig(AppConfig):
         from billing.signals import payment_reversed
         from meters.signals import usage_alerts_raised
         from remittance.signals import autopay_ended, autopay_suspended
-        from termination.signals import case_reopened
+        from termination.signals import case_reopened, notice_served, service_restored
 
         from . import receivers
 
@@ -21,3 +21,5 @@ class NoticesConfig(AppConfig):
         case_reopened.connect(receivers.on_case_reopened, dispatch_uid="notices.case_reopened")
         plan_defaulted.connect(receivers.on_plan_defaulted, dispatch_uid="notices.plan_defaulted")
         usage_alerts_raised.connect(receivers.on_usage_alerts_raised, dispatch_uid="notices.usage_alerts")
+        notice_served.connect(receivers.on_termination_notice_served, dispatch_uid="notices.termination_served")
+        service_restored.connect(receivers.on_service_restored, dispatch_uid="notices.service_restored")

@@ -17,6 +17,10 @@ class CustomerNotice(models.Model):
         DUE_SOON = "due_soon", "Reminder: a bill falls due soon"
         LATE_NOTICE = "late_notice", "Late notice: a bill past due"
         USAGE_ALERT = "usage_alert", "Usage alert: use far above usual, on a vacant account, or none"
+        INSTALLMENT_DUE = "installment_due", "Reminder: a payment plan installment falls due soon"
+        INSTALLMENT_MISSED = "installment_missed", "A payment plan installment missed"
+        TERMINATION_SERVED = "termination_served", "Termination notice served, with the hearing date"
+        SERVICE_RESTORED = "service_restored", "Service restored"
 
     class Channel(models.TextChoices):
         EMAIL = "email", "E-mail"

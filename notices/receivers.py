@@ -113,3 +113,35 @@ def on_usage_alerts_raised(sender, *, alert_ids, **kwargs) -> None:
                     template="notices/email/usage_alert.txt",
                     context={"alert_kind": alert.kind, "detail": alert.detail, "read_on": read_on,
                              "utility": ordinance_on(on).utility, "site_url": settings.SITE_URL})
+
+
+def on_termination_notice_served(sender, *, case_id, notice_id, **kwargs) -> None:
+    """Besides the papers the ordinance requires (served as before), the customer hears that a termination notice
+    was served and when the hearing is, by the way they chose; once per case and hearing date."""
+    from termination.models import Notice
+    from termination.policy import termination_policy
+
+    notice = Notice.objects.select_related("case__account__owner", "case__account__premises").get(pk=notice_id)
+    case, account = notice.case, notice.case.account
+    with customer_language(account):
+        hearing_on = fmt_long_day(case.hearing_on) if case.hearing_on else ""
+    notice_give(account=account, kind=CustomerNotice.Kind.TERMINATION_SERVED,
+                fact=f"termination:{case.pk}:{case.hearing_on}", template="notices/email/termination_served.txt",
+                context={"case": case, "hearing_on": hearing_on,
+                         "hearing_time": case.hearing_time.strftime("%H:%M") if case.hearing_time else "",
+                         "hearing_place": case.hearing_place,
+                         "request_days": termination_policy(notice.served_on).request_days,
+                         "amount": fmt_dollars(case.amount_delinquent),
+                         "utility": ordinance_on(notice.served_on).utility, "site_url": settings.SITE_URL})
+
+
+def on_service_restored(sender, *, case_id, **kwargs) -> None:
+    from termination.models import TerminationCase
+
+    case = TerminationCase.objects.select_related("account__owner", "account__premises").get(pk=case_id)
+    on = case.closed_on or today()
+    with customer_language(case.account):
+        day = fmt_long_day(on)
+    notice_give(account=case.account, kind=CustomerNotice.Kind.SERVICE_RESTORED, fact=f"restored:{case.pk}",
+                template="notices/email/service_restored.txt",
+                context={"case": case, "on": day, "utility": ordinance_on(on).utility, "site_url": settings.SITE_URL})

@@ -19,6 +19,8 @@ from decimal import Decimal
 from django.conf import settings
 
 from accounts.models import Account
+from arrears.models import PaymentPlan
+from arrears.services import grace_days, plan_paid
 from billing.balances import balances
 from billing.models import Bill
 from billing.ordinance import ordinance_on
@@ -126,8 +128,80 @@ def reminders_give(reminders: list[Reminder], *, on: date) -> int:
     return given
 
 
+@dataclass(frozen=True)
+class InstallmentReminder:
+    kind: str
+    installment_id: int
+    account_id: int
+    account_no: str
+    number: int
+    due_on: date
+    amount: Decimal  # what is left of it
+    keep_by: date | None  # missed: the last day of the grace
+
+    @property
+    def fact(self) -> str:
+        return f"installment:{self.installment_id}"
+
+    def as_dict(self) -> dict:
+        return {"kind": self.kind, "account_no": self.account_no, "installment": self.number,
+                "due_date": self.due_on.isoformat(), "amount": f"{self.amount:.2f}",
+                "keep_by": self.keep_by.isoformat() if self.keep_by else None}
+
+
+def installment_reminders_decide(*, on: date) -> list[InstallmentReminder]:
+    """The active payment plans' installments due in the office's ``reminder_days`` and those missed yesterday, each
+    with what is left of it (what paid the plan pays its installments in order)."""
+    days = ordinance_on(on).utility.reminder_days
+    soon_on = on + timedelta(days=days) if days else None
+    missed_on = on - timedelta(days=1)
+    wanted = {d for d in (soon_on, missed_on) if d is not None}
+    plans = (PaymentPlan.objects.filter(status=PaymentPlan.Status.ACTIVE, installments__due_on__in=wanted)
+             .distinct().select_related("account").prefetch_related("installments"))
+    grace = grace_days()
+    out = []
+    for plan in plans:
+        paid = plan_paid(plan, as_of=on)
+        running = ZERO
+        for installment in plan.installments.all():
+            before = running
+            running += installment.amount.amount
+            left = min(installment.amount.amount, max(running - paid, ZERO)) if paid > before else \
+                installment.amount.amount
+            if installment.due_on not in wanted or left <= ZERO:
+                continue
+            missed = installment.due_on == missed_on
+            out.append(InstallmentReminder(
+                kind=CustomerNotice.Kind.INSTALLMENT_MISSED if missed else CustomerNotice.Kind.INSTALLMENT_DUE,
+                installment_id=installment.pk, account_id=plan.account_id, account_no=plan.account.account_no,
+                number=installment.number, due_on=installment.due_on, amount=left,
+                keep_by=installment.due_on + timedelta(days=grace) if missed else None))
+    return out
+
+
+def installment_reminders_give(reminders: list[InstallmentReminder], *, on: date) -> int:
+    if not reminders:
+        return 0
+    accounts = {a.pk: a for a in Account.objects.filter(pk__in={r.account_id for r in reminders})
+                .select_related("owner", "premises")}
+    utility = ordinance_on(on).utility
+    given = 0
+    for reminder in reminders:
+        account = accounts[reminder.account_id]
+        with customer_language(account):
+            context = {"utility": utility, "site_url": settings.SITE_URL, "number": reminder.number,
+                       "amount": fmt_dollars(reminder.amount), "due_on": fmt_long_day(reminder.due_on),
+                       "keep_by": fmt_long_day(reminder.keep_by) if reminder.keep_by else ""}
+        if notice_give(account=account, kind=reminder.kind, fact=reminder.fact,
+                       template=f"notices/email/{reminder.kind}.txt", context=context) is not None:
+            given += 1
+    return given
+
+
 def nightly_customer_notices(*, as_of: date) -> dict:
-    """The nightly job's step: the day's reminders and late notices, each once."""
+    """The nightly job's step: the day's reminders and late notices, and the plans' installments due and missed,
+    each once."""
     reminders = reminders_decide(on=as_of)
-    given = reminders_give(reminders, on=as_of)
-    return {"reminders_decided": len(reminders), "reminders_given": given}
+    installments = installment_reminders_decide(on=as_of)
+    given = reminders_give(reminders, on=as_of) + installment_reminders_give(installments, on=as_of)
+    return {"reminders_decided": len(reminders) + len(installments), "reminders_given": given}

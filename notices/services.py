@@ -36,7 +36,8 @@ from .wording import notice_words
 logger = logging.getLogger(__name__)
 
 # The notices a customer may turn off; the others concern money taken or a shut-off and always go.
-OPTIONAL_KINDS = (CustomerNotice.Kind.DUE_SOON, CustomerNotice.Kind.LATE_NOTICE, CustomerNotice.Kind.USAGE_ALERT)
+OPTIONAL_KINDS = (CustomerNotice.Kind.DUE_SOON, CustomerNotice.Kind.LATE_NOTICE, CustomerNotice.Kind.USAGE_ALERT,
+                  CustomerNotice.Kind.INSTALLMENT_DUE)
 
 
 def notice_addresses(account: Account, *, also: tuple[str, ...] = ()) -> list[str]:

@@ -33,6 +33,14 @@ VARIABLES: dict[str, dict[str, str]] = {
                     "citation": "its section", "next_on": "the day it falls"},
     K.USAGE_ALERT: {"read_on": "the reading's day", "detail": "what the meter shows", "alert_kind":
                     "high, vacant or none"},
+    K.INSTALLMENT_DUE: {"number": "the installment (0: the down payment)", "amount": "what is left of it",
+                        "due_on": "its due date"},
+    K.INSTALLMENT_MISSED: {"number": "the installment (0: the down payment)", "amount": "what is left of it",
+                           "due_on": "its due date", "keep_by": "the last day to pay it and keep the plan"},
+    K.TERMINATION_SERVED: {"case.number": "the termination case", "hearing_on": "the hearing's day",
+                           "hearing_time": "its time", "hearing_place": "its place", "request_days":
+                           "the days to ask for the hearing in writing", "amount": "the amount delinquent"},
+    K.SERVICE_RESTORED: {"case.number": "the termination case", "on": "the day service was restored"},
     K.PAYMENT_RETURNED: {"amount": "the payment", "paid_on": "its day", "why": "why it came back, in words",
                          "fee": "the returned-payment fee", "owed": "what is owed now",
                          "payment.reference": "its reference"},

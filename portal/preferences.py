@@ -19,6 +19,8 @@ from . import selectors
 
 KIND_WORDS = {CustomerNotice.Kind.DUE_SOON: gettext_lazy("A reminder before a bill is due"),
               CustomerNotice.Kind.LATE_NOTICE: gettext_lazy("A late notice when a bill is past due"),
+              CustomerNotice.Kind.INSTALLMENT_DUE: gettext_lazy("A reminder before a payment plan installment is "
+                                                                "due"),
               CustomerNotice.Kind.USAGE_ALERT: gettext_lazy("A usage alert when a reading shows use far above your "
                                                             "usual (a leak?) or none at all")}
 LANGUAGES = (("en", "English"), ("es", "Español"))

@@ -4,3 +4,8 @@ from django.dispatch import Signal
 
 # kwargs: case_id: int, event_id: int — a case closed as paid reopened (the payment that paid it was reversed).
 case_reopened = Signal()
+# kwargs: case_id: int, notice_id: int — the termination notice served on one recipient (the papers the ordinance
+# requires are served as before; the customer is told by the way they chose too).
+notice_served = Signal()
+# kwargs: case_id: int — service restored after a shut-off.
+service_restored = Signal()

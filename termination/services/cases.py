@@ -39,7 +39,7 @@ from ..selectors import (
     list_floor,
     received_on_for,
 )
-from ..signals import case_reopened
+from ..signals import case_reopened, notice_served
 from .events import case_event, case_text
 from .shutoff import orders_cancel
 
@@ -188,6 +188,7 @@ def notice_serve(*, case: TerminationCase, role: str, method: str, served_on: da
         transition(case, to="noticed", actor=actor, note=what)
     if render:
         transaction.on_commit(lambda: notice_pdf_store(notice_id=notice.pk))
+    transaction.on_commit(lambda: notice_served.send(sender=Notice, case_id=case.pk, notice_id=notice.pk))
     return notice
 
 

@@ -25,6 +25,7 @@ from ..selectors import (
     current_notices,
     required_roles,
 )
+from ..signals import service_restored
 from .events import case_event, case_text
 
 # --- The guard and the shut-off -----------------------------------------------------------------------------
@@ -210,4 +211,5 @@ def service_restore(*, case: TerminationCase, as_of: date, actor, note: str = ""
     if note:
         what += f". {note}"
     case_event(case, on=as_of, kind="restored", what=what, actor=actor)
+    transaction.on_commit(lambda: service_restored.send(sender=TerminationCase, case_id=case.pk))
     return case

@@ -36,7 +36,7 @@ def signed_in(mineola, client, settings):
 
 
 def choose(client, account, **fields):
-    data = {"by_email": "on", "language": "en", "kinds": ["due_soon", "late_notice", "usage_alert"], **fields}
+    data = {"by_email": "on", "language": "en", "kinds": ["due_soon", "late_notice", "usage_alert", "installment_due"], **fields}
     return client.post(reverse("portal:notifications", kwargs={"public_id": account.public_id}), data)
 
 

@@ -10,7 +10,12 @@ from django.core.management.base import BaseCommand, CommandError
 
 from core.commands import as_of_argument, parse_as_of
 from core.errors import ApplicationError
-from notices.reminders import reminders_decide, reminders_give
+from notices.reminders import (
+    installment_reminders_decide,
+    installment_reminders_give,
+    reminders_decide,
+    reminders_give,
+)
 
 
 class Command(BaseCommand):
@@ -25,16 +30,21 @@ class Command(BaseCommand):
         try:
             on = parse_as_of(options["date"])
             reminders = reminders_decide(on=on)
-            given = 0 if dry_run else reminders_give(reminders, on=on)
+            installments = installment_reminders_decide(on=on)
+            given = 0 if dry_run else (reminders_give(reminders, on=on)
+                                       + installment_reminders_give(installments, on=on))
         except ApplicationError as exc:
             raise CommandError(str(exc)) from exc
         if options["json"]:
             self.stdout.write(json.dumps({"date": on.isoformat(), "dry_run": dry_run, "given": given,
-                                          "notices": [r.as_dict() for r in reminders]}, indent=2))
+                                          "notices": [r.as_dict() for r in [*reminders, *installments]]},
+                                         indent=2))
             return
         for r in reminders:
             self.stdout.write(f"{r.kind:12} {r.account_no:10} bill {r.bill_number} due {r.due_date}: {r.amount:.2f}"
                               + (f" (next charge {r.next_charge_on}, {r.citation})" if r.next_charge_on else ""))
-        verb = "would be given" if dry_run else f"given now ({len(reminders) - given} given before)"
-        self.stdout.write(f"{len(reminders)} notice(s) decided for {on}; {given if not dry_run else len(reminders)} "
-                          f"{verb}")
+        for r in installments:
+            self.stdout.write(f"{r.kind:12} {r.account_no:10} installment {r.number} due {r.due_on}: {r.amount:.2f}")
+        decided = len(reminders) + len(installments)
+        verb = "would be given" if dry_run else f"given now ({decided - given} given before)"
+        self.stdout.write(f"{decided} notice(s) decided for {on}; {decided if dry_run else given} {verb}")
