@@ -18,6 +18,7 @@ Design overview:
 """
 
 import logging
+from collections import defaultdict
 from datetime import datetime, time, timedelta
 
 from django.conf import settings
@@ -40,14 +41,29 @@ OPTIONAL_KINDS = (CustomerNotice.Kind.DUE_SOON, CustomerNotice.Kind.LATE_NOTICE,
                   CustomerNotice.Kind.INSTALLMENT_DUE)
 
 
+def addresses_by_account(accounts) -> dict[int, list[tuple[str, object]]]:
+    """For each account (with its owner loaded), where what is written to its customers is e-mailed, as (address,
+    the user or None): every active customer linked online, then the owner's address on file, once each (an address
+    in any case is one address). The paperless bills' e-mails and the notices both go here."""
+    accounts = list(accounts)
+    links = (PortalLink.objects.filter(account_id__any=[a.pk for a in accounts]).exclude(user__email="")
+             .filter(user__is_active=True).select_related("user").order_by("id"))
+    by_account: dict[int, list[tuple[str, object]]] = defaultdict(list)
+    for link in links:
+        if not any(email.lower() == link.user.email.lower() for email, _ in by_account[link.account_id]):
+            by_account[link.account_id].append((link.user.email, link.user))
+    for account in accounts:
+        owner = account.owner.email
+        if owner and not any(email.lower() == owner.lower() for email, _ in by_account[account.pk]):
+            by_account[account.pk].append((owner, None))
+    return by_account
+
+
 def notice_addresses(account: Account, *, also: tuple[str, ...] = ()) -> list[str]:
     """Where an account's notices are e-mailed: ``also`` (the address a customer gave for what the notice is about:
-    autopay's), each active customer linked online, then the owner's address on file, once each (an address in any
-    case is one address)."""
+    autopay's), then ``addresses_by_account``'s, once each."""
     found: list[str] = []
-    emails = PortalLink.objects.filter(account=account, user__is_active=True).exclude(user__email="") \
-        .order_by("id").values_list("user__email", flat=True)
-    for email in [*also, *emails, account.owner.email]:
+    for email in [*also, *(email for email, _user in addresses_by_account([account])[account.pk])]:
         if email and email.lower() not in {f.lower() for f in found}:
             found.append(email)
     return found

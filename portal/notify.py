@@ -1,6 +1,5 @@
 """Paperless bills: an email with the new bill's amounts and a link to it, once per bill and address."""
 
-from collections import defaultdict
 
 from django.conf import settings
 from django.core.mail import EmailMessage, get_connection
@@ -10,27 +9,12 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from accounts.models import PortalLink
 from billing.models import Bill
 from core.dates import fmt_long_day
 from core.i18n import customer_language
+from notices.services import addresses_by_account
 
 from .models import BillNotice
-
-
-def _recipients(bills) -> dict[int, list[tuple[str, object]]]:
-    """For each account, the addresses its paperless bills go to, once each (an address in any case is one
-    address): every active customer linked online, then the owner's address on file (with no user)."""
-    links = (PortalLink.objects.filter(account_id__any=list({b.account_id for b in bills}))
-             .exclude(user__email="").filter(user__is_active=True).select_related("user").order_by("id"))
-    by_account: dict[int, list[tuple[str, object]]] = defaultdict(list)
-    for link in links:
-        by_account[link.account_id].append((link.user.email, link.user))
-    for bill in bills:
-        owner = bill.account.owner.email
-        if owner and not any(email.lower() == owner.lower() for email, _ in by_account[bill.account_id]):
-            by_account[bill.account_id].append((owner, None))
-    return by_account
 
 
 def bills_issued_notify(bill_ids) -> int:
@@ -45,7 +29,7 @@ def bills_issued_notify(bill_ids) -> int:
              .exclude(status=Bill.Status.VOID).select_related("account__premises", "account__owner")}
     if not bills:
         return 0
-    by_account = _recipients(list(bills.values()))
+    by_account = addresses_by_account({b.account_id: b.account for b in bills.values()}.values())
     site = settings.SITE_URL.rstrip("/")
     from billing.figures import bill_figures
     from billing.ordinance import ordinance_on

@@ -82,7 +82,7 @@ def test_customer_pages_carry_no_sequential_ids(two_customers):
     uuid = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
     for page in pages:
         for href in re.findall(r'href="(/portal/(?:accounts|bills)/[^"]*)"', page.content.decode()):
-            assert re.fullmatch(rf"/portal/(accounts|bills)/{uuid}/(pdf/)?", href), href
+            assert re.fullmatch(rf"/portal/(accounts|bills)/{uuid}/(pdf/|notifications/)?", href), href
 
 
 @pytest.mark.parametrize("name", ["signup", "login", "link", "password_reset", "logout", "paperless"])
