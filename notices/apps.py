@@ -13,6 +13,7 @@ class NoticesConfig(AppConfig):
         from termination.signals import case_reopened, notice_served, service_restored
 
         from . import receivers
+        from .signals import notices_queued
 
         # The customer hears of each, once, in their language (docs/architecture.md, the event table).
         payment_reversed.connect(receivers.on_payment_reversed, dispatch_uid="notices.payment_reversed")
@@ -23,3 +24,4 @@ class NoticesConfig(AppConfig):
         usage_alerts_raised.connect(receivers.on_usage_alerts_raised, dispatch_uid="notices.usage_alerts")
         notice_served.connect(receivers.on_termination_notice_served, dispatch_uid="notices.termination_served")
         service_restored.connect(receivers.on_service_restored, dispatch_uid="notices.service_restored")
+        notices_queued.connect(receivers.on_notices_queued, dispatch_uid="notices.send_queued")

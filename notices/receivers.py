@@ -145,3 +145,10 @@ def on_service_restored(sender, *, case_id, **kwargs) -> None:
     notice_give(account=case.account, kind=CustomerNotice.Kind.SERVICE_RESTORED, fact=f"restored:{case.pk}",
                 template="notices/email/service_restored.txt",
                 context={"case": case, "on": day, "utility": ordinance_on(on).utility, "site_url": settings.SITE_URL})
+
+
+def on_notices_queued(sender, **kwargs) -> None:
+    """Notices written in bulk: a worker sends what may go now (the rest waits out the quiet hours)."""
+    from .tasks import notices_send_waiting_task
+
+    notices_send_waiting_task.delay()

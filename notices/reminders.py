@@ -8,8 +8,8 @@ and the nightly job's ``customer_notices`` step):
   the late payment penalty of 1% (§ 45.29 E) on April 2"). The night's late charges are posted before the notices
   are decided, so a charge falling today is already in the amount past due.
 
-Each goes once per bill and kind (``notice_give``: the (kind, fact) key), in the account's language; an account
-that has paid hears nothing. Decided from the facts of the date, so running the date again sends nothing new.
+Each goes once per bill and kind (``notices_give_many``: the (kind, fact, way) key), in the account's language; an
+account that has paid hears nothing. Decided from the facts of the date, so running the date again sends nothing new.
 """
 
 from dataclasses import dataclass
@@ -29,7 +29,7 @@ from core.i18n import customer_language
 from core.money import ZERO, fmt_dollars
 
 from .models import CustomerNotice
-from .services import notice_give
+from .services import NoticeItem, notices_give_many
 
 # How far ahead a penalty rule's days are looked for the next late charge.
 LOOK_AHEAD = timedelta(days=400)
@@ -105,13 +105,14 @@ def reminders_decide(*, on: date) -> list[Reminder]:
 
 
 def reminders_give(reminders: list[Reminder], *, on: date) -> int:
-    """Tell each account once (a reminder already given is nothing to do); returns how many were given now."""
+    """Tell each account once (a reminder already given is nothing to do), in bulk: the e-mails and texts are
+    queued for a worker. Returns how many were given now."""
     if not reminders:
         return 0
     accounts = {a.pk: a for a in Account.objects.filter(pk__in={r.account_id for r in reminders})
                 .select_related("owner", "premises")}
     utility = ordinance_on(on).utility
-    given = 0
+    items = []
     for reminder in reminders:
         account = accounts[reminder.account_id]
         with customer_language(account):
@@ -122,10 +123,9 @@ def reminders_give(reminders: list[Reminder], *, on: date) -> int:
                        "next_on": fmt_long_day(reminder.next_charge_on) if reminder.next_charge_on else "",
                        "pay_by": fmt_long_day(reminder.next_charge_on - timedelta(days=1))
                        if reminder.next_charge_on else ""}
-        if notice_give(account=account, kind=reminder.kind, fact=reminder.fact,
-                       template=f"notices/email/{reminder.kind}.txt", context=context) is not None:
-            given += 1
-    return given
+        items.append(NoticeItem(account=account, kind=reminder.kind, fact=reminder.fact,
+                                template=f"notices/email/{reminder.kind}.txt", context=context))
+    return notices_give_many(items)
 
 
 @dataclass(frozen=True)
@@ -185,17 +185,16 @@ def installment_reminders_give(reminders: list[InstallmentReminder], *, on: date
     accounts = {a.pk: a for a in Account.objects.filter(pk__in={r.account_id for r in reminders})
                 .select_related("owner", "premises")}
     utility = ordinance_on(on).utility
-    given = 0
+    items = []
     for reminder in reminders:
         account = accounts[reminder.account_id]
         with customer_language(account):
             context = {"utility": utility, "site_url": settings.SITE_URL, "number": reminder.number,
                        "amount": fmt_dollars(reminder.amount), "due_on": fmt_long_day(reminder.due_on),
                        "keep_by": fmt_long_day(reminder.keep_by) if reminder.keep_by else ""}
-        if notice_give(account=account, kind=reminder.kind, fact=reminder.fact,
-                       template=f"notices/email/{reminder.kind}.txt", context=context) is not None:
-            given += 1
-    return given
+        items.append(NoticeItem(account=account, kind=reminder.kind, fact=reminder.fact,
+                                template=f"notices/email/{reminder.kind}.txt", context=context))
+    return notices_give_many(items)
 
 
 def nightly_customer_notices(*, as_of: date) -> dict:

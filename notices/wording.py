@@ -99,10 +99,16 @@ def shipped_words(kind: str, language: str) -> tuple[str, str]:
     return subject.strip(), body.strip()
 
 
-def notice_words(*, kind: str, language: str, template: str, context: dict) -> str:
-    """The notice's text (subject, a new line, the body) in the office's words, else the shipped ones; rendered in
-    the caller's language (``customer_language``)."""
-    wording = NoticeTemplate.objects.filter(kind=kind, language=language).first()
+def wordings_for(kinds) -> dict[tuple[str, str], NoticeTemplate]:
+    """The office's wordings of these kinds, by (kind, language)."""
+    return {(w.kind, w.language): w for w in NoticeTemplate.objects.filter(kind__in=list(kinds))}
+
+
+def notice_words(*, kind: str, language: str, template: str, context: dict,
+                 wordings: dict[tuple[str, str], NoticeTemplate]) -> str:
+    """The notice's text (subject, a new line, the body) in the office's words (``wordings``), else the shipped
+    ones; rendered in the caller's language (``customer_language``)."""
+    wording = wordings.get((kind, language))
     if wording is None:
         return render_to_string(template, context).strip()
     values = Context(context, autoescape=False)

@@ -28,14 +28,20 @@ def billed(account_no="1-0001", *, email="owner@example.com", language="en"):
     return account
 
 
-def notices(day: str, *extra) -> dict:
-    out = io.StringIO()
-    call_command("notices", "--date", day, "--json", *extra, stdout=out)
-    return json.loads(out.getvalue())
+@pytest.fixture
+def notices(django_capture_on_commit_callbacks):
+    """``notices --date DAY --json``; what follows its commit (a worker sending the e-mails queued) runs as it
+    would."""
+    def run_notices(day: str, *extra) -> dict:
+        out = io.StringIO()
+        with django_capture_on_commit_callbacks(execute=True):
+            call_command("notices", "--date", day, "--json", *extra, stdout=out)
+        return json.loads(out.getvalue())
+    return run_notices
 
 
 @pytest.mark.citation("§ 45.29 E")
-def test_the_late_notice_goes_the_day_after_the_due_date_with_the_amount_and_the_section(mineola):
+def test_the_late_notice_goes_the_day_after_the_due_date_with_the_amount_and_the_section(mineola, notices):
     account = billed()
     run("run_billing", "--date", "2026-02-01")
     run("assess_penalties", "--date", "2026-03-02")  # the night's 5% ($9.31) is posted before the notices
@@ -57,7 +63,7 @@ def test_the_late_notice_goes_the_day_after_the_due_date_with_the_amount_and_the
     assert CustomerNotice.objects.filter(kind=LATE).count() == 1
 
 
-def test_an_account_that_paid_hears_nothing(mineola):
+def test_an_account_that_paid_hears_nothing(mineola, notices):
     paid, unpaid = billed("1-0001"), billed("1-0002", email="other@example.com")
     run("run_billing", "--date", "2026-02-01")
     pay(paid, "186.13", "2026-02-25", "CHK-1")
@@ -69,7 +75,7 @@ def test_an_account_that_paid_hears_nothing(mineola):
 
 
 @pytest.mark.citation("§ 45.29 E")
-def test_the_reminder_goes_the_offices_days_before_the_due_date(mineola):
+def test_the_reminder_goes_the_offices_days_before_the_due_date(mineola, notices):
     Utility.objects.update(reminder_days=5)
     account = billed()
     run("run_billing", "--date", "2026-02-01")
@@ -87,7 +93,7 @@ def test_the_reminder_goes_the_offices_days_before_the_due_date(mineola):
     assert notices("2026-02-24")["notices"] == []  # 0: the office sends no reminders
 
 
-def test_a_spanish_account_reads_its_late_notice_in_spanish(mineola):
+def test_a_spanish_account_reads_its_late_notice_in_spanish(mineola, notices):
     billed(language="es")
     run("run_billing", "--date", "2026-02-01")
     run("assess_penalties", "--date", "2026-03-02")
@@ -98,7 +104,7 @@ def test_a_spanish_account_reads_its_late_notice_in_spanish(mineola):
     assert "2 de abril de 2026" in notice.body
 
 
-def test_without_an_email_the_late_notice_is_paper_for_the_clerk_to_print(mineola):
+def test_without_an_email_the_late_notice_is_paper_for_the_clerk_to_print(mineola, notices):
     account = billed(email="")
     run("run_billing", "--date", "2026-02-01")
     run("assess_penalties", "--date", "2026-03-02")

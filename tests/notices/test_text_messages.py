@@ -40,9 +40,15 @@ def choose(client, account, **fields):
     return client.post(reverse("portal:notifications", kwargs={"public_id": account.public_id}), data)
 
 
-def late_notice_night():
-    run("assess_penalties", "--date", "2026-03-02")
-    call_command("notices", "--date", "2026-03-02", stdout=io.StringIO())
+@pytest.fixture
+def late_notice_night(django_capture_on_commit_callbacks):
+    """The night of 2026-03-02: the late charges, then the notices; what follows their commit (a worker sending the
+    notices queued) runs as it would."""
+    def night():
+        run("assess_penalties", "--date", "2026-03-02")
+        with django_capture_on_commit_callbacks(execute=True):
+            call_command("notices", "--date", "2026-03-02", stdout=io.StringIO())
+    return night
 
 
 def twilio_post(client, path: str, params: dict, *, token: str = TOKEN):
@@ -51,7 +57,7 @@ def twilio_post(client, path: str, params: dict, *, token: str = TOKEN):
     return client.post(path, params, HTTP_X_TWILIO_SIGNATURE=signature)
 
 
-def test_texts_need_consent_to_the_words_shown_and_the_consent_is_kept(signed_in):
+def test_texts_need_consent_to_the_words_shown_and_the_consent_is_kept(signed_in, late_notice_night):
     client, account = signed_in
     page = client.get(reverse("portal:notifications", kwargs={"public_id": account.public_id})).content.decode()
     assert "Reply STOP to end, HELP for help. Consent is not a condition of service." in page
@@ -69,7 +75,7 @@ def test_texts_need_consent_to_the_words_shown_and_the_consent_is_kept(signed_in
     assert text["to"] == NUMBER and "Late notice" in text["body"] and "Reply STOP" in text["body"]
 
 
-def test_stop_ends_texts_help_answers_and_start_restarts(signed_in):
+def test_stop_ends_texts_help_answers_and_start_restarts(signed_in, late_notice_night):
     client, account = signed_in
     choose(client, account, by_text="on", text_number=NUMBER, consent="on")
     inbound = reverse("notices:text_inbound")
@@ -87,7 +93,7 @@ def test_stop_ends_texts_help_answers_and_start_restarts(signed_in):
     assert NoticePreference.objects.get(account=account).texts_allowed
 
 
-def test_a_text_that_cannot_be_delivered_falls_back_and_the_clerk_sees_why(signed_in):
+def test_a_text_that_cannot_be_delivered_falls_back_and_the_clerk_sees_why(signed_in, late_notice_night):
     client, account = signed_in
     account.owner.email = ""
     account.owner.save()
@@ -101,21 +107,21 @@ def test_a_text_that_cannot_be_delivered_falls_back_and_the_clerk_sees_why(signe
     assert list(CustomerNotice.objects.values_list("channel", flat=True)) == ["paper"]  # no e-mail chosen: paper
 
 
-def test_a_notice_turned_off_is_not_sent(signed_in):
+def test_a_notice_turned_off_is_not_sent(signed_in, late_notice_night):
     client, account = signed_in
     choose(client, account, kinds=["due_soon"])
     late_notice_night()
     assert not CustomerNotice.objects.filter(kind="late_notice").exists()
 
 
-def test_the_customer_chooses_spanish_for_the_notices(signed_in):
+def test_the_customer_chooses_spanish_for_the_notices(signed_in, late_notice_night):
     client, account = signed_in
     choose(client, account, language="es")
     late_notice_night()
     assert CustomerNotice.objects.get(kind="late_notice").subject.startswith("Aviso de atraso")
 
 
-def test_nothing_goes_in_the_quiet_hours_and_the_morning_sends_it(signed_in, settings):
+def test_nothing_goes_in_the_quiet_hours_and_the_morning_sends_it(signed_in, settings, late_notice_night):
     settings.NOTICES_QUIET_HOURS = (21, 8)
     assert quiet_until(datetime(2026, 3, 2, 12, 0, tzinfo=NY)) is None
     assert quiet_until(datetime(2026, 3, 2, 1, 30, tzinfo=NY)) == datetime(2026, 3, 2, 8, 0, tzinfo=NY)
