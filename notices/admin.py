@@ -79,8 +79,10 @@ class CustomerNoticeAdmin(ReadOnlyAdmin):
 class NoticePreferenceAdmin(ReadOnlyAdmin):
     """How each customer chose to hear from the office (set on the portal), and why texts stopped if they did."""
 
-    list_display = ("account", "by_email", "by_text", "text_number", "by_paper", "text_problem", "updated_at")
-    list_filter = ("by_email", "by_text", "by_paper", ("text_problem", admin.EmptyFieldListFilter))
+    list_display = ("account", "by_email", "by_text", "text_number", "by_paper", "email_problem", "text_problem",
+                    "updated_at")
+    list_filter = ("by_email", "by_text", "by_paper", ("email_problem", admin.EmptyFieldListFilter),
+                   ("text_problem", admin.EmptyFieldListFilter))
     search_fields = ("account__account_no", "text_number")
     list_select_related = ("account",)
 

@@ -6,6 +6,8 @@ class NoticesConfig(AppConfig):
     verbose_name = "Notices to customers"
 
     def ready(self):
+        from anymail.signals import tracking
+
         from arrears.signals import plan_defaulted
         from billing.signals import payment_reversed
         from meters.signals import usage_alerts_raised
@@ -25,3 +27,5 @@ class NoticesConfig(AppConfig):
         notice_served.connect(receivers.on_termination_notice_served, dispatch_uid="notices.termination_served")
         service_restored.connect(receivers.on_service_restored, dispatch_uid="notices.service_restored")
         notices_queued.connect(receivers.on_notices_queued, dispatch_uid="notices.send_queued")
+        # Bounces and spam complaints from the mail provider (django-anymail's webhooks, /anymail/…).
+        tracking.connect(receivers.on_email_tracking, dispatch_uid="notices.email_tracking")

@@ -62,6 +62,10 @@ class NoticePreference(models.Model):
     by_paper = models.BooleanField("paper by mail as well", default=False)
     kinds_off = models.JSONField(default=list, blank=True, help_text="The optional notices turned off.")
     text_number = models.CharField(max_length=16, blank=True, help_text="+1 and ten digits.")
+    emails_off = models.JSONField(default=list, blank=True,
+                                  help_text="Addresses the mail provider reported bounced or marked as spam: not "
+                                            "e-mailed until the customer gives them again.")
+    email_problem = models.CharField(max_length=200, blank=True, help_text="Why e-mails stopped, as the provider said.")
     text_problem = models.CharField(max_length=200, blank=True,
                                     help_text="Why texts are not sent: the number replied STOP, or could not be "
                                               "reached. Notices go by e-mail or paper instead.")

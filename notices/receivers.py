@@ -17,7 +17,7 @@ from remittance.models import AutopayEnrolment
 from termination.models import CaseEvent
 
 from .models import CustomerNotice
-from .services import notice_give
+from .services import email_undeliverable, notice_give
 
 REASON = PaymentReversal.Reason
 TOLD = {REASON.RETURNED: CustomerNotice.Kind.PAYMENT_RETURNED,
@@ -145,6 +145,18 @@ def on_service_restored(sender, *, case_id, **kwargs) -> None:
     notice_give(account=case.account, kind=CustomerNotice.Kind.SERVICE_RESTORED, fact=f"restored:{case.pk}",
                 template="notices/email/service_restored.txt",
                 context={"case": case, "on": day, "utility": ordinance_on(on).utility, "site_url": settings.SITE_URL})
+
+
+# What the mail provider reports (django-anymail's tracking webhooks) that stops e-mail to an address.
+UNDELIVERABLE = {"bounced": "bounced", "rejected": "refused by the mail provider", "failed": "could not be sent",
+                 "complained": "marked as spam by the customer"}
+
+
+def on_email_tracking(sender, *, event, esp_name, **kwargs) -> None:
+    """A bounce, a refusal or a spam complaint about one of our e-mails: that address is e-mailed no more."""
+    why = UNDELIVERABLE.get(event.event_type)
+    if why:
+        email_undeliverable(address=event.recipient or "", why=f"{why} ({esp_name})")
 
 
 def on_notices_queued(sender, **kwargs) -> None:

@@ -107,7 +107,7 @@ def notice_give(*, account: Account, kind: str, fact: str, template: str, contex
         reply_stop = _("Reply STOP to end texts, HELP for help.")
     subject, _sep, body = text.partition("\n")
     subject, body = subject.strip()[:200], body.strip()
-    addresses = notice_addresses(account, also=also) if preference.by_email else []
+    addresses = _reachable(notice_addresses(account, also=also), preference) if preference.by_email else []
     ways: list[tuple[str, str, str]] = []  # (channel, sent to, body)
     if addresses:
         ways.append((CustomerNotice.Channel.EMAIL, ", ".join(addresses), body))
@@ -172,7 +172,8 @@ def notices_give_many(items: list[NoticeItem]) -> int:
             reply_stop = _("Reply STOP to end texts, HELP for help.")
         subject, _sep, body = text.partition("\n")
         subject, body = subject.strip()[:200], body.strip()
-        emails = [email for email, _user in addresses.get(account.pk, [])] if preference.by_email else []
+        emails = _reachable([email for email, _user in addresses.get(account.pk, [])], preference) \
+            if preference.by_email else []
         ways = []
         if emails:
             ways.append((CustomerNotice.Channel.EMAIL, ", ".join(emails), body))
@@ -227,6 +228,31 @@ def notices_send_waiting(*, now: datetime | None = None) -> int:
     waiting = CustomerNotice.objects.filter(sent_at__isnull=True, error="", send_after__lte=now).exclude(
         channel=CustomerNotice.Channel.PAPER).order_by("id")
     return sum(1 for notice in waiting if notice_send(notice))
+
+
+def _reachable(emails: list[str], preference: NoticePreference) -> list[str]:
+    """The addresses the mail provider has not reported bounced or marked as spam."""
+    off = {email.lower() for email in preference.emails_off or []}
+    return [email for email in emails if email.lower() not in off]
+
+
+def email_undeliverable(*, address: str, why: str) -> int:
+    """The mail provider reported ``address`` bounced or marked a message from us as spam: no notice is e-mailed
+    to it again (the others go on; with none left, notices go by paper), and the clerk sees why on the customer's
+    notice preferences. Returns the accounts changed."""
+    address = (address or "").strip()
+    if not address:
+        return 0
+    accounts = set(Account.objects.filter(owner__email__iexact=address).values_list("id", flat=True))
+    accounts |= set(PortalLink.objects.filter(user__email__iexact=address).values_list("account_id", flat=True))
+    note = f"{address}: {why} on {timezone.localdate().isoformat()}"
+    for account_id in accounts:
+        preference, _created = NoticePreference.objects.get_or_create(account_id=account_id)
+        if address.lower() not in {e.lower() for e in preference.emails_off}:
+            preference.emails_off = [*preference.emails_off, address]
+            preference.email_problem = note[:200]
+            preference.save(update_fields=["emails_off", "email_problem", "updated_at"])
+    return len(accounts)
 
 
 def _mailing_address(account: Account) -> str:

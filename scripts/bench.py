@@ -1,7 +1,7 @@
 """Every speed figure in one command, against targets and the figures measured before.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/wb_bench .venv/bin/python scripts/bench.py all \\
-        [--accounts 100000] [--only copy,demo,billday,penalties,pdfs,import,portal,conversion] \\
+        [--accounts 100000] [--only copy,demo,billday,penalties,pdfs,import,portal,conversion,notices] \\
         [--json bench-results.json] [--workers 2]
 
     make bench BENCH_ARGS="--accounts 2000"
@@ -23,6 +23,8 @@ and created again (so its name must contain "bench", or pass --allow-drop). The 
              alone, with no database work, against the bill day's PDF figure; then the same bills profiled
              in one process, the milliseconds a bill by phase (parse, layout, drawing, writing);
   import     scripts/bench_import_readings.py: 100,000 readings over 25,000 meters;
+  notices    scripts/bench_notices.py: the day's reminders and late notices decided and queued for a demo village
+             billed for a month (its own scratch database);
   portal     gunicorn (2 workers, production settings) and Locust: one client's median per portal page,
              20 clients without a pause (each a customer of its own reading an account of its own), the
              statement API and the admin account page.
@@ -248,6 +250,19 @@ def piece_conversion(bench: Bench):
                     bench.met(seconds < 60 and f["differences"] == 0))
 
 
+def piece_notices(bench: Bench):
+    """bench_notices.py in a process of its own, on a scratch database of its own: the nightly notices of a day
+    decided and queued for the accounts of a demo village billed for a month."""
+    url = bench.database_url.rsplit("/", 1)[0] + f"/{bench.database}_notices"
+    env = {**os.environ, "DATABASE_URL": url}
+    f = _script_result("bench_notices", [sys.executable, str(SCRIPTS / "bench_notices.py"), "--accounts",
+                                          str(bench.args.accounts)], env=env)
+    seconds = f["late_s"]
+    yield bench.row("notices", f"{seconds:.1f} s: {f['late_given']:,} late notices decided and queued the day after "
+                    f"{f['bills']:,} bills fell due ({f['accounts']:,} accounts); the reminders 7 days before "
+                    f"{f['soon_s']:.1f} s; each day again {f['late_again_s']:.1f} s, nothing new", seconds, "s",
+                    bench.met(seconds < 60 and f["late_again_given"] == 0))
+
 
 # ---------------------------------------------------------------------------------------------------
 # The table
@@ -320,7 +335,8 @@ def run_all(args) -> int:
           f"pieces: {', '.join(args.only)}", flush=True)
     print("| " + " | ".join(COLUMNS) + " |", flush=True)
     pieces = {"copy": piece_copy, "demo": piece_demo, "billday": piece_billday, "penalties": piece_penalties,
-              "pdfs": piece_pdfs, "import": piece_import, "portal": piece_portal, "conversion": piece_conversion}
+              "pdfs": piece_pdfs, "import": piece_import, "portal": piece_portal, "conversion": piece_conversion,
+              "notices": piece_notices}
     try:
         for name in PIECES:
             if name not in args.only:

@@ -64,6 +64,7 @@ INSTALLED_APPS = [
     "remittance",
     "arrears",
     "notices",
+    "anymail",  # the mail provider's tracking webhooks (bounces, complaints) reach notices
     "office",
     "fieldwork",
     # Last: the composition root: its admin module puts together pages from the apps' parts; the nightly
@@ -264,6 +265,8 @@ SMS_FILE_PATH = env.str("SMS_FILE_PATH", default=str(BASE_DIR / "media" / "texts
 TWILIO_ACCOUNT_SID = env.str("TWILIO_ACCOUNT_SID", default="")
 TWILIO_AUTH_TOKEN = env.str("TWILIO_AUTH_TOKEN", default="")
 TWILIO_FROM = env.str("TWILIO_FROM", default="")
+# The mail provider's tracking webhooks (django-anymail): the shared secret they are called with ("user:password").
+ANYMAIL = {"WEBHOOK_SECRET": env.str("ANYMAIL_WEBHOOK_SECRET", default="")}
 # No notice goes between these hours, local time (from, until): one decided then waits for the morning.
 NOTICES_QUIET_HOURS = (21, 8)
 

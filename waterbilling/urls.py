@@ -10,6 +10,7 @@ urlpatterns = [
     path("portal/", include("portal.urls")),
     path("pay/", include("remittance.urls")),
     path("notices/", include("notices.urls")),
+    path("anymail/", include("anymail.urls")),  # the mail provider's tracking webhooks (bounces, complaints)
     path("i18n/", include("django.conf.urls.i18n")),  # set_language: the portal's language link
     path("admin/", admin.site.urls),
     path("api/v1/", include("waterbilling.api_urls")),

@@ -142,3 +142,18 @@ def test_nothing_goes_in_the_quiet_hours_and_the_morning_sends_it(signed_in, set
     assert len(mail.outbox) == 1 and len(sms.outbox) == 1
     assert notices_send_waiting(now=datetime(2026, 3, 2, 8, 15, tzinfo=NY)) == 0  # once
     assert date(2026, 3, 2) == timezone.localtime(CustomerNotice.objects.first().send_after).date()
+
+
+def test_a_bounced_address_is_e_mailed_no_more_and_the_clerk_sees_why(signed_in, late_notice_night):
+    from anymail.signals import AnymailTrackingEvent, tracking
+
+    client, account = signed_in
+    tracking.send(sender=object, event=AnymailTrackingEvent(event_type="bounced", recipient="DORA@example.org"),
+                  esp_name="Postmark")
+    preference = NoticePreference.objects.get(account=account)
+    assert preference.emails_off == ["DORA@example.org"]
+    assert preference.email_problem.startswith("DORA@example.org: bounced (Postmark)")
+    late_notice_night()
+    notice = CustomerNotice.objects.get(kind="late_notice", channel="email")
+    assert "dora@example.org" not in notice.sent_to.lower()  # the owner's address on file still gets it
+    assert account.owner.email in notice.sent_to

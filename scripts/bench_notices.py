@@ -1,0 +1,91 @@
+"""The nightly notices at scale: a demo village of N accounts billed for a month (untimed), then the day's notices
+decided and queued (sending is the workers' job), on the database DATABASE_URL names (emptied first: use a scratch
+PostgreSQL database).
+
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/wb_bench_notices \\
+        .venv/bin/python scripts/bench_notices.py --accounts 100000
+
+The days measured, as the nightly job's ``customer_notices`` step does them: the reminders the office's 7 days before
+the month's due date, and the late notices the day after it (the bills unpaid: the demo village pays nothing). Then
+each day again (nothing new: once). Prints one line per day and a JSON line (``RESULT {...}``).
+"""
+
+import argparse
+import io
+import json
+import os
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+BILL_DATE = date(2026, 11, 1)  # due 2026-12-01 under Mineola's calendar
+SOON = date(2026, 11, 24)
+LATE = date(2026, 12, 2)
+
+
+def measure(accounts: int) -> dict:
+    from django.core.management import call_command
+
+    from billing.models import Bill
+    from notices.models import CustomerNotice
+    from notices.receivers import on_notices_queued
+    from notices.reminders import nightly_customer_notices
+    from notices.signals import notices_queued
+
+    call_command("migrate", verbosity=0)
+    started = time.perf_counter()
+    call_command("setup_utility", "mineola", "--demo", str(accounts), "--date", "2026-12-06", stdout=io.StringIO())
+    call_command("run_billing", "--date", BILL_DATE.isoformat(), "--no-progress", stdout=io.StringIO())
+    figures = {"accounts": accounts, "bills": Bill.objects.filter(bill_date=BILL_DATE).count(),
+               "setup_s": round(time.perf_counter() - started, 1)}
+    # Queued, not sent: the worker's sending is not the nightly step's time.
+    notices_queued.disconnect(on_notices_queued, dispatch_uid="notices.send_queued")
+    for name, day in (("soon", SOON), ("late", LATE)):
+        started = time.perf_counter()
+        counts = nightly_customer_notices(as_of=day)
+        figures[f"{name}_s"] = round(time.perf_counter() - started, 2)
+        figures[f"{name}_decided"], figures[f"{name}_given"] = counts["reminders_decided"], counts["reminders_given"]
+        started = time.perf_counter()
+        again = nightly_customer_notices(as_of=day)
+        figures[f"{name}_again_s"] = round(time.perf_counter() - started, 2)
+        figures[f"{name}_again_given"] = again["reminders_given"]
+    figures["rows"] = CustomerNotice.objects.count()
+    return figures
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--accounts", type=int, default=100_000)
+    args = parser.parse_args()
+    url = os.environ.get("DATABASE_URL", "")
+    if not url.startswith(("postgres://", "postgresql://")) or "bench" not in url:
+        print("bench_notices: DATABASE_URL must name a scratch PostgreSQL database whose name contains 'bench' "
+              "(it is emptied)", file=sys.stderr)
+        return 2
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "waterbilling.settings")
+    os.environ.setdefault("DJANGO_DEBUG", "1")
+    os.environ.setdefault("EMAIL_BACKEND", "django.core.mail.backends.locmem.EmailBackend")
+    os.environ.pop("REDIS_URL", None)
+    import django
+
+    django.setup()
+    from bench import database_ensure
+
+    database_ensure(url.rsplit("/", 1)[1], fresh=True)
+    f = measure(args.accounts)
+    print(f"{f['accounts']:,} accounts, {f['bills']:,} bills dated {BILL_DATE} (setup {f['setup_s']} s, untimed)")
+    for name, day in (("soon", SOON), ("late", LATE)):
+        rate = f[f"{name}_given"] / f[f"{name}_s"] if f[f"{name}_s"] else 0
+        print(f"  {day} ({name}): {f[f'{name}_decided']:,} decided, {f[f'{name}_given']:,} given and queued in "
+              f"{f[f'{name}_s']} s ({rate:,.0f} a second); again {f[f'{name}_again_s']} s, "
+              f"{f[f'{name}_again_given']} new")
+    print("RESULT " + json.dumps(f))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
