@@ -77,9 +77,9 @@ def test_the_steps_run_in_order_and_each_is_recorded_with_its_counts(account):
     assert run.status == "done" and Bill.objects.get().total.amount == Decimal("186.13")
     night_ = NightlyRun.objects.get()
     assert (night_.run_on, night_.status) == (BILL_DAY, "done") and night_.finished_at is not None
-    assert steps(BILL_DAY) == [(1, "bill", "done"), (2, "penalties", "done"), (3, "bill_pdfs", "done"), (4, "notices", "done"), (5, "termination_deadlines", "done"),
-        (6, "backflow_tests_due", "done"), (7, "payment_plans", "done"), (8, "standings", "done"),
-        (9, "autopay_receipts", "done")]
+    assert steps(BILL_DAY) == [(1, "bill", "done"), (2, "penalties", "done"), (3, "bill_pdfs", "done"), (4, "notices", "done"), (5, "customer_notices", "done"), (6, "paper_notices", "done"), (7, "termination_deadlines", "done"),
+        (8, "backflow_tests_due", "done"), (9, "payment_plans", "done"), (10, "standings", "done"),
+        (11, "autopay_receipts", "done")]
     recorded = {s.name: s for s in night_.steps.all()}
     assert recorded["bill"].counts == {"bills": 1, "billing_exceptions": 0, "runs_swept": [],
                                        "billing_run": run.pk}
@@ -118,9 +118,9 @@ def test_a_step_that_raises_stops_the_night_and_the_next_attempt_resumes_from_it
 
     assert calls == {"nightly_bill": 1, "nightly_penalties": 1}  # bill_pdfs waits for the next attempt
     assert NightlyRun.objects.get(run_on=PENALTY_DAY).status == "failed"
-    assert steps(PENALTY_DAY) == [(1, "bill", "done"), (2, "penalties", "failed"), (3, "bill_pdfs", "pending"), (4, "notices", "pending"), (5, "termination_deadlines", "pending"),
-        (6, "backflow_tests_due", "pending"), (7, "payment_plans", "pending"), (8, "standings", "pending"),
-        (9, "autopay_receipts", "pending")]
+    assert steps(PENALTY_DAY) == [(1, "bill", "done"), (2, "penalties", "failed"), (3, "bill_pdfs", "pending"), (4, "notices", "pending"), (5, "customer_notices", "pending"), (6, "paper_notices", "pending"), (7, "termination_deadlines", "pending"),
+        (8, "backflow_tests_due", "pending"), (9, "payment_plans", "pending"), (10, "standings", "pending"),
+        (11, "autopay_receipts", "pending")]
     failed = NightlyStep.objects.get(run__run_on=PENALTY_DAY, name="penalties")
     assert failed.error == "RuntimeError: the ledger is locked for the audit" and failed.finished_at is not None
     assert not LedgerEntry.objects.filter(kind="penalty").exists()
@@ -131,9 +131,9 @@ def test_a_step_that_raises_stops_the_night_and_the_next_attempt_resumes_from_it
 
     # The failed step and the one after it run; the done bill step is not run again.
     assert calls == {"nightly_penalties": 1, "nightly_bill_pdfs": 1}
-    assert steps(PENALTY_DAY) == [(1, "bill", "done"), (2, "penalties", "done"), (3, "bill_pdfs", "done"), (4, "notices", "done"), (5, "termination_deadlines", "done"),
-        (6, "backflow_tests_due", "done"), (7, "payment_plans", "done"), (8, "standings", "done"),
-        (9, "autopay_receipts", "done")]
+    assert steps(PENALTY_DAY) == [(1, "bill", "done"), (2, "penalties", "done"), (3, "bill_pdfs", "done"), (4, "notices", "done"), (5, "customer_notices", "done"), (6, "paper_notices", "done"), (7, "termination_deadlines", "done"),
+        (8, "backflow_tests_due", "done"), (9, "payment_plans", "done"), (10, "standings", "done"),
+        (11, "autopay_receipts", "done")]
     assert NightlyRun.objects.get(run_on=PENALTY_DAY).status == "done"
     assert NightlyStep.objects.get(run__run_on=PENALTY_DAY, name="penalties").error == ""
     assert "1 penalties ($9.31)" in out
@@ -162,7 +162,7 @@ def test_a_finished_night_run_again_does_nothing_more(account, calls):
     again = night(PENALTY_DAY)
 
     assert calls == {} and books() == before and again == first
-    assert NightlyRun.objects.count() == 2 and NightlyStep.objects.count() == 18
+    assert NightlyRun.objects.count() == 2 and NightlyStep.objects.count() == 22
 
 
 def test_a_billing_run_that_fails_fails_the_bill_step(account, monkeypatch):
@@ -173,9 +173,9 @@ def test_a_billing_run_that_fails_fails_the_bill_step(account, monkeypatch):
     with pytest.raises(CommandError, match=r"stopped at step 'bill': billing run \d+ for 2026-02-01 failed: chunk 1 "
                                            r"of 1 failed: ValueError: no rate for meter size 7/8; retry it"):
         night(BILL_DAY)
-    assert steps(BILL_DAY) == [(1, "bill", "failed"), (2, "penalties", "pending"), (3, "bill_pdfs", "pending"), (4, "notices", "pending"), (5, "termination_deadlines", "pending"),
-        (6, "backflow_tests_due", "pending"), (7, "payment_plans", "pending"), (8, "standings", "pending"),
-        (9, "autopay_receipts", "pending")]
+    assert steps(BILL_DAY) == [(1, "bill", "failed"), (2, "penalties", "pending"), (3, "bill_pdfs", "pending"), (4, "notices", "pending"), (5, "customer_notices", "pending"), (6, "paper_notices", "pending"), (7, "termination_deadlines", "pending"),
+        (8, "backflow_tests_due", "pending"), (9, "payment_plans", "pending"), (10, "standings", "pending"),
+        (11, "autopay_receipts", "pending")]
 
 
 def test_the_bill_step_stops_waiting_for_the_workers_and_penalties_go_on(account, settings, monkeypatch):
@@ -200,15 +200,15 @@ def test_the_bill_step_stops_waiting_for_the_workers_and_penalties_go_on(account
     assert report["billing_unfinished"] == (f"billing run {run.pk} was still running after 1 s (0 of 1 chunks "
                                             "done); the workers go on with it")
     assert "billing not finished" in out and "1 penalties ($9.31)" in out
-    assert steps(day) == [(1, "bill", "done"), (2, "penalties", "done"), (3, "bill_pdfs", "done"), (4, "notices", "done"), (5, "termination_deadlines", "done"),
-        (6, "backflow_tests_due", "done"), (7, "payment_plans", "done"), (8, "standings", "done"),
-        (9, "autopay_receipts", "done")]
+    assert steps(day) == [(1, "bill", "done"), (2, "penalties", "done"), (3, "bill_pdfs", "done"), (4, "notices", "done"), (5, "customer_notices", "done"), (6, "paper_notices", "done"), (7, "termination_deadlines", "done"),
+        (8, "backflow_tests_due", "done"), (9, "payment_plans", "done"), (10, "standings", "done"),
+        (11, "autopay_receipts", "done")]
 
 
 def test_only_the_steps_of_installed_apps_run_and_a_later_apps_step_fits_in(account, monkeypatch):
     assert [step.name for step in nightly_steps()] == [
-        "bill", "penalties", "bill_pdfs", "notices", "termination_deadlines", "backflow_tests_due", "payment_plans",
-        "standings", "autopay_receipts"]
+        "bill", "penalties", "bill_pdfs", "notices", "customer_notices", "paper_notices", "termination_deadlines",
+        "backflow_tests_due", "payment_plans", "standings", "autopay_receipts"]
 
     installed = {"billing"}
     monkeypatch.setattr(nightly.apps, "is_installed", lambda label: label in installed)
