@@ -107,6 +107,16 @@ def reminders_decide(*, on: date) -> list[Reminder]:
 def reminders_give(reminders: list[Reminder], *, on: date) -> int:
     """Tell each account once (a reminder already given is nothing to do), in bulk: the e-mails and texts are
     queued for a worker. Returns how many were given now."""
+    return _give(reminders, on=on, context_of=lambda r: {
+        "bill_number": r.bill_number, "due_on": fmt_long_day(r.due_date), "amount": fmt_dollars(r.amount),
+        "past_due": fmt_dollars(r.past_due), "citation": r.citation, "next_charge": r.next_charge,
+        "next_on": fmt_long_day(r.next_charge_on) if r.next_charge_on else "",
+        "pay_by": fmt_long_day(r.next_charge_on - timedelta(days=1)) if r.next_charge_on else ""})
+
+
+def _give(reminders: list, *, on: date, context_of) -> int:
+    """Each reminder (with its ``kind``, ``fact`` and ``account_id``) as a notice in its account's language, its
+    own facts written by ``context_of`` in that language."""
     if not reminders:
         return 0
     accounts = {a.pk: a for a in Account.objects.filter(pk__in={r.account_id for r in reminders})
@@ -116,13 +126,7 @@ def reminders_give(reminders: list[Reminder], *, on: date) -> int:
     for reminder in reminders:
         account = accounts[reminder.account_id]
         with customer_language(account):
-            context = {"utility": utility, "site_url": settings.SITE_URL, "bill_number": reminder.bill_number,
-                       "due_on": fmt_long_day(reminder.due_date), "amount": fmt_dollars(reminder.amount),
-                       "past_due": fmt_dollars(reminder.past_due), "citation": reminder.citation,
-                       "next_charge": reminder.next_charge,
-                       "next_on": fmt_long_day(reminder.next_charge_on) if reminder.next_charge_on else "",
-                       "pay_by": fmt_long_day(reminder.next_charge_on - timedelta(days=1))
-                       if reminder.next_charge_on else ""}
+            context = {"utility": utility, "site_url": settings.SITE_URL, **context_of(reminder)}
         items.append(NoticeItem(account=account, kind=reminder.kind, fact=reminder.fact,
                                 template=f"notices/email/{reminder.kind}.txt", context=context))
     return notices_give_many(items)
@@ -180,21 +184,9 @@ def installment_reminders_decide(*, on: date) -> list[InstallmentReminder]:
 
 
 def installment_reminders_give(reminders: list[InstallmentReminder], *, on: date) -> int:
-    if not reminders:
-        return 0
-    accounts = {a.pk: a for a in Account.objects.filter(pk__in={r.account_id for r in reminders})
-                .select_related("owner", "premises")}
-    utility = ordinance_on(on).utility
-    items = []
-    for reminder in reminders:
-        account = accounts[reminder.account_id]
-        with customer_language(account):
-            context = {"utility": utility, "site_url": settings.SITE_URL, "number": reminder.number,
-                       "amount": fmt_dollars(reminder.amount), "due_on": fmt_long_day(reminder.due_on),
-                       "keep_by": fmt_long_day(reminder.keep_by) if reminder.keep_by else ""}
-        items.append(NoticeItem(account=account, kind=reminder.kind, fact=reminder.fact,
-                                template=f"notices/email/{reminder.kind}.txt", context=context))
-    return notices_give_many(items)
+    return _give(reminders, on=on, context_of=lambda r: {
+        "number": r.number, "amount": fmt_dollars(r.amount), "due_on": fmt_long_day(r.due_on),
+        "keep_by": fmt_long_day(r.keep_by) if r.keep_by else ""})
 
 
 def nightly_customer_notices(*, as_of: date) -> dict:

@@ -98,34 +98,15 @@ def notice_give(*, account: Account, kind: str, fact: str, template: str, contex
     the customer turned this notice off). ``template`` is ``notices/email/<name>.txt``: its first line is the
     subject, the rest the body."""
     preference = preference_of(account)
-    if kind in OPTIONAL_KINDS and kind in (preference.kinds_off or []):
-        return None
-    with customer_language(account):
-        text = notice_words(kind=kind, language=account.language, template=template,
-                            context={**context, "account": account}, wordings=wordings_for({kind}))
-        utility_name = getattr(context.get("utility"), "name", "")
-        reply_stop = _("Reply STOP to end texts, HELP for help.")
-    subject, _sep, body = text.partition("\n")
-    subject, body = subject.strip()[:200], body.strip()
-    addresses = _reachable(notice_addresses(account, also=also), preference) if preference.by_email else []
-    ways: list[tuple[str, str, str]] = []  # (channel, sent to, body)
-    if addresses:
-        ways.append((CustomerNotice.Channel.EMAIL, ", ".join(addresses), body))
-    if preference.texts_allowed:
-        site = settings.SITE_URL.rstrip("/")
-        ways.append((CustomerNotice.Channel.TEXT, preference.text_number,
-                     f"{utility_name}: {subject}. {site}/portal/ {reply_stop}".strip()))
-    if not addresses or preference.by_paper:
-        ways.append((CustomerNotice.Channel.PAPER, _mailing_address(account), body))
+    emails = notice_addresses(account, also=also)
     send_after = quiet_until()
     made: list[CustomerNotice] = []
-    for channel, sent_to, words in ways:
+    for row in _rows(NoticeItem(account, kind, fact, template, context), preference, emails,
+                     wordings=wordings_for({kind}), send_after=send_after):
         try:
             with transaction.atomic():
-                made.append(CustomerNotice.objects.create(
-                    account=account, kind=kind, fact=fact[:120], language=account.language, channel=channel,
-                    sent_to=sent_to, subject=subject, body=words,
-                    send_after=send_after if channel != CustomerNotice.Channel.PAPER else None))
+                row.save()
+            made.append(row)
         except IntegrityError:
             continue
     if not made:
@@ -147,6 +128,36 @@ class NoticeItem:
     context: dict
 
 
+def _rows(item: NoticeItem, preference: NoticePreference, emails: list[str], *, wordings: dict,
+          send_after: datetime | None) -> list[CustomerNotice]:
+    """The notice's rows, not saved: one for each way the customer chose (e-mail to ``emails`` the provider has not
+    refused, a text with consent, paper where there is no e-mail or the customer asked for it too); none when they
+    turned this notice off. In the office's words where it has worded it, in the account's language."""
+    account = item.account
+    if item.kind in OPTIONAL_KINDS and item.kind in (preference.kinds_off or []):
+        return []
+    with customer_language(account):
+        text = notice_words(kind=item.kind, language=account.language, template=item.template,
+                            context={**item.context, "account": account}, wordings=wordings)
+        reply_stop = _("Reply STOP to end texts, HELP for help.")
+    subject, _sep, body = text.partition("\n")
+    subject, body = subject.strip()[:200], body.strip()
+    emails = _reachable(emails, preference) if preference.by_email else []
+    ways: list[tuple[str, str, str]] = []  # (channel, sent to, words)
+    if emails:
+        ways.append((CustomerNotice.Channel.EMAIL, ", ".join(emails), body))
+    if preference.texts_allowed:
+        utility_name = getattr(item.context.get("utility"), "name", "")
+        ways.append((CustomerNotice.Channel.TEXT, preference.text_number,
+                     f"{utility_name}: {subject}. {settings.SITE_URL.rstrip('/')}/portal/ {reply_stop}".strip()))
+    if not emails or preference.by_paper:
+        ways.append((CustomerNotice.Channel.PAPER, _mailing_address(account), body))
+    return [CustomerNotice(account=account, kind=item.kind, fact=item.fact[:120], language=account.language,
+                           channel=channel, sent_to=sent_to, subject=subject, body=words,
+                           send_after=None if channel == CustomerNotice.Channel.PAPER else send_after)
+            for channel, sent_to, words in ways]
+
+
 def notices_give_many(items: list[NoticeItem]) -> int:
     """Give many notices at once, as ``notice_give`` gives one (the ways chosen, once each, the office's words),
     reading each account's choices, addresses and the wordings in a few queries, and writing the rows in bulk; the
@@ -158,35 +169,12 @@ def notices_give_many(items: list[NoticeItem]) -> int:
     preferences = {p.account_id: p for p in NoticePreference.objects.filter(account_id__in=list(accounts))}
     addresses = addresses_by_account(accounts.values())
     wordings = wordings_for({item.kind for item in items})
-    site = settings.SITE_URL.rstrip("/")
     send_after = quiet_until() or timezone.now()
     rows: list[CustomerNotice] = []
     for item in items:
-        account = item.account
-        preference = preferences.get(account.pk) or NoticePreference(account=account)
-        if item.kind in OPTIONAL_KINDS and item.kind in (preference.kinds_off or []):
-            continue
-        with customer_language(account):
-            text = notice_words(kind=item.kind, language=account.language, template=item.template,
-                                context={**item.context, "account": account}, wordings=wordings)
-            reply_stop = _("Reply STOP to end texts, HELP for help.")
-        subject, _sep, body = text.partition("\n")
-        subject, body = subject.strip()[:200], body.strip()
-        emails = _reachable([email for email, _user in addresses.get(account.pk, [])], preference) \
-            if preference.by_email else []
-        ways = []
-        if emails:
-            ways.append((CustomerNotice.Channel.EMAIL, ", ".join(emails), body))
-        if preference.texts_allowed:
-            utility_name = getattr(item.context.get("utility"), "name", "")
-            ways.append((CustomerNotice.Channel.TEXT, preference.text_number,
-                         f"{utility_name}: {subject}. {site}/portal/ {reply_stop}".strip()))
-        if not emails or preference.by_paper:
-            ways.append((CustomerNotice.Channel.PAPER, _mailing_address(account), body))
-        rows.extend(CustomerNotice(account=account, kind=item.kind, fact=item.fact[:120], language=account.language,
-                                   channel=channel, sent_to=sent_to, subject=subject, body=words,
-                                   send_after=None if channel == CustomerNotice.Channel.PAPER else send_after)
-                    for channel, sent_to, words in ways)
+        preference = preferences.get(item.account.pk) or NoticePreference(account=item.account)
+        emails = [email for email, _user in addresses.get(item.account.pk, [])]
+        rows.extend(_rows(item, preference, emails, wordings=wordings, send_after=send_after))
     made = 0
     for start in range(0, len(rows), BATCH):
         batch = rows[start:start + BATCH]
