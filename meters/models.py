@@ -144,8 +144,17 @@ class UsageAlert(models.Model):
 
     reading = models.ForeignKey(Reading, on_delete=models.CASCADE, related_name="usage_alerts")
     account = models.ForeignKey("accounts.Account", on_delete=models.CASCADE, related_name="usage_alerts")
+    class Compared(models.TextChoices):
+        YEAR = "year", "the year before"
+        LAST_YEAR = "last_year", "the same period last year"
+
     kind = models.CharField(max_length=10, choices=Kind.choices)
     detail = models.CharField(max_length=300)
+    gallons = models.BigIntegerField(default=0, help_text="The use the reading shows since the one before.")
+    days = models.PositiveIntegerField(default=0, help_text="The days that use is over.")
+    usual_per_day = models.DecimalField(max_digits=12, decimal_places=1, null=True, blank=True,
+                                        help_text="High use: the account's usual gallons a day it is compared with.")
+    compared_with = models.CharField(max_length=10, choices=Compared.choices, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     resolved_at = models.DateTimeField(null=True, blank=True)
     resolved_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,

@@ -199,6 +199,22 @@ def estimate_from_history(*, intervals: Sequence[tuple[date, date, int]], since:
     return Estimate(gallons=int(estimated), basis=basis[:200])
 
 
+def use_between(readings: Sequence[tuple[date, int]], start: date, end: date) -> int | None:
+    """The register's advance from ``start`` to ``end`` read off a meter's dated ``readings`` (in date order), each
+    end placed on the straight line between the readings either side of it (use is taken as even between two
+    readings); None when the readings do not reach both ends."""
+    def at(day: date) -> Decimal | None:
+        for (d0, v0), (d1, v1) in pairwise(readings):
+            if d0 <= day <= d1:
+                return Decimal(v0) if d1 == d0 else Decimal(v0) + Decimal(v1 - v0) * (day - d0).days / (d1 - d0).days
+        return None
+
+    first, last = at(start), at(end)
+    if first is None or last is None or end <= start:
+        return None
+    return int((last - first).quantize(Decimal(1), ROUND_HALF_UP))
+
+
 def use_over(gallons: int, days: int, *, past_gallons: int, past_days: int, factor: Decimal) -> str:
     """Why a use of ``gallons`` over ``days`` is over ``factor``× the average of the earlier ``past_gallons`` over
     ``past_days`` (the bill hold's rule, and the usage alert's), or "" when it is not."""

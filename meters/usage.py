@@ -1,11 +1,15 @@
 """Usage alerts from the readings recorded: use far above the account's own (``rules.use_over``, the bill hold's rule
 with the office's factor), use on a vacant or shut-off account, no use over a month on an occupied one. Each alert is
-kept for the clerk (``UsageAlert``, once per reading and kind) and announced (``usage_alerts_raised``) so the customer
-is told where they chose it. Worked out after the readings are committed, from each meter's own earlier readings:
-the interval the new reading closes against the year of readings before it."""
+kept for the clerk (``UsageAlert``, once per reading and kind, with its figures) and announced
+(``usage_alerts_raised``) so the customer is told where they chose it, in their language.
+
+Worked out after the readings are committed, from each meter's own earlier readings: the interval the new reading
+closes is compared with the same period last year where the readings reach it (a summer's sprinkling against last
+summer's, not against the winter), and with the average of the year of readings before it where they do not."""
 
 from collections import defaultdict
 from datetime import timedelta
+from decimal import ROUND_HALF_UP, Decimal
 
 from django.db import transaction
 
@@ -13,7 +17,7 @@ from accounts.models import Account
 from ordinance.selectors import installed_utility
 
 from .models import Installation, Reading, UsageAlert
-from .rules import use_over
+from .rules import use_between, use_over
 from .signals import usage_alerts_raised
 from .units import to_gallons
 
@@ -55,20 +59,30 @@ def usage_alerts_raise(reading_ids) -> list[int]:
         status = statuses.get(account_id)
         if status in (Account.Status.VACANT, Account.Status.SHUT_OFF) and gallons > 0:
             made.append(UsageAlert(reading=reading, account_id=account_id, kind=UsageAlert.Kind.VACANT,
+                                   gallons=gallons, days=days,
                                    detail=f"{gallons:,} gal in {days} days on an account that is "
                                           f"{Account.Status(status).label.lower()}"))
             continue
         if status == Account.Status.ACTIVE and gallons == 0 and days >= NO_USE_DAYS:
             made.append(UsageAlert(reading=reading, account_id=account_id, kind=UsageAlert.Kind.NONE,
-                                   detail=f"no use in {days} days on an occupied account: a stopped meter?"))
+                                   days=days, detail=f"no use in {days} days on an occupied account: a stopped meter?"))
             continue
-        year = [(d, v) for d, v in earlier if d >= before_on - LOOK_BACK]
-        first_on, first = year[0]
-        words = use_over(gallons, days, past_gallons=to_gallons(before - first, reading.meter.unit),
-                         past_days=(before_on - first_on).days, factor=utility.high_usage_factor)
+        unit, factor = reading.meter.unit, utility.high_usage_factor
+        last_year = use_between(earlier, before_on - LOOK_BACK, reading.read_on - LOOK_BACK)
+        if last_year:
+            past_gallons, past_days = to_gallons(last_year, unit), days
+            compared = UsageAlert.Compared.LAST_YEAR
+        else:
+            year = [(d, v) for d, v in earlier if d >= before_on - LOOK_BACK]
+            first_on, first = year[0]
+            past_gallons, past_days = to_gallons(before - first, unit), (before_on - first_on).days
+            compared = UsageAlert.Compared.YEAR
+        words = use_over(gallons, days, past_gallons=past_gallons, past_days=past_days, factor=factor)
         if words:
-            made.append(UsageAlert(reading=reading, account_id=account_id, kind=UsageAlert.Kind.HIGH,
-                                   detail=f"{words} over the year before"))
+            made.append(UsageAlert(reading=reading, account_id=account_id, kind=UsageAlert.Kind.HIGH, gallons=gallons,
+                                   days=days, compared_with=compared, detail=f"{words} over {compared.label}",
+                                   usual_per_day=(Decimal(past_gallons) / past_days).quantize(Decimal("0.1"),
+                                                                                               ROUND_HALF_UP)))
     if not made:
         return []
     with transaction.atomic():

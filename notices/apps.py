@@ -11,7 +11,7 @@ class NoticesConfig(AppConfig):
         from arrears.signals import plan_defaulted
         from billing.signals import payment_reversed
         from meters.signals import usage_alerts_raised
-        from remittance.signals import autopay_ended, autopay_suspended
+        from remittance.signals import autopay_ended, autopay_notice_due, autopay_suspended
         from termination.signals import case_reopened, notice_served, service_restored
 
         from . import receivers
@@ -20,6 +20,7 @@ class NoticesConfig(AppConfig):
         # The customer hears of each, once, in their language (docs/architecture.md, the event table).
         payment_reversed.connect(receivers.on_payment_reversed, dispatch_uid="notices.payment_reversed")
         autopay_suspended.connect(receivers.on_autopay_suspended, dispatch_uid="notices.autopay_suspended")
+        autopay_notice_due.connect(receivers.on_autopay_notice_due, dispatch_uid="notices.autopay_notice_due")
         autopay_ended.connect(receivers.on_autopay_ended, dispatch_uid="notices.autopay_ended")
         case_reopened.connect(receivers.on_case_reopened, dispatch_uid="notices.case_reopened")
         plan_defaulted.connect(receivers.on_plan_defaulted, dispatch_uid="notices.plan_defaulted")

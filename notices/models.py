@@ -21,6 +21,8 @@ class CustomerNotice(models.Model):
         INSTALLMENT_MISSED = "installment_missed", "A payment plan installment missed"
         TERMINATION_SERVED = "termination_served", "Termination notice served, with the hearing date"
         SERVICE_RESTORED = "service_restored", "Service restored"
+        BILL_READY = "bill_ready", "A new bill is ready"
+        AUTOPAY_SCHEDULED = "autopay_scheduled", "Autopay: the amount and day of the next debit"
 
     class Channel(models.TextChoices):
         EMAIL = "email", "E-mail"

@@ -13,11 +13,11 @@ from core.clock import today
 from core.dates import fmt_long_day
 from core.i18n import customer_language
 from core.money import fmt_dollars
-from remittance.models import AutopayEnrolment
+from remittance.models import AutopayEnrolment, AutopayNotice
 from termination.models import CaseEvent
 
 from .models import CustomerNotice
-from .services import email_undeliverable, notice_give
+from .services import AUTOPAY_FACT, email_undeliverable, notice_give, notice_send
 
 REASON = PaymentReversal.Reason
 TOLD = {REASON.RETURNED: CustomerNotice.Kind.PAYMENT_RETURNED,
@@ -70,6 +70,27 @@ def on_autopay_suspended(sender, *, enrolment_id, code, reason, **kwargs) -> Non
                          "site_url": settings.SITE_URL})
 
 
+def on_autopay_notice_due(sender, *, notice_id, **kwargs) -> None:
+    """The notice before a debit: its amount, the account it comes from and the banking day, e-mailed to the
+    address the customer gave for autopay (always: the authorization promises it) and by the ways they chose. An
+    e-mail that failed before is tried again; once one has gone, the debit may follow (``notice_send``)."""
+    notice = AutopayNotice.objects.select_related("enrolment__account__owner", "enrolment__account__premises",
+                                                  "bill").get(pk=notice_id)
+    enrolment, account = notice.enrolment, notice.enrolment.account
+    with customer_language(account):
+        on = fmt_long_day(notice.debit_on)
+    fact = f"{AUTOPAY_FACT}{notice.pk}"
+    given = notice_give(account=account, kind=CustomerNotice.Kind.AUTOPAY_SCHEDULED, fact=fact,
+                        template="notices/email/autopay_scheduled.txt", also=(enrolment.email,),
+                        context={"enrolment": enrolment, "bill": notice.bill, "on": on,
+                                 "amount": fmt_dollars(notice.amount.amount), "utility": ordinance_on(today()).utility,
+                                 "site_url": settings.SITE_URL})
+    if given is None:  # told before: an e-mail or text the server refused then is tried again
+        for failed in CustomerNotice.objects.filter(kind=CustomerNotice.Kind.AUTOPAY_SCHEDULED, fact=fact,
+                                                    sent_at__isnull=True).exclude(error=""):
+            notice_send(failed)
+
+
 def on_autopay_ended(sender, *, enrolment_id, why, **kwargs) -> None:
     """The account closed: autopay ends, and the customer hears what is left to pay (the final bill) and how."""
     enrolment = AutopayEnrolment.objects.select_related("account__owner", "account__premises").get(pk=enrolment_id)
@@ -109,10 +130,27 @@ def on_usage_alerts_raised(sender, *, alert_ids, **kwargs) -> None:
         on = alert.reading.read_on
         with customer_language(alert.account):
             read_on = fmt_long_day(on)
+            detail = _usage_words(alert)
         notice_give(account=alert.account, kind=CustomerNotice.Kind.USAGE_ALERT, fact=f"usage-alert:{alert.pk}",
                     template="notices/email/usage_alert.txt",
-                    context={"alert_kind": alert.kind, "detail": alert.detail, "read_on": read_on,
+                    context={"alert_kind": alert.kind, "detail": detail, "read_on": read_on,
                              "utility": ordinance_on(on).utility, "site_url": settings.SITE_URL})
+
+
+def _usage_words(alert) -> str:
+    """What the meter shows, in the customer's language (the clerk's ``detail`` is the office's English)."""
+    figures = {"gallons": f"{alert.gallons:,}", "days": alert.days,
+               "per_day": f"{alert.gallons / max(alert.days, 1):,.0f}",
+               "usual": f"{alert.usual_per_day or 0:,.0f}"}
+    if alert.kind == "none":
+        return _("no water used in %(days)s days") % figures
+    if alert.kind == "vacant":
+        return _("%(gallons)s gallons in %(days)s days") % figures
+    if alert.compared_with == "last_year":
+        return _("%(gallons)s gallons in %(days)s days (%(per_day)s a day); the same days last year: %(usual)s a "
+                 "day") % figures
+    return _("%(gallons)s gallons in %(days)s days (%(per_day)s a day); your average over the year before: "
+             "%(usual)s a day") % figures
 
 
 def on_termination_notice_served(sender, *, case_id, notice_id, **kwargs) -> None:

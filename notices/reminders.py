@@ -1,6 +1,9 @@
 """The day's reminders about bills, decided for a date from the bills and what is unpaid on them (``notices --date``
 and the nightly job's ``customer_notices`` step):
 
+* **Bill ready** — a bill issued that day: its total, what the account owes with it, its due date and a link to it.
+  By text where the customer consented, and by e-mail to the accounts that get their bill on paper (a paperless
+  account's e-mail carries the bill itself: ``portal.notify``); never on paper (the bill is the paper).
 * **Due soon** — a bill with something unpaid whose due date is the office's ``reminder_days`` away: the amount, the
   due date, and the late charge that follows it with its section.
 * **Late notice** — the day after the due date, a bill still unpaid: what is past due now, and what to pay by when
@@ -17,6 +20,7 @@ from datetime import date, timedelta
 from decimal import Decimal
 
 from django.conf import settings
+from django.urls import reverse
 
 from accounts.models import Account
 from arrears.models import PaymentPlan
@@ -104,6 +108,60 @@ def reminders_decide(*, on: date) -> list[Reminder]:
     return out
 
 
+@dataclass(frozen=True)
+class BillReady:
+    kind: str
+    account_id: int
+    account_no: str
+    paperless: bool
+    bill_id: int
+    bill_number: str
+    public_id: str
+    bill_date: date
+    due_date: date
+    amount: Decimal  # what is unpaid on the bill
+    balance: Decimal  # what the account owes with it
+
+    @property
+    def fact(self) -> str:
+        return f"bill:{self.bill_id}"
+
+    def as_dict(self) -> dict:
+        return {"kind": self.kind, "account_no": self.account_no, "bill": self.bill_number,
+                "bill_date": self.bill_date.isoformat(), "due_date": self.due_date.isoformat(),
+                "amount": f"{self.amount:.2f}", "balance": f"{self.balance:.2f}"}
+
+
+def bills_ready_decide(*, on: date) -> list[BillReady]:
+    """The bills issued ``on``, each with what is unpaid on it and on its account that day."""
+    bills = list(Bill.objects.exclude(status=Bill.Status.VOID).filter(issued_on=on)
+                 .values_list("id", "account_id", "number", "public_id", "bill_date", "due_date"))
+    if not bills:
+        return []
+    account_ids = sorted({row[1] for row in bills})
+    owed = balances(account_ids, through=on, order=ordinance_on(on).payment_order)
+    accounts = {pk: (number, paperless) for pk, number, paperless in Account.objects.filter(id__in=account_ids)
+                .values_list("id", "account_no", "paperless")}
+    out = []
+    for bill_id, account_id, number, public_id, bill_date, due_date in bills:
+        state = owed[account_id]
+        balance = state.bills.get((bill_date, bill_id))
+        out.append(BillReady(kind=CustomerNotice.Kind.BILL_READY, account_id=account_id,
+                             account_no=accounts[account_id][0], paperless=accounts[account_id][1], bill_id=bill_id,
+                             bill_number=number, public_id=str(public_id), bill_date=bill_date, due_date=due_date,
+                             amount=balance.unpaid_total if balance else ZERO, balance=max(state.balance, ZERO)))
+    return out
+
+
+def bills_ready_give(ready: list[BillReady], *, on: date) -> int:
+    site = settings.SITE_URL.rstrip("/")
+    return _give(ready, on=on, context_of=lambda r: {
+        "bill_number": r.bill_number, "amount": fmt_dollars(r.amount), "balance": fmt_dollars(r.balance),
+        "bill_on": fmt_long_day(r.bill_date), "due_on": fmt_long_day(r.due_date),
+        "bill_url": site + reverse("portal:bill", kwargs={"public_id": r.public_id})},
+        channels_of=lambda r: ("text",) if r.paperless else ("email", "text"))
+
+
 def reminders_give(reminders: list[Reminder], *, on: date) -> int:
     """Tell each account once (a reminder already given is nothing to do), in bulk: the e-mails and texts are
     queued for a worker. Returns how many were given now."""
@@ -114,9 +172,10 @@ def reminders_give(reminders: list[Reminder], *, on: date) -> int:
         "pay_by": fmt_long_day(r.next_charge_on - timedelta(days=1)) if r.next_charge_on else ""})
 
 
-def _give(reminders: list, *, on: date, context_of) -> int:
+def _give(reminders: list, *, on: date, context_of, channels_of=None) -> int:
     """Each reminder (with its ``kind``, ``fact`` and ``account_id``) as a notice in its account's language, its
-    own facts written by ``context_of`` in that language."""
+    own facts written by ``context_of`` in that language; ``channels_of``: the ways it may take (every way by
+    default)."""
     if not reminders:
         return 0
     accounts = {a.pk: a for a in Account.objects.filter(pk__in={r.account_id for r in reminders})
@@ -128,7 +187,8 @@ def _give(reminders: list, *, on: date, context_of) -> int:
         with customer_language(account):
             context = {"utility": utility, "site_url": settings.SITE_URL, **context_of(reminder)}
         items.append(NoticeItem(account=account, kind=reminder.kind, fact=reminder.fact,
-                                template=f"notices/email/{reminder.kind}.txt", context=context))
+                                template=f"notices/email/{reminder.kind}.txt", context=context,
+                                **({"channels": channels_of(reminder)} if channels_of else {})))
     return notices_give_many(items)
 
 
@@ -189,10 +249,34 @@ def installment_reminders_give(reminders: list[InstallmentReminder], *, on: date
         "keep_by": fmt_long_day(r.keep_by) if r.keep_by else ""})
 
 
+@dataclass(frozen=True)
+class Decided:
+    """The notices a date calls for, by what they are about."""
+
+    ready: list[BillReady]
+    reminders: list[Reminder]
+    installments: list[InstallmentReminder]
+
+    def __len__(self) -> int:
+        return len(self.ready) + len(self.reminders) + len(self.installments)
+
+    def all(self) -> list:
+        return [*self.ready, *self.reminders, *self.installments]
+
+
+def day_notices_decide(*, on: date) -> Decided:
+    return Decided(ready=bills_ready_decide(on=on), reminders=reminders_decide(on=on),
+                   installments=installment_reminders_decide(on=on))
+
+
+def day_notices_give(decided: Decided, *, on: date) -> int:
+    """Give each once; returns how many were new."""
+    return (bills_ready_give(decided.ready, on=on) + reminders_give(decided.reminders, on=on)
+            + installment_reminders_give(decided.installments, on=on))
+
+
 def nightly_customer_notices(*, as_of: date) -> dict:
-    """The nightly job's step: the day's reminders and late notices, and the plans' installments due and missed,
-    each once."""
-    reminders = reminders_decide(on=as_of)
-    installments = installment_reminders_decide(on=as_of)
-    given = reminders_give(reminders, on=as_of) + installment_reminders_give(installments, on=as_of)
-    return {"reminders_decided": len(reminders) + len(installments), "reminders_given": given}
+    """The nightly job's step: the day's bills ready, reminders and late notices, and the plans' installments due
+    and missed, each once."""
+    decided = day_notices_decide(on=as_of)
+    return {"reminders_decided": len(decided), "reminders_given": day_notices_give(decided, on=as_of)}

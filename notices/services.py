@@ -30,6 +30,7 @@ from django.utils.translation import gettext as _
 
 from accounts.models import Account, PortalLink
 from core.i18n import customer_language
+from remittance.autopay import autopay_notice_sent
 
 from .models import CustomerNotice, NoticePreference
 from .signals import notices_queued
@@ -38,11 +39,13 @@ from .wording import notice_words, wordings_for
 
 logger = logging.getLogger(__name__)
 
+# The fact of an autopay debit's notice: "autopay-notice:<AutopayNotice id>".
+AUTOPAY_FACT = "autopay-notice:"
 # The notices a customer may turn off; the others concern money taken or a shut-off and always go.
 # Rows written at a time by ``notices_give_many``.
 BATCH = 2000
-OPTIONAL_KINDS = (CustomerNotice.Kind.DUE_SOON, CustomerNotice.Kind.LATE_NOTICE, CustomerNotice.Kind.USAGE_ALERT,
-                  CustomerNotice.Kind.INSTALLMENT_DUE)
+OPTIONAL_KINDS = (CustomerNotice.Kind.BILL_READY, CustomerNotice.Kind.DUE_SOON, CustomerNotice.Kind.LATE_NOTICE,
+                  CustomerNotice.Kind.INSTALLMENT_DUE, CustomerNotice.Kind.USAGE_ALERT)
 
 
 def addresses_by_account(accounts) -> dict[int, list[tuple[str, object]]]:
@@ -63,14 +66,9 @@ def addresses_by_account(accounts) -> dict[int, list[tuple[str, object]]]:
     return by_account
 
 
-def notice_addresses(account: Account, *, also: tuple[str, ...] = ()) -> list[str]:
-    """Where an account's notices are e-mailed: ``also`` (the address a customer gave for what the notice is about:
-    autopay's), then ``addresses_by_account``'s, once each."""
-    found: list[str] = []
-    for email in [*also, *(email for email, _user in addresses_by_account([account])[account.pk])]:
-        if email and email.lower() not in {f.lower() for f in found}:
-            found.append(email)
-    return found
+def notice_addresses(account: Account) -> list[str]:
+    """Where an account's notices are e-mailed: ``addresses_by_account``'s."""
+    return [email for email, _user in addresses_by_account([account])[account.pk]]
 
 
 def preference_of(account: Account) -> NoticePreference:
@@ -96,12 +94,13 @@ def notice_give(*, account: Account, kind: str, fact: str, template: str, contex
                 also: tuple[str, ...] = ()) -> CustomerNotice | None:
     """Tell ``account``'s customer about ``fact``, once, each way they chose; None when it was told already (or
     the customer turned this notice off). ``template`` is ``notices/email/<name>.txt``: its first line is the
-    subject, the rest the body."""
+    subject, the rest the body. ``also``: the address the customer gave for what the notice is about (autopay's),
+    e-mailed whatever else they chose."""
     preference = preference_of(account)
-    emails = notice_addresses(account, also=also)
+    emails = notice_addresses(account)
     send_after = quiet_until()
     made: list[CustomerNotice] = []
-    for row in _rows(NoticeItem(account, kind, fact, template, context), preference, emails,
+    for row in _rows(NoticeItem(account, kind, fact, template, context, also=also), preference, emails,
                      wordings=wordings_for({kind}), send_after=send_after):
         try:
             with transaction.atomic():
@@ -126,6 +125,8 @@ class NoticeItem:
     fact: str
     template: str
     context: dict
+    also: tuple[str, ...] = ()  # e-mailed whatever the customer chose (the address autopay's notices go to)
+    channels: tuple[str, ...] = ("email", "text", "paper")  # the ways this notice may take
 
 
 def _rows(item: NoticeItem, preference: NoticePreference, emails: list[str], *, wordings: dict,
@@ -142,15 +143,16 @@ def _rows(item: NoticeItem, preference: NoticePreference, emails: list[str], *, 
         reply_stop = _("Reply STOP to end texts, HELP for help.")
     subject, _sep, body = text.partition("\n")
     subject, body = subject.strip()[:200], body.strip()
-    emails = _reachable(emails, preference) if preference.by_email else []
+    emails = _reachable(_once([*item.also, *(emails if preference.by_email else [])]), preference)
     ways: list[tuple[str, str, str]] = []  # (channel, sent to, words)
-    if emails:
+    channels = item.channels
+    if emails and CustomerNotice.Channel.EMAIL in channels:
         ways.append((CustomerNotice.Channel.EMAIL, ", ".join(emails), body))
-    if preference.texts_allowed:
+    if preference.texts_allowed and CustomerNotice.Channel.TEXT in channels:
         utility_name = getattr(item.context.get("utility"), "name", "")
         ways.append((CustomerNotice.Channel.TEXT, preference.text_number,
                      f"{utility_name}: {subject}. {settings.SITE_URL.rstrip('/')}/portal/ {reply_stop}".strip()))
-    if not emails or preference.by_paper:
+    if (not emails or preference.by_paper) and CustomerNotice.Channel.PAPER in channels:
         ways.append((CustomerNotice.Channel.PAPER, _mailing_address(account), body))
     return [CustomerNotice(account=account, kind=item.kind, fact=item.fact[:120], language=account.language,
                            channel=channel, sent_to=sent_to, subject=subject, body=words,
@@ -205,6 +207,9 @@ def notice_send(notice: CustomerNotice) -> bool:
     now = timezone.now()
     CustomerNotice.objects.filter(pk=notice.pk).update(sent_at=now, error="")
     notice.sent_at = now
+    if notice.kind == CustomerNotice.Kind.AUTOPAY_SCHEDULED and notice.fact.startswith(AUTOPAY_FACT):
+        # The debit may be made the notice period after the customer was told (Reg E § 1005.10(d)).
+        autopay_notice_sent(notice_id=int(notice.fact.removeprefix(AUTOPAY_FACT)), at=now)
     return True
 
 
@@ -216,6 +221,14 @@ def notices_send_waiting(*, now: datetime | None = None) -> int:
     waiting = CustomerNotice.objects.filter(sent_at__isnull=True, error="", send_after__lte=now).exclude(
         channel=CustomerNotice.Channel.PAPER).order_by("id")
     return sum(1 for notice in waiting if notice_send(notice))
+
+
+def _once(emails: list[str]) -> list[str]:
+    found: list[str] = []
+    for email in emails:
+        if email and email.lower() not in {f.lower() for f in found}:
+            found.append(email)
+    return found
 
 
 def _reachable(emails: list[str], preference: NoticePreference) -> list[str]:

@@ -17,7 +17,9 @@ from notices.texts import consent_words, preferences_set
 
 from . import selectors
 
-KIND_WORDS = {CustomerNotice.Kind.DUE_SOON: gettext_lazy("A reminder before a bill is due"),
+KIND_WORDS = {CustomerNotice.Kind.BILL_READY: gettext_lazy("A note when a new bill is ready (by text; by e-mail "
+                                                            "when your bills come on paper)"),
+              CustomerNotice.Kind.DUE_SOON: gettext_lazy("A reminder before a bill is due"),
               CustomerNotice.Kind.LATE_NOTICE: gettext_lazy("A late notice when a bill is past due"),
               CustomerNotice.Kind.INSTALLMENT_DUE: gettext_lazy("A reminder before a payment plan installment is "
                                                                 "due"),

@@ -6,11 +6,12 @@ Design overview:
   sealed (``vault``) with its last four digits beside it; the authorization wording, the moment, the address it
   came from and who agreed are kept as given. One active enrolment per account (a database key): a new one
   replaces the old.
-* **The notice before the debit** (``autopay_notices_send``): when a bill of an enrolled account is issued, an
-  email says how much will be debited, from which account (its last four digits) and on which banking day (the
-  bill's due date, or later so that the notice goes the office's notice period before: ``ACH_NOTICE_DAYS``,
-  10 by default, Reg E § 1005.10(d)); once per bill. What was already owed when the customer enrolled gets a
-  notice of its own (arrears), and waits for it like any other debit.
+* **The notice before the debit** (``autopay_notices_send``): when a bill of an enrolled account is issued, a
+  notice (the notices app's, by ``autopay_notice_due``: e-mailed to the enrolment's address, and texted where the
+  customer chose texts) says how much will be debited, from which account (its last four digits) and on
+  which banking day (the bill's due date, or later so that the notice goes the office's notice period before:
+  ``ACH_NOTICE_DAYS``, 10 by default, Reg E § 1005.10(d)); once per bill. What was already owed when the customer
+  enrolled gets a notice of its own (arrears), and waits for it like any other debit.
 * **The debit file** (``ach_export``): made on a day for a banking day ahead (the effective entry date: the next
   banking day by default, any later one with ``settle``; the same day only when asked). Each active enrolment
   is debited under its latest notice whose day has come by then and that was sent the notice period before:
@@ -40,9 +41,7 @@ from datetime import date, datetime, time, timedelta
 from decimal import Decimal
 
 from django.conf import settings
-from django.core.mail import EmailMessage
 from django.db import IntegrityError, transaction
-from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -53,16 +52,14 @@ from billing.selectors import account_amounts_due, account_amounts_due_by
 from billing.services.payments import PaymentIn, payments_post
 from billing.services.reversals import payment_reverse
 from core.approval import approval_decide, approval_problems
-from core.dates import fmt_long_day
 from core.errors import ApplicationError, FieldError
-from core.i18n import customer_language
 from core.money import fmt_dollars
 from core.workflow import transition
 
 from .banking_days import banking_day_on_or_after, is_banking_day, next_banking_day, why_not_banking_day
 from .models import AchFile, AutopayDebit, AutopayEnrolment, AutopayNotice
 from .nacha import RETURN_REASONS, Debit, NachaError, Originator, aba_valid, debit_file, returns_read, trace_number
-from .signals import autopay_suspended
+from .signals import autopay_notice_due, autopay_suspended
 from .vault import seal, unseal
 
 # Returns after which the account is not debited again until the customer enrols anew.
@@ -164,18 +161,16 @@ def _arrears_notice(enrolment: AutopayEnrolment, *, on: date) -> AutopayNotice |
 
 
 def _notice_send(notice: AutopayNotice) -> int:
-    """Email one notice and record when; a notice that could not be sent stays unsent and debits nothing."""
-    enrolment, bill = notice.enrolment, notice.bill
-    account = enrolment.account
-    with customer_language(account):
-        body = render_to_string("remittance/email/autopay_notice.txt", {
-            "account": account, "bill": bill, "enrolment": enrolment, "amount": fmt_dollars(notice.amount.amount),
-            "on": fmt_long_day(notice.debit_on), "utility": ordinance_on(timezone.localdate()).utility})
-        subject = _("Autopay: %(amount)s will be debited for water account %(number)s") % {
-            "amount": fmt_dollars(notice.amount.amount), "number": account.account_no}
-    EmailMessage(subject=subject, body=body, to=[enrolment.email]).send()
-    AutopayNotice.objects.filter(pk=notice.pk).update(sent_at=timezone.now())
-    return 1
+    """Have the notices app tell the customer (``autopay_notice_due``: the enrolment's e-mail address always, and
+    the ways they chose); 1 when it went now. A notice not sent (the mail server refused it, or the quiet hours hold
+    it until morning) debits nothing until it goes: ``autopay_notice_sent`` marks it."""
+    autopay_notice_due.send(sender=AutopayNotice, notice_id=notice.pk)
+    return int(AutopayNotice.objects.filter(pk=notice.pk, sent_at__isnull=False).exists())
+
+
+def autopay_notice_sent(*, notice_id: int, at: datetime) -> None:
+    """The customer was told of the debit at ``at``: from then the notice period runs."""
+    AutopayNotice.objects.filter(pk=notice_id, sent_at__isnull=True).update(sent_at=at)
 
 
 def originator() -> Originator:

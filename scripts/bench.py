@@ -23,8 +23,8 @@ and created again (so its name must contain "bench", or pass --allow-drop). The 
              alone, with no database work, against the bill day's PDF figure; then the same bills profiled
              in one process, the milliseconds a bill by phase (parse, layout, drawing, writing);
   import     scripts/bench_import_readings.py: 100,000 readings over 25,000 meters;
-  notices    scripts/bench_notices.py: the day's reminders and late notices decided and queued for a demo village
-             billed for a month (its own scratch database);
+  notices    scripts/bench_notices.py: the day's bills ready, reminders and late notices decided and queued for a
+             demo village billed for a month (its own scratch database);
   portal     gunicorn (2 workers, production settings) and Locust: one client's median per portal page,
              20 clients without a pause (each a customer of its own reading an account of its own), the
              statement API and the admin account page.
@@ -257,11 +257,13 @@ def piece_notices(bench: Bench):
     env = {**os.environ, "DATABASE_URL": url}
     f = _script_result("bench_notices", [sys.executable, str(SCRIPTS / "bench_notices.py"), "--accounts",
                                           str(bench.args.accounts)], env=env)
-    seconds = f["late_s"]
-    yield bench.row("notices", f"{seconds:.1f} s: {f['late_given']:,} late notices decided and queued the day after "
-                    f"{f['bills']:,} bills fell due ({f['accounts']:,} accounts); the reminders 7 days before "
-                    f"{f['soon_s']:.1f} s; each day again {f['late_again_s']:.1f} s, nothing new", seconds, "s",
-                    bench.met(seconds < 60 and f["late_again_given"] == 0))
+    seconds = max(f["ready_s"], f["soon_s"], f["late_s"])
+    yield bench.row("notices", f"{seconds:.1f} s the slowest day: {f['late_given']:,} late notices decided and "
+                    f"queued the day after {f['bills']:,} bills fell due ({f['accounts']:,} accounts) in "
+                    f"{f['late_s']:.1f} s; {f['ready_given']:,} bills ready the bill day {f['ready_s']:.1f} s; the "
+                    f"reminders 7 days before {f['soon_s']:.1f} s; each day again {f['late_again_s']:.1f} s, nothing "
+                    f"new", seconds, "s",
+                    bench.met(seconds < 60 and f["late_again_given"] == f["ready_again_given"] == 0))
 
 
 # ---------------------------------------------------------------------------------------------------

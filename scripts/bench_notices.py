@@ -5,7 +5,8 @@ PostgreSQL database).
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/wb_bench_notices \\
         .venv/bin/python scripts/bench_notices.py --accounts 100000
 
-The days measured, as the nightly job's ``customer_notices`` step does them: the reminders the office's 7 days before
+The days measured, as the nightly job's ``customer_notices`` step does them: the bills ready the day they are
+issued (the demo village's e-mail addresses and paperless accounts as made), the reminders the office's 7 days before
 the month's due date, and the late notices the day after it (the bills unpaid: the demo village pays nothing). Then
 each day again (nothing new: once). Prints one line per day and a JSON line (``RESULT {...}``).
 """
@@ -25,6 +26,7 @@ sys.path.insert(0, str(ROOT))
 BILL_DATE = date(2026, 11, 1)  # due 2026-12-01 under Mineola's calendar
 SOON = date(2026, 11, 24)
 LATE = date(2026, 12, 2)
+DAYS = (("ready", BILL_DATE), ("soon", SOON), ("late", LATE))
 
 
 def measure(accounts: int) -> dict:
@@ -44,7 +46,7 @@ def measure(accounts: int) -> dict:
                "setup_s": round(time.perf_counter() - started, 1)}
     # Queued, not sent: the worker's sending is not the nightly step's time.
     notices_queued.disconnect(on_notices_queued, dispatch_uid="notices.send_queued")
-    for name, day in (("soon", SOON), ("late", LATE)):
+    for name, day in DAYS:
         started = time.perf_counter()
         counts = nightly_customer_notices(as_of=day)
         figures[f"{name}_s"] = round(time.perf_counter() - started, 2)
@@ -78,7 +80,7 @@ def main() -> int:
     database_ensure(url.rsplit("/", 1)[1], fresh=True)
     f = measure(args.accounts)
     print(f"{f['accounts']:,} accounts, {f['bills']:,} bills dated {BILL_DATE} (setup {f['setup_s']} s, untimed)")
-    for name, day in (("soon", SOON), ("late", LATE)):
+    for name, day in DAYS:
         rate = f[f"{name}_given"] / f[f"{name}_s"] if f[f"{name}_s"] else 0
         print(f"  {day} ({name}): {f[f'{name}_decided']:,} decided, {f[f'{name}_given']:,} given and queued in "
               f"{f[f'{name}_s']} s ({rate:,.0f} a second); again {f[f'{name}_again_s']} s, "

@@ -77,7 +77,9 @@ def test_an_autopay_debit_returned_tells_the_customer_it_came_back_and_that_auto
     stopped = next(m for m in mail.outbox if m.subject.startswith("Autopay"))
     assert stopped.to[0] == "pat@example.org" and "R03" in stopped.body and "Please pay your bills another way" \
         in stopped.body
-    assert CustomerNotice.objects.filter(account=account).count() == 2
+    # With the notice before the debit: each logged on the account.
+    assert sorted(CustomerNotice.objects.filter(account=account).values_list("kind", flat=True)) == [
+        "autopay_scheduled", "autopay_suspended", "payment_returned"]
 
 
 def test_with_no_address_the_notice_is_paper_and_the_clerk_prints_it(mineola, media, client,

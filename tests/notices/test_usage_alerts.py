@@ -3,6 +3,7 @@ vacant account, none on an occupied one; to the clerk's list, and to the custome
 
 import io
 from datetime import date
+from decimal import Decimal
 
 import pytest
 from django.core import mail
@@ -31,11 +32,11 @@ def metered(account_no: str, *, status=Account.Status.ACTIVE):
 @pytest.fixture
 def import_readings(tmp_path, django_capture_on_commit_callbacks):
     """Import readings as the clerk does; what follows their commit (the alerts, the notices) runs too."""
-    def imported(rows: list[str]):
+    def imported(rows: list[str], on: str = "2026-04-02"):
         path = tmp_path / "readings.csv"
         path.write_text("meter_serial,read_date,reading,read_type\n" + "\n".join(rows) + "\n")
         with django_capture_on_commit_callbacks(execute=True):
-            call_command("import_readings", str(path), "--date", "2026-04-02", stdout=io.StringIO())
+            call_command("import_readings", str(path), "--date", on, stdout=io.StringIO())
     return imported
 
 
@@ -91,3 +92,40 @@ def test_the_clerk_marks_an_alert_looked_at(mineola, import_readings, client):
     client.post("/admin/meters/usagealert/", {"action": "mark_looked_at", "_selected_action": [alert.pk]})
     alert.refresh_from_db()
     assert alert.resolved_at and alert.resolved_by == clerk
+
+
+def test_summer_use_is_compared_with_last_summer_not_with_the_winter(mineola, import_readings):
+    """Summer sprinkling is several times a winter day, but not several times last summer's: no alert. Twice last
+    summer's at a 1.5× factor is one, saying it was compared with the same days last year."""
+    from ordinance.models import Utility
+
+    account, meter = account_with_meter(book=1, account_no="1-0001", start=date(2025, 1, 2), value=1_000_000)
+    account.owner.email = "1-0001@example.com"
+    account.owner.save()
+    # Last year: 9,000 gal in the winter quarter, 36,000 gal in the summer one (Jan 2 → Apr 1 → Jul 1 → Oct 1 → Jan 1).
+    for day, value in ((date(2025, 4, 1), 1_009_000), (date(2025, 7, 1), 1_045_000), (date(2025, 10, 1), 1_054_000),
+                       (date(2026, 1, 1), 1_063_000), (date(2026, 4, 1), 1_072_000)):
+        read(meter, day, value)
+    Utility.objects.update(high_usage_factor="1.5")
+    # This summer as last: 36,000 gal, 4× the year's average day, but last summer's to the gallon.
+    import_readings([f"{meter.serial},2026-07-01,1108000,actual"], on="2026-07-02")
+    assert not UsageAlert.objects.exists()
+    import_readings([f"{meter.serial},2026-10-01,1126000,actual"], on="2026-10-02")  # 18,000: twice last fall's
+    alert = UsageAlert.objects.get()
+    assert (alert.compared_with, alert.usual_per_day) == ("last_year", Decimal("97.8"))
+    assert alert.detail == ("18,000 gal in 92 days (196 gal/day) is over 1.5× the average of 98 gal/day over the same "
+                            "period last year")
+
+
+def test_the_customer_reads_the_figures_in_spanish(mineola, import_readings):
+    account, meter = metered("1-0001")
+    account.language = "es"
+    account.save()
+    import_readings([f"{meter.serial},2026-04-01,1063000,actual"])
+    alert = UsageAlert.objects.get()
+    assert (alert.gallons, alert.days, alert.usual_per_day, alert.compared_with) == (36_000, 90, Decimal("98.2"),
+                                                                                      "year")
+    notice = CustomerNotice.objects.get(kind=CustomerNotice.Kind.USAGE_ALERT)
+    assert notice.language == "es"
+    assert "36,000 galones en 90 días (400 al día); su promedio del año anterior: 98 al día" in notice.body
+    assert "gal in" not in notice.body

@@ -82,3 +82,14 @@ def test_a_clerk_cannot_change_the_wording(client, mineola):
     clerk.groups.add(Group.objects.get(name="Clerk"))
     client.force_login(clerk)
     assert client.get(URL + "add/").status_code == 403
+
+
+@pytest.mark.parametrize("kind", CustomerNotice.Kind.values)
+def test_every_notice_has_its_variables_and_shipped_words_in_both_languages(kind):
+    from notices.wording import VARIABLES, shipped_words, wording_check
+
+    assert VARIABLES.get(kind), f"{kind}: no variables listed for the office's wording"
+    english, spanish = shipped_words(kind, "en"), shipped_words(kind, "es")
+    assert all(english) and all(spanish) and english != spanish
+    for subject, body in (english, spanish):
+        wording_check(kind, subject, body)  # the shipped words, as the office starts from them, are accepted
