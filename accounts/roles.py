@@ -46,6 +46,8 @@ BACKFLOW_RECORDS = [
     *_perms("view add change", "backflow.assessment", "backflow.device", "backflow.devicetest",
             "backflow.compliancenotice", "backflow.tester"),
     "backflow.view_noticecharge",
+    # Reverse flow a meter reported: the follow-up, and recording it done.
+    *_perms("view change", "backflow.reverseflow"),
 ]
 
 CLERK = [

@@ -253,3 +253,36 @@ class NoticeCharge(models.Model):
 
     def __str__(self) -> str:
         return self.computation
+
+
+class ReverseFlow(models.Model):
+    """Reverse flow a meter reported on an account's premises: water ran back from the premises toward the main,
+    which under every seed chapter is a cross-connection to find and protect against. Opened once per meter alert
+    (``backflow.receivers``); what it asks is the chapter's rule: test the premises' devices now, or, with none,
+    survey the premises and assess the device the rule requires. Done when the inspector records what was found."""
+
+    class Status(models.TextChoices):
+        OPEN = "open", "To follow up"
+        DONE = "done", "Followed up"
+
+    account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="reverse_flows")
+    alert = models.OneToOneField("meters.UsageAlert", on_delete=models.PROTECT, related_name="backflow_follow_up")
+    read_on = models.DateField(help_text="The day the meter reported it.")
+    action = models.CharField(max_length=300, help_text="What the chapter asks of the office now.")
+    citation = models.CharField(max_length=120)
+    devices = models.JSONField(default=list, help_text="The premises' devices in service then, by serial.")
+    status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
+    done_on = models.DateField(null=True, blank=True)
+    done_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+                                related_name="+")
+    note = models.TextField(blank=True, help_text="What the inspector found and did.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["status", "-read_on", "-id"]
+        verbose_name = "reverse flow follow-up"
+        constraints = [models.CheckConstraint(condition=~Q(status="done") | (Q(done_on__isnull=False) & ~Q(note="")),
+                                              name="reverse_flow_done_is_dated_with_a_note")]
+
+    def __str__(self) -> str:
+        return f"Reverse flow at {self.account} on {self.read_on}"

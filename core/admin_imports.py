@@ -96,9 +96,14 @@ class CsvImportAdminMixin:
     import_title = "Import CSV"
     import_noun = "rows"
     import_help = ""
+    import_form = CsvImportForm
 
-    def run_import(self, *, file: ImportSource, as_of: date, actor: AbstractBaseUser) -> ImportResult:
-        return import_string(self.importer)(file=file, as_of=as_of, actor=actor)
+    def import_options(self, form) -> dict:
+        """What else the importer is given from the form (``import_form``'s own fields): none by default."""
+        return {}
+
+    def run_import(self, *, file: ImportSource, as_of: date, actor: AbstractBaseUser, **options) -> ImportResult:
+        return import_string(self.importer)(file=file, as_of=as_of, actor=actor, **options)
 
     def _import_url_name(self) -> str:
         opts = self.model._meta
@@ -138,16 +143,17 @@ class CsvImportAdminMixin:
         request.current_app = self.admin_site.name
         rejection: dict = {}
         if request.method == "POST":
-            form = CsvImportForm(request.POST, request.FILES)
+            form = self.import_form(request.POST, request.FILES)
             if form.is_valid():
                 upload, as_of = form.cleaned_data["file"], form.cleaned_data["as_of"]
+                options = self.import_options(form)
                 if upload.size > settings.IMPORT_BACKGROUND_BYTES:
                     job = import_job_start(importer=self.importer, noun=self.import_noun, file=upload, as_of=as_of,
-                                           actor=request.user)
+                                           actor=request.user, options=options)
                     return HttpResponseRedirect(
                         reverse(f"{self.admin_site.name}:{self._import_url_name()}_job", args=[job.pk]))
                 try:
-                    result = self.run_import(file=upload, as_of=as_of, actor=request.user)
+                    result = self.run_import(file=upload, as_of=as_of, actor=request.user, **options)
                 except ApplicationError as exc:
                     rejection = _rejection(exc)
                 else:
@@ -157,7 +163,7 @@ class CsvImportAdminMixin:
                     return HttpResponseRedirect(
                         reverse(f"{self.admin_site.name}:{opts.app_label}_{opts.model_name}_changelist"))
         else:
-            form = CsvImportForm(initial={"as_of": today()})
+            form = self.import_form(initial={"as_of": today()})
         context = {**self._import_context(request), "form": form, **rejection}
         return TemplateResponse(request, self.import_template, context)
 

@@ -29,6 +29,8 @@ class ImportJob(models.Model):
     file_size = models.PositiveBigIntegerField()
     content = models.BinaryField(default=b"", editable=False, help_text="The file, until the job has finished.")
     as_of = models.DateField(help_text="The import date: nothing in the file may be dated after it.")
+    options = models.JSONField(default=dict, blank=True,
+                               help_text="What else the importer is given: a meter system's read-file mapping.")
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                    related_name="+")
     created_at = models.DateTimeField(auto_now_add=True)

@@ -21,14 +21,15 @@ logger = logging.getLogger(__name__)
 REPORT_EVERY_SECONDS = 0.5
 
 
-def import_job_start(*, importer: str, noun: str, file, as_of: date, actor) -> ImportJob:
+def import_job_start(*, importer: str, noun: str, file, as_of: date, actor, options: dict | None = None) -> ImportJob:
     """Store ``file`` (an upload) as a job; once stored, ``import_job_stored`` hands it to a worker
     (in-process when Celery runs eagerly, where it has finished by the time this returns to a page that is
     not in a transaction)."""
     file.seek(0)
     content = file.read()
     job = ImportJob.objects.create(importer=importer, noun=noun, file_name=getattr(file, "name", "upload"),
-                                   file_size=len(content), content=content, as_of=as_of, created_by=actor)
+                                   file_size=len(content), content=content, as_of=as_of, created_by=actor,
+                                   options=options or {})
     transaction.on_commit(lambda: import_job_stored.send(sender=ImportJob, job_id=job.pk))
     return job
 
@@ -62,7 +63,7 @@ def import_job_run(*, job_id: int) -> None:
     outcome: dict = {}
     try:
         result = import_string(job.importer)(file=source, as_of=job.as_of, actor=job.created_by,
-                                             progress=_JobProgress(job.pk))
+                                             progress=_JobProgress(job.pk), **job.options)
     except ApplicationError as exc:
         outcome = {"status": ImportJob.Status.REJECTED, "errors": [e.as_dict() for e in exc.errors],
                    "errors_total": exc.error_count, "error_lines": exc.error_lines}

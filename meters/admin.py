@@ -259,15 +259,19 @@ class MeterTestAdmin(HistoryAdmin):
 
 @admin.register(UsageAlert)
 class UsageAlertAdmin(admin.ModelAdmin):
-    """The readings worth a look: use far above the account's usual, use on a vacant or shut-off account, none on an
-    occupied one. The clerk marks each looked at, with what was found."""
+    """The meters' exceptions: use far above the account's usual, use on a vacant or shut-off account, none on an
+    occupied one; the flags a meter system reported (leak, reverse flow, tamper, no flow, register mismatch);
+    continuous flow in the daily reads; a reading outside its expected range (re-read). The clerk marks each looked
+    at, with what was found."""
 
-    list_display = ("created_at", "account", "kind", "reading_day", "detail", "resolved_at")
+    list_display = ("created_at", "account", "meter", "kind", "read_on", "detail", "resolved_at")
     list_filter = ("kind", ("resolved_at", admin.EmptyFieldListFilter))
-    search_fields = ("account__account_no",)
-    list_select_related = ("account", "reading")
-    readonly_fields = ("account", "reading", "kind", "detail", "created_at", "resolved_at", "resolved_by")
-    fields = ("account", "reading", "kind", "detail", "created_at", "note", "resolved_at", "resolved_by")
+    search_fields = ("account__account_no", "meter__serial")
+    list_select_related = ("account", "meter")
+    readonly_fields = ("account", "meter", "read_on", "reading", "kind", "detail", "created_at", "resolved_at",
+                       "resolved_by")
+    fields = ("account", "meter", "read_on", "reading", "kind", "detail", "created_at", "note", "resolved_at",
+              "resolved_by")
     actions = ["mark_looked_at"]
 
     def has_add_permission(self, request):
@@ -275,10 +279,6 @@ class UsageAlertAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
-
-    @admin.display(description="read on", ordering="reading__read_on")
-    def reading_day(self, obj):
-        return obj.reading.read_on
 
     @admin.action(description="Mark the alerts chosen looked at")
     def mark_looked_at(self, request, queryset):

@@ -40,8 +40,13 @@ __all__ = ["IMPORT_SOURCE", "READINGS_LAYOUT", "readings_import"]
 
 
 def readings_import(*, file: ImportSource, as_of: date, actor: AbstractBaseUser | None,
-                    progress: bool = False) -> ImportResult:
-    """Import every reading in ``file``, or none: raises ImportRejected listing every bad row."""
+                    progress: bool = False, mapping: str = "") -> ImportResult:
+    """Import every reading in ``file``, or none: raises ImportRejected listing every bad row. With ``mapping``
+    (a read-file mapping's name or path), the file is a meter system's own, read through it (``readfiles``)."""
+    if mapping:
+        from .readfiles import readings_import_mapped
+
+        return readings_import_mapped(file=file, as_of=as_of, actor=actor, mapping=mapping, progress=progress)
     source = import_source_read(file)
     errors = ImportErrors(columns=READINGS_LAYOUT.columns)
     rows = csv_rows(text=source.text, layout=READINGS_LAYOUT, errors=errors)

@@ -133,25 +133,38 @@ class MeterTest(models.Model):
 
 
 class UsageAlert(models.Model):
-    """A reading whose use the clerk should look at: far above the account's own (the bill hold's rule), water used
-    on a vacant or shut-off account, or none at all on an occupied one. Raised from every reading recorded; the
-    customer is told too where they chose it."""
+    """A meter's reading or flag the clerk should look at (the meters' exceptions): use far above the account's own
+    (the bill hold's rule), water used on a vacant or shut-off account, none at all on an occupied one; the flags a
+    meter system reports with a reading (a leak, reverse flow, tamper, no flow for days, a register that does not
+    match its encoder); continuous flow found in daily reads; and a reading outside the range expected for it (a
+    re-read). Kept with the meter and day of the reading it is about, once per kind; the customer is told of the
+    ones about their use where they chose it."""
 
     class Kind(models.TextChoices):
         HIGH = "high", "Use far above the account's own"
         VACANT = "vacant", "Use on a vacant or shut-off account"
         NONE = "none", "No use on an occupied account"
+        LEAK = "leak", "Leak reported by the meter"
+        REVERSE_FLOW = "reverse_flow", "Reverse flow reported by the meter"
+        TAMPER = "tamper", "Tamper reported by the meter"
+        NO_FLOW = "no_flow", "No flow for days, reported by the meter"
+        MISMATCH = "register_mismatch", "Register and encoder do not match"
+        CONTINUOUS = "continuous_flow", "Continuous flow in the daily reads"
+        OUT_OF_RANGE = "out_of_range", "Outside the range expected for this read: re-read"
 
-    reading = models.ForeignKey(Reading, on_delete=models.CASCADE, related_name="usage_alerts")
-    account = models.ForeignKey("accounts.Account", on_delete=models.CASCADE, related_name="usage_alerts")
     class Compared(models.TextChoices):
         YEAR = "year", "the year before"
         LAST_YEAR = "last_year", "the same period last year"
 
-    kind = models.CharField(max_length=10, choices=Kind.choices)
+    meter = models.ForeignKey(Meter, on_delete=models.CASCADE, related_name="alerts")
+    read_on = models.DateField()
+    reading = models.ForeignKey(Reading, null=True, blank=True, on_delete=models.CASCADE, related_name="usage_alerts",
+                                help_text="The register reading it is about; none for a flag in the daily reads.")
+    account = models.ForeignKey("accounts.Account", on_delete=models.CASCADE, related_name="usage_alerts")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
     detail = models.CharField(max_length=300)
     gallons = models.BigIntegerField(default=0, help_text="The use the reading shows since the one before.")
-    days = models.PositiveIntegerField(default=0, help_text="The days that use is over.")
+    days = models.PositiveIntegerField(default=0, help_text="The days that use is over (no flow: the days reported).")
     usual_per_day = models.DecimalField(max_digits=12, decimal_places=1, null=True, blank=True,
                                         help_text="High use: the account's usual gallons a day it is compared with.")
     compared_with = models.CharField(max_length=10, choices=Compared.choices, blank=True)
@@ -163,7 +176,26 @@ class UsageAlert(models.Model):
 
     class Meta:
         ordering = ["-created_at", "-id"]
-        constraints = [models.UniqueConstraint(fields=["reading", "kind"], name="one_usage_alert_per_reading")]
+        verbose_name = "meter alert"
+        constraints = [models.UniqueConstraint(fields=["meter", "read_on", "kind"], name="one_meter_alert_per_day")]
 
     def __str__(self) -> str:
-        return f"{self.get_kind_display()}: {self.account} on {self.reading.read_on}"
+        return f"{self.get_kind_display()}: {self.account} on {self.read_on}"
+
+
+class DailyRead(models.Model):
+    """A meter's daily register reads (AMI), one row per meter and month: ``values[d - 1]`` is the register at the
+    end of day ``d`` in the meter's unit, or null where the head-end sent none. 100,000 meters make 1.2 million
+    rows a year instead of 36.5 million (docs/performance.md). Billing reads registers, not these: the import
+    records each month's last day as a reading (``meters.readfiles``)."""
+
+    meter = models.ForeignKey(Meter, on_delete=models.CASCADE, related_name="daily_reads")
+    month = models.DateField(help_text="The first day of the month.")
+    values = models.JSONField(default=list)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["meter", "month"], name="one_daily_row_per_meter_month"),
+                       models.CheckConstraint(condition=models.Q(month__day=1), name="daily_row_month_is_first")]
+
+    def __str__(self) -> str:
+        return f"Daily reads of {self.meter} for {self.month:%B %Y}"

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from itertools import pairwise
 from typing import Protocol
@@ -213,6 +213,47 @@ def use_between(readings: Sequence[tuple[date, int]], start: date, end: date) ->
     if first is None or last is None or end <= start:
         return None
     return int((last - first).quantize(Decimal(1), ROUND_HALF_UP))
+
+
+# A read is expected no lower than this share of the use the meter's year foretells (a lower one is a misread more
+# often than a thrifty month), and no higher than the office's high-use factor times it (the bill hold's).
+EXPECTED_LOW_SHARE = Decimal("0.25")
+# Continuous flow: the account's floor is its lowest day over this many days before the ones looked at.
+FLOOR_DAYS = 30
+
+
+def expected_range(earlier: Sequence[tuple[date, int]], read_on: date, *,
+                   factor: Decimal) -> tuple[int, int | None] | None:
+    """The register range a read ``read_on`` is expected in, from the meter's ``earlier`` readings (date order): the
+    last reading plus the use its year's average day foretells, from ``EXPECTED_LOW_SHARE`` of it to ``factor``
+    times it; with no use to go by, from the last reading up, with no top. None with no reading before."""
+    if not earlier or earlier[-1][0] >= read_on:
+        return None
+    last_on, last = earlier[-1]
+    year = [(d, v) for d, v in earlier if d >= last_on - timedelta(days=365)]
+    first_on, first = year[0]
+    if last_on <= first_on or last <= first:
+        return last, None
+    foretold = Decimal(last - first) / (last_on - first_on).days * (read_on - last_on).days
+    low = last + int((foretold * EXPECTED_LOW_SHARE).to_integral_value(ROUND_HALF_UP))
+    high = last + int((foretold * Decimal(factor)).to_integral_value(ROUND_HALF_UP))
+    return low, max(high, low)
+
+
+def continuous_flow(gallons: Sequence[int | None], *, days: int, margin: int) -> str:
+    """Why the last ``days`` of daily use (``gallons``, the ``FLOOR_DAYS`` before them first) look like water running
+    all the time, or "": no day among them falls to the account's floor (its lowest day in the days before, plus the
+    larger of ``margin`` and that lowest day again), every one of them read."""
+    before, window = gallons[:-days], gallons[-days:]
+    known = [g for g in before if g is not None]
+    if len(window) < days or any(g is None for g in window) or not known:
+        return ""
+    base = min(known)
+    floor = base + max(margin, base)
+    if min(window) < floor:
+        return ""
+    return (f"{days} days without a day under {floor:,} gal (the account's lowest day in the {len(before)} before: "
+            f"{base:,} gal); the lowest {min(window):,} gal: water running all the time?")
 
 
 def use_over(gallons: int, days: int, *, past_gallons: int, past_days: int, factor: Decimal) -> str:

@@ -58,13 +58,15 @@ def usage_alerts_raise(reading_ids) -> list[int]:
         gallons = to_gallons(reading.value - before, reading.meter.unit)
         status = statuses.get(account_id)
         if status in (Account.Status.VACANT, Account.Status.SHUT_OFF) and gallons > 0:
-            made.append(UsageAlert(reading=reading, account_id=account_id, kind=UsageAlert.Kind.VACANT,
+            made.append(UsageAlert(reading=reading, meter_id=reading.meter_id, read_on=reading.read_on,
+                                   account_id=account_id, kind=UsageAlert.Kind.VACANT,
                                    gallons=gallons, days=days,
                                    detail=f"{gallons:,} gal in {days} days on an account that is "
                                           f"{Account.Status(status).label.lower()}"))
             continue
         if status == Account.Status.ACTIVE and gallons == 0 and days >= NO_USE_DAYS:
-            made.append(UsageAlert(reading=reading, account_id=account_id, kind=UsageAlert.Kind.NONE,
+            made.append(UsageAlert(reading=reading, meter_id=reading.meter_id, read_on=reading.read_on,
+                                   account_id=account_id, kind=UsageAlert.Kind.NONE,
                                    days=days, detail=f"no use in {days} days on an occupied account: a stopped meter?"))
             continue
         unit, factor = reading.meter.unit, utility.high_usage_factor
@@ -79,7 +81,8 @@ def usage_alerts_raise(reading_ids) -> list[int]:
             compared = UsageAlert.Compared.YEAR
         words = use_over(gallons, days, past_gallons=past_gallons, past_days=past_days, factor=factor)
         if words:
-            made.append(UsageAlert(reading=reading, account_id=account_id, kind=UsageAlert.Kind.HIGH, gallons=gallons,
+            made.append(UsageAlert(reading=reading, meter_id=reading.meter_id, read_on=reading.read_on,
+                                   account_id=account_id, kind=UsageAlert.Kind.HIGH, gallons=gallons,
                                    days=days, compared_with=compared, detail=f"{words} over {compared.label}",
                                    usual_per_day=(Decimal(past_gallons) / past_days).quantize(Decimal("0.1"),
                                                                                                ROUND_HALF_UP)))

@@ -32,7 +32,7 @@ VARIABLES: dict[str, dict[str, str]] = {
                     "pay_by": "the last day to pay it", "next_charge": "the next late charge (its words)",
                     "citation": "its section", "next_on": "the day it falls"},
     K.USAGE_ALERT: {"read_on": "the reading's day", "detail": "what the meter shows", "alert_kind":
-                    "high, vacant or none"},
+                    "high, vacant, none, leak, continuous_flow or no_flow"},
     K.INSTALLMENT_DUE: {"number": "the installment (0: the down payment)", "amount": "what is left of it",
                         "due_on": "its due date"},
     K.INSTALLMENT_MISSED: {"number": "the installment (0: the down payment)", "amount": "what is left of it",

@@ -62,6 +62,13 @@ def _chart(points, element_id: str):
     return mark_safe(svg)  # noqa: S308 - every text in it is escaped by consumption_chart_svg
 
 
+def _daily(account) -> dict:
+    from .daily_use import account_daily_use, daily_chart
+
+    days = account_daily_use(account, through=timezone.localdate())
+    return {"daily_days": days, "daily_chart": daily_chart(days)} if days else {}
+
+
 def utility_context(request):
     """The utility's name and contact for every portal page (used as a context helper, not a processor)."""
     ordinance = selectors.installed_ordinance(timezone.localdate())
@@ -198,6 +205,7 @@ def account_detail(request, public_id):
         "plan": plan, "plan_standing": plan_standing(plan, as_of=timezone.localdate())
         if plan is not None and plan.status == PaymentPlan.Status.ACTIVE else None,
         "chart": _chart(overview["points"], "chart-account"),
+        **_daily(account),
         "paperless_form": PaperlessForm(initial={"paperless": account.paperless}),
     })
 

@@ -219,6 +219,12 @@ BILL_PDFS_ON_ISSUE = env.bool("BILL_PDFS_ON_ISSUE", default=bool(REDIS_URL))
 IMPORT_MAX_UPLOAD_BYTES = env.int("IMPORT_MAX_UPLOAD_BYTES", default=20 * 1024 * 1024)
 IMPORT_BACKGROUND_BYTES = env.int("IMPORT_BACKGROUND_BYTES", default=1024 * 1024)
 IMPORT_ERRORS_LISTED = env.int("IMPORT_ERRORS_LISTED", default=200)
+# Meter systems' read files: where their mappings are (the shipped ones by default; a village adds its own), and
+# continuous flow in daily reads: this many days with no day down to the account's floor (its lowest day in the 30
+# before, plus the larger of this margin and that lowest day again).
+READ_MAPPINGS_DIR = env.str("READ_MAPPINGS_DIR", default=str(BASE_DIR / "fixtures" / "readfiles"))
+CONTINUOUS_FLOW_DAYS = env.int("CONTINUOUS_FLOW_DAYS", default=7)
+CONTINUOUS_FLOW_MARGIN_GALLONS = env.int("CONTINUOUS_FLOW_MARGIN_GALLONS", default=100)
 
 REST_FRAMEWORK = {
     # Token first: a call without credentials is answered 401 with `WWW-Authenticate: Token`.

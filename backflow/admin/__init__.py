@@ -16,6 +16,8 @@ service of ``backflow.services.compliance``; a refusal comes back on that form u
 * Compliance notices: "Serve notice"; a notice's page has its PDF, "Shorten window" (where the preset lets
   the Board or Superintendent shorten it), "Complied / paid", and the account's "Fine accrued" page, whose
   "Charge to the next bill" charges the days not yet charged, once.
+* Reverse-flow follow-ups: opened when a meter reports reverse flow, each with what the chapter asks (test the
+  devices, or survey and assess); "Followed up" records the day and what was found.
 * The noncompliance list, with "Act on noncompliance" per premises (a termination case on violation
   grounds, or Old Westbury's health hazard logged as an emergency interruption), and the reports page:
   tests due this month and overdue, devices by hazard, the annual summary as CSV and PDF.
@@ -27,4 +29,4 @@ termination permission of what it opens (``termination.add_terminationcase``, or
 ``termination.add_interruption`` where the preset logs a health hazard).
 """
 
-from . import assessments, devices, notices, testers  # noqa: F401 - each registers its admin pages
+from . import assessments, devices, notices, reverse_flows, testers  # noqa: F401 - each registers its admin pages

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from accounts.models import Account
 from core.clock import after_errors, refuse_future, today
@@ -19,7 +19,7 @@ from core.money import fmt_dollars
 from core.workflow import transition
 
 from ..documents import notice_pdf_store
-from ..models import Assessment, ComplianceNotice, Device, DeviceTest, Tester
+from ..models import Assessment, ComplianceNotice, Device, DeviceTest, ReverseFlow, Tester
 from ..policy import BackflowPolicy, backflow_policy, device_rule, device_test_frequency
 from ..schedule import next_test_due
 from ..signals import noncompliance_found
@@ -515,3 +515,61 @@ def nightly_tests_due(*, as_of: date) -> dict:
         sent[kind] += 1
     fees = demand_fees_post(as_of=as_of)
     return {"test_due_notices": sent["test_due"], "overdue_notices": sent["overdue"], "fees_charged": len(fees)}
+
+
+# --- Reverse flow a meter reported --------------------------------------------------------------------------
+
+def reverse_flow_follow_up(*, alert) -> ReverseFlow | None:
+    """Open the follow-up of a meter's reverse-flow alert, once: the chapter's rule says what the office does now
+    (test the premises' devices, or survey the premises for the cross-connection and assess the device required).
+    None where the installed preset has no backflow rule."""
+    existing = ReverseFlow.objects.filter(alert=alert).first()
+    if existing is not None:
+        return existing
+    try:
+        policy = backflow_policy(alert.read_on)
+    except ApplicationError:
+        return None
+    devices = list(Device.objects.filter(account_id=alert.account_id, status=Device.Status.ACTIVE,
+                                         installed_on__lte=alert.read_on).values_list("serial", flat=True))
+    if devices:
+        action = (f"test {', '.join(devices)} now: water flowed back through the meter on {fmt_day(alert.read_on)}, "
+                  "so the device may have failed")
+    else:
+        action = (f"survey the premises for a cross-connection (water flowed back through the meter on "
+                  f"{fmt_day(alert.read_on)}) and assess the device the rule requires")
+    try:
+        with transaction.atomic():
+            return ReverseFlow.objects.create(account_id=alert.account_id, alert=alert, read_on=alert.read_on,
+                                              action=action, citation=policy.citation, devices=devices)
+    except IntegrityError:  # opened by a concurrent delivery of the same alert
+        return ReverseFlow.objects.get(alert=alert)
+
+
+def reverse_flow_done(*, follow_up: ReverseFlow, done_on: date, note: str, actor) -> ReverseFlow:
+    """The inspector followed it up: what was found and done, dated."""
+    errors = reverse_flow_problems(follow_up=follow_up, done_on=done_on, note=note)
+    if errors:
+        raise ApplicationError(errors=errors)
+    follow_up.status, follow_up.done_on, follow_up.note = ReverseFlow.Status.DONE, done_on, note.strip()
+    follow_up.done_by = _actor(actor)
+    follow_up.save(update_fields=["status", "done_on", "note", "done_by"])
+    return follow_up
+
+
+def reverse_flow_problems(*, follow_up: ReverseFlow, done_on: date | None, note: str) -> list[FieldError]:
+    errors = []
+    if done_on is None:
+        return [FieldError(field="done_on", message="the day it was followed up is needed")]
+    if not (note or "").strip():
+        errors.append(FieldError(field="note", message="say what was found and done"))
+    try:
+        refuse_future(done_on, field="done_on", doing="recorded")
+    except ApplicationError as exc:
+        errors.extend(exc.errors)
+    if done_on < follow_up.read_on:
+        errors.append(FieldError(field="done_on", message=f"{done_on} is before the reverse flow "
+                                                          f"({follow_up.read_on})"))
+    if follow_up.status == ReverseFlow.Status.DONE:
+        errors.append(FieldError(field="", message=f"followed up already on {follow_up.done_on}"))
+    return errors
