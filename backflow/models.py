@@ -272,6 +272,8 @@ class ReverseFlow(models.Model):
     citation = models.CharField(max_length=120)
     devices = models.JSONField(default=list, help_text="The premises' devices in service then, by serial.")
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.OPEN)
+    # Followed up once, through core.workflow.transition with the inspector and a status-change row.
+    workflow = Workflow("status", {Status.OPEN: {Status.DONE}})
     done_on = models.DateField(null=True, blank=True)
     done_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
                                 related_name="+")

@@ -35,6 +35,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
+from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -208,9 +209,11 @@ def mapping_parse(raw: bytes, *, name: str) -> ReadMapping:
 # --- reading the file --------------------------------------------------------------------------------------------
 
 def _records(text: str, mapping: ReadMapping, errors: ImportErrors):
-    """Each reading line as (line number, {our field: its text}); a line that cannot be read is an error."""
+    """Each reading line as (line number, the text of each of ``READ_FIELDS``, "" where the layout has none); a line
+    that cannot be read is an error."""
     if mapping.layout == "fixed":
-        spans = [(ours, first - 1, last) for ours, (first, last) in mapping.positions.items()]
+        spans = [(first - 1, last) if (first, last) != (0, 0) else None
+                 for first, last in (mapping.positions.get(ours, (0, 0)) for ours in READ_FIELDS)]
         prefix, width = mapping.record_prefix, mapping.width
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip() or (prefix and not line.startswith(prefix)):
@@ -219,24 +222,28 @@ def _records(text: str, mapping: ReadMapping, errors: ImportErrors):
                 errors.add(line=number, field="", message=f"is {len(line)} characters long; every reading line of "
                                                          f"this layout ({mapping.name}) is {width}")
                 continue
-            yield number, {ours: line[start:end].strip() for ours, start, end in spans}
+            yield number, tuple(line[span[0]:span[1]].strip() if span else "" for span in spans)
         return
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=mapping.delimiter)
     header = [h.strip() for h in next(reader, [])]
-    wanted = {}
     for ours, theirs in mapping.columns.items():
-        if theirs in header:
-            wanted[ours] = header.index(theirs)
-        elif ours in ("meter_serial", "read_date", "reading"):
+        if theirs not in header and ours in ("meter_serial", "read_date", "reading"):
             raise ApplicationError(f"the file has no column {theirs} ({ours}, as the mapping {mapping.name} names "
                                    f"it); its header is {','.join(header)}", field="header")
+    # Each of READ_FIELDS by its column's place; a field the file has not is read from a blank put at the end.
+    blank = len(header)
+    places = [header.index(mapping.columns[ours]) if mapping.columns.get(ours) in header else blank
+              for ours in READ_FIELDS]
+    width = len(header)
+    pick = itemgetter(*places)
     for number, values in enumerate(reader, start=2):
-        if not "".join(values).strip():
+        if len(values) != width:
+            if not "".join(values).strip():
+                continue
+            errors.add(line=number, field="", message=f"has {len(values)} values; the header has {width}")
             continue
-        if len(values) != len(header):
-            errors.add(line=number, field="", message=f"has {len(values)} values; the header has {len(header)}")
-            continue
-        yield number, {ours: values[index].strip() for ours, index in wanted.items()}
+        values.append("")
+        yield number, pick(values)
 
 
 def _date(value: str, mapping: ReadMapping) -> date:
@@ -249,6 +256,10 @@ def _date(value: str, mapping: ReadMapping) -> date:
 def _register(value: str, *, multiplier: int, file_unit: str, meter_unit: str) -> int:
     """The register in the meter's unit: the file's number × the multiplier, converted where the units are of a
     family (gallons and thousands; cubic feet and hundreds); refused where it is not a whole register value."""
+    if value.isdigit() and (not file_unit or file_unit == meter_unit):  # the usual case, quickly
+        register = int(value) * multiplier
+        if register <= rules.REGISTER_MAX:
+            return register
     try:
         number = Decimal(value)
     except InvalidOperation:
@@ -267,6 +278,8 @@ def _register(value: str, *, multiplier: int, file_unit: str, meter_unit: str) -
 
 
 def _flags(value: str, mapping: ReadMapping) -> list[str]:
+    if not value:
+        return []
     codes = [c for c in (value.split(mapping.flag_separator) if mapping.flag_separator else list(value)) if c.strip()]
     unknown = [c for c in codes if c not in mapping.flags]
     if unknown:
@@ -275,7 +288,7 @@ def _flags(value: str, mapping: ReadMapping) -> list[str]:
     return [mapping.flags[c] for c in codes]
 
 
-@dataclass
+@dataclass(slots=True)
 class _Read:
     line: int
     serial: str
@@ -296,61 +309,79 @@ def _units(serials) -> dict[str, tuple[int, str, str]]:
     return found
 
 
-def _parsed(text: str, mapping: ReadMapping, errors: ImportErrors) -> list[_Read]:
-    records = list(_records(text, mapping, errors))
-    meters = _units({r.get("meter_serial", "") for _, r in records})
-    dates: dict[str, date] = {}
-    out = []
-    for line, record in records:
-        def fail(ours: str, message: str, line=line) -> None:
-            errors.add(line=line, field=mapping.named(ours), message=message)
+(SERIAL, DATE, READING, TYPE, FLAG, MULTIPLIER, NO_FLOW, NEW_SERIAL, NEW_READING, NEW_SIZE) = range(len(READ_FIELDS))
 
-        serial = record.get("meter_serial", "")
-        if not serial:
-            fail("meter_serial", "is blank")
-            continue
+
+def _parsed(text: str, mapping: ReadMapping, errors: ImportErrors,
+            meters: dict | None = None) -> list[_Read]:
+    """The file's reads; ``meters`` (filled here when given) gets each serial's (id, unit, size)."""
+    records = list(_records(text, mapping, errors))
+    found = _units({values[SERIAL].strip() for _, values in records})
+    if meters is not None:
+        meters.update(found)
+    meters = found
+    dates: dict[str, date] = {}
+    read_types, named, flags_of = mapping.read_types, mapping.named, _flags
+    out = []
+    plain_unit, scale, top = mapping.unit, mapping.multiplier, rules.REGISTER_MAX
+    for line, values in records:
+        serial = values[SERIAL].strip()
         if serial not in meters:
-            fail("meter_serial", f"no meter with serial '{serial}' is on file")
+            errors.add(line=line, field=named("meter_serial"),
+                       message=f"no meter with serial '{serial}' is on file" if serial else "is blank")
             continue
         _, unit, size = meters[serial]
-        raw_date = record.get("read_date", "")
-        try:
-            read_on = dates[raw_date] if raw_date in dates else dates.setdefault(raw_date, _date(raw_date, mapping))
-        except ValueError as exc:
-            fail("read_date", str(exc))
-            continue
-        try:
-            multiplier = int(record.get("multiplier") or 1) * mapping.multiplier
-            value = _register(record.get("reading", ""), multiplier=multiplier, file_unit=mapping.unit,
-                              meter_unit=unit)
-        except ValueError as exc:
-            fail("reading", str(exc))
-            continue
-        code = record.get("read_type", "")
-        read_type = mapping.read_types.get(code, code or Reading.ReadType.ACTUAL)
+        raw_date = values[DATE].strip()
+        read_on = dates.get(raw_date)
+        if read_on is None:
+            try:
+                read_on = dates[raw_date] = _date(raw_date, mapping)
+            except ValueError as exc:
+                errors.add(line=line, field=named("read_date"), message=str(exc))
+                continue
+        reading = values[READING].strip()
+        multiplier = scale
+        if values[MULTIPLIER]:
+            try:
+                multiplier = int(values[MULTIPLIER]) * scale
+            except ValueError:
+                errors.add(line=line, field=named("multiplier"),
+                           message=f"'{values[MULTIPLIER]}' is not a whole number")
+                continue
+        if reading.isdigit() and not plain_unit and int(reading) * multiplier <= top:  # the usual case, quickly
+            value = int(reading) * multiplier
+        else:
+            try:
+                value = _register(reading, multiplier=multiplier, file_unit=plain_unit, meter_unit=unit)
+            except ValueError as exc:
+                errors.add(line=line, field=named("reading"), message=str(exc))
+                continue
+        code = values[TYPE].strip()
+        read_type = read_types.get(code, code or "actual")
         if read_type not in READ_TYPES:
-            fail("read_type", f"code '{code}' is not in the mapping's [read_types] ({', '.join(mapping.read_types)})")
+            errors.add(line=line, field=named("read_type"),
+                       message=f"code '{code}' is not in the mapping's [read_types] ({', '.join(read_types)})")
             continue
         try:
-            flags = _flags(record.get("flags", ""), mapping)
-            no_flow = int(record.get("no_flow_days") or 0)
+            flags = flags_of(values[FLAG].strip(), mapping) if values[FLAG] else []
+            no_flow = int(values[NO_FLOW]) if values[NO_FLOW].strip() else 0
         except ValueError as exc:
-            fail("flags", str(exc))
+            errors.add(line=line, field=named("flags"), message=str(exc))
             continue
         if no_flow and "no_flow" not in flags:
             flags.append("no_flow")
-        read = _Read(line=line, serial=serial, read_on=read_on, value=value, read_type=read_type, flags=flags,
-                     no_flow_days=no_flow)
+        read = _Read(line, serial, read_on, value, read_type, flags, no_flow)
         if read_type == "change":
-            new_serial, new_value = record.get("new_meter_serial", ""), record.get("new_meter_reading", "")
-            if not new_serial or not new_value:
-                fail("new_meter_serial", "a change-out needs the new meter's serial and first reading")
+            if not values[NEW_SERIAL] or not values[NEW_READING]:
+                errors.add(line=line, field=named("new_meter_serial"),
+                           message="a change-out needs the new meter's serial and first reading")
                 continue
             try:
-                read.change = (new_serial, _register(new_value, multiplier=multiplier, file_unit=mapping.unit,
-                                                     meter_unit=unit), record.get("new_meter_size") or size)
+                read.change = (values[NEW_SERIAL], _register(values[NEW_READING], multiplier=multiplier,
+                                                             file_unit=mapping.unit, meter_unit=unit),
+                               values[NEW_SIZE] or size)
             except ValueError as exc:
-                fail("new_meter_reading", str(exc))
+                errors.add(line=line, field=named("new_meter_reading"), message=str(exc))
                 continue
         out.append(read)
     return out
@@ -430,16 +461,27 @@ def _expected(reads: list[_Read]) -> dict[int, tuple[int, int | None]]:
     return out
 
 
-def _accounts_on(meter_ids, days) -> dict[tuple[int, date], int]:
-    """The account each meter was installed on, on each of ``days``."""
+def _spans(meter_ids) -> dict[int, list[tuple[date, date | None, int]]]:
+    """Each meter's installations, as (installed on, removed on, account)."""
     spans = defaultdict(list)
     for chunk in chunked(sorted(meter_ids)):
         for meter_id, account_id, start, end in Installation.objects.filter(meter_id__in=chunk).values_list(
                 "meter_id", "account_id", "installed_on", "removed_on"):
             spans[meter_id].append((start, end, account_id))
+    return spans
+
+
+def _accounts_on(meter_ids, days) -> dict[tuple[int, date], int]:
+    """The account each meter was installed on, on each of ``days``."""
+    spans = _spans(meter_ids)
     out = {}
     for meter_id, day in days:
-        out[(meter_id, day)] = next((a for s, e, a in spans[meter_id] if s <= day and (e is None or day <= e)), None)
+        found = None
+        for start, end, account_id in spans[meter_id]:
+            if start <= day and (end is None or day <= end):
+                found = account_id
+                break
+        out[(meter_id, day)] = found
     return out
 
 
@@ -498,16 +540,17 @@ def daily_reads_import(*, file: ImportSource, as_of: date, actor: AbstractBaseUs
     month's last day as the meter's register reading; look for continuous flow."""
     source = import_source_read(file)
     errors = ImportErrors(columns=READINGS_LAYOUT.columns)
-    reads = _parsed(source.text, mapping, errors)
-    meters = _units({r.serial for r in reads})
-    installed = _accounts_on({m[0] for m in meters.values()}, {(meters[r.serial][0], r.read_on) for r in reads})
+    meters: dict = {}
+    reads = _parsed(source.text, mapping, errors, meters=meters)
+    spans = _spans({m[0] for m in meters.values()})
     by_meter: dict[int, dict[date, _Read]] = defaultdict(dict)
     for read in reads:
         meter_id = meters[read.serial][0]
         if read.read_on > as_of:
             errors.add(line=read.line, field=mapping.named("read_date"),
                        message=f"{read.read_on} is after the import date {as_of}; nothing is recorded in the future")
-        elif installed.get((meter_id, read.read_on)) is None:
+        elif not any(start <= read.read_on and (end is None or read.read_on <= end)
+                     for start, end, _account in spans[meter_id]):
             errors.add(line=read.line, field=mapping.named("read_date"),
                        message=f"meter {read.serial} was not installed on an account on {read.read_on}")
         elif read.read_on in by_meter[meter_id]:
@@ -530,8 +573,12 @@ def daily_reads_import(*, file: ImportSource, as_of: date, actor: AbstractBaseUs
         readings_record(rows=rows, as_of=as_of, actor=actor, source=DAILY_SOURCE, words=FILE, errors=errors,
                         reason=change_reason(command=f"import_readings --mapping {mapping.name}", file=source))
         _alerts_raise([r for days in by_meter.values() for r in days.values() if r.flags], ranges={})
-        continuous_flow_raise(list(by_meter), through=max((d for days in by_meter.values() for d in days),
-                                                          default=as_of))
+        through = max((d for days in by_meter.values() for d in days), default=as_of)
+        in_hand = None
+        if through - timedelta(days=settings.CONTINUOUS_FLOW_DAYS + rules.FLOOR_DAYS) >= min(
+                (month for _, month in months), default=through):  # the months loaded reach back far enough
+            in_hand = {**stored, **merged}
+        continuous_flow_raise(list(by_meter), through=through, months=in_hand)
     return ImportResult(created=created, skipped=skipped)
 
 
@@ -552,9 +599,11 @@ def _merge(by_meter, stored, errors: ImportErrors, mapping: ReadMapping):
     """Each month's values with the file's days put in; a register that would run backwards is an error."""
     merged: dict[tuple[int, date], list] = {}
     created = skipped = 0
+    month_of: dict[date, date] = {}
     for meter_id, days in by_meter.items():
         for day in sorted(days):
-            key = (meter_id, day.replace(day=1))
+            month = month_of.get(day) or month_of.setdefault(day, day.replace(day=1))
+            key = (meter_id, month)
             if key not in merged:
                 merged[key] = list(stored.get(key) or [None] * 31)
             values, read = merged[key], days[day]
@@ -573,14 +622,18 @@ def _merge(by_meter, stored, errors: ImportErrors, mapping: ReadMapping):
     for (meter_id, month), values in [*stored.items(), *merged.items()]:
         months_of[meter_id][month] = values
     for meter_id in by_meter:
-        series = sorted((month + timedelta(days=i), v) for month, values in months_of[meter_id].items()
-                        for i, v in enumerate(values) if v is not None)
-        for (_, before), (day, value) in zip(series, series[1:], strict=False):
-            if value < before and day in by_meter[meter_id]:
-                read = by_meter[meter_id][day]
-                errors.add(line=read.line, field=mapping.named("reading"),
-                           message=f"{value} is less than {before}, the day before's: a register never runs "
-                                   "backwards")
+        before = None
+        for month in sorted(months_of[meter_id]):
+            for i, value in enumerate(months_of[meter_id][month]):
+                if value is None:
+                    continue
+                if before is not None and value < before:
+                    read = by_meter[meter_id].get(month + timedelta(days=i))
+                    if read is not None:
+                        errors.add(line=read.line, field=mapping.named("reading"),
+                                   message=f"{value} is less than {before}, the day before's: a register never runs "
+                                           "backwards")
+                before = value
     return merged, created, skipped
 
 
@@ -603,36 +656,44 @@ def _month_ends(by_meter) -> list[_Read]:
             if day.day == calendar.monthrange(day.year, day.month)[1]]
 
 
-def daily_use(meter_ids, *, since: date, until: date) -> dict[int, list[tuple[date, int | None]]]:
+def daily_use(meter_ids, *, since: date, until: date,
+              months: dict[tuple[int, date], list] | None = None) -> dict[int, list[tuple[date, int | None]]]:
     """Each meter's use, in its unit, on each day from ``since`` to ``until`` (the register's advance from the day
-    before); None where a day or the day before has no read."""
-    months = set()
-    day = since - timedelta(days=1)
+    before); None where a day or the day before has no read. ``months``: the month rows already in hand (by meter
+    and month), else they are read."""
+    base = since - timedelta(days=1)
+    count = (until - base).days + 1
+    wanted, day = set(), base.replace(day=1)
     while day <= until:
-        months.add(day.replace(day=1))
+        wanted.add(day)
         day = (day.replace(day=28) + timedelta(days=4)).replace(day=1)
-    registers: dict[int, dict[date, int]] = defaultdict(dict)
-    for chunk in chunked(sorted(meter_ids)):
-        for meter_id, month, values in DailyRead.objects.filter(meter_id__in=chunk, month__in=months).values_list(
-                "meter_id", "month", "values"):
-            for i, value in enumerate(values):
-                if value is not None:
-                    registers[meter_id][month + timedelta(days=i)] = value
-    out = {}
-    for meter_id in meter_ids:
-        reads = registers.get(meter_id, {})
-        out[meter_id] = [(since + timedelta(days=i),
-                          (reads[d] - reads[d - timedelta(days=1)]) if d in reads and d - timedelta(days=1) in reads
-                          else None) for i in range((until - since).days + 1) for d in [since + timedelta(days=i)]]
-    return out
+    if months is None:
+        months = {}
+        for chunk in chunked(sorted(meter_ids)):
+            for meter_id, month, values in DailyRead.objects.filter(meter_id__in=chunk, month__in=wanted).values_list(
+                    "meter_id", "month", "values"):
+                months[(meter_id, month)] = values
+    offsets = {month: (month - base).days for month in wanted}
+    registers: dict[int, list] = {meter_id: [None] * count for meter_id in meter_ids}
+    for (meter_id, month), values in months.items():
+        if month not in offsets or meter_id not in registers:
+            continue
+        offset, flat = offsets[month], registers[meter_id]
+        first, last = max(0, -offset), min(len(values), count - offset)
+        if first < last:
+            flat[offset + first:offset + last] = values[first:last]
+    days = [base + timedelta(days=i) for i in range(1, count)]
+    return {meter_id: list(zip(days, [b - a if a is not None and b is not None else None
+                                      for a, b in zip(flat, flat[1:], strict=False)], strict=True))
+            for meter_id, flat in registers.items()}
 
 
-def continuous_flow_raise(meter_ids, *, through: date) -> list[int]:
+def continuous_flow_raise(meter_ids, *, through: date, months: dict | None = None) -> list[int]:
     """Continuous flow in the daily reads up to ``through``: ``rules.continuous_flow`` over each meter's last days,
-    once while an alert of it is open."""
+    once while an alert of it is open. ``months``: the month rows in hand (``daily_use``)."""
     days = settings.CONTINUOUS_FLOW_DAYS
     since = through - timedelta(days=days + rules.FLOOR_DAYS - 1)
-    uses = daily_use(meter_ids, since=since, until=through)
+    uses = daily_use(meter_ids, since=since, until=through, months=months)
     units = dict(Meter.objects.filter(id__in=list(meter_ids)).values_list("id", "unit")) if len(meter_ids) < 5000 \
         else {pk: unit for chunk in chunked(sorted(meter_ids))
               for pk, unit in Meter.objects.filter(id__in=chunk).values_list("id", "unit")}

@@ -152,7 +152,7 @@ def _usage_words(alert) -> str:
     if alert.kind == "leak":
         return _("your meter reports water running without a stop (a leak)")
     if alert.kind == "continuous_flow":
-        return _("water used every day for %(days)s days without a day of low use: %(gallons)s gallons") % figures
+        return _("water used every day for %(days)s days, never falling to your usual lowest day") % figures
     if alert.kind == "vacant":
         return _("%(gallons)s gallons in %(days)s days") % figures
     if alert.compared_with == "last_year":

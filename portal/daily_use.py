@@ -27,10 +27,11 @@ def account_daily_use(account, *, through: date) -> list[DailyUse]:
     """The account's gallons each day of the 60 ending ``through``, over the meters installed on it then; [] where
     none of them sends daily reads."""
     since = through - timedelta(days=DAYS - 1)
+    # One query for the many accounts whose meters send none.
+    if not DailyRead.objects.filter(meter__installations__account=account, month__gte=since.replace(day=1)).exists():
+        return []
     meters = {i.meter_id: i.meter.unit for i in Installation.objects.filter(account=account, installed_on__lte=through)
               .exclude(removed_on__lt=since).select_related("meter")}
-    if not meters or not DailyRead.objects.filter(meter_id__in=list(meters), month__gte=since.replace(day=1)).exists():
-        return []
     totals: dict[date, int | None] = {since + timedelta(days=i): None for i in range(DAYS)}
     for meter_id, series in daily_use(list(meters), since=since, until=through).items():
         for day, use in series:

@@ -1,7 +1,7 @@
 """Every speed figure in one command, against targets and the figures measured before.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/wb_bench .venv/bin/python scripts/bench.py all \\
-        [--accounts 100000] [--only copy,demo,billday,penalties,pdfs,import,portal,conversion,notices] \\
+        [--accounts 100000] [--only copy,demo,billday,penalties,pdfs,import,portal,conversion,notices,readfiles] \\
         [--json bench-results.json] [--workers 2]
 
     make bench BENCH_ARGS="--accounts 2000"
@@ -23,6 +23,8 @@ and created again (so its name must contain "bench", or pass --allow-drop). The 
              alone, with no database work, against the bill day's PDF figure; then the same bills profiled
              in one process, the milliseconds a bill by phase (parse, layout, drawing, writing);
   import     scripts/bench_import_readings.py: 100,000 readings over 25,000 meters;
+  readfiles  scripts/bench_read_files.py: a handheld's register reads and 30 days of AMI daily reads for as many
+             meters as accounts, through their mappings (its own scratch database);
   notices    scripts/bench_notices.py: the day's bills ready, reminders and late notices decided and queued for a
              demo village billed for a month (its own scratch database);
   portal     gunicorn (2 workers, production settings) and Locust: one client's median per portal page,
@@ -266,6 +268,22 @@ def piece_notices(bench: Bench):
                     bench.met(seconds < 60 and f["late_again_given"] == f["ready_again_given"] == 0))
 
 
+def piece_readfiles(bench: Bench):
+    """bench_read_files.py in a process of its own, on a scratch database of its own: a handheld's register reads
+    and an AMI head-end's 30 days of daily reads for as many meters as the village has accounts."""
+    url = bench.database_url.rsplit("/", 1)[0] + f"/{bench.database}_readfiles"
+    env = {**os.environ, "DATABASE_URL": url}
+    f = _script_result("bench_read_files", [sys.executable, str(SCRIPTS / "bench_read_files.py"), "--meters",
+                                            str(bench.args.accounts)], env=env)
+    yield bench.row("readfiles (register)", f"{f['register_s']:.1f} s: {f['register_created']:,} register reads "
+                    f"in a handheld's fixed-width file (mapping handheld_fixed)", f["register_s"], "s",
+                    bench.met(f["register_s"] < 30))
+    yield bench.row("readfiles (daily)", f"{f['daily_s']:.1f} s: {f['daily_lines']:,} daily reads (30 days, "
+                    f"{f['meters']:,} meters; {f['daily_rows']:,} month rows, {f['daily_table_mb']} MB on disk, "
+                    f"{f['month_end_readings']:,} month-end readings)", f["daily_s"], "s",
+                    bench.met(f["daily_s"] < 60))
+
+
 # ---------------------------------------------------------------------------------------------------
 # The table
 
@@ -338,7 +356,7 @@ def run_all(args) -> int:
     print("| " + " | ".join(COLUMNS) + " |", flush=True)
     pieces = {"copy": piece_copy, "demo": piece_demo, "billday": piece_billday, "penalties": piece_penalties,
               "pdfs": piece_pdfs, "import": piece_import, "portal": piece_portal, "conversion": piece_conversion,
-              "notices": piece_notices}
+              "notices": piece_notices, "readfiles": piece_readfiles}
     try:
         for name in PIECES:
             if name not in args.only:

@@ -212,8 +212,9 @@ PORTAL_BILL = {"postgresql": 10, "sqlite": 10}
 # and its name for the page); the ledger replayed once (entries, bills) for the balance, the bills' balances
 # and the amount due; the account's live bills (the list, the chart, the due dates); deposits; the payments;
 # the payments made to a previous billing system and what it relevied to the tax roll (history brought over by a
-# conversion); the charges other than bills; termination cases; the account's payment plan; the tester menu.
-PORTAL_ACCOUNT = {"postgresql": 15, "sqlite": 15}
+# conversion); the charges other than bills; termination cases; the account's payment plan; whether its meters
+# send daily reads (the last 60 days' use); the tester menu.
+PORTAL_ACCOUNT = {"postgresql": 16, "sqlite": 16}
 
 
 def test_the_portal_bill_page_takes_the_same_queries_with_2_bills_as_with_20(books):

@@ -551,10 +551,8 @@ def reverse_flow_done(*, follow_up: ReverseFlow, done_on: date, note: str, actor
     errors = reverse_flow_problems(follow_up=follow_up, done_on=done_on, note=note)
     if errors:
         raise ApplicationError(errors=errors)
-    follow_up.status, follow_up.done_on, follow_up.note = ReverseFlow.Status.DONE, done_on, note.strip()
-    follow_up.done_by = _actor(actor)
-    follow_up.save(update_fields=["status", "done_on", "note", "done_by"])
-    return follow_up
+    return transition(follow_up, to=ReverseFlow.Status.DONE, actor=_actor(actor), note=note.strip()[:200],
+                       changes={"done_on": done_on, "note": note.strip(), "done_by": _actor(actor)})
 
 
 def reverse_flow_problems(*, follow_up: ReverseFlow, done_on: date | None, note: str) -> list[FieldError]:

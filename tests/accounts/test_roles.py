@@ -127,9 +127,11 @@ def test_backflow_inspector_keeps_the_backflow_registry_and_only_looks_at_accoun
     assert {"accounts.view_account", "accounts.view_premises", "accounts.view_customer",
             "backflow.view_noticecharge"} <= inspector
     # Exactly these writes: assess premises, register devices and testers, record, accept and reject tests,
-    # serve notices, shorten a window and record compliance. Never a fine to the bill, never a delete.
+    # serve notices, shorten a window and record compliance; record a reverse-flow follow-up done (opened by the
+    # meter's flag, never by hand). Never a fine to the bill, never a delete.
     writes = {p for p in inspector if not p.split(".")[1].startswith("view_")}
-    assert writes == {f"backflow.{action}_{model}" for action in ("add", "change") for model in BACKFLOW_MODELS}
+    assert writes == {f"backflow.{action}_{model}" for action in ("add", "change") for model in BACKFLOW_MODELS} | {
+        "backflow.change_reverseflow"}
     assert {f"backflow.view_{model}" for model in BACKFLOW_MODELS} <= inspector
     assert not {p for p in inspector if p.startswith(("billing.", "meters.", "termination."))}
     assert "backflow.charge_compliancenotice" not in inspector

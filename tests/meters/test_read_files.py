@@ -166,10 +166,12 @@ def test_a_reading_outside_its_expected_range_is_marked_for_a_re_read(mineola, i
     assert Reading.objects.filter(meter=meter, value=1_090_000).exists()  # recorded, and to be re-read
 
 
-def test_a_change_out_in_the_file_records_both_meters(mineola, imported):
+def test_a_change_out_and_an_estimate_in_the_file(mineola, imported):
     *_, (account, old) = three_meters()
-    imported(fixed("M-0000000003", "12012026", 100900, code="C", new_serial="N-0000000003", new_reading=0) + "\n",
-             "--mapping", "handheld_fixed")
+    imported(fixed("M-0000000003", "12012026", 100900, code="C", new_serial="N-0000000003", new_reading=0) + "\n"
+             + fixed("M-0000000001", "12012026", 101800, code="E") + "\n", "--mapping", "handheld_fixed")
+    estimate = Reading.objects.get(meter__serial="M-0000000001", read_on=date(2026, 12, 1))
+    assert (estimate.value, estimate.read_type) == (1_018_000, "estimated")
     new = Meter.objects.get(serial="N-0000000003")
     assert old.installations.get().removed_on == date(2026, 12, 1)
     assert new.installations.get().account == account
@@ -286,3 +288,28 @@ def test_the_customer_sees_the_last_60_days_of_daily_use_with_a_table(mineola, i
     assert "Each day, the last 60 days" in page and 'class="daily-chart"' in page
     assert "<caption>Gallons each day, last 60 days</caption>" in page
     assert "Nov 30, 2026</th><td class=\"num\">150</td>" in page
+
+
+def test_the_backflow_inspector_records_the_follow_up_done(mineola, imported, client):
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+
+    from accounts.roles import roles_install
+
+    (account, _), *_ = three_meters()
+    imported("SERVICE_POINT;METER_ID;READ_DT;REGISTER_KGAL;STATUS;EVENTS\n"
+             "SP;M-0000000001;20261201;1018.000;OK;REVERSE\n", "--mapping", "ami_register_csv")
+    follow_up = ReverseFlow.objects.get()
+    roles_install()
+    inspector = get_user_model().objects.create_user("inspector", is_staff=True)
+    inspector.groups.add(Group.objects.get(name="Backflow inspector"))
+    client.force_login(inspector)
+    url = f"/admin/backflow/reverseflow/{follow_up.pk}/change/"
+    assert "survey the premises" in client.get(url).content.decode()
+    refused = client.post(url, {"done_on": "2026-11-30", "note": ""})
+    said = refused.content.decode()
+    assert refused.status_code == 200 and "say what was found and done" in said and "is before the reverse flow" in said
+    done = client.post(url, {"done_on": "2026-12-03", "note": "Lawn irrigation without a device; PVB required."})
+    assert done.status_code == 302
+    follow_up.refresh_from_db()
+    assert (follow_up.status, follow_up.done_on, follow_up.done_by) == ("done", date(2026, 12, 3), inspector)
