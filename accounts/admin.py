@@ -24,10 +24,12 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from core.admin import HistoryAdmin, TabularInline, button_post
+from core.clock import today
 from core.csvimport import identifier_validator
 from core.errors import ApplicationError
 
-from .models import Account, Customer, Ownership, PortalLink, Premises
+from .alerts import alert_problems
+from .models import Account, AccountAlert, Customer, Ownership, PortalLink, Premises
 from .selectors import account_search
 from .services import account_note_add, account_owner_change, portal_links_end
 
@@ -389,3 +391,54 @@ class EndedPortalLinkAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+class AccountAlertForm(forms.ModelForm):
+    class Meta:
+        model = AccountAlert
+        fields = ("account", "kind", "note", "starts_on", "ends_on")
+        widgets = {"starts_on": AdminDateWidget, "ends_on": AdminDateWidget}
+
+    def clean(self):
+        data = super().clean()
+        kind = data.get("kind", getattr(self.instance, "kind", ""))
+        for error in alert_problems(kind=kind, note=data.get("note", getattr(self.instance, "note", "")),
+                                    starts_on=data.get("starts_on", getattr(self.instance, "starts_on", None)),
+                                    ends_on=data.get("ends_on")):
+            self.add_error(error.field if error.field in self.fields else None, error.message)
+        return data
+
+
+@admin.register(AccountAlert)
+class AccountAlertAdmin(HistoryAdmin):
+    """Flags on an account that everyone sees on opening it (the account page, the counter, the crew's day sheet).
+    A clerk sets one; a supervisor ends one (its last day), so that "do not shut off" is lifted on purpose. Those
+    that bear on a shut-off are checked by the shut-off guard while they run."""
+
+    form = AccountAlertForm
+    list_display = ("account", "kind", "note", "starts_on", "ends_on", "set_by")
+    list_filter = ("kind",)
+    search_fields = ("account__account_no", "account__premises__service_address", "note")
+    autocomplete_fields = ("account",)
+    list_select_related = ("account", "set_by")
+
+    def get_readonly_fields(self, request, obj=None):
+        return ("account", "kind", "note", "starts_on", "set_by") if obj is not None else ("set_by",)
+
+    def get_changeform_initial_data(self, request):
+        initial = super().get_changeform_initial_data(request)
+        number = request.GET.get("account")
+        if number:
+            found = Account.objects.filter(account_no=number).values_list("pk", flat=True).first()
+            initial["account"] = found
+        initial.setdefault("starts_on", today())
+        return initial
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # an alert ends on a day; it is never unsaid
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            obj.set_by = request.user
+        obj._history_user = request.user
+        super().save_model(request, obj, form, change)

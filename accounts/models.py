@@ -135,6 +135,57 @@ class AccountNote(models.Model):
         return f"{self.account} {self.created_at:%Y-%m-%d}: {self.text[:40]}"
 
 
+class AccountAlert(models.Model):
+    """A flag the office sets on an account for everyone who opens it: the account page, the counter, the crew's day
+    sheet. Those that bear on a shut-off (``HOLDS_SHUTOFF``) are checked by the shut-off guard while they run: a
+    medical certificate (N.Y. Public Service Law § 32 and 16 NYCRR § 14.4's model: no shut-off while a physician's
+    certificate runs), a supervisor's "do not shut off", a bankruptcy stay (11 U.S.C. § 362)."""
+
+    class Kind(models.TextChoices):
+        MEDICAL = "medical", "Medical certificate on file: no shut-off while it runs"
+        NO_SHUTOFF = "no_shutoff", "Do not shut off without the supervisor"
+        BANKRUPTCY = "bankruptcy", "Bankruptcy stay: no shut-off, no collection"
+        DOG = "dog", "Dog on the premises"
+        METER_INSIDE = "meter_inside", "Meter inside: call ahead for access"
+        OTHER = "other", "Other (see the note)"
+
+    HOLDS_SHUTOFF = (Kind.MEDICAL, Kind.NO_SHUTOFF, Kind.BANKRUPTCY)
+
+    account = models.ForeignKey(Account, on_delete=models.PROTECT, related_name="alerts")
+    kind = models.CharField(max_length=14, choices=Kind.choices)
+    note = models.CharField(max_length=200, blank=True, help_text="What the crew and the counter should know.")
+    starts_on = models.DateField()
+    ends_on = models.DateField(null=True, blank=True, help_text="The last day it holds (a medical certificate's "
+                                                                "end); blank: until the office ends it.")
+    set_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+                               related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["-starts_on", "-id"]
+        verbose_name = "account alert"
+        constraints = [
+            models.CheckConstraint(condition=Q(ends_on__isnull=True) | Q(ends_on__gte=models.F("starts_on")),
+                                   name="account_alert_ends_after_it_starts"),
+            models.CheckConstraint(condition=~Q(kind="other") | ~Q(note=""), name="account_alert_other_has_a_note"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()}: {self.account}"
+
+    def active_on(self, day) -> bool:
+        return self.starts_on <= day and (self.ends_on is None or day <= self.ends_on)
+
+    @property
+    def words(self) -> str:
+        """As everyone reads it: "Dog on the premises (a large one; knock first), until Jan 5, 2027"."""
+        from core.dates import fmt_day
+
+        return (self.get_kind_display() + (f" ({self.note})" if self.note else "")
+                + (f", until {fmt_day(self.ends_on)}" if self.ends_on else ""))
+
+
 class Ownership(models.Model):
     """Who owned the account's premises, and when. The open row (no end date) is the current owner."""
 

@@ -82,6 +82,10 @@ CLERK = [
     # Notes on an account, dated and signed (never edited); payments taken back (reversed with
     # the payment's own change permission) are read.
     *_perms("view add", "accounts.accountnote"),
+    # Alerts on an account everyone sees (a dog, a meter inside, a medical certificate, "do not shut off"): set
+    # by the clerk, ended by a supervisor.
+    *_perms("view add", "accounts.accountalert"),
+    "accounts.view_historicalaccountalert",
     "billing.view_paymentreversal",
     # The back office: ask for a refund of a credit (a supervisor approves it), move a closed account's balance to
     # the owner's other account, invoice a fee on its own, close the day's drawer; payment plans.
@@ -105,6 +109,7 @@ SUPERVISOR = [
     *_perms("view", "billing.historicalrateschedule", "billing.historicalfee"),
     *_perms("add change", "billing.rateschedule", "billing.fee"),
     "ordinance.change_utility",
+    "accounts.change_accountalert",     # end an account alert (lift "do not shut off")
     "billing.change_bill",              # void a bill (the void is recorded; the bill is never edited)
     "billing.change_penaltywaiver",     # approve or refuse a penalty waiver above the office's limit
     "office.approve_refund",            # approve or refuse a refund of a credit

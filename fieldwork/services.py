@@ -12,12 +12,13 @@ route order (``accounts.selectors.route_key``).
 * ``shutoff_list``: the termination cases whose shut-off is ordered, in route order, with what each owes.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from decimal import Decimal
 
 from django.db import transaction
 
+from accounts.alerts import alerts_on
 from accounts.models import Account
 from accounts.selectors import route_key
 from accounts.services import account_service_set
@@ -144,6 +145,7 @@ class Stop:
     field_order: FieldOrder | None = None
     work_order: WorkOrder | None = None
     held: tuple[str, ...] = ()  # why the shut-off may not be carried out today (a plan, a payment, an appeal…)
+    alerts: tuple[str, ...] = ()  # the account's alerts in force (a dog, a meter inside, a medical certificate)
 
 
 def _meters(accounts) -> dict[int, str]:
@@ -176,4 +178,7 @@ def day_sheet(*, on: date) -> list[Stop]:
     meters = _meters([o.account for o in orders])
     stops = [Stop(key=route_key(o.account), what=o.get_kind_display(), account=o.account,
                   meter=meters.get(o.account_id, "—"), reason=o.reason, owed=None, field_order=o) for o in orders]
-    return sorted(stops + shutoff_list(as_of=on), key=lambda s: s.key)
+    stops += shutoff_list(as_of=on)
+    alerts = alerts_on({s.account.pk for s in stops}, on=on)
+    return sorted((replace(s, alerts=tuple(a.words for a in alerts.get(s.account.pk, []))) for s in stops),
+                  key=lambda s: s.key)

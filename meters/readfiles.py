@@ -314,15 +314,28 @@ def _units(serials) -> dict[str, tuple[int, str, str]]:
 
 def _parsed(text: str, mapping: ReadMapping, errors: ImportErrors,
             meters: dict | None = None) -> list[_Read]:
-    """The file's reads; ``meters`` (filled here when given) gets each serial's (id, unit, size)."""
-    records = list(_records(text, mapping, errors))
-    found = _units({values[SERIAL].strip() for _, values in records})
-    if meters is not None:
-        meters.update(found)
-    meters = found
+    """The file's reads; ``meters`` (filled here when given) gets each serial's (id, unit, size). Read a batch of
+    lines at a time, their meters looked up together, so that a file of millions of lines is never held twice."""
+    meters = meters if meters is not None else {}
+    out: list[_Read] = []
+    batch: list = []
     dates: dict[str, date] = {}
+    for record in _records(text, mapping, errors):
+        batch.append(record)
+        if len(batch) == PARSE_BATCH:
+            _batch_parsed(batch, mapping, errors, meters, dates, out)
+            batch = []
+    _batch_parsed(batch, mapping, errors, meters, dates, out)
+    return out
+
+
+PARSE_BATCH = 50_000
+
+
+def _batch_parsed(records: list, mapping: ReadMapping, errors: ImportErrors, meters: dict, dates: dict,
+                  out: list) -> None:
+    meters.update(_units({values[SERIAL].strip() for _, values in records} - meters.keys()))
     read_types, named, flags_of = mapping.read_types, mapping.named, _flags
-    out = []
     plain_unit, scale, top = mapping.unit, mapping.multiplier, rules.REGISTER_MAX
     for line, values in records:
         serial = values[SERIAL].strip()
@@ -384,7 +397,6 @@ def _parsed(text: str, mapping: ReadMapping, errors: ImportErrors,
                 errors.add(line=line, field=named("new_meter_reading"), message=str(exc))
                 continue
         out.append(read)
-    return out
 
 
 # --- register reads ----------------------------------------------------------------------------------------------

@@ -149,8 +149,12 @@ def account_overview(*, account: Account, as_of: date) -> dict:
         "prior_relevies": list(PriorRelevy.objects.filter(account=account, relevied_on__lte=as_of)
                                .order_by("-relevied_on", "-id")),
         # Deposits are the customer's money held: shown in their own section, not among the charges.
-        "charges": [c for c in account_charges(account=account, as_of=as_of) if c["kind"] not in DEPOSIT_KINDS],
-        "deposits": deposits,
+        # Dated for people ("Feb 1, 2026"), as every other date on the page.
+        "charges": [{**c, "day": date.fromisoformat(c["date"])}
+                    for c in account_charges(account=account, as_of=as_of) if c["kind"] not in DEPOSIT_KINDS],
+        "deposits": [{**d, "received": date.fromisoformat(d["received_on"]),
+                      "refunded": date.fromisoformat(d["refunded_on"]) if d["refunded_on"] else None}
+                     for d in deposits],
         "deposits_held": sum((Decimal(d["amount"]) for d in deposits if d["status"] == "held"), Decimal(0)),
         "points": chart_points([(b.bill_date, b.gallons) for b in reversed(live) if b.bill_date <= as_of
                                 and b.has_usage],

@@ -16,7 +16,8 @@ from django.utils.functional import lazy
 from django.utils.html import format_html
 
 from accounts.admin import AccountAdmin as AccountsAccountAdmin
-from accounts.models import Account
+from accounts.alerts import alerts_on
+from accounts.models import Account, AccountAlert
 from arrears.models import PaymentPlan
 from arrears.services import plan_standing
 from billing.admin import AccountBillingAdmin
@@ -134,8 +135,13 @@ class AccountAdmin(AccountListMixin, CsvExportMixin, AccountMetersAdmin, Account
         context["plan"] = plan and {"number": plan.number, "good": plan_standing(plan, as_of=today()).good,
                                     "url": reverse("admin:arrears_paymentplan_change", args=[plan.pk])}
         context["plan_add_url"] = f'{reverse("admin:arrears_paymentplan_add")}?account={account.account_no}'
+        context["account_alerts"] = [
+            {"words": alert.words, "holds": alert.kind in AccountAlert.HOLDS_SHUTOFF,
+             "url": reverse("admin:accounts_accountalert_change", args=[alert.pk])}
+            for alert in alerts_on([account.pk], on=today()).get(account.pk, [])]
         user, number = request.user, account.account_no
         context["office_actions"] = [(label, f"{reverse(url)}?account={number}") for label, url, allowed in (
+            ("Add an alert", "admin:accounts_accountalert_add", user.has_perm("accounts.add_accountalert")),
             ("Refund the credit", "admin:office_refund_add", user.has_perm("office.add_refund")),
             ("Invoice a fee", "admin:office_invoice_add", user.has_perm("office.add_invoice")
              and account.status != Account.Status.CLOSED),

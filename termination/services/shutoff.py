@@ -6,6 +6,7 @@ from datetime import date, timedelta
 
 from django.db import transaction
 
+from accounts.alerts import shutoff_alert_words
 from accounts.models import Account
 from accounts.services import account_service_set
 from billing.balances import balances
@@ -95,8 +96,10 @@ def shutoff_refusals(case: TerminationCase, *, as_of: date,
             out.append(FieldError("amount_delinquent", (
                 f"(5) the delinquent amount of {fmt_dollars(case.amount_delinquent)} is paid on {as_of} "
                 f"({policy.cite('grounds')})")))
-    # (6) Nothing else holds it: a payment plan in good standing, …
-    out += [FieldError("hold", f"(6) {words}") for words in shutoff_holds(case.account_id, as_of)]
+    # (6) Nothing else holds it: a payment plan in good standing, an account alert (a medical certificate, the
+    # supervisor's "do not shut off", a bankruptcy stay), …
+    out += [FieldError("hold", f"(6) {words}") for words in [*shutoff_alert_words(case.account_id, as_of),
+                                                            *shutoff_holds(case.account_id, as_of)]]
     return out
 
 

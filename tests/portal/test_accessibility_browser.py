@@ -58,6 +58,14 @@ class Walk:
             wide = page.evaluate("document.documentElement.scrollWidth")
             if wide > size["width"]:
                 problems.append(f"scrolls sideways at {size['width']} px ({wide} px wide)")
+            # A table that needs scrolling inside its box at this width: the customer cannot see it whole.
+            clipped = page.evaluate("[...document.querySelectorAll('.table-wrap')].filter("
+                                    "w => w.scrollWidth > w.clientWidth + 1).map(w => w.getAttribute("
+                                    "'aria-labelledby'))")
+            if clipped and size is PHONE_375:
+                problems.append(f"tables clipped at {size['width']} px: {clipped}")
+            if size is PHONE_375:  # axe at the phone's width too (a scroll box must take the keyboard's focus)
+                problems += [f"at 375 px: {v}" for v in axe_violations(page)]
         page.set_viewport_size(DESK)
         if problems:
             self.found[f"{name} ({page.url.removeprefix(self.base)})"] = problems
