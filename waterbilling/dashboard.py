@@ -30,9 +30,9 @@ from billing.ordinance import ordinance_on
 from billing.runs.candidates import billing_candidates
 from billing.selectors import first_late_day
 from core.errors import ApplicationError
-from core.models import ImportJob, NightlyRun
+from core.models import NightlyRun
 from core.money import ZERO, fmt_dollars
-from meters.models import Installation, Reading
+from meters.models import Installation, Reading, UsageAlert
 from termination.models import CaseEvent
 from termination.selectors import case_board
 
@@ -101,16 +101,20 @@ class ReadingsWaiting:
     import_files_today: int
 
 
+IMPORTED_SOURCES = ("import", "daily")
+
+
 def readings_waiting(*, as_of: date) -> ReadingsWaiting:
     """The next billing date on or after ``as_of`` with accounts still to bill, how many of them have no
     reading in their read window yet, and the readings imported today."""
     bill_date, due_ids = _next_billing_date(as_of=as_of)
     without = _without_reading(due_ids, bill_date=bill_date) if bill_date else 0
     start_of_day = timezone.make_aware(datetime.combine(as_of, datetime.min.time()))
-    imported = Reading.objects.filter(source="import", entered_at__gte=start_of_day,
-                                      entered_at__lt=start_of_day + timedelta(days=1)).count()
-    files = ImportJob.objects.filter(noun="readings", created_at__gte=start_of_day,
-                                     created_at__lt=start_of_day + timedelta(days=1)).count()
+    today_ = {"entered_at__gte": start_of_day, "entered_at__lt": start_of_day + timedelta(days=1)}
+    imported = Reading.objects.filter(source__in=IMPORTED_SOURCES, **today_).count()
+    # Each file imported (an upload, a worker's job or the command line) names itself in its readings' history.
+    files = (Reading.history.filter(history_type="+", source__in=IMPORTED_SOURCES, **today_)
+             .values("history_change_reason").distinct().count())
     return ReadingsWaiting(bill_date=bill_date, due=len(due_ids), without_reading=without, imported_today=imported,
                            import_files_today=files)
 
@@ -174,6 +178,10 @@ def _readings_section(*, as_of: date) -> Section:
     items.append(Item(f"{_plural(w.imported_today, 'reading')} imported today"
                       f" ({_plural(w.import_files_today, 'file')})",
                       _url("admin:core_importjob_changelist", query={"noun": "readings"})))
+    alerts = UsageAlert.objects.filter(resolved_at__isnull=True).count()
+    items.append(Item(f"{_plural(alerts, 'meter alert')} to look at",
+                      _url("admin:meters_usagealert_changelist", query={"resolved_at__isempty": "1"}),
+                      "use far above usual, leaks, reverse flow, tamper, readings to re-read"))
     return Section("readings", "Readings waiting", items, [
         Item("Readings", _url("admin:meters_reading_changelist"))])
 

@@ -96,6 +96,16 @@ def test_a_clerks_morning(live_server, morning, browser):
     expect(page.locator("#counter-name")).to_have_text("Margaret Quinlan")
     due_text = page.locator("#counter-due").inner_text()
     assert due_text.startswith("$")
+    # One account box; "Pay past due" fills the amount with what is past due (the bill and its late charges).
+    assert page.locator("input[name=account_no]").count() == 1
+    past_due = page.locator("#counter-past-due").inner_text().replace("$", "").replace(",", "")
+    page.get_by_role("button", name=re.compile("Pay past due")).click()
+    expect(page.get_by_label("Amount ($)")).to_have_value(past_due)
+    # Typing another account looks it up as it is typed, with its own buttons.
+    page.get_by_label("Account number").fill(morning["due_today"].account_no)
+    expect(page.locator("#counter-account")).to_contain_text("due now $")
+    page.get_by_label("Account number").fill(quinlan.account_no)
+    expect(page.locator("#counter-fill")).to_contain_text("Pay past due")
     page.get_by_label("Amount ($)").fill("50.00")
     page.get_by_role("combobox", name="Tender").select_option("cash")
     page.get_by_label("Cash tendered ($)").fill("60")

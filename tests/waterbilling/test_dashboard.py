@@ -139,3 +139,26 @@ def test_readings_waiting_for_the_next_billing_date(mineola):
     w = readings_waiting(as_of=date(2026, 7, 20))
     # Book 1's next billing date is 2026-08-01 (§ 45.29 A(1)); its read window is July.
     assert (w.bill_date, w.due, w.without_reading) == (date(2026, 8, 1), 2, 1)
+
+
+def test_the_readings_imported_today_are_counted_with_their_files(mineola, tmp_path):
+    """Every file counts, however it came in: the command line here (an upload too small for a worker's job
+    counts the same way)."""
+    import io
+    from datetime import date
+
+    from django.core.management import call_command
+
+    from core.clock import today
+    from meters.models import Meter
+    from waterbilling.dashboard import readings_waiting
+
+    for n in (1, 2):
+        _, meter = account_with_meter(book=1, account_no=f"1-000{n}", start=date(2025, 1, 1))
+        Meter.objects.filter(pk=meter.pk).update(serial=f"F{n}")
+    for n, name in ((1, "a.csv"), (2, "b.csv")):
+        path = tmp_path / name
+        path.write_text(f"meter_serial,read_date,reading\nF{n},{today().isoformat()},1001000\n")
+        call_command("import_readings", str(path), stdout=io.StringIO())
+    w = readings_waiting(as_of=today())
+    assert (w.imported_today, w.import_files_today) == (2, 2)
