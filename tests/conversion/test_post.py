@@ -359,8 +359,8 @@ def test_legacy_late_charges_keep_their_own_days_and_words_on_the_statement_and_
     from django.urls import reverse
 
     page = client.get(reverse("portal:account", kwargs={"public_id": account.public_id})).content.decode()
-    assert '<th scope="row">2026-03-02</th><td>Late penalty 5% — bill L-1 (previous system)</td>' in page
-    assert '<th scope="row">2026-04-01</th><td>Interest 1% a month — bill L-1 (previous system)</td>' in page
+    assert '<th scope="row">Mar 2, 2026</th><td>Late penalty 5% — bill L-1 (previous system)</td>' in page
+    assert '<th scope="row">Apr 1, 2026</th><td>Interest 1% a month — bill L-1 (previous system)</td>' in page
     bad = header + ("1-0002,L-2,2026-05-01,2026-06-01,water,45.00,Minimum,,2026-05-02\n"
                     "1-0002,L-2,2026-05-01,2026-06-01,penalty,2.25,Late penalty,,2026-04-30\n"
                     "1-0002,L-2,2026-05-01,2026-06-01,penalty,2.25,Late penalty,,2026-06-15\n")

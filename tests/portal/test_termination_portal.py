@@ -57,9 +57,12 @@ def test_the_account_page_shows_the_open_case_in_a_notice_box(served):
     box = text[text.index('class="notice-box"'):text.index("</section>", text.index('class="notice-box"'))]
     assert f"Termination of water service: case {served['number']}" in box
     assert "A termination notice has been served: you may ask for a hearing in writing" in box
-    # Delinquent when opened: the bill's $186.13; still unpaid after the $50.00 payment: $136.13.
-    assert "<dt>Amount delinquent</dt><dd>$186.13</dd>" in box
-    assert "<dt>Still unpaid today</dt><dd>$136.13</dd>" in box
+    # One amount stops the shut-off, named the same everywhere: what is still unpaid of the bills the case is for
+    # ($186.13 when it opened; $136.13 after the $50.00 payment). The case's own amount is said once, as context.
+    assert "<dt>To stop the shut-off, pay</dt><dd>$136.13</dd>" in box
+    assert "<dt>The case is for</dt><dd>$186.13: the bills delinquent when it opened</dd>" in box
+    assert "Paying $136.13, what is still unpaid of the bills the case is for, before service is shut off closes " \
+           "the case." in box
     assert f'href="{case_url(served["number"])}"' in box and "ask for a hearing" in box
     assert "Closed termination cases" not in text
 
@@ -235,3 +238,20 @@ def test_requests_are_rate_limited(served, monkeypatch):
     response = ask(served["client"], served["number"], "I ask for a hearing")
     assert response.status_code == 429 and "Too many tries" in response.content.decode()
     assert TerminationCase.objects.get(number=served["number"]).request_received_on is None
+
+
+def test_a_plan_in_good_standing_says_it_holds_the_shut_off_and_nothing_is_red(served):
+    from arrears.services import plan_create
+
+    account = served["account"]
+    clock_day = date(2026, 4, 10)
+    plan_create(account=account, total=Decimal("186.13"), down_payment=Decimal("50.00"), down_due_on=clock_day,
+                installments=3, first_due_on=date(2026, 5, 1), as_of=clock_day, actor=None)
+    payment_post(account_no=account.account_no, amount=Decimal("50.00"), paid_on=clock_day, reference="DOWN")
+    from unittest import mock
+
+    with mock.patch("django.utils.timezone.localdate", return_value=clock_day):
+        page = served["client"].get(reverse("portal:account", kwargs={"public_id": account.public_id}))
+    page = page.content.decode()
+    assert "Your payment plan is in good standing: while you keep it, service is not shut off." in page
+    assert "Past due, in your payment plan" in page and "Past due, pay now" not in page
