@@ -8,6 +8,7 @@ from .documents import PdfInfo, pdf_one_file
 
 TEMPLATE = "core/paper.html"
 STYLESHEET = "core/paper.css"
+NARROW_STYLESHEET = "core/paper_narrow.css"  # a receipt printer's 80 mm roll
 
 
 @dataclass(frozen=True)
@@ -29,8 +30,9 @@ class Paper:
     lang: str = "en"  # the language it is written in: the addressee's account's, for what a customer reads
 
 
-def paper_pdf(paper: Paper) -> bytes:
+def paper_pdf(paper: Paper, *, narrow: bool = False) -> bytes:
+    """The paper on US Letter, or ``narrow`` on a receipt printer's 80 mm roll."""
     info = PdfInfo(title=paper.title.capitalize(), author=paper.utility_name, created=paper.created_at,
                    lang=paper.lang)
-    return pdf_one_file(template=TEMPLATE, stylesheet=STYLESHEET, context_name="papers", documents=[paper],
-                        info=info, batch=1)
+    return pdf_one_file(template=TEMPLATE, stylesheet=NARROW_STYLESHEET if narrow else STYLESHEET,
+                        context_name="papers", documents=[paper], info=info, batch=1)

@@ -182,7 +182,9 @@ class PaymentOfficeMixin:
             raise PermissionDenied
         payment = get_object_or_404(Payment.objects.select_related("account__owner", "account__premises",
                                                                    "entered_by"), pk=pk)
-        response = HttpResponse(receipt_pdf(payment), content_type="application/pdf")
+        # The counter's receipt printer takes the 80 mm roll; "?size=letter" prints it on a page.
+        response = HttpResponse(receipt_pdf(payment, narrow=request.GET.get("size") != "letter"),
+                                content_type="application/pdf")
         response["Content-Disposition"] = f'inline; filename="receipt-{payment.pk}.pdf"'
         return response
 

@@ -39,6 +39,9 @@ class ReceiptFacts:
     balance: Decimal
     clerk: str
     reversed: str  # "" unless the payment has been reversed since
+    # What it paid, as the ledger applied it: ("bill 2026-02-1-0001", "$186.13").
+    applied: tuple[tuple[str, str], ...] = ()
+    left_over: str = ""  # what of it is a credit on the account, "" when none
 
 
 def tender_words(payment: Payment) -> str:
@@ -58,6 +61,7 @@ def receipt_facts(payment: Payment) -> ReceiptFacts:
                        if line.strip())
     reversal = PaymentReversal.objects.filter(payment=payment).first()
     clerk = payment.entered_by
+    applied, left_over = _applied(payment)
     return ReceiptFacts(
         utility_name=utility.name if utility else "", utility_header=header, number=payment.reference,
         paid_on=fmt_day(payment.paid_on), account_no=account.account_no, name=account.owner.name,
@@ -67,7 +71,27 @@ def receipt_facts(payment: Payment) -> ReceiptFacts:
         clerk=(clerk.get_full_name() or clerk.get_username()) if clerk else "",
         reversed=(_("This payment was reversed on %(day)s (%(reason)s).") % {
             "day": fmt_day(reversal.reversed_on), "reason": str(reversal.get_reason_display()).lower()}
-            if reversal else ""))
+            if reversal else ""), applied=applied, left_over=left_over)
+
+
+def _applied(payment: Payment) -> tuple[tuple[tuple[str, str], ...], str]:
+    """What the payment paid on the day it was paid, by bill or charge (the ledger's allocation), and what was
+    left over as a credit."""
+    from ..selectors import account_ledger
+
+    reference = f"Payment {payment.reference}" if payment.reference else None
+    rows = [row for row in account_ledger(account=payment.account, as_of=payment.paid_on)
+            if row.kind == "payment" and row.label == reference and row.on == payment.paid_on]
+    if not rows:
+        return (), ""
+    row = rows[-1]
+    by_what: dict[str, Decimal] = {}
+    for part in row.paid:
+        if part.applied_on is None:  # paid that day; a credit used later is not this receipt's to tell
+            what = _("bill %(number)s") % {"number": part.what.removeprefix("bill ")} if part.bill_id else part.what
+            by_what[what] = by_what.get(what, Decimal(0)) + part.amount
+    return (tuple((what, fmt_dollars(amount)) for what, amount in by_what.items()),
+            fmt_dollars(row.waiting) if row.waiting > 0 else "")
 
 
 def receipt_paper(payment: Payment) -> Paper:
@@ -89,7 +113,9 @@ def _receipt_paper(payment: Payment) -> Paper:
         addressee=f"{f.name}\n{f.mailing_address}".strip(),
         paragraphs=[_("Received from %(name)s the sum of %(amount)s (%(tender)s) for water service at %(address)s, "
                       "account %(account)s.") % values],
-        table=[(_("Amount paid"), f.amount),
+        table=[*((_("Paid: %(what)s") % {"what": what}, amount) for what, amount in f.applied),
+               *([(_("Left as a credit on the account"), f.left_over)] if f.left_over else []),
+               (_("Amount paid"), f.amount),
                *([(_("Cash tendered"), fmt_dollars(payment.tendered)),
                   (_("Change"), fmt_dollars(payment.change))] if payment.tendered is not None
                  else []),
@@ -99,5 +125,6 @@ def _receipt_paper(payment: Payment) -> Paper:
         created_at=payment.created_at, lang=payment.account.language)
 
 
-def receipt_pdf(payment: Payment) -> bytes:
-    return paper_pdf(receipt_paper(payment))
+def receipt_pdf(payment: Payment, *, narrow: bool = False) -> bytes:
+    """The receipt on Letter, or ``narrow`` on a receipt printer's 80 mm roll (the counter's)."""
+    return paper_pdf(receipt_paper(payment), narrow=narrow)

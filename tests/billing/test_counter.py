@@ -152,7 +152,30 @@ def test_the_receipt_says_what_was_paid_and_the_balance_after_it(account, clerk_
     assert (facts.number, facts.paid_on, facts.account_no, facts.amount, facts.tender, facts.balance_after,
             facts.clerk) == ("CHK-100", "Feb 20, 2026", "1-0001", "$100.00", "Check no. 100", "$86.13", "Ann Clerk")
     assert facts.utility_name == "Village of Mineola Water Department" and facts.reversed == ""
+    # What it paid, as the ledger applied it: $100.00 of the $186.13 bill, nothing left over.
+    bill = payment.account.bills.get()
+    assert facts.applied == ((f"bill {bill.number}", "$100.00"),) and facts.left_over == ""
     assert receipt_pdf(payment).startswith(b"%PDF")
+
+
+def test_the_counter_receipt_fits_a_receipt_printers_roll_and_lists_the_bills_paid(clerk, account):
+    import subprocess
+
+    counter_post(clerk, amount="200.00")
+    payment = Payment.objects.get()
+    facts = receipt_facts(payment)
+    bill = payment.account.bills.get()
+    assert facts.applied == ((f"bill {bill.number}", "$186.13"),) and facts.left_over == "$13.87"
+    narrow = clerk.get(reverse("admin:billing_payment_receipt", args=[payment.pk]))
+    letter = clerk.get(reverse("admin:billing_payment_receipt", args=[payment.pk]), {"size": "letter"})
+    sizes = []
+    for response in (narrow, letter):
+        info = subprocess.run(["pdfinfo", "-"], input=response.content, capture_output=True, check=True).stdout
+        sizes.append(next(line for line in info.decode().splitlines() if line.startswith("Page size")))
+    assert "226.772 x 566.929 pts" in sizes[0] and "612 x 792 pts" in sizes[1]  # 80 mm × 200 mm; Letter
+    text = subprocess.run(["pdftotext", "-layout", "-", "-"], input=narrow.content, capture_output=True,
+                          check=True).stdout.decode()
+    assert f"Paid: bill {bill.number}" in text and "$186.13" in text and "Left as a credit" in text
 
 
 def test_the_receipt_page_is_a_pdf(clerk, account):
