@@ -284,6 +284,12 @@ def piece_readfiles(bench: Bench):
                     bench.met(f["daily_s"] < 60))
 
 
+
+# Each piece by its name in ``PIECES`` (tests/test_bench_honesty.py checks that they are the same).
+PIECE_RUNNERS = {"copy": piece_copy, "demo": piece_demo, "billday": piece_billday, "penalties": piece_penalties,
+                 "pdfs": piece_pdfs, "import": piece_import, "portal": piece_portal, "conversion": piece_conversion,
+                 "notices": piece_notices, "readfiles": piece_readfiles}
+
 # ---------------------------------------------------------------------------------------------------
 # The table
 
@@ -354,9 +360,7 @@ def run_all(args) -> int:
           f"{machine['postgres_version']}, Python {machine['python']}); {args.accounts:,} accounts; as of {bench.as_of}; "
           f"pieces: {', '.join(args.only)}", flush=True)
     print("| " + " | ".join(COLUMNS) + " |", flush=True)
-    pieces = {"copy": piece_copy, "demo": piece_demo, "billday": piece_billday, "penalties": piece_penalties,
-              "pdfs": piece_pdfs, "import": piece_import, "portal": piece_portal, "conversion": piece_conversion,
-              "notices": piece_notices, "readfiles": piece_readfiles}
+    pieces = PIECE_RUNNERS
     try:
         for name in PIECES:
             if name not in args.only:

@@ -14,7 +14,6 @@ year under Mineola's calendar: four past bills each).
 import argparse
 import io
 import json
-import os
 import random
 import sys
 import time
@@ -91,20 +90,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--accounts", type=int, default=100_000)
     args = parser.parse_args()
-    url = os.environ.get("DATABASE_URL", "")
-    if not url.startswith(("postgres://", "postgresql://")) or "bench" not in url:
-        print("bench_conversion: DATABASE_URL must name a scratch PostgreSQL database whose name contains 'bench' "
-              "(it is emptied)", file=sys.stderr)
+    from bench_setup import scratch_django
+
+    if not scratch_django("bench_conversion"):
         return 2
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "waterbilling.settings")
-    os.environ.setdefault("DJANGO_DEBUG", "1")
-    os.environ.pop("REDIS_URL", None)
-    import django
-
-    django.setup()
-    from bench import database_ensure
-
-    database_ensure(url.rsplit("/", 1)[1], fresh=True)
     figures = measure(args.accounts)
     print(f"{figures['accounts']:,} accounts: {figures['rows']:,} open items ({figures['converted_accounts']:,} accounts "
           f"owing, {figures['open_bills']:,} open bills), {figures['past_bills']:,} past bills in "

@@ -14,7 +14,6 @@ each day again (nothing new: once). Prints one line per day and a JSON line (``R
 import argparse
 import io
 import json
-import os
 import sys
 import time
 from datetime import date
@@ -63,21 +62,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--accounts", type=int, default=100_000)
     args = parser.parse_args()
-    url = os.environ.get("DATABASE_URL", "")
-    if not url.startswith(("postgres://", "postgresql://")) or "bench" not in url:
-        print("bench_notices: DATABASE_URL must name a scratch PostgreSQL database whose name contains 'bench' "
-              "(it is emptied)", file=sys.stderr)
+    from bench_setup import scratch_django
+
+    if not scratch_django("bench_notices"):
         return 2
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "waterbilling.settings")
-    os.environ.setdefault("DJANGO_DEBUG", "1")
-    os.environ.setdefault("EMAIL_BACKEND", "django.core.mail.backends.locmem.EmailBackend")
-    os.environ.pop("REDIS_URL", None)
-    import django
-
-    django.setup()
-    from bench import database_ensure
-
-    database_ensure(url.rsplit("/", 1)[1], fresh=True)
     f = measure(args.accounts)
     print(f"{f['accounts']:,} accounts, {f['bills']:,} bills dated {BILL_DATE} (setup {f['setup_s']} s, untimed)")
     for name, day in DAYS:

@@ -18,7 +18,6 @@ size the daily reads take on disk, and a JSON line (``RESULT {...}``).
 import argparse
 import io
 import json
-import os
 import sys
 import tempfile
 import time
@@ -111,20 +110,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--meters", type=int, default=100_000)
     args = parser.parse_args()
-    url = os.environ.get("DATABASE_URL", "")
-    if not url.startswith(("postgres://", "postgresql://")) or "bench" not in url:
-        print("bench_read_files: DATABASE_URL must name a scratch PostgreSQL database whose name contains 'bench' "
-              "(it is emptied)", file=sys.stderr)
+    from bench_setup import scratch_django
+
+    if not scratch_django("bench_read_files"):
         return 2
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "waterbilling.settings")
-    os.environ.setdefault("DJANGO_DEBUG", "1")
-    os.environ.pop("REDIS_URL", None)
-    import django
-
-    django.setup()
-    from bench import database_ensure
-
-    database_ensure(url.rsplit("/", 1)[1], fresh=True)
     f = measure(args.meters)
     print(f"{f['meters']:,} meters (set-up {f['setup_s']} s, untimed)")
     print(f"  handheld route file, one register read a meter: {f['register_created']:,} readings in "

@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(SCRIPTS))
 from demo import DEMO_PRESET  # noqa: E402
 
-PIECES = ("copy", "demo", "billday", "penalties", "pdfs", "import", "portal", "conversion", "notices")
+PIECES = ("copy", "demo", "billday", "penalties", "pdfs", "import", "portal", "conversion", "notices", "readfiles")
 
 # The figures measured before this command existed, on the 2-core bench machine with 100,000 accounts
 # unless said otherwise: work -> (baseline shown, where it comes from).
@@ -255,3 +255,22 @@ def billed_ensure(bench: Bench) -> None:
     for month in months:
         call_command("run_billing", "--date", month.isoformat(), "--no-progress", stdout=io.StringIO())
     analyze()
+
+
+def scratch_django(script: str) -> bool:
+    """Set Django up for a piece's own script on the scratch database ``DATABASE_URL`` names, emptied first; False
+    (having said why) when it names none: the name must contain 'bench', since everything in it is dropped."""
+    url = os.environ.get("DATABASE_URL", "")
+    if not url.startswith(("postgres://", "postgresql://")) or "bench" not in url:
+        print(f"{script}: DATABASE_URL must name a scratch PostgreSQL database whose name contains 'bench' "
+              "(it is emptied)", file=sys.stderr)
+        return False
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "waterbilling.settings")
+    os.environ.setdefault("DJANGO_DEBUG", "1")
+    os.environ.setdefault("EMAIL_BACKEND", "django.core.mail.backends.locmem.EmailBackend")
+    os.environ.pop("REDIS_URL", None)
+    import django
+
+    django.setup()
+    database_ensure(url.rsplit("/", 1)[1], fresh=True)
+    return True

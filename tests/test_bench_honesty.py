@@ -57,3 +57,11 @@ def test_the_timed_penalty_night_is_one_on_which_charges_fall_due(mineola):
 def test_no_penalty_night_without_a_bill_is_refused(mineola):
     with pytest.raises(RuntimeError, match="no late charge falls due"):
         charge_night(on_or_before=date(2026, 7, 31))
+
+
+def test_every_piece_of_make_bench_runs():
+    """A piece written but left off the list would never run, and its figure never be checked."""
+    from bench import PIECE_RUNNERS
+    from bench_setup import PIECES
+
+    assert list(PIECE_RUNNERS) == list(PIECES)
