@@ -263,21 +263,45 @@ class AccountAdmin(HistoryAdmin):
         }, status=400 if form.errors else 200)
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
+        """The account opens as an inquiry: read, in tabs, with each action a button to its own form. Its fields
+        are edited on purpose, from "Edit the account" (``?edit=1``, which its form posts back to)."""
         account = (Account.objects.select_related("owner", "occupant", "premises").filter(pk=object_id).first()
                    if str(object_id).isdigit() else None)
+        request.account_inquiry = account is not None and request.method == "GET" and "edit" not in request.GET
         if account is not None:
-            extra_context = {**self.account_glance(request, account), **(extra_context or {})}
+            extra_context = {**self.account_glance(request, account), "inquiry": request.account_inquiry,
+                             "may_edit": self.may_edit(request),
+                             "title": (f"Account {account.account_no}" if request.account_inquiry
+                                       else f"Edit account {account.account_no}"),
+                             "subtitle": f"{account.owner.name} · {account.premises.service_address}",
+                             **(extra_context or {})}
         return super().change_view(request, object_id, form_url, extra_context)
+
+    def may_edit(self, request) -> bool:
+        """Whether the user may edit accounts (the inquiry itself is read-only for everyone)."""
+        return request.user.has_perm("accounts.change_account")
+
+    def has_change_permission(self, request, obj=None):
+        if obj is not None and getattr(request, "account_inquiry", False):
+            return False  # the inquiry shows the account's fields as text; "Edit the account" opens the form
+        return super().has_change_permission(request, obj)
+
+    def response_change(self, request, obj):
+        """Saved: back to the account's inquiry (or the form again, for "Save and continue editing")."""
+        response = super().response_change(request, obj)
+        if "_continue" in request.POST or "_addanother" in request.POST or "_saveasnew" in request.POST:
+            return response
+        return HttpResponseRedirect(reverse("admin:accounts_account_change", args=[obj.pk]))
 
     def account_glance(self, request, account: Account) -> dict:
         """Accounts' part of the page's top: who, where, and the clerk's notes with the form to add one."""
         return {"glance_account": account,
                 "account_notes": list(account.notes.select_related("created_by")),
-                "note_form": AccountNoteForm() if self.has_change_permission(request, account) else None}
+                "note_form": AccountNoteForm() if self.may_edit(request) else None}
 
     def note_add_view(self, request, pk):
         account = get_object_or_404(Account, pk=pk)
-        if request.method != "POST" or not self.has_change_permission(request, account):
+        if request.method != "POST" or not self.may_edit(request):
             raise PermissionDenied
         form = AccountNoteForm(request.POST)
         form.is_valid()

@@ -17,6 +17,7 @@ from django.utils.html import format_html, format_html_join
 from core.admin import CsvExportMixin, HistoryAdmin, TabularInline
 from core.commands import today
 from core.csvimport import identifier_validator
+from core.dates import fmt_day
 
 from .admin_imports import AccountImportMixin, ReadingImportMixin
 from .models import Installation, Meter, MeterTest, Reading, UsageAlert
@@ -89,18 +90,20 @@ class AccountMetersAdmin(AccountImportMixin):
 
     @admin.display(description=f"latest {RECENT_READINGS} readings, newest first")
     def recent_readings(self, obj) -> str:
-        if obj.pk is None:
-            return "—"
-        readings = list(account_readings(obj))
-        if not readings:
-            return "No readings yet."
-        rows = format_html_join(
-            "\n", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            ((r.read_on.isoformat(), r.meter.serial, f"{r.value:,} {r.meter.unit}", r.get_read_type_display(),
-              r.source, r.entered_by or "") for r in readings))
-        return format_html(
-            '<table class="account-readings"><thead><tr><th>date</th><th>meter</th><th>value</th>'
-            "<th>type</th><th>source</th><th>entered by</th></tr></thead><tbody>{}</tbody></table>", rows)
+        return readings_table(list(account_readings(obj))) if obj.pk is not None else "—"
+
+
+def readings_table(readings) -> str:
+    """Readings as the account page's table, newest first."""
+    if not readings:
+        return "No readings yet."
+    rows = format_html_join(
+        "\n", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+        ((fmt_day(r.read_on), r.meter.serial, f"{r.value:,} {r.meter.unit}", r.get_read_type_display(),
+          r.source, r.entered_by or "") for r in readings))
+    return format_html(
+        '<table class="account-readings"><thead><tr><th>date</th><th>meter</th><th>value</th>'
+        "<th>type</th><th>source</th><th>entered by</th></tr></thead><tbody>{}</tbody></table>", rows)
 
 
 class ReadingInline(TabularInline):

@@ -51,3 +51,15 @@ def csp_watch(page) -> None:
 def csp_violations(page) -> list[str]:
     """The Content-Security-Policy violations of the page loaded, one line each (``csp_watch`` first)."""
     return page.evaluate("window.__cspViolations || ['the page was not watched: call csp_watch first']")
+
+# The narrowest phone the office's pages are held to.
+NARROW = {"width": 375, "height": 812}
+
+
+def screen(page, name: str) -> None:
+    """Keep a picture of the page in $SCREENS_DIR (``make screens`` keeps them in docs/screens/ for the clerk's
+    guide); nothing without it."""
+    where = os.environ.get("SCREENS_DIR")
+    if where:
+        os.makedirs(where, exist_ok=True)
+        page.screenshot(path=os.path.join(where, f"{name}.png"), full_page=False)

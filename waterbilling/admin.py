@@ -13,7 +13,6 @@ from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.functional import lazy
-from django.utils.html import format_html
 
 from accounts.admin import AccountAdmin as AccountsAccountAdmin
 from accounts.alerts import alerts_on
@@ -24,15 +23,16 @@ from billing.admin import AccountBillingAdmin
 from billing.admin import BillingRunAdmin as BillingBillingRunAdmin
 from billing.models import Bill, BillingRun
 from billing.services.meter_tests import meter_test_settle
-from core.admin import CsvExportMixin, ReadOnlyInline, act_on_each, admin_page_register
+from core.admin import CsvExportMixin, act_on_each, admin_page_register
 from core.commands import today
-from meters.admin import AccountMetersAdmin, account_readings
+from core.money import fmt_dollars
+from meters.admin import AccountMetersAdmin, account_readings, readings_table
 from meters.admin import MeterTestAdmin as MetersMeterTestAdmin
 from meters.models import MeterTest
 from ordinance.selectors import installed_utility
 from portal.notify import bills_emailed_counts
 from portal.tasks import bills_issued_notify_task
-from termination.models import CLOSED, TerminationCase
+from termination.models import CLOSED
 
 from .account_list import AccountListMixin
 from .dashboard import dashboard_for
@@ -75,44 +75,16 @@ def _index_with_dashboard(request, extra_context=None):
 admin.site.index = _index_with_dashboard
 
 
-class TerminationCaseInline(ReadOnlyInline):
-    """The account's termination cases, newest first, each linked to its case page."""
-
-    model = TerminationCase
-    fields = readonly_fields = ("case", "grounds", "section", "amount_delinquent", "status", "opened_on",
-                                "hearing_on", "closed_on")
-    ordering = ("-opened_on", "-id")
-    verbose_name_plural = "termination cases"
-
-    @admin.display(description="case")
-    def case(self, obj):
-        return format_html('<a href="{}">{}</a>', reverse("admin:termination_terminationcase_change", args=[obj.pk]),
-                           obj.number)
-
-
-class PaymentPlanInline(ReadOnlyInline):
-    """The account's payment plans, each linked to its page (its schedule, standing and letter)."""
-
-    model = PaymentPlan
-    fields = readonly_fields = ("plan", "started_on", "total", "status", "status_note")
-    ordering = ("-started_on", "-id")
-    verbose_name_plural = "payment plans"
-
-    @admin.display(description="plan")
-    def plan(self, obj):
-        return format_html('<a href="{}">{}</a>', reverse("admin:arrears_paymentplan_change", args=[obj.pk]),
-                           obj.number)
-
-
 GLANCE_READINGS = 3
+ACCOUNT_LIST_ROWS = 100  # work orders and notices on the inquiry's tabs, newest first
 CLOSED_CASES = CLOSED
 
 
 class AccountAdmin(AccountListMixin, CsvExportMixin, AccountMetersAdmin, AccountBillingAdmin, AccountsAccountAdmin):
-    """The account page: accounts' fields and actions, then billing's summary, then meters' readings, and the
-    account's termination cases and payment plans."""
+    """The account inquiry: accounts' summary and actions with billing's and meters' parts at the top, then tabs
+    for the bills, the ledger, the readings, the notes, the work orders, the notices sent, the cases and plans,
+    and the account's own fields."""
 
-    inlines = (*AccountsAccountAdmin.inlines, TerminationCaseInline, PaymentPlanInline)
     change_form_template = "admin/accounts/account/account_page.html"
 
     def account_glance(self, request, account):
@@ -124,14 +96,25 @@ class AccountAdmin(AccountListMixin, CsvExportMixin, AccountMetersAdmin, Account
         context["glance_meters"] = [
             {"serial": i.meter.serial, "size": i.meter.size, "unit": i.meter.get_unit_display(),
              "installed_on": i.installed_on} for i in installed]
+        readings = list(account_readings(account))
         context["glance_readings"] = [
             {"read_on": r.read_on, "serial": r.meter.serial, "value": f"{r.value:,} {r.meter.unit}",
-             "type": r.get_read_type_display()} for r in account_readings(account, limit=GLANCE_READINGS)]
-        context["open_cases"] = [
-            {"number": case.number, "status": case.get_status_display(),
-             "url": reverse("admin:termination_terminationcase_change", args=[case.pk])}
-            for case in account.termination_cases.exclude(status__in=CLOSED_CASES).order_by("-opened_on")]
-        plan = account.payment_plans.filter(status=PaymentPlan.Status.ACTIVE).prefetch_related("installments").first()
+             "type": r.get_read_type_display()} for r in readings[:GLANCE_READINGS]]
+        context["readings_table"] = readings_table(readings)
+        cases = list(account.termination_cases.order_by("-opened_on", "-id"))
+        plans = list(account.payment_plans.order_by("-started_on", "-id").prefetch_related("installments"))
+        context["account_cases"] = [
+            {"number": case.number, "url": reverse("admin:termination_terminationcase_change", args=[case.pk]),
+             "grounds": case.get_grounds_display(), "section": case.section,
+             "amount": fmt_dollars(case.amount_delinquent), "status": case.get_status_display(),
+             "opened_on": case.opened_on, "hearing_on": case.hearing_on, "closed_on": case.closed_on,
+             "open": case.status not in CLOSED_CASES} for case in cases]
+        context["open_cases"] = [case for case in context["account_cases"] if case["open"]]
+        context["account_plans"] = [
+            {"number": plan.number, "url": reverse("admin:arrears_paymentplan_change", args=[plan.pk]),
+             "started_on": plan.started_on, "total": fmt_dollars(plan.total), "status": plan.get_status_display(),
+             "note": plan.status_note} for plan in plans]
+        plan = next((plan for plan in plans if plan.status == PaymentPlan.Status.ACTIVE), None)
         context["plan"] = plan and {"number": plan.number, "good": plan_standing(plan, as_of=today()).good,
                                     "url": reverse("admin:arrears_paymentplan_change", args=[plan.pk])}
         context["plan_add_url"] = f'{reverse("admin:arrears_paymentplan_add")}?account={account.account_no}'
@@ -139,6 +122,17 @@ class AccountAdmin(AccountListMixin, CsvExportMixin, AccountMetersAdmin, Account
             {"words": alert.words, "holds": alert.kind in AccountAlert.HOLDS_SHUTOFF,
              "url": reverse("admin:accounts_accountalert_change", args=[alert.pk])}
             for alert in alerts_on([account.pk], on=today()).get(account.pk, [])]
+        context["field_orders"] = [
+            {"number": order.number, "url": reverse("admin:fieldwork_fieldorder_change", args=[order.pk]),
+             "kind": order.get_kind_display(), "status": order.get_status_display(), "reason": order.reason,
+             "scheduled_on": order.scheduled_on, "done_on": order.done_on, "result": order.result}
+            for order in account.field_orders.order_by("-scheduled_on", "-id")[:ACCOUNT_LIST_ROWS]]
+        context["account_notices"] = [
+            {"url": reverse("admin:notices_customernotice_change", args=[notice.pk]), "subject": notice.subject,
+             "kind": notice.get_kind_display(), "channel": notice.get_channel_display(), "to": notice.sent_to,
+             "created_at": notice.created_at, "sent_at": notice.sent_at, "error": notice.error,
+             "printed_on": notice.printed_on}
+            for notice in account.notices.order_by("-created_at", "-id")[:ACCOUNT_LIST_ROWS]]
         user, number = request.user, account.account_no
         context["office_actions"] = [(label, f"{reverse(url)}?account={number}") for label, url, allowed in (
             ("Add an alert", "admin:accounts_accountalert_add", user.has_perm("accounts.add_accountalert")),
@@ -153,9 +147,9 @@ class AccountAdmin(AccountListMixin, CsvExportMixin, AccountMetersAdmin, Account
         return context
 
     def get_fieldsets(self, request, obj=None):
-        # The latest readings are at the top of the page; the long list waits, folded, below.
-        return [(name, {**options, "classes": ("collapse",)}) if "recent_readings" in options["fields"]
-                else (name, options) for name, options in super().get_fieldsets(request, obj)]
+        # The readings have a tab of their own; the account's fields are the account's.
+        return [(name, options) for name, options in super().get_fieldsets(request, obj)
+                if "recent_readings" not in options["fields"]]
 
 
 admin.site.unregister(Account)

@@ -340,7 +340,7 @@ def test_a_class_reading_account_facts_says_who_lacks_them_and_previews_with_the
 
 def test_rate_facts_round_trip_on_the_account_page(office):
     account = AccountFactory(rate_fields={"water_type": "POTABLE", "et_amount": 4.8, "hhsize": 3})
-    url = reverse("admin:accounts_account_change", args=[account.pk])
+    url = reverse("admin:accounts_account_change", args=[account.pk]) + "?edit=1"
     page = office.get(url)
     assert page.context["adminform"].form["rate_fields"].value() == "et_amount = 4.8\nhhsize = 3\nwater_type = POTABLE"
     assert "Rate facts (general rate structures)" in page.content.decode()
@@ -358,7 +358,7 @@ def test_rate_facts_round_trip_on_the_account_page(office):
 
 def test_an_unknown_rate_fact_is_refused_naming_its_line(office):
     account = AccountFactory(rate_fields={})
-    url = reverse("admin:accounts_account_change", args=[account.pk])
+    url = reverse("admin:accounts_account_change", args=[account.pk]) + "?edit=1"
     page = office.get(url)
     fieldsets = {name: options for name, options in page.context["adminform"].model_admin.get_fieldsets(
         page.wsgi_request, account)}

@@ -78,14 +78,18 @@ def test_a_clerks_morning(live_server, morning, browser):
     page.get_by_role("link", name=quinlan.account_no).click()
     expect(page.locator("body")).to_contain_text("Margaret Quinlan")
 
-    # Its running-balance ledger: the $186.13 bill, then each penalty (§ 45.29 E) with the balance after it.
+    # The account opens as an inquiry, on its summary; its running-balance ledger is a tab: the $186.13 bill, then
+    # each penalty (§ 45.29 E) with the balance after it.
+    page.get_by_role("tab", name="Payments and ledger").click()
     ledger = page.locator("#account-ledger")
+    expect(ledger).to_be_visible()
     expect(ledger).to_contain_text(bill.number)
     expect(ledger).to_contain_text("186.13")
     expect(ledger).to_contain_text("9.31")  # 5% of $186.13, half-up, on 2026-03-02
     expect(ledger).to_contain_text("195.44")  # the balance after it
 
     # Reprint its bill: the link serves the bill rendered again, a PDF.
+    page.get_by_role("tab", name="Bills").click()
     reprint = page.locator("#account-bills").get_by_role("link", name="reprint")
     response = page.request.get(live_server.url + reprint.get_attribute("href"))
     assert response.ok and response.headers["content-type"] == "application/pdf"
