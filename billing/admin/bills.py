@@ -11,8 +11,10 @@ from django.urls import path
 from core.admin import CsvExportMixin, HistoryAdmin, ReadOnlyAdmin, ReadOnlyInline, ServiceForm, ServiceFormMixin
 from core.commands import today
 from core.csvimport import dollars_at_most
+from core.dates import fmt_day
 from core.errors import ApplicationError
 from core.money import ADJUSTMENT_MAX, fmt_dollars, fmt_gallons, fmt_rate
+from meters.services import reading_value
 
 from ..models import (
     Adjustment,
@@ -22,6 +24,7 @@ from ..models import (
     LedgerEntry,
 )
 from ..services.adjustments import adjustment_create, bill_void
+from ..services.rebill import bill_rebill
 from .account import (
     BillNumberField,
     bill_pdf_view,
@@ -84,6 +87,38 @@ class VoidForm(ServiceForm):
         return f"Bill {self.bill.number} is void; the next run can bill the period again."
 
 
+class RebillForm(VoidForm):
+    """Void the bill and bill its date again now, with its closing reading corrected."""
+
+    whole_fields = ("", "bill", "status")
+    aliases = {"value": "reading", "read_on": "reading"}
+    submit = "Void and bill again"
+
+    reading = forms.CharField(
+        label="Corrected closing reading", required=False, max_length=20,
+        help_text="What the register read on the bill's closing reading day, as it should have been entered. Leave "
+                  "empty to bill the same reading again (a rate or charge was wrong).")
+
+    def __init__(self, *args, bill: Bill, **kwargs):
+        super().__init__(*args, bill=bill, **kwargs)
+        self.fields["reason"].help_text = ("Why the bill is billed again; kept with the void bill for staff, never "
+                                           "shown to the customer.")
+
+    def clean_reading(self):
+        text = self.cleaned_data["reading"].strip().replace(",", "")  # as the bill prints it: 1,262,500
+        if not text:
+            return None
+        try:
+            return reading_value(text)
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from None
+
+    def perform(self, *, actor) -> str:
+        data = self.cleaned_data
+        return bill_rebill(bill=self.bill, reason=data["reason"], description=data["description"],
+                           reading=data["reading"], as_of=today(), actor=actor).words
+
+
 @admin.register(Bill)
 class BillAdmin(ServiceFormMixin, CsvExportMixin, ReadOnlyAdmin):
     list_display = ("number", "account", "bill_date", "due_date", "total", "status", "final", "estimated")
@@ -109,16 +144,41 @@ class BillAdmin(ServiceFormMixin, CsvExportMixin, ReadOnlyAdmin):
     @admin.display(description="readings")
     def readings(self, obj):
         def show(r):
-            return f"{r.value:,} on {r.read_on}" + (" (estimated)" if r.read_type == "estimated" else "")
+            return f"{r.value:,} on {fmt_day(r.read_on)}" + (" (estimated)" if r.read_type == "estimated" else "")
         if not obj.end_reading_id:
             return "—"
         return f"{show(obj.start_reading)} → {show(obj.end_reading)}"
 
     def get_urls(self):
         return [path("<int:pk>/void/", self.admin_site.admin_view(self.void_view), name="billing_bill_void"),
+                path("<int:pk>/rebill/", self.admin_site.admin_view(self.rebill_view), name="billing_bill_rebill"),
                 path("<int:pk>/pdf/", self.admin_site.admin_view(bill_pdf_view), name="billing_bill_pdf"),
                 *final_bill_urls(self),
                 *super().get_urls()]
+
+    def rebill_view(self, request, pk):
+        if not request.user.has_perm("billing.change_bill"):
+            raise PermissionDenied
+        bill = get_object_or_404(Bill.objects.select_related("account", "end_reading__meter"), pk=pk)
+        end = bill.end_reading
+        form = RebillForm(request.POST or None, bill=bill, initial={"reading": end.value if end else ""})
+
+        def done(form) -> str:
+            new = Bill.objects.filter(account=bill.account, bill_date=bill.bill_date).exclude(
+                status=Bill.Status.VOID).order_by("-id").first()
+            return self.object_url(new or bill)
+
+        facts = [("Bill", f"{bill.number}, {fmt_dollars(bill.total.amount)}, dated {fmt_day(bill.bill_date)}"),
+                 ("Account", f"{bill.account.account_no}, {bill.account.owner}")]
+        if end is not None:
+            facts.append(("Closing reading", f"{end.value:,} {end.meter.unit} on {fmt_day(end.read_on)} "
+                                             f"(meter {end.meter.serial})"))
+        return self.run_form(
+            request, form, done_url=done, obj=bill, facts=facts, title=f"Void bill {bill.number} and bill it again",
+            intro=f"Bill {bill.number} is kept on record, marked void, with a reversing entry of "
+                  f"{fmt_dollars(bill.total.amount)}, and its date ({fmt_day(bill.bill_date)}) is billed again now "
+                  "for this account alone, from the corrected reading: issued today, due by the calendar's rule "
+                  "from today, and no billing run is made. Nothing is voided if the corrected bill cannot be made.")
 
     def void_view(self, request, pk):
         if not request.user.has_perm("billing.change_bill"):

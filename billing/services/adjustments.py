@@ -54,7 +54,12 @@ def adjustment_create(*, bill: Bill, kind: str, amount: Decimal, reason: str, as
 @transaction.atomic(durable=True)
 def bill_void(*, bill: Bill, reason: str, as_of: date, actor, description: str = "") -> Bill:
     """Void a bill: the record stays, a reversing entry takes its charges off the account, and the period
-    can be billed again by the next run."""
+    can be billed again by the next run (or at once: ``billing.services.rebill``)."""
+    return bill_void_within(bill=bill, reason=reason, as_of=as_of, actor=actor, description=description)
+
+
+def bill_void_within(*, bill: Bill, reason: str, as_of: date, actor, description: str = "") -> Bill:
+    """``bill_void`` inside the caller's transaction."""
     bill = Bill.objects.select_for_update().get(pk=bill.pk)
     if bill.status == Bill.Status.VOID:
         raise ApplicationError(f"bill {bill.number} is already void", field="status")
