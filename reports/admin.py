@@ -20,11 +20,13 @@ from django.template.response import TemplateResponse
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
+from accounts.models import Account
 from core.admin import admin_page_register
 from core.clock import today
 from core.errors import ApplicationError
 
 from .catalog import REPORTS, report_build
+from .filters import AMOUNT_COLUMN, ReportFilter, view_filtered
 from .render import as_csv, as_json, as_pdf, printed, report_view, subtitle
 
 PERMISSION = "billing.view_bill"
@@ -46,9 +48,19 @@ class ReportForm(forms.Form):
     start = forms.DateField(label="From", widget=DATE_WIDGET, required=False,
                             help_text="Default: the “as of” date.")
     end = forms.DateField(label="To", widget=DATE_WIDGET, required=False, help_text="Default: the “as of” date.")
+    book = forms.IntegerField(label="Book", required=False, min_value=0, help_text="Default: every book.")
+    minimum = forms.DecimalField(label="Owing at least ($)", required=False, min_value=0, max_digits=12,
+                                 decimal_places=2, help_text="Default: every amount.")
+    status = forms.ChoiceField(label="Accounts", required=False,
+                               choices=[("", "Any status"), *Account.Status.choices])
+    totals_only = forms.BooleanField(label="Totals only", required=False,
+                                     help_text="The totals and the totals by book, without the accounts.")
+    sort = forms.CharField(required=False, widget=forms.HiddenInput)
+    dir = forms.ChoiceField(required=False, choices=(("asc", "asc"), ("desc", "desc")), widget=forms.HiddenInput)
     format = forms.ChoiceField(choices=FORMATS, initial="view")
 
     DATES = ("date", "bill_date", "levy_date", "start", "end")
+    FILTERS = ("book", "minimum", "status", "totals_only")
 
     def __init__(self, *args, name: str, **kwargs):
         super().__init__(*args, **kwargs)
@@ -57,6 +69,15 @@ class ReportForm(forms.Form):
         for field in self.DATES:
             if field != "date" and field not in self.kind.params:
                 del self.fields[field]
+        if name not in AMOUNT_COLUMN:
+            for field in self.FILTERS:
+                del self.fields[field]
+
+    def chosen(self) -> ReportFilter:
+        d = self.cleaned_data
+        return ReportFilter(book=d.get("book"), minimum=d.get("minimum"), status=d.get("status") or "",
+                            sort=d.get("sort") or "", descending=d.get("dir") == "desc",
+                            totals_only=bool(d.get("totals_only")))
 
     def build(self):
         """The report, or None with the refusal under the field it names."""
@@ -70,27 +91,42 @@ class ReportForm(forms.Form):
             return None
 
 
+SAVED = "report_settings"  # the session's last settings of each report, to open its form with
+
+
 def reports_view(request):
+    """The reports: the one chosen shown at the top, under its form (dates, filters, format); the others' forms
+    below, each opening with the settings it was last run with."""
     if not request.user.has_perm(PERMISSION):
         raise PermissionDenied
     chosen = request.GET.get("report")
-    forms_ = {name: ReportForm(request.GET if name == chosen else None, name=name, auto_id=f"id_{name}_%s")
+    saved = request.session.get(SAVED, {})
+    forms_ = {name: ReportForm(request.GET if name == chosen else None, name=name, auto_id=f"id_{name}_%s",
+                               initial=saved.get(name))
               for name in REPORTS}
     shown = None
     form = forms_.get(chosen)
     if form is not None and form.is_valid():
         report = form.build()
         if report is not None:
-            view = report_view(report)
+            filters = form.chosen()
+            view = view_filtered(report_view(report), filters)
             fmt = form.cleaned_data["format"]
+            request.session[SAVED] = {**saved, chosen: {
+                key: value for key, value in request.GET.items() if key in form.fields and key not in (
+                    "report", "format", "date", "bill_date", "levy_date", "start", "end")}}
             if fmt in ("csv", "pdf"):
                 return report_download(view, fmt)
             page = _page_number(request.GET.get("page"))
-            shown = {"view": view, "subtitle": subtitle(view),
-                     "tables": [_on_page(t, page=page, request=request) for t in view.tables]}
+            shown = {"view": view, "subtitle": subtitle(view), "filters": filters,
+                     "tables": [_on_page(t, page=page, request=request,
+                                         sorting=filters if t is view.main and not filters.totals_only else None)
+                                for t in view.tables]}
     return TemplateResponse(request, "admin/reports/reports.html", {
-        **admin.site.each_context(request), "title": "Reports", "forms": list(forms_.values()), "chosen": chosen,
-        "shown": shown})
+        **admin.site.each_context(request), "title": shown["view"].title if shown else "Reports",
+        "chosen_form": form if shown or (form is not None and form.errors) else None,
+        "other_forms": [f for f in forms_.values() if f is not form or not (shown or form.errors)],
+        "chosen": chosen, "shown": shown})
 
 
 # Rows of a table shown on one page: a clerk reads a few hundred on screen; the CSV and the PDF have every row,
@@ -116,7 +152,33 @@ def _page_number(text: str | None) -> int:
     return int(text) if text and text.isdigit() and int(text) > 0 else 1
 
 
-def _on_page(table, *, page: int, request) -> PageTable:
+@dataclass(frozen=True)
+class Header:
+    text: str
+    numeric: bool
+    sort_url: str = ""
+    aria_sort: str = ""  # "ascending" / "descending" on the column the rows are ordered by
+
+
+def _headers(table, shown, *, sorting: ReportFilter | None, request) -> list:
+    """The header cells; on the main table each is a link that orders the rows by it (again: the other way)."""
+    if sorting is None:
+        return [Header(cell.text, cell.numeric) for cell in shown.headers]
+    headers = []
+    for column, cell in zip(table.columns, shown.headers, strict=True):
+        on = sorting.sort == column.key
+        query = request.GET.copy()
+        query["sort"] = column.key
+        # Money and counts open largest first; words, A to Z.
+        query["dir"] = ("asc" if sorting.descending else "desc") if on else (
+            "desc" if cell.numeric else "asc")
+        query.pop("page", None)
+        headers.append(Header(cell.text, cell.numeric, sort_url=f"?{query.urlencode()}#report-result",
+                              aria_sort=("descending" if sorting.descending else "ascending") if on else ""))
+    return headers
+
+
+def _on_page(table, *, page: int, request, sorting: ReportFilter | None = None) -> PageTable:
     """One page of a report's table (``PAGE_ROWS`` rows), formatted: only the rows shown are formatted."""
     count = len(table.rows)
     pages = max(1, -(-count // PAGE_ROWS))
@@ -132,7 +194,8 @@ def _on_page(table, *, page: int, request) -> PageTable:
         query["page"] = str(number)
         return f"?{query.urlencode()}#report-result"
 
-    return PageTable(title=shown.title, headers=shown.headers, body=mark_safe(body), rows=len(shown.rows),
+    return PageTable(title=shown.title, headers=_headers(table, shown, sorting=sorting, request=request),
+                     body=mark_safe(body), rows=len(shown.rows),
                      total=shown.total, first=start + 1 if count else 0, last=start + len(shown.rows), count=count,
                      previous_url=url(page - 1) if page > 1 else "", next_url=url(page + 1) if page < pages else "")
 

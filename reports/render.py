@@ -56,6 +56,7 @@ class Table:
     rows: list[dict]
     total: dict = field(default_factory=dict)  # the totals row: values by column key
     total_label: str = "Total"  # the totals row's first cell on the page and the PDF (the CSV's says "Total")
+    counted: str = ""  # what a row is ("account"), for the totals row's count when the rows are filtered
 
 
 @dataclass(frozen=True)
@@ -200,7 +201,7 @@ def as_pdf(view: ReportView) -> bytes:
 
 # --- each report's view ---------------------------------------------------------------------------------------
 
-def _count(n: int, noun: str) -> str:
+def count_words(n: int, noun: str) -> str:
     return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
@@ -220,7 +221,7 @@ def _register(r: s.Register) -> ReportView:
             Column("owner", "Owner", width=30), Column("number", "Bill number", width=16),
             Column("gallons", "Gallons", COUNT, width=10), Column("total", "Total", MONEY)),
             [vars(b) for b in r.bills], {"gallons": r.gallons, "total": r.total},
-            total_label=f"Total: {_count(len(r.bills), 'bill')}"),
+            total_label=f"Total: {count_words(len(r.bills), 'bill')}", counted="bill"),
         more=[
             Table("by_book", "Totals by book", (
                 Column("book", "Book", COUNT), Column("bills", "Bills", COUNT), Column("gallons", "Gallons", COUNT),
@@ -238,7 +239,8 @@ def _register(r: s.Register) -> ReportView:
 def _aging(r: s.Aging) -> ReportView:
     buckets = [Column(key, label, MONEY, blank_zero=True) for key, label in s.AGING_BUCKETS]
     rows = [{"account_no": row.account_no, "owner": row.owner, "service_address": row.service_address,
-             "book": row.book, **{key: amount for (key, _), amount in zip(s.AGING_BUCKETS, row.buckets, strict=True)},
+             "book": row.book, "status": row.status,
+             **{key: amount for (key, _), amount in zip(s.AGING_BUCKETS, row.buckets, strict=True)},
              "balance": row.balance} for row in r.rows]
     totals = {key: amount for (key, _), amount in zip(s.AGING_BUCKETS, r.totals, strict=True)}
     return ReportView(
@@ -250,13 +252,14 @@ def _aging(r: s.Aging) -> ReportView:
             Column("account_no", "Account", width=9), Column("owner", "Owner", width=18),
             Column("service_address", "Service address", width=18), Column("book", "Book", COUNT, width=5), *buckets,
             Column("balance", "Balance", MONEY)),
-            rows, {**totals, "balance": r.total}, total_label=f"Total: {_count(len(rows), 'account')}"),
+            rows, {**totals, "balance": r.total}, total_label=f"Total: {count_words(len(rows), 'account')}",
+            counted="account"),
         more=[], totals={"accounts": len(rows)})
 
 
 def _floor_note(floor, count: int, what: str) -> str:
     return (f"Office policy, not the ordinance: accounts owing less than {fmt_dollars(floor)} are not {what} "
-            f"({_count(count, 'account')} left off); the Utility page sets the floor.")
+            f"({count_words(count, 'account')} left off); the Utility page sets the floor.")
 
 
 def _delinquency_notes(r: s.DelinquencyList) -> list[str]:
@@ -278,7 +281,8 @@ def _delinquency(r: s.DelinquencyList) -> ReportView:
             Column("service_address", "Service address", width=20), Column("bills", "Delinquent bills", width=22),
             Column("delinquent_from", "Delinquent since", DAY), Column("amount", "Amount", MONEY),
             Column("case_number", "Case", width=12)),
-            [vars(row) for row in r.rows], {"amount": r.total}, total_label=f"Total: {_count(len(r.rows), 'account')}"),
+            [vars(row) for row in r.rows], {"amount": r.total},
+            total_label=f"Total: {count_words(len(r.rows), 'account')}", counted="account"),
         more=[], totals={"accounts": len(r.rows), "with_case": r.with_case}, citation=r.citation)
 
 
@@ -306,7 +310,7 @@ def _relevy(r: s.Relevy) -> ReportView:
             Column("total", "Total", MONEY)),
             [{**vars(row), "total": row.total} for row in r.rows],
             {"charges": r.charges, "late_charges": r.late_charges, "total": r.total},
-            total_label=f"Total: {_count(len(r.rows), 'account')}"),
+            total_label=f"Total: {count_words(len(r.rows), 'account')}", counted="account"),
         more=[], totals={"accounts": len(r.rows)}, citation=lien.citation)
 
 

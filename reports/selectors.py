@@ -52,14 +52,15 @@ class AccountFacts:
     owner_address: str
     service_address: str
     sbl: str
+    status: str
 
 
 def _account_facts(account_ids) -> dict[int, AccountFacts]:
     rows = Account.objects.filter(id__in=list(account_ids)).values_list(
         "id", "account_no", "book", "owner__name", "owner__mailing_address", "premises__service_address",
-        "premises__sbl")
+        "premises__sbl", "status")
     return {row[0]: AccountFacts(account_no=row[1], book=row[2], owner=row[3], owner_address=_one_line(row[4]),
-                                 service_address=row[5], sbl=row[6]) for row in rows}
+                                 service_address=row[5], sbl=row[6], status=row[7]) for row in rows}
 
 
 def _one_line(address: str) -> str:
@@ -149,6 +150,7 @@ class AgingRow:
     service_address: str
     book: int
     buckets: tuple[Decimal, ...]
+    status: str = ""  # the account's (a filter, not a column)
 
     @property
     def balance(self) -> Decimal:
@@ -185,7 +187,7 @@ def aging(*, as_of: date) -> Aging:
             buckets[0] -= state.credit
             f = facts[account_id]
             rows.append(AgingRow(account_no=f.account_no, owner=f.owner, service_address=f.service_address,
-                                 book=f.book, buckets=tuple(buckets)))
+                                 book=f.book, buckets=tuple(buckets), status=f.status))
     rows.sort(key=lambda row: row.account_no)
     totals = tuple(sum((row.buckets[i] for row in rows), ZERO) for i in range(len(AGING_BUCKETS)))
     return Aging(as_of=as_of, rows=rows, totals=totals)
@@ -202,6 +204,8 @@ class DelinquencyRow:
     delinquent_from: date
     amount: Decimal
     case_number: str
+    book: int | None = None  # the account's book and status (filters, not columns)
+    status: str = ""
 
 
 @dataclass(frozen=True)
@@ -228,11 +232,15 @@ def delinquency(*, as_of: date) -> DelinquencyList:
         return DelinquencyList(as_of=as_of, citation=policy.cite("grounds"), rows=[], total=ZERO, floor=floor,
                                why_empty=policy.no_nonpayment)
     found = delinquencies(as_of=as_of, policy=policy, floor=ZERO)
+    listed = [d for d in found if d.amount >= floor or d.case_number]
+    books = {no: (book, status) for no, book, status in Account.objects.filter(
+        account_no__in=[d.account_no for d in listed]).values_list("account_no", "book", "status")}
     rows = [DelinquencyRow(account_no=d.account_no, owner=d.owner, service_address=d.service_address,
                            bills=", ".join(b.number for b in d.bills),
                            delinquent_from=min(b.delinquent_from for b in d.bills), amount=d.amount,
-                           case_number=d.case_number or "")
-            for d in found if d.amount >= floor or d.case_number]
+                           case_number=d.case_number or "", book=books[d.account_no][0],
+                           status=books[d.account_no][1])
+            for d in listed]
     return DelinquencyList(as_of=as_of, citation=policy.trigger.citation, rows=rows,
                            total=sum((row.amount for row in rows), ZERO), floor=floor,
                            below_floor=len(found) - len(rows))
@@ -249,6 +257,8 @@ class RelevyRow:
     account_no: str
     charges: Decimal  # unpaid principal: water charges, fees and fines
     late_charges: Decimal  # unpaid penalties and interest
+    book: int | None = None  # the account's book and status (filters, not columns)
+    status: str = ""
 
     @property
     def total(self) -> Decimal:
@@ -318,7 +328,7 @@ def relevy(*, levy_on: date) -> Relevy:
             f = facts[account_id]
             rows.append(RelevyRow(sbl=f.sbl, owner=f.owner, owner_address=f.owner_address,
                                   service_address=f.service_address, account_no=f.account_no, charges=charges,
-                                  late_charges=late))
+                                  late_charges=late, book=f.book, status=f.status))
     rows.sort(key=lambda row: (sbl_order(row.sbl), row.account_no))
     return Relevy(levy_on=levy_on, lien=section("lien", levy_on, installed=ordinance.utility), rows=rows,
                   charges=sum((row.charges for row in rows), ZERO),
