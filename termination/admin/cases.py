@@ -1,9 +1,11 @@
 """The case pages: the read-only case, its steps, the delinquency list, the board, the timeline and the papers."""
 
 
+from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.views.main import ChangeList
 from django.core.exceptions import PermissionDenied
+from django.core.paginator import Paginator
 from django.http import HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
@@ -368,13 +370,18 @@ class TerminationCaseAdmin(CsvExportMixin, TerminationAdmin):
             return HttpResponseRedirect(url)
         policy, floor = termination_policy(), list_floor()
         everyone = delinquencies(as_of=as_of, policy=policy, floor=ZERO)
-        rows = [d for d in everyone if d.amount >= floor or d.case_number]
-        cases = dict(TerminationCase.objects.filter(number__in=[d.case_number for d in rows if d.case_number])
+        listed = [d for d in everyone if d.amount >= floor or d.case_number]
+        narrowed = DelinquentListForm(request.GET or None)
+        rows, shown = narrowed.rows(listed, page=request.GET.get("page"))
+        cases = dict(TerminationCase.objects.filter(number__in=[d.case_number for d in shown if d.case_number])
                      .values_list("number", "pk"))
         return TemplateResponse(request, "admin/termination/terminationcase/delinquent.html", self.page_context(
-            request, rows=rows, table_rows=_delinquent_rows(rows, cases, can_open=can_open), as_of=as_of,
+            request, rows=shown, table_rows=_delinquent_rows(shown, cases, can_open=can_open), as_of=as_of,
             can_open=can_open and policy.nonpayment, rule=policy.trigger, policy=policy, floor=floor,
-            below_floor=len(everyone) - len(rows), title=f"Delinquency list on {fmt_day(as_of)}"))
+            below_floor=len(everyone) - len(listed), title=f"Delinquency list on {fmt_day(as_of)}",
+            narrowed=narrowed, listed=len(listed), found=len(rows), page=shown,
+            found_amount=fmt_dollars(sum((d.amount for d in rows), ZERO)),
+            headers=narrowed.headers(request), pages=narrowed.page_links(request, shown)))
 
     def timeline_view(self, request, pk):
         case = self._case(request, pk)
@@ -410,6 +417,64 @@ class TerminationCaseAdmin(CsvExportMixin, TerminationAdmin):
         return response
 
 
+class DelinquentListForm(forms.Form):
+    """The delinquency list narrowed (a book, a least amount, with or without a case), ordered by a column and
+    shown a page at a time; refusals name their field and show every row."""
+
+    PAGE_ROWS = 100
+    SORTS = {"account": ("Account", lambda d: d.account_no), "owner": ("Owner", lambda d: d.owner.lower()),
+             "amount": ("Amount", lambda d: d.amount),
+             "since": ("Delinquent since", lambda d: min(b.delinquent_from for b in d.bills))}
+
+    book = forms.IntegerField(label="Book", required=False, min_value=0)
+    minimum = forms.DecimalField(label="Owing at least ($)", required=False, min_value=0, max_digits=12,
+                                 decimal_places=2)
+    case = forms.ChoiceField(label="Case", required=False, choices=(
+        ("", "With or without"), ("none", "No case yet"), ("open", "With a case")))
+    sort = forms.ChoiceField(required=False, choices=[(key, key) for key in SORTS], widget=forms.HiddenInput)
+    dir = forms.ChoiceField(required=False, choices=(("asc", "asc"), ("desc", "desc")), widget=forms.HiddenInput)
+
+    def chosen(self) -> dict:
+        return self.cleaned_data if self.is_bound and self.is_valid() else {}
+
+    def rows(self, listed, *, page):
+        """The rows chosen, and the page of them shown."""
+        chosen = self.chosen()
+        rows = listed
+        if chosen.get("book") is not None:
+            books = dict(Account.objects.filter(pk__in=[d.account_id for d in rows]).values_list("pk", "book"))
+            rows = [d for d in rows if books.get(d.account_id) == chosen["book"]]
+        if chosen.get("minimum") is not None:
+            rows = [d for d in rows if d.amount >= chosen["minimum"]]
+        if chosen.get("case"):
+            rows = [d for d in rows if bool(d.case_number) == (chosen["case"] == "open")]
+        sort = chosen.get("sort") or "account"
+        rows = sorted(rows, key=self.SORTS[sort][1], reverse=chosen.get("dir") == "desc")
+        return rows, Paginator(rows, self.PAGE_ROWS).get_page(page)
+
+    def headers(self, request) -> list[dict]:
+        chosen = self.chosen()
+        on, descending = chosen.get("sort") or "account", chosen.get("dir") == "desc"
+        headers = []
+        for key, (label, _) in self.SORTS.items():
+            query = request.GET.copy()
+            query["sort"] = key
+            query["dir"] = ("asc" if descending else "desc") if key == on else ("desc" if key == "amount" else "asc")
+            query.pop("page", None)
+            headers.append({"key": key, "label": label, "url": f"?{query.urlencode()}",
+                            "aria_sort": ("descending" if descending else "ascending") if key == on else ""})
+        return headers
+
+    def page_links(self, request, page) -> dict:
+        def url(number: int) -> str:
+            query = request.GET.copy()
+            query["page"] = str(number)
+            return f"?{query.urlencode()}"
+
+        return {"previous": url(page.previous_page_number()) if page.has_previous() else "",
+                "next": url(page.next_page_number()) if page.has_next() else ""}
+
+
 def _delinquent_rows(rows, cases: dict[str, int], *, can_open: bool):
     """The delinquency list's rows, written here rather than by a template loop: a village's two thousand
     delinquent accounts in milliseconds (the template's filters took most of the page's time)."""
@@ -423,8 +488,10 @@ def _delinquent_rows(rows, cases: dict[str, int], *, can_open: bool):
                                   for b in d.bills))
         case = (format_html('<a href="{}">{}</a>', case_url.replace("/0/", f"/{cases[d.case_number]}/"),
                             d.case_number) if d.case_number in cases else "—")
-        return format_html("<tr>{}<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>${}</td><td>{}</td></tr>",
+        return format_html('<tr>{}<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class="r">{}</td>'
+                           "<td>{}</td></tr>",
                            (mark_safe("<td></td>") if d.case_number else pick) if can_open else "",
-                           d.account_no, d.owner, d.service_address, bills, d.amount, case)
+                           d.account_no, d.owner, d.service_address, bills,
+                           fmt_day(min(b.delinquent_from for b in d.bills)), fmt_dollars(d.amount), case)
 
     return mark_safe("\n".join(row(d) for d in rows))  # each row escaped by format_html

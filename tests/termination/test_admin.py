@@ -148,6 +148,34 @@ def test_the_delinquency_list_opens_cases_for_the_selected_accounts(clerk):
     assert TerminationCase.objects.filter(account=second).count() == 1
 
 
+def test_the_delinquency_list_narrowed_ordered_and_paged(clerk, monkeypatch):
+    """By book, by a least amount, with or without a case; ordered by the amount; a page at a time."""
+    from termination.admin.cases import DelinquentListForm
+
+    first, _ = delinquent_account()
+    second, _ = delinquent_account(occupant=False)
+    Account = type(first)
+    Account.objects.filter(pk=second.pk).update(book=2)
+    listing = reverse("admin:termination_terminationcase_delinquent")
+    page = clerk.get(listing, {"as_of": "2026-03-20", "book": "2"})
+    html = page.content.decode()
+    assert f'value="{second.account_no}"' in html and f'value="{first.account_no}"' not in html
+    assert "1 account, $186.13</strong> of the 2 listed" in html
+    term("open", first.account_no, "--grounds", "nonpayment", date_="2026-03-20")
+    without = clerk.get(listing, {"as_of": "2026-03-20", "case": "none"}).context["rows"]
+    assert [d.account_no for d in without] == [second.account_no]
+    assert len(clerk.get(listing, {"as_of": "2026-03-20", "minimum": "200"}).context["rows"]) == 0
+    ordered = clerk.get(listing, {"as_of": "2026-03-20", "sort": "account", "dir": "desc"})
+    assert [d.account_no for d in ordered.context["rows"]] == sorted([first.account_no, second.account_no],
+                                                                      reverse=True)
+    assert 'aria-sort="descending"' in ordered.content.decode()
+    monkeypatch.setattr(DelinquentListForm, "PAGE_ROWS", 1)
+    paged = clerk.get(listing, {"as_of": "2026-03-20"})
+    assert len(paged.context["rows"]) == 1 and "Page 1 of 2" in paged.content.decode()
+    refused = clerk.get(listing, {"as_of": "2026-03-20", "book": "x"})
+    assert refused.status_code == 200 and "Enter a whole number." in refused.content.decode()
+
+
 # --- each step's form ---------------------------------------------------------------------------------------
 
 def test_serve_notice_refuses_a_hearing_too_soon_naming_the_date_then_serves(clerk):
