@@ -5,7 +5,7 @@ grace period where the bill is due when rendered)."""
 
 import random
 from datetime import date, timedelta
-from decimal import Decimal
+from decimal import ROUND_CEILING, Decimal
 
 from django.db import transaction
 from djmoney.money import Money
@@ -48,8 +48,9 @@ def demo_payments_create(*, as_of: date, seed: int = 45) -> int:
         on_time_days = (last_on_time - bill_date).days
         if roll < 0.80:  # on time, in full
             paid_on, amount = bill_date + timedelta(days=rng.randint(min(5, on_time_days), on_time_days)), total
-        elif roll < 0.90:  # late, in full
-            paid_on, amount = last_on_time + timedelta(days=rng.randint(3, 40)), total
+        elif roll < 0.90:  # late, in full: the bill and its late charges, as the late notice asks, rounded up
+            paid_on = last_on_time + timedelta(days=rng.randint(3, 40))
+            amount = (total * Decimal("1.10")).quantize(Decimal("1"), rounding=ROUND_CEILING)
         elif roll < 0.95:  # part
             paid_on, amount = bill_date + timedelta(days=rng.randint(5, 25)), (total / 2).quantize(Decimal("0.01"))
         else:
