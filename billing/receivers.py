@@ -4,6 +4,8 @@ eagerly)."""
 
 from django.conf import settings
 
+from core.background import long_work_start
+
 from . import tasks
 from .services.bill_pdfs import RENDER_CHUNK
 
@@ -35,4 +37,4 @@ def on_billing_chunk_due(sender, *, chunk_id: int, **kwargs) -> None:
 
 
 def on_mail_file_requested(sender, *, mail_file_id: int, **kwargs) -> None:
-    tasks.mail_file_make.delay(mail_file_id)
+    long_work_start(tasks.mail_file_make, mail_file_id)

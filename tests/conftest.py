@@ -143,6 +143,7 @@ def _celery_eager_unless_real_worker(request, settings):
         pytest.fail("a celery_worker test must use transactional_db: the worker sees only committed rows")
     previous = celery_app.conf.task_always_eager
     celery_app.conf.task_always_eager = settings.CELERY_TASK_ALWAYS_EAGER = not marked
+    settings.LONG_WORK_IN_THREAD = False  # what a page starts is done when its request returns
     yield
     celery_app.conf.task_always_eager = previous
 

@@ -184,6 +184,9 @@ CELERY_RESULT_BACKEND = env.str("CELERY_RESULT_BACKEND", default="") or None
 # Deployments (or test runs) sharing one Redis keep their tasks apart with their own default queue.
 CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_TASK_DEFAULT_QUEUE", default="") or "celery"
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
+# Without a worker, long work a page starts (a print file) runs on a thread of its own: the page answers at once
+# and shows the progress (core.background).
+LONG_WORK_IN_THREAD = env.bool("LONG_WORK_IN_THREAD", default=CELERY_TASK_ALWAYS_EAGER)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

@@ -68,6 +68,8 @@ class MailFile(models.Model):
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
     file = models.FileField(upload_to="mail/%Y/%m/", blank=True)
     bills = models.PositiveIntegerField(default=0, help_text="Bills printed.")
+    to_print = models.PositiveIntegerField(default=0, help_text="Bills to print, known once the making starts.")
+    laid_out = models.PositiveIntegerField(default=0, help_text="Bills laid out so far, while it is being made.")
     emailed = models.PositiveIntegerField(default=0, help_text="Bills left out: paperless, e-mailed instead.")
     error = models.TextField(blank=True)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,

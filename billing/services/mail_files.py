@@ -64,16 +64,22 @@ def mail_file_make(*, mail_file_id: int) -> MailFile:
                      .select_related("account"))
         bills.sort(key=lambda b: (zip_code(b.recipient_address), b.account.account_no))
         run = mail_file.run
+        MailFile.objects.filter(pk=mail_file.pk).update(to_print=len(bills))
+        progress = _progress(mail_file.pk)
         if bills:
             title = f"Water bills of the run of {run.run_on}, by ZIP code"
             if _messages_changed_since(run, bills):
-                data = bills_pdf_render(bills=bills, title=title)
+                data = bills_pdf_render(bills=bills, title=title, progress=progress)
             else:
-                bill_pdfs_store(bill_ids=[b.pk for b in bills])  # any not rendered yet (stored ones are skipped)
+                ids = [b.pk for b in bills]
+                for start in range(0, len(ids), PROGRESS_STEP):  # any not rendered yet (stored ones are skipped)
+                    bill_pdfs_store(bill_ids=ids[start:start + PROGRESS_STEP])
+                    progress(len(ids[start:start + PROGRESS_STEP]))
                 stored = {b.pk: b.pdf.name for b in Bill.objects.filter(pk__in=[b.pk for b in bills]).only("pdf")}
                 data = pages_joined([stored[b.pk] for b in bills], title=title)
             mail_file.file.save(f"run-{run.pk}-print-{mail_file.pk}.pdf", ContentFile(data), save=False)
         mail_file.bills, mail_file.emailed, mail_file.status = len(bills), emailed, MailFile.Status.DONE
+        mail_file.to_print = mail_file.laid_out = len(bills)
     except Exception as exc:  # kept for the clerk on the run's page, and in the worker's log with its traceback
         logger.exception("print file %s of run %s failed", mail_file.pk, mail_file.run_id)
         mail_file.status, mail_file.error = MailFile.Status.FAILED, f"{type(exc).__name__}: {exc}"[:2000]
@@ -81,8 +87,23 @@ def mail_file_make(*, mail_file_id: int) -> MailFile:
         mail_file.save(update_fields=["status", "error", "finished_at"])
         return mail_file
     mail_file.finished_at = timezone.now()
-    mail_file.save(update_fields=["file", "bills", "emailed", "status", "finished_at"])
+    mail_file.save(update_fields=["file", "bills", "to_print", "laid_out", "emailed", "status", "finished_at"])
     return mail_file
+
+
+PROGRESS_STEP = 200  # bills stored between two counts of the progress the run's page shows
+
+
+def _progress(mail_file_id: int):
+    """A counter of bills laid out, kept on the print file's row for the run's page to show."""
+    done = 0
+
+    def laid_out(count: int) -> None:
+        nonlocal done
+        done += count
+        MailFile.objects.filter(pk=mail_file_id).update(laid_out=done)
+
+    return laid_out
 
 
 def _messages_changed_since(run: BillingRun, bills: list[Bill]) -> bool:

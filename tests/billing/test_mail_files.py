@@ -153,3 +153,37 @@ def test_the_clerk_makes_the_print_file_and_sends_the_emails_from_the_runs_page(
     assert b"1 e-mailed (1 e-mail), 0 waiting" in sent.content
     client.post(reverse("admin:billing_billingrun_emails", args=[run.pk]))  # again: nothing goes twice
     assert len(mail.outbox) == 1
+
+
+def test_the_runs_page_shows_how_far_the_print_file_has_got(run_of_four, client, django_capture_on_commit_callbacks):
+    run, _ = run_of_four
+    client.force_login(clerk_user())
+    waiting = MailFile.objects.create(run=run, to_print=10, laid_out=4)
+    page = client.get(reverse("admin:billing_billingrun_change", args=[run.pk])).content.decode()
+    assert '<progress max="10" value="4"' in page and "4 of 10 bills laid out" in page
+    assert '<meta http-equiv="refresh" content="2">' in page  # the page follows it
+    waiting.delete()
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(reverse("admin:billing_billingrun_print_file", args=[run.pk]))
+    made = MailFile.objects.get()
+    assert (made.status, made.to_print, made.laid_out) == ("done", 3, 3)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_without_a_worker_the_print_file_is_made_on_a_thread_while_the_page_answers(mineola, settings, media):
+    from billing import tasks
+    from core.background import long_work_start
+
+    account, meter = account_with_meter(book=1)
+    read(meter, date(2026, 1, 12), 1_062_500)
+    call_command("run_billing", "--date", "2026-02-01", "--no-progress", stdout=io.StringIO())
+    run = BillingRun.objects.get()
+    mail_file = MailFile.objects.create(run=run)
+    settings.LONG_WORK_IN_THREAD = True
+    thread = long_work_start(tasks.mail_file_make, mail_file.pk)
+    assert thread is not None
+    thread.join(timeout=120)
+    mail_file.refresh_from_db()
+    assert (mail_file.status, mail_file.bills, mail_file.laid_out) == ("done", 1, 1)
+    settings.LONG_WORK_IN_THREAD = False
+    assert long_work_start(tasks.mail_file_make, mail_file.pk) is None  # run in place: made already
