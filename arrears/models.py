@@ -17,6 +17,8 @@ from django.conf import settings
 from django.db import models
 
 from billing.models import money_field
+from core.dates import fmt_day
+from core.money import fmt_dollars
 from core.workflow import Workflow
 
 
@@ -66,5 +68,5 @@ class PlanInstallment(models.Model):
                        models.CheckConstraint(condition=models.Q(amount__gt=0), name="installment_positive")]
 
     def __str__(self) -> str:
-        return f"{'Down payment' if self.number == 0 else f'Installment {self.number}'} of {self.amount} " \
-               f"due {self.due_on}"
+        return f"{'Down payment' if self.number == 0 else f'Installment {self.number}'} of " \
+               f"{fmt_dollars(self.amount.amount)} due {fmt_day(self.due_on)}"

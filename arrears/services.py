@@ -25,7 +25,7 @@ from accounts.models import Account
 from billing.models import Bill, Payment
 from billing.selectors import account_amounts_due
 from core.clock import refuse_future
-from core.dates import add_months
+from core.dates import add_months, fmt_day
 from core.errors import ApplicationError, Conflict, FieldError
 from core.money import ZERO, fmt_dollars
 from core.workflow import transition
@@ -155,12 +155,12 @@ def plans_review(*, as_of: date) -> dict[str, int]:
     for plan in PaymentPlan.objects.filter(status=PaymentPlan.Status.ACTIVE).prefetch_related("installments"):
         standing = plan_standing(plan, as_of=as_of, grace=grace)
         if standing.left <= ZERO:
-            status, note = PaymentPlan.Status.COMPLETED, f"paid in full by {as_of}"
+            status, note = PaymentPlan.Status.COMPLETED, f"paid in full by {fmt_day(as_of)}"
         elif standing.missed is not None:
             m = standing.missed
             status = PaymentPlan.Status.DEFAULTED
             note = (f"{'the down payment' if m.number == 0 else f'installment {m.number}'} of "
-                    f"{fmt_dollars(m.amount.amount)} due {m.due_on} unpaid after {grace} days' grace")
+                    f"{fmt_dollars(m.amount.amount)} due {fmt_day(m.due_on)} unpaid after {grace} days' grace")
         else:
             continue
         with transaction.atomic():

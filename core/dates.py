@@ -64,6 +64,13 @@ def fmt_day(day: date) -> str:
     return dateformat.format(day, formats.get_format("DATE_FORMAT"))
 
 
+def fmt_time(moment) -> str:
+    """A time of day for people: ``10:00 AM`` (in Spanish: ``10:00``, the 24-hour clock)."""
+    if translation.get_language() in ENGLISH:
+        return f"{moment:%-I:%M %p}"
+    return dateformat.time_format(moment, formats.get_format("TIME_FORMAT"))
+
+
 def fmt_month(day: date, *, year: str = "short") -> str:
     """A month for a chart's axis, ``Feb ’26``, or with the ``year="full"``: ``Feb 2026``."""
     if translation.get_language() in ENGLISH:

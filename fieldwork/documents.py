@@ -66,5 +66,5 @@ def shutoff_papers(stops: list[Stop], *, as_of: date) -> list[Paper]:
 def shutoff_pdf(stops: list[Stop], *, as_of: date) -> bytes:
     papers = shutoff_papers(stops, as_of=as_of)
     return pdf_one_file(template=TEMPLATE, stylesheet=STYLESHEET, context_name="papers", documents=papers,
-                        info=PdfInfo(title=f"Shut-off list of {as_of}", author=papers[0].utility_name,
+                        info=PdfInfo(title=f"Shut-off list of {fmt_day(as_of)}", author=papers[0].utility_name,
                                      created=papers[0].created_at), batch=25)

@@ -32,6 +32,11 @@ class ChoosePasswordForm(forms.Form):
 class SignInForm(AuthenticationForm):
     """Django's sign-in form; the ``username`` field (the one django-axes throttles) holds the email."""
 
+    error_messages = {**AuthenticationForm.error_messages,
+                      "invalid_login": _("That email and password do not match an account here. Check the email, "
+                                         "and the password's capital letters."),
+                      "inactive": _("This sign-in is turned off. Call the office to turn it on again.")}
+
     def __init__(self, request=None, *args, **kwargs):
         super().__init__(request, *args, **kwargs)
         self.fields["username"].label = _("Email")

@@ -16,6 +16,7 @@ from billing.balances import DEPOSIT_KINDS, AccountBalance, balances
 from billing.charts import chart_points
 from billing.documents.bill import line_views
 from billing.documents.money_box import money_box
+from billing.documents.words import charge_words
 from billing.figures import bill_figures
 from billing.models import Bill, Payment, PriorPayment, PriorRelevy
 from billing.ordinance import Ordinance, ordinance_on
@@ -27,7 +28,7 @@ from billing.selectors import (
     bill_status,
     consumption_history,
 )
-from core.dates import fmt_day
+from core.dates import fmt_day, fmt_time
 from core.errors import ApplicationError
 from termination.models import ACTIVE, CaseEvent, Notice, TerminationCase
 from termination.policy import METHOD_WORDS, termination_policy
@@ -150,7 +151,8 @@ def account_overview(*, account: Account, as_of: date) -> dict:
                                .order_by("-relevied_on", "-id")),
         # Deposits are the customer's money held: shown in their own section, not among the charges.
         # Dated for people ("Feb 1, 2026"), as every other date on the page.
-        "charges": [{**c, "day": date.fromisoformat(c["date"])}
+        "charges": [{**c, "day": date.fromisoformat(c["date"]),
+                     "description": charge_words(c["kind"], c["description"])}
                     for c in account_charges(account=account, as_of=as_of) if c["kind"] not in DEPOSIT_KINDS],
         "deposits": [{**d, "received": date.fromisoformat(d["received_on"]),
                       "refunded": date.fromisoformat(d["refunded_on"]) if d["refunded_on"] else None}
@@ -354,7 +356,7 @@ def case_detail(*, case: TerminationCase, user, as_of: date) -> dict:
 def request_confirmation(case: TerminationCase) -> str:
     """What the customer is told once their written request is recorded."""
     at = timezone.localtime(case.request_recorded_at)
-    values = {"day": fmt_day(case.request_received_on), "time": f"{at:%-I:%M %p}"}
+    values = {"day": fmt_day(case.request_received_on), "time": fmt_time(at)}
     text = gettext("Your request was received on %(day)s at %(time)s.") % values
     if case.request_late:
         deadline = case_deadlines(case).request_by

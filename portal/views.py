@@ -58,7 +58,7 @@ def _chart(points, element_id: str):
     from django.utils.safestring import mark_safe
 
     svg = consumption_chart_svg(points, tooltips=True, element_id=element_id,
-                                title="Water use in gallons per bill, last 24 months (table below)")
+                                title=_("Water use in gallons per bill, last 24 months (table below)"))
     return mark_safe(svg)  # noqa: S308 - every text in it is escaped by consumption_chart_svg
 
 

@@ -12,7 +12,7 @@ from django.db import transaction
 from django.utils.translation import get_language, gettext_noop
 from django.utils.translation import gettext as _
 
-from core.dates import fmt_day
+from core.dates import fmt_day, fmt_time
 from core.i18n import customer_language
 from core.money import fmt_dollars
 from core.papers import Paper, paper_pdf
@@ -41,7 +41,7 @@ def _notice_paper(notice: Notice) -> Paper:
     case, policy = notice.case, termination_policy(notice.served_on)
     account = case.account
     deadlines = case_deadlines(case, policy=policy)
-    hearing = fmt_day(notice.hearing_on) + (" " + _("at %(time)s") % {"time": f"{case.hearing_time:%-I:%M %p}"}
+    hearing = fmt_day(notice.hearing_on) + (" " + _("at %(time)s") % {"time": fmt_time(case.hearing_time)}
                                             if case.hearing_time else "")
     if case.grounds == "nonpayment" and not get_language().startswith("en"):
         # The office words the grounds in English when it opens the case; in another language the notice names

@@ -18,6 +18,7 @@ from django.utils.http import urlencode
 from core.admin import ReadOnlyAdmin, ReadOnlyInline, StatusChangeInline, act_on_each, button_post
 from core.clock import refuse_future
 from core.commands import today
+from core.dates import fmt_day
 from core.errors import ApplicationError
 from core.money import fmt_dollars
 from meters.models import Reading
@@ -228,7 +229,7 @@ class BillingRunPagesMixin:
         back = reverse("admin:billing_billingrun_start") + "?" + urlencode(
             {"run_on": run_on.isoformat(), **({"accept_sample_rates": "1"} if accept else {})})
         context = {**self.admin_site.each_context(request), "opts": self.model._meta, "proof": proof,
-                   "title": f"Preview of the billing run for {run_on}", "accept_sample_rates": accept,
+                   "title": f"Preview of the billing run for {fmt_day(run_on)}", "accept_sample_rates": accept,
                    "back": back, "can_issue": self.has_add_permission(request) and proof.issuable,
                    "may_start": self.has_add_permission(request)}
         return TemplateResponse(request, "admin/billing/billingrun/preview.html", context)

@@ -34,6 +34,7 @@ from ..models import Bill
 from ..ordinance import ordinance_on
 from ..selectors import bill_messages, consumption_history
 from .money_box import money_box
+from .words import line_words
 
 # Lines whose rate is dollars per 1,000 gallons of their quantity; the others' rate is dollars for the line.
 PER_THOUSAND_GALLONS = frozenset({"consumption", "nonprofit"})
@@ -61,7 +62,7 @@ class LineView:
 
 def line_views(lines) -> list[LineView]:
     """A bill's lines as the paper bill and the portal print them."""
-    return [LineView(description=line.description, citation=line.citation,
+    return [LineView(description=line_words(line.description), citation=line.citation,
                      quantity_rate=line_quantity_rate(kind=line.kind, quantity=line.quantity, rate=line.rate),
                      amount=fmt_dollars(line.amount)) for line in lines]
 

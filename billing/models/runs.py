@@ -6,6 +6,7 @@ from django.db import models
 from django.db.models import Q
 from simple_history.models import HistoricalRecords
 
+from core.dates import fmt_day
 from core.workflow import Workflow
 
 from .ordinance import money_field
@@ -48,7 +49,7 @@ class BillingRun(models.Model):
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
-        return f"Billing run {self.pk} for {self.run_on}{' (preview)' if self.dry_run else ''}"
+        return f"Billing run {self.pk} for {fmt_day(self.run_on)}{' (preview)' if self.dry_run else ''}"
 
     @property
     def progress_percent(self) -> int:

@@ -13,6 +13,7 @@ from billing.balances import balances
 from billing.models import PendingCharge
 from billing.services.charges import charge_add
 from core.clock import refuse_future
+from core.dates import fmt_day
 from core.errors import ApplicationError, FieldError, refuse_any
 from core.money import ZERO, fmt_dollars
 from core.workflow import transition
@@ -157,7 +158,7 @@ def shutoff_carry_out(*, case: TerminationCase, done_on: date, actor) -> Termina
     refuse_any(carry_out_refusals(case, done_on=done_on, policy=policy))
     order = case.orders.get(kind=WorkOrder.Kind.SHUT_OFF, status=WorkOrder.Status.ISSUED)
     transition(order, to="done", actor=actor, note="carried out", changes={"done_on": done_on})
-    transition(case, to="shut_off", actor=actor, note=f"service shut off on {done_on}")
+    transition(case, to="shut_off", actor=actor, note=f"service shut off on {fmt_day(done_on)}")
     what = _service_set(case, Account.Status.SHUT_OFF, fee=policy.disconnect_fee, on=done_on, actor=actor,
                         what=f"Service shut off (work order {order.pk})")
     case_event(case, on=done_on, kind="shut_off", what=what, actor=actor)

@@ -58,7 +58,7 @@ def test_a_plan_is_kept_then_defaulted_after_the_grace_of_a_missed_installment(m
     assert "1 plan(s) defaulted" in out.getvalue()
     plan.refresh_from_db()
     assert (plan.status, plan.status_changed_on) == ("defaulted", date(2026, 6, 26))
-    assert plan.status_note == "installment 2 of $50.00 due 2026-06-15 unpaid after 10 days' grace"
+    assert plan.status_note == "installment 2 of $50.00 due Jun 15, 2026 unpaid after 10 days' grace"
 
 
 def test_a_plan_paid_in_full_is_completed(mineola):

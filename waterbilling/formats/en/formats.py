@@ -4,5 +4,6 @@ inputs) stays ISO 8601."""
 
 DATE_FORMAT = "M j, Y"
 DATETIME_FORMAT = "M j, Y, g:i A"
+TIME_FORMAT = "g:i A"
 MONTH_DAY_FORMAT = "M j"
 YEAR_MONTH_FORMAT = "M Y"
