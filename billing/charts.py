@@ -64,6 +64,15 @@ NO_BILLS_YET = gettext_lazy("No earlier bills yet")
 GALLONS_IN_MONTH = gettext_lazy("%(month)s: %(gallons)s gallons")
 
 
+def chart_words(points: list[ChartPoint], *, title: str = CHART_TITLE) -> str:
+    """The chart's figures in words, for a reader who does not see it (the paper bill's alternative text):
+    its title, then each bill's month and gallons, oldest first."""
+    if not points:
+        return f"{title}: {NO_BILLS_YET}."
+    return f"{title}: " + "; ".join(str(GALLONS_IN_MONTH % {"month": p.label, "gallons": f"{p.gallons:,}"})
+                                    for p in points) + "."
+
+
 def consumption_chart_svg(points: list[ChartPoint], *, width: int = 300, height: int = 130,
                           title: str = CHART_TITLE, element_id: str = "", tooltips: bool = False) -> str:
     """The chart as an ``<svg>`` element (trusted markup: every text in it is escaped here).
@@ -80,7 +89,8 @@ def consumption_chart_svg(points: list[ChartPoint], *, width: int = 300, height:
     ident = f' id="{escape(element_id)}"' if element_id else ""
     out = [f'<svg xmlns="http://www.w3.org/2000/svg"{ident} class="consumption-chart" role="img" '
            f'width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
-           f'font-family="DejaVu Sans, sans-serif" font-size="7" text-anchor="middle">',
+           # Labels near black (#1b1b1b: 16.9:1 on white) at 8.5 units: 6 pt on the paper bill's 2.9 in.
+           f'font-family="DejaVu Sans, sans-serif" font-size="8.5" fill="#1b1b1b" text-anchor="middle">',
            f"<title>{escape(str(title))}</title>",
            f'<path d="M{left} {base_y}H{width - right}" stroke="#777" stroke-width="0.8"/>']
     if not few:

@@ -183,12 +183,36 @@ def _compress_fonts_once(pdf) -> None:
             stream.compress = False
 
 
+def _header_scopes(pdf) -> None:
+    """Give each table header cell its /Scope, which WeasyPrint's tags leave out: a header in the table's head is
+    its column's, any other its row's (the templates' ``scope="col"`` and ``scope="row"``). A screen reader then
+    reads each cell with its headers."""
+    def parent(element):
+        reference = element.get("P")
+        if not isinstance(reference, bytes | str):
+            return None
+        number = int((reference.decode() if isinstance(reference, bytes) else reference).split()[0])
+        found = pdf.objects[number] if number < len(pdf.objects) else None
+        return found if isinstance(found, pydyf.Dictionary) else None
+
+    for element in pdf.objects:
+        if isinstance(element, pydyf.Dictionary) and element.get("S") == "/TH":
+            row = parent(element)
+            group = parent(row) if row is not None else None
+            scope = "/Column" if group is not None and group.get("S") == "/THead" else "/Row"
+            attributes = element.get("A")
+            if not isinstance(attributes, pydyf.Dictionary):
+                attributes = element["A"] = pydyf.Dictionary({"O": "/Table"})
+            attributes["Scope"] = scope
+
+
 def _finisher(info: PdfInfo):
     def finish(document, pdf):
         pdf.info["Title"] = pydyf.String(info.title)
         pdf.info["Author"] = pydyf.String(info.author)
         pdf.info["CreationDate"] = pydyf.String(_pdf_date(info.created))
         pdf.info["ModDate"] = pydyf.String(_pdf_date(info.created))
+        _header_scopes(pdf)
         _compress_fonts_once(pdf)
     return finish
 

@@ -16,6 +16,7 @@ class Node:
     tag: str
     alt: str = ""
     headers: int = 0  # the cells a table cell names as its headers
+    scope: str = ""  # a header cell's /Scope: "Row", "Column"
     children: list["Node"] = field(default_factory=list)
 
     def walk(self):
@@ -48,6 +49,8 @@ def _node(element) -> Node:
     attributes = element.get("/A")
     if isinstance(attributes, pikepdf.Dictionary) and "/Headers" in attributes:
         node.headers = len(attributes.Headers)
+    if isinstance(attributes, pikepdf.Dictionary) and "/Scope" in attributes:
+        node.scope = str(attributes.Scope)[1:]
     kids = element.get("/K")
     kids = kids if isinstance(kids, pikepdf.Array) else [kids] if kids is not None else []
     node.children = [child for child in (_node(kid) for kid in kids) if child is not None]

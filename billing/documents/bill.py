@@ -28,7 +28,7 @@ from core.dates import fmt_day
 from core.i18n import customer_language
 from core.money import fmt_dollars, fmt_gallons, fmt_rate
 
-from ..charts import CHART_TITLE, chart_points, consumption_chart_svg
+from ..charts import chart_points, chart_words, consumption_chart_svg
 from ..figures import bill_figures
 from ..models import Bill
 from ..ordinance import ordinance_on
@@ -142,7 +142,8 @@ def _bill_view(bill: Bill, *, summary, scheme, utility, address_text: str, porta
     box = money_box(summary, late_charges=scheme.late_charges_label)
     readings = [_reading_row(r, label) for r, label in ((bill.start_reading, _("Previous")),
                                                          (bill.end_reading, _("Current"))) if r is not None]
-    chart = consumption_chart_svg(chart_points(history, through=bill.bill_date))
+    points = chart_points(history, through=bill.bill_date)
+    chart = consumption_chart_svg(points)
     lines = line_views(bill.lines.all())
     title = (_("Final water bill %(number)s") if bill.final else _("Water bill %(number)s")) % {"number": bill.number}
     return BillView(
@@ -169,7 +170,7 @@ def _bill_view(bill: Bill, *, summary, scheme, utility, address_text: str, porta
         # The chart's SVG goes in as a data: image, so its nodes skip the HTML parser and the CSS
         # cascade (a few milliseconds a bill); it draws the same.
         chart=format_html('<img src="data:image/svg+xml;base64,{}" alt="{}">', b64encode(chart.encode()).decode(),
-                          CHART_TITLE),
+                          chart_words(points)),
         scanline=f"{account.account_no}  {bill.number}  {int(box.total_due * 100):010d}  "
                  f"{int(box.late_total * 100):010d}",
         message=message,

@@ -48,7 +48,8 @@ def test_a_bill_reads_aloud_in_order_with_its_chart_described(billed):
     tags = s.tree.tags()
     assert tags.count("H1") == 1 and tags.count("H2") >= 4  # the utility; the bill's parts
     figure, = s.figures()
-    assert figure.alt == "Water use, gallons per bill, last 24 months"
+    # The chart's figures, not only its name: each bill's month and gallons.
+    assert figure.alt == "Water use, gallons per bill, last 24 months: Feb 2026: 62,500 gallons."
     # Each fact is one paragraph (label, then value), not a column of labels followed by a column of values.
     facts = next(node for node in s.tree.walk() if node.tag == "Div" and len(node.children) == 6)
     assert all(p.tag == "P" and len(p.children) == 2 for p in facts.children)
@@ -61,6 +62,8 @@ def test_a_statement_has_table_headers_for_every_cell(billed):
     cells = [node for table in tables for node in table.walk() if node.tag == "TD"]
     headers = [node for table in tables for node in table.walk() if node.tag == "TH"]
     assert headers and all(cell.headers for cell in cells if cell.headers is not None)
+    # Each header says whether it heads a column (the grids' heads) or a row (the facts).
+    assert {h.scope for h in headers} == {"Row", "Column"}
     assert sum(1 for cell in cells if cell.headers) >= len(cells) - 1  # "No payments" spans the table
 
 
@@ -78,3 +81,4 @@ def test_a_receipt_and_a_termination_notice_are_tagged(billed, mineola):
     s = accessible(notice_pdf(notice), title="Notice of hearing and termination of water service")
     rows = [node for node in s.tree.walk() if node.tag == "TR"]
     assert rows and all(row.children[0].tag == "TH" for row in rows)  # each fact and amount names its row
+    assert all(row.children[0].scope == "Row" for row in rows)

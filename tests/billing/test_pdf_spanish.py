@@ -44,10 +44,11 @@ def test_a_spanish_speaking_customers_bill_is_in_spanish(mineola, tmp_path):
                      "12,500 gal × 3.85 por cada 1,000", "cargo fijo 45.00", "Total a pagar", "$186.13", "$195.44",
                      "Si paga después del 1 mar 2026", "Saldo anterior", "Recargos", "Monto adjunto",
                      "Desprenda y devuelva", account.access_code,
-                     # As the ordinance words them.
-                     "§ 45.28 A(1), A(2)(a)", "Minimum charge, includes 20,000 gal", "§ 45.29 E"):
+                     # The system's words for the lines, in Spanish; the sections as the ordinance numbers them.
+                     "Cargo mínimo, incluye 20,000 gal", "más de 50,000 gal: 12,500 gal a $3.85 por cada 1,000",
+                     "§ 45.28 A(1), A(2)(a)", "§ 45.29 E"):
         assert expected in text, expected
-    # Nothing else is left in English: the lines' descriptions are the issued bill's record, as the rates word them.
+    # Nothing else is left in English but the ordinance's own words, quoted.
     assert english_left(text, ignoring=as_the_ordinance_words_it(bill)) == []
     s = structure(data)
     assert (s.lang, s.title) == ("es", f"Factura de agua {bill.number}")
