@@ -14,7 +14,7 @@ PRESET ?= mineola
 TEST_PROCESSES ?= $(shell echo $$(( $$(nproc) + 1 )))
 PYTEST_ARGS ?= -n $(TEST_PROCESSES) --dist worksteal
 
-.PHONY: run test install install-dev lint clean bench
+.PHONY: run test install install-dev lint clean bench screens
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -53,6 +53,12 @@ test: install-dev
 bench: export DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/wb_bench
 bench: install-dev
 	$(PY) scripts/bench.py all $(BENCH_ARGS)
+
+# The pictures of the reworked screens the clerk's guide shows (docs/screens/), taken by their browser tests.
+screens: export SCREENS_DIR := $(CURDIR)/docs/screens
+screens: install-dev
+	$(PY) -m pytest -q -p no:cacheprovider tests/waterbilling/test_office_screens_browser.py \
+		tests/waterbilling/test_account_inquiry_browser.py
 
 lint: install-dev
 	$(VENV)/bin/ruff check .

@@ -13,6 +13,7 @@ from django.utils.dateparse import parse_date
 
 from core.admin import ServicePagesAdmin
 from core.clock import today
+from core.dates import fmt_day
 
 from .documents import shutoff_pdf
 from .forms import CancelForm, CompleteForm, FieldOrderForm
@@ -89,7 +90,7 @@ class FieldOrderAdmin(ServicePagesAdmin):
             raise PermissionDenied
         on = _day(request)
         return TemplateResponse(request, "admin/fieldwork/fieldorder/day.html", {
-            **self.admin_site.each_context(request), "opts": self.model._meta, "title": f"Day sheet for {on}",
+            **self.admin_site.each_context(request), "opts": self.model._meta, "title": f"Day sheet for {fmt_day(on)}",
             "on": on, "stops": day_sheet(on=on), "may_do": self._may_do(request)})
 
     def shutoffs_view(self, request):
@@ -102,8 +103,8 @@ class FieldOrderAdmin(ServicePagesAdmin):
             response["Content-Disposition"] = f'inline; filename="shutoff-list-{on}.pdf"'
             return response
         return TemplateResponse(request, "admin/fieldwork/fieldorder/shutoffs.html", {
-            **self.admin_site.each_context(request), "opts": self.model._meta, "title": f"Shut-off list for {on}",
-            "on": on, "stops": stops})
+            **self.admin_site.each_context(request), "opts": self.model._meta,
+            "title": f"Shut-off list for {fmt_day(on)}", "on": on, "stops": stops})
 
     def added_url(self, form) -> str:
         return reverse("admin:fieldwork_fieldorder_change", args=[form.order.pk])
