@@ -76,7 +76,8 @@ def _notice_paper(notice: Notice) -> Paper:
                 "number": cb.bill.number, "day": fmt_day(cb.bill.bill_date), "due": fmt_day(cb.bill.due_date)},
               fmt_dollars(cb.amount)) for cb in case_bills(case)]
     if table:
-        table.append((_("Amount delinquent"), fmt_dollars(case.amount_delinquent)))
+        # Named as the portal, the case page and the counter name it: what stops the shut-off when served.
+        table.append((_("To stop the shut-off, pay"), fmt_dollars(case.amount_delinquent)))
     served = _("%(day)s by %(method)s") % {"day": fmt_day(notice.served_on), "method": _(METHOD_WORDS[notice.method])}
     if notice.article_number:
         served += ", " + _("article %(number)s") % {"number": notice.article_number}

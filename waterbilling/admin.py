@@ -21,18 +21,20 @@ from arrears.models import PaymentPlan
 from arrears.services import plan_standing
 from billing.admin import AccountBillingAdmin
 from billing.admin import BillingRunAdmin as BillingBillingRunAdmin
-from billing.models import Bill, BillingRun
+from billing.admin import PaymentAdmin as BillingPaymentAdmin
+from billing.models import Bill, BillingRun, Payment
 from billing.services.meter_tests import meter_test_settle
 from core.admin import CsvExportMixin, act_on_each, admin_page_register
 from core.commands import today
-from core.money import fmt_dollars
+from core.money import fmt_amount, fmt_dollars
 from meters.admin import AccountMetersAdmin, account_readings, readings_table
 from meters.admin import MeterTestAdmin as MetersMeterTestAdmin
 from meters.models import MeterTest
 from ordinance.selectors import installed_utility
 from portal.notify import bills_emailed_counts
 from portal.tasks import bills_issued_notify_task
-from termination.models import CLOSED
+from termination.models import CLOSED, TerminationCase
+from termination.selectors import case_unpaid
 
 from .account_list import AccountListMixin
 from .dashboard import dashboard_for
@@ -108,7 +110,10 @@ class AccountAdmin(AccountListMixin, CsvExportMixin, AccountMetersAdmin, Account
              "grounds": case.get_grounds_display(), "section": case.section,
              "amount": fmt_dollars(case.amount_delinquent), "status": case.get_status_display(),
              "opened_on": case.opened_on, "hearing_on": case.hearing_on, "closed_on": case.closed_on,
-             "open": case.status not in CLOSED_CASES} for case in cases]
+             "open": case.status not in CLOSED_CASES,
+             "stop": (fmt_dollars(case_unpaid(case, as_of=today()))
+                      if case.grounds == "nonpayment" and case.status not in CLOSED_CASES else "")}
+            for case in cases]
         context["open_cases"] = [case for case in context["account_cases"] if case["open"]]
         context["account_plans"] = [
             {"number": plan.number, "url": reverse("admin:arrears_paymentplan_change", args=[plan.pk]),
@@ -219,6 +224,24 @@ class BillingRunAdmin(BillingBillingRunAdmin):
 
 admin.site.unregister(BillingRun)
 admin.site.register(BillingRun, BillingRunAdmin)
+
+
+class PaymentAdmin(BillingPaymentAdmin):
+    """The counter, with termination's part: the amount that stops a shut-off on an account with an open case
+    for nonpayment, named as the portal and the case page name it."""
+
+    def counter_stop(self, account_no: str, *, as_of) -> dict | None:
+        case = (TerminationCase.objects.filter(account__account_no=account_no, grounds="nonpayment")
+                .exclude(status__in=CLOSED_CASES).order_by("-opened_on", "-id").first())
+        if case is None:
+            return None
+        unpaid = case_unpaid(case, as_of=as_of)
+        return {"case": case.number, "amount": fmt_amount(unpaid), "amount_text": fmt_dollars(unpaid)} \
+            if unpaid > 0 else None
+
+
+admin.site.unregister(Payment)
+admin.site.register(Payment, PaymentAdmin)
 
 
 # --- go-live readiness ---------------------------------------------------------------------------------------------

@@ -140,6 +140,11 @@ class PaymentOfficeMixin:
     def _context(self, request, **extra) -> dict:
         return {**self.admin_site.each_context(request), "opts": self.model._meta, **extra}
 
+    def counter_stop(self, account_no: str, *, as_of) -> dict | None:
+        """What stops a shut-off on the account, for the counter: ``{"case", "amount"}`` (the case's number and what
+        of it is still unpaid), or None. Billing knows no cases; the composed admin (``waterbilling.admin``) says."""
+        return None
+
     # --- the counter ---
 
     def counter_view(self, request):
@@ -160,9 +165,10 @@ class PaymentOfficeMixin:
         posted = None
         if request.method == "GET" and (posted_id := request.GET.get("posted", "")).isdigit():
             posted = Payment.objects.filter(pk=int(posted_id)).select_related("account").first()
+        stop = self.counter_stop(looked_up.account_no, as_of=as_of) if looked_up else None
         return TemplateResponse(request, "admin/billing/payment/counter.html", self._context(
             request, title="Payment counter", form=form, account=looked_up, account_no=account_no.strip(),
-            posted=posted, as_of=as_of))
+            posted=posted, as_of=as_of, stop=stop))
 
     def counter_lookup_view(self, request):
         if not request.user.has_perm("billing.add_payment"):
@@ -173,7 +179,8 @@ class PaymentOfficeMixin:
         return JsonResponse({"found": True, "account_no": found.account_no, "name": found.name,
                              "service_address": found.service_address, "amount_due": fmt_amount(found.amount_due),
                              "past_due": fmt_amount(found.past_due),
-                             "due_date": found.due_date.isoformat() if found.due_date else None})
+                             "due_date": found.due_date.isoformat() if found.due_date else None,
+                             "stop": self.counter_stop(found.account_no, as_of=today())})
 
     # --- receipt ---
 

@@ -155,7 +155,7 @@ class TerminationCaseAdmin(CsvExportMixin, TerminationAdmin):
     def owner(self, obj):
         return obj.account.owner.name
 
-    @admin.display(description="amount delinquent", ordering="amount_delinquent")
+    @admin.display(description="the case is for", ordering="amount_delinquent")
     def amount_shown(self, obj):
         return fmt_dollars(obj.amount_delinquent) if obj.grounds == "nonpayment" else "—"
 
@@ -238,7 +238,7 @@ class TerminationCaseAdmin(CsvExportMixin, TerminationAdmin):
         shown = [(label, fmt_day(day)) for label, day in rows if day]
         return format_html_join(" · ", "{}: {}", shown) or "—"
 
-    @admin.display(description="unpaid today")
+    @admin.display(description="to stop the shut-off, pay (today)")
     def unpaid_today(self, obj):
         if obj.grounds != "nonpayment":
             return "—"

@@ -189,7 +189,6 @@ def test_the_dashboard_fits_without_the_list_of_every_page(sign_in, live_server,
 
 @SIZES
 def test_the_customers_case_page_names_one_amount(browser, live_server, mineola, settings, tmp_path, viewport):
-    from playwright.sync_api import expect
 
     settings.MEDIA_ROOT = tmp_path / "media"
     account, _ = delinquent_account(occupant=False)
