@@ -13,10 +13,12 @@ import json
 from dataclasses import dataclass, replace
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpResponse
+from django.http import FileResponse, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
+from django.urls import reverse
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
@@ -25,8 +27,10 @@ from core.admin import admin_page_register
 from core.clock import today
 from core.errors import ApplicationError
 
-from .catalog import REPORTS, report_build
+from .catalog import REPORTS, report_build, report_check
+from .files import report_file_request, report_files_wanted
 from .filters import AMOUNT_COLUMN, ReportFilter, view_filtered
+from .models import ReportFile
 from .render import as_csv, as_json, as_pdf, printed, report_view, subtitle
 
 PERMISSION = "billing.view_bill"
@@ -106,7 +110,12 @@ def reports_view(request):
               for name in REPORTS}
     shown = None
     form = forms_.get(chosen)
-    if form is not None and form.is_valid():
+    if form is not None and form.is_valid() and form.cleaned_data["format"] in ("csv", "pdf") \
+            and report_files_wanted():
+        asked = _report_file_request(request, form)
+        if asked is not None:
+            return asked
+    elif form is not None and form.is_valid():
         report = form.build()
         if report is not None:
             filters = form.chosen()
@@ -122,11 +131,48 @@ def reports_view(request):
                      "tables": [_on_page(t, page=page, request=request,
                                          sorting=filters if t is view.main and not filters.totals_only else None)
                                 for t in view.tables]}
+    files = list(ReportFile.objects.filter(created_by=request.user)[:RECENT_FILES])
     return TemplateResponse(request, "admin/reports/reports.html", {
         **admin.site.each_context(request), "title": shown["view"].title if shown else "Reports",
+        "report_files": files, "report_files_waiting": any(f.status in WAITING for f in files),
         "chosen_form": form if shown or (form is not None and form.errors) else None,
         "other_forms": [f for f in forms_.values() if f is not form or not (shown or form.errors)],
         "chosen": chosen, "shown": shown})
+
+
+RECENT_FILES = 10  # the user's report files listed on the page, newest first
+WAITING = (ReportFile.Status.QUEUED, ReportFile.Status.MAKING)
+
+
+def _report_file_request(request, form):
+    """A big village's CSV or PDF: checked as the form, then made by a worker; the page lists it until ready."""
+    data = form.cleaned_data
+    try:  # the dates and the report's own rules are checked now, so a refusal shows under its field at once
+        report_check(name=form.kind.name, as_of=data.get("date") or today(),
+                     **{field: data.get(field) for field in form.kind.params})
+    except ApplicationError as exc:
+        for error in exc.errors:
+            form.add_error(error.field if error.field in form.fields else None, error.message)
+        return None
+    params = {key: (value.isoformat() if hasattr(value, "isoformat") else str(value) if value is not None else "")
+              for key, value in data.items() if key not in ("report", "format")}
+    dates = ", ".join(f"{form.fields[key].label.lower()} {value:%b %-d, %Y}" for key, value in data.items()
+                      if key in ReportForm.DATES and value)
+    title = f"{form.kind.title}" + (f", {dates}" if dates else f", as of {today():%b %-d, %Y}")
+    report_file_request(name=form.kind.name, title=title, params=params, fmt=data["format"], actor=request.user)
+    messages.success(request, f"{title} ({data['format'].upper()}) is being made; it is listed under Report files, "
+                              "ready to download when done.")
+    return HttpResponseRedirect(reverse("admin:reports") + "#report-files")
+
+
+def report_file_download(request, pk: int):
+    if not request.user.has_perm(PERMISSION):
+        raise PermissionDenied
+    report_file = get_object_or_404(ReportFile, pk=pk, status=ReportFile.Status.DONE)
+    response = FileResponse(report_file.file.open("rb"), content_type=DOWNLOADS[report_file.format])
+    response["Content-Disposition"] = (f'attachment; filename="{report_file.name}-'
+                                       f'{report_file.created_at:%Y-%m-%d}-{report_file.pk}.{report_file.format}"')
+    return response
 
 
 # Rows of a table shown on one page: a clerk reads a few hundred on screen; the CSV and the PDF have every row,
@@ -218,3 +264,4 @@ def report_download(view, fmt: str) -> HttpResponse:
 
 
 admin_page_register(admin.site, "reports/", reports_view, "reports")
+admin_page_register(admin.site, "reports/files/<int:pk>/", report_file_download, "reports_file")

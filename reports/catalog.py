@@ -45,13 +45,19 @@ def report_kind(name: str) -> ReportKind:
     return kind
 
 
-def report_build(*, name: str, as_of: date, bill_date: date | None = None, start: date | None = None,
-                 end: date | None = None, levy_date: date | None = None):
-    """The report ``name`` as of ``as_of``, from the selectors. Defaults: the register's bill date is the
-    latest bill date on or before ``as_of``; the receipts' range is ``as_of`` alone (or from ``start`` to
-    ``as_of``, or ``end`` alone); the relevy's levy date is ``as_of``."""
+def report_check(*, name: str, as_of: date, bill_date: date | None = None, start: date | None = None,
+                 end: date | None = None, levy_date: date | None = None) -> None:
+    """Refuse what ``report_build`` would refuse, naming the parameter, without building the report (a report
+    made in the background is checked when it is asked for)."""
     kind = report_kind(name)
-    given = {"bill_date": bill_date, "start": start, "end": end, "levy_date": levy_date}
+    _refusals(kind, as_of=as_of, bill_date=bill_date, start=start, end=end, levy_date=levy_date)
+    if kind.name == "register":
+        _bill_date(bill_date, as_of=as_of)
+    if kind.name == "receipts" and (start or end or as_of) > (end or as_of):
+        raise ApplicationError(f"{start} is after the last day, {end or as_of}", field="start")
+
+
+def _refusals(kind: ReportKind, *, as_of: date, **given) -> None:
     for param, value in given.items():
         if value is not None and param not in kind.params:
             takers = [k.name for k in REPORTS.values() if param in k.params]
@@ -60,6 +66,15 @@ def report_build(*, name: str, as_of: date, bill_date: date | None = None, start
     for param, value in {"date": as_of, **given}.items():
         if value is not None:
             refuse_future(value, field=param, doing="reported")
+
+
+def report_build(*, name: str, as_of: date, bill_date: date | None = None, start: date | None = None,
+                 end: date | None = None, levy_date: date | None = None):
+    """The report ``name`` as of ``as_of``, from the selectors. Defaults: the register's bill date is the
+    latest bill date on or before ``as_of``; the receipts' range is ``as_of`` alone (or from ``start`` to
+    ``as_of``, or ``end`` alone); the relevy's levy date is ``as_of``."""
+    kind = report_kind(name)
+    _refusals(kind, as_of=as_of, bill_date=bill_date, start=start, end=end, levy_date=levy_date)
     if kind.name == "register":
         return selectors.register(bill_date=_bill_date(bill_date, as_of=as_of))
     if kind.name == "aging":

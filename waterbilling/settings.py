@@ -187,6 +187,9 @@ CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 # Without a worker, long work a page starts (a print file) runs on a thread of its own: the page answers at once
 # and shows the progress (core.background).
 LONG_WORK_IN_THREAD = env.bool("LONG_WORK_IN_THREAD", default=CELERY_TASK_ALWAYS_EAGER)
+# A report downloaded from the Reports page is made in the background, and listed there until ready, in a village
+# of this many accounts or more (a 100,000-account aging takes a minute or more).
+REPORT_FILES_FROM_ACCOUNTS = env.int("REPORT_FILES_FROM_ACCOUNTS", default=5_000)
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

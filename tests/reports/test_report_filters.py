@@ -104,3 +104,36 @@ def test_the_delinquency_list_by_book_and_amount(clerk):
                                                      "sort": "amount", "dir": "desc"}).context["shown"]["view"]
     amounts = [row["amount"] for row in everyone.main.rows]
     assert amounts == sorted(amounts, reverse=True)
+
+
+def test_a_big_villages_download_is_made_in_the_background_and_listed(clerk, settings, media,
+                                                                      django_capture_on_commit_callbacks):
+    from reports.models import ReportFile
+
+    settings.REPORT_FILES_FROM_ACCOUNTS = 1  # this village counts as big
+    with django_capture_on_commit_callbacks(execute=True):
+        asked = clerk.get(reverse("admin:reports"), {"report": "aging", "date": ON, "format": "csv", "book": "1",
+                                                      "minimum": "20"})
+    assert asked.status_code == 302 and asked["Location"].endswith("#report-files")
+    made = ReportFile.objects.get()
+    assert (made.status, made.rows, made.format) == ("done", 2, "csv")
+    assert made.title == "Aging, as of May 10, 2026"
+    page = clerk.get(reverse("admin:reports")).content.decode()
+    assert "Report files" in page and reverse("admin:reports_file", args=[made.pk]) in page
+    download = clerk.get(reverse("admin:reports_file", args=[made.pk]))
+    lines = list(csv.reader(io.StringIO(b"".join(download.streaming_content).decode())))
+    assert [line[0] for line in lines[1:]] == ["1-0001", "1-0003", "Total"]  # as filtered, as on the page
+    # Refused at once, under its field, when its date is wrong: nothing is queued.
+    refused = clerk.get(reverse("admin:reports"), {"report": "register", "bill_date": "2026-01-15", "format": "pdf"})
+    assert refused.status_code == 200 and "bill_date" in refused.context["chosen_form"].errors
+    assert ReportFile.objects.count() == 1
+
+
+def test_a_report_file_being_made_keeps_the_page_following_it(clerk):
+    from reports.models import ReportFile
+
+    user = clerk.get(reverse("admin:reports")).wsgi_request.user
+    ReportFile.objects.create(name="aging", title="Aging, as of May 10, 2026", format="pdf", created_by=user,
+                              status=ReportFile.Status.MAKING)
+    page = clerk.get(reverse("admin:reports")).content.decode()
+    assert '<meta http-equiv="refresh" content="3">' in page and "Being made, since" in page
