@@ -181,7 +181,7 @@ def test_a_customer_walks_the_portal_by_keyboard_alone(portal, browser):
     keys.press("Enter")
     # The error takes focus (read at once), in words.
     expect(page.locator("#form-errors")).to_be_focused()
-    expect(page.locator("#form-errors")).to_contain_text("correct username and password")
+    expect(page.locator("#form-errors")).to_contain_text("That email and password do not match an account here")
     tab_to("")  # the Email field
     assert focused()["id"] == "id_username"
     keys.press("Control+A")
