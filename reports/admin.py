@@ -27,6 +27,7 @@ from core.admin import admin_page_register
 from core.clock import today
 from core.errors import ApplicationError
 
+from . import tasks
 from .catalog import REPORTS, report_build, report_check
 from .files import report_file_request, report_files_wanted
 from .filters import AMOUNT_COLUMN, ReportFilter, view_filtered
@@ -159,7 +160,8 @@ def _report_file_request(request, form):
     dates = ", ".join(f"{form.fields[key].label.lower()} {value:%b %-d, %Y}" for key, value in data.items()
                       if key in ReportForm.DATES and value)
     title = f"{form.kind.title}" + (f", {dates}" if dates else f", as of {today():%b %-d, %Y}")
-    report_file_request(name=form.kind.name, title=title, params=params, fmt=data["format"], actor=request.user)
+    report_file_request(name=form.kind.name, title=title, params=params, fmt=data["format"], actor=request.user,
+                        task=tasks.report_file_make)
     messages.success(request, f"{title} ({data['format'].upper()}) is being made; it is listed under Report files, "
                               "ready to download when done.")
     return HttpResponseRedirect(reverse("admin:reports") + "#report-files")

@@ -29,13 +29,12 @@ def report_files_wanted() -> bool:
     return Account.objects.count() >= settings.REPORT_FILES_FROM_ACCOUNTS
 
 
-def report_file_request(*, name: str, title: str, params: dict, fmt: str, actor) -> ReportFile:
-    """Ask for the report ``name`` (its dates ISO in ``params``, with its filters) as ``fmt``; a worker makes it."""
-    from . import tasks
-
+def report_file_request(*, name: str, title: str, params: dict, fmt: str, actor, task) -> ReportFile:
+    """Ask for the report ``name`` (its dates ISO in ``params``, with its filters) as ``fmt``; ``task`` (the Celery
+    task ``reports.tasks.report_file_make``) makes it on a worker."""
     with transaction.atomic():
         report_file = ReportFile.objects.create(name=name, title=title, params=params, format=fmt, created_by=actor)
-        transaction.on_commit(lambda: long_work_start(tasks.report_file_make, report_file.pk))
+        transaction.on_commit(lambda: long_work_start(task, report_file.pk))
     return report_file
 
 

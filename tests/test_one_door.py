@@ -18,6 +18,7 @@ PROGRESS = {
     "core.nightlyrun": "a night's run of the pipeline",
     "core.nightlystep": "a step of that run",
     "billing.mailfile": "a print file being made",
+    "reports.reportfile": "a report file being made",
     "billing.bill": "issued or void: voiding is billing's service with its own record (BillVoid)",
     "billing.billingexception": "an account held by a run, released by a clerk through billing's service",
     "remittance.onlinepayment": "what the processor reports of a checkout",

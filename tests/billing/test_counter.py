@@ -73,7 +73,7 @@ def test_the_counter_lookup_answers_json_while_typing(clerk, account):
     data = clerk.get(reverse("admin:billing_payment_counter_lookup") + "?account=1-0001").json()
     assert data == {"found": True, "account_no": "1-0001", "name": account.owner.name,
                     "service_address": account.premises.service_address, "amount_due": "186.13",
-                    "past_due": "186.13", "due_date": None}
+                    "past_due": "186.13", "due_date": None, "stop": None}
     assert clerk.get(reverse("admin:billing_payment_counter_lookup") + "?account=x").json() == {"found": False}
 
 

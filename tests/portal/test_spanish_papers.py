@@ -81,7 +81,7 @@ def test_a_spanish_accounts_termination_notice_determination_and_case_page(mineo
     text = text_of(data)
     for expected in ("AVISO DE AUDIENCIA Y", "Entregado el", "1 abr 2026 por entrega en",
                      "SE LE NOTIFICA", "Falta de pago de las facturas indicadas abajo", "16 abr 2026", "§ 45.32", "A menos que se haga una solicitud",
-                     "11 abr 2026", "Monto en mora", "$186.13"):
+                     "11 abr 2026", "Para evitar el corte, pague", "$186.13"):
         assert expected in text, expected
     assert english_left(text, ignoring=kept) == []
     assert structure(data).lang == "es"
