@@ -12,7 +12,6 @@ staff who may view bills (``billing.view_bill``) may read it.
 import json
 from dataclasses import dataclass, replace
 
-from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, HttpResponse, HttpResponseRedirect
@@ -22,78 +21,18 @@ from django.urls import reverse
 from django.utils.html import escape
 from django.utils.safestring import mark_safe
 
-from accounts.models import Account
 from core.admin import admin_page_register
 from core.clock import today
-from core.errors import ApplicationError
 
 from . import tasks
-from .catalog import REPORTS, report_build, report_check
+from .catalog import REPORTS
 from .files import report_file_request, report_files_wanted
-from .filters import AMOUNT_COLUMN, ReportFilter, view_filtered
+from .filters import ReportFilter, view_filtered
+from .forms import ReportForm
 from .models import ReportFile
 from .render import as_csv, as_json, as_pdf, printed, report_view, subtitle
 
 PERMISSION = "billing.view_bill"
-DATE_WIDGET = forms.DateInput(format="%Y-%m-%d", attrs={"type": "date"})
-FORMATS = (("view", "View on this page"), ("csv", "Download CSV"), ("pdf", "Download PDF"))
-
-
-class ReportForm(forms.Form):
-    """One report's form: its dates and the format. Only the dates the report takes are shown."""
-
-    report = forms.ChoiceField(choices=[(name, kind.title) for name, kind in REPORTS.items()],
-                               widget=forms.HiddenInput)
-    date = forms.DateField(label="As of", widget=DATE_WIDGET, required=False,
-                           help_text="Default today.")
-    bill_date = forms.DateField(label="Bill date", widget=DATE_WIDGET, required=False,
-                                help_text="Default: the latest bill date on or before the “as of” date.")
-    levy_date = forms.DateField(label="Levy date", widget=DATE_WIDGET, required=False,
-                                help_text="Default: the “as of” date.")
-    start = forms.DateField(label="From", widget=DATE_WIDGET, required=False,
-                            help_text="Default: the “as of” date.")
-    end = forms.DateField(label="To", widget=DATE_WIDGET, required=False, help_text="Default: the “as of” date.")
-    book = forms.IntegerField(label="Book", required=False, min_value=0, help_text="Default: every book.")
-    minimum = forms.DecimalField(label="Owing at least ($)", required=False, min_value=0, max_digits=12,
-                                 decimal_places=2, help_text="Default: every amount.")
-    status = forms.ChoiceField(label="Accounts", required=False,
-                               choices=[("", "Any status"), *Account.Status.choices])
-    totals_only = forms.BooleanField(label="Totals only", required=False,
-                                     help_text="The totals and the totals by book, without the accounts.")
-    sort = forms.CharField(required=False, widget=forms.HiddenInput)
-    dir = forms.ChoiceField(required=False, choices=(("asc", "asc"), ("desc", "desc")), widget=forms.HiddenInput)
-    format = forms.ChoiceField(choices=FORMATS, initial="view")
-
-    DATES = ("date", "bill_date", "levy_date", "start", "end")
-    FILTERS = ("book", "minimum", "status", "totals_only")
-
-    def __init__(self, *args, name: str, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.kind = REPORTS[name]
-        self.fields["report"].initial = name
-        for field in self.DATES:
-            if field != "date" and field not in self.kind.params:
-                del self.fields[field]
-        if name not in AMOUNT_COLUMN:
-            for field in self.FILTERS:
-                del self.fields[field]
-
-    def chosen(self) -> ReportFilter:
-        d = self.cleaned_data
-        return ReportFilter(book=d.get("book"), minimum=d.get("minimum"), status=d.get("status") or "",
-                            sort=d.get("sort") or "", descending=d.get("dir") == "desc",
-                            totals_only=bool(d.get("totals_only")))
-
-    def build(self):
-        """The report, or None with the refusal under the field it names."""
-        d = self.cleaned_data
-        try:
-            return report_build(name=self.kind.name, as_of=d.get("date") or today(),
-                                **{field: d.get(field) for field in self.kind.params})
-        except ApplicationError as exc:
-            for error in exc.errors:
-                self.add_error(error.field if error.field in self.fields else None, error.message)
-            return None
 
 
 SAVED = "report_settings"  # the session's last settings of each report, to open its form with
@@ -147,21 +86,14 @@ WAITING = (ReportFile.Status.QUEUED, ReportFile.Status.MAKING)
 
 def _report_file_request(request, form):
     """A big village's CSV or PDF: checked as the form, then made by a worker; the page lists it until ready."""
-    data = form.cleaned_data
-    try:  # the dates and the report's own rules are checked now, so a refusal shows under its field at once
-        report_check(name=form.kind.name, as_of=data.get("date") or today(),
-                     **{field: data.get(field) for field in form.kind.params})
-    except ApplicationError as exc:
-        for error in exc.errors:
-            form.add_error(error.field if error.field in form.fields else None, error.message)
+    if not form.check():  # the dates and the report's own rules, now: a refusal shows under its field at once
         return None
-    params = {key: (value.isoformat() if hasattr(value, "isoformat") else str(value) if value is not None else "")
-              for key, value in data.items() if key not in ("report", "format")}
+    data = form.cleaned_data
     dates = ", ".join(f"{form.fields[key].label.lower()} {value:%b %-d, %Y}" for key, value in data.items()
                       if key in ReportForm.DATES and value)
     title = f"{form.kind.title}" + (f", {dates}" if dates else f", as of {today():%b %-d, %Y}")
-    report_file_request(name=form.kind.name, title=title, params=params, fmt=data["format"], actor=request.user,
-                        task=tasks.report_file_make)
+    report_file_request(name=form.kind.name, title=title, params=form.params(), fmt=data["format"],
+                        actor=request.user, task=tasks.report_file_make)
     messages.success(request, f"{title} ({data['format'].upper()}) is being made; it is listed under Report files, "
                               "ready to download when done.")
     return HttpResponseRedirect(reverse("admin:reports") + "#report-files")

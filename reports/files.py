@@ -3,8 +3,6 @@ that a CSV or PDF takes more than a moment (``REPORT_FILES_FROM_ACCOUNTS`` accou
 none, on a thread: ``core.background``), and listed on the page until ready."""
 
 import logging
-from datetime import date
-from decimal import Decimal
 
 from django.conf import settings
 from django.core.files.base import ContentFile
@@ -13,16 +11,14 @@ from django.utils import timezone
 
 from accounts.models import Account
 from core.background import long_work_start
+from core.errors import ApplicationError
 
-from .catalog import REPORTS, report_build
-from .filters import ReportFilter, view_filtered
+from .filters import view_filtered
+from .forms import ReportForm
 from .models import ReportFile
 from .render import as_csv, as_pdf, report_view
 
 logger = logging.getLogger(__name__)
-
-DATES = ("date", "bill_date", "levy_date", "start", "end")
-
 
 def report_files_wanted() -> bool:
     """Whether the page's downloads are made in the background: a village of this many accounts or more."""
@@ -30,20 +26,12 @@ def report_files_wanted() -> bool:
 
 
 def report_file_request(*, name: str, title: str, params: dict, fmt: str, actor, task) -> ReportFile:
-    """Ask for the report ``name`` (its dates ISO in ``params``, with its filters) as ``fmt``; ``task`` (the Celery
-    task ``reports.tasks.report_file_make``) makes it on a worker."""
+    """Ask for the report ``name`` as ``fmt`` (``params``: what its form was given, ``ReportForm.params``);
+    ``task`` (the Celery task ``reports.tasks.report_file_make``) makes it on a worker."""
     with transaction.atomic():
         report_file = ReportFile.objects.create(name=name, title=title, params=params, format=fmt, created_by=actor)
         transaction.on_commit(lambda: long_work_start(task, report_file.pk))
     return report_file
-
-
-def _filters(params: dict) -> ReportFilter:
-    book, minimum = params.get("book"), params.get("minimum")
-    return ReportFilter(book=int(book) if book not in (None, "") else None,
-                        minimum=Decimal(minimum) if minimum not in (None, "") else None,
-                        status=params.get("status") or "", sort=params.get("sort") or "",
-                        descending=params.get("dir") == "desc", totals_only=params.get("totals_only") == "True")
 
 
 def report_file_make(*, report_file_id: int) -> ReportFile:
@@ -54,12 +42,12 @@ def report_file_make(*, report_file_id: int) -> ReportFile:
     if not updated:
         return report_file
     try:
-        params = report_file.params
-        days = {key: date.fromisoformat(params[key]) for key in DATES if params.get(key)}
-        kind = REPORTS[report_file.name]
-        report = report_build(name=kind.name, as_of=days.pop("date", None) or timezone.localdate(),
-                              **{key: days.get(key) for key in kind.params})
-        view = view_filtered(report_view(report), _filters(params))
+        form = ReportForm(report_file.params, name=report_file.name)
+        report = form.build() if form.is_valid() else None
+        if report is None:
+            raise ApplicationError("; ".join(f"{field}: {' '.join(errors)}"
+                                             for field, errors in form.errors.items()))
+        view = view_filtered(report_view(report), form.chosen())
         data = as_pdf(view) if report_file.format == "pdf" else as_csv(view).encode("utf-8")
         report_file.file.save(f"{view.name}-{view.as_of.isoformat()}-{report_file.pk}.{report_file.format}",
                               ContentFile(data), save=False)

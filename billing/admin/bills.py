@@ -90,7 +90,6 @@ class VoidForm(ServiceForm):
 class RebillForm(VoidForm):
     """Void the bill and bill its date again now, with its closing reading corrected."""
 
-    whole_fields = ("", "bill", "status")
     aliases = {"value": "reading", "read_on": "reading"}
     submit = "Void and bill again"
 
