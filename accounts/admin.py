@@ -195,7 +195,7 @@ class AccountAdmin(HistoryAdmin):
     change_form_template = "admin/accounts/account/change_form.html"
     fieldsets = (
         (None, {"fields": ("account_no", "book", "category", "status", "opened_on", "closed_on", "paperless",
-                           "language", "sprinkler_supply_inches")}),
+                           "language", "sprinkler_supply_inches", "units")}),
         ("Premises and people", {"fields": ("premises", "owner", "occupant")}),
         ("Customer portal", {"fields": ("access_code", "public_id"), "classes": ("collapse",)}),
     )

@@ -36,8 +36,8 @@ class AccountSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Account
-        fields = ("account_no", "book", "category", "status", "paperless", "owner", "owner_address", "occupant",
-                  "service_address", "sbl", "meters")
+        fields = ("account_no", "book", "category", "units", "status", "paperless", "owner", "owner_address",
+                  "occupant", "service_address", "sbl", "meters")
         read_only_fields = fields
 
     @extend_schema_field(MeterOut(many=True))

@@ -92,6 +92,10 @@ class Account(models.Model):
     sprinkler_supply_inches = models.CharField(
         max_length=6, blank=True,
         help_text="Supply pipe of an automatic sprinkler system (§ 45.28 C), e.g. 2, 3, 4, 6, 8.")
+    units = models.PositiveSmallIntegerField(
+        "dwelling or commercial units", default=1, db_default=1,
+        help_text="The residences or commercial units the service supplies; a rate schedule whose minimum is charged "
+                  "\"for each unit\" multiplies its minimum and allowance by it.")
     rate_fields = models.JSONField(
         default=dict, blank=True,
         help_text="Facts a general (OWRS) rate structure reads from the account, by field name: "
@@ -108,6 +112,7 @@ class Account(models.Model):
         ordering = ["account_no"]
         constraints = [
             models.CheckConstraint(condition=Q(book__gte=1) & Q(book__lte=10), name="account_book_1_to_10"),
+            models.CheckConstraint(condition=Q(units__gte=1) & Q(units__lte=9999), name="account_units_1_to_9999"),
             models.CheckConstraint(condition=Q(category__in=["one_two_family", "other", "nonprofit"]),
                                    name="account_category_valid"),
             models.CheckConstraint(condition=Q(closed_on__isnull=True) | Q(status="closed"),

@@ -11,9 +11,11 @@ from datetime import date
 from decimal import Decimal
 
 from core.errors import ApplicationError
+from ordinance.keys import Flag, Key, ListOf, Shape, Tables, Text, Whole, amount
 from ordinance.selectors import section, utility_required
 
-from .rules import DeviceRule, device_rule_from
+from .models import DEVICE_TYPES
+from .rules import FLAGS, DeviceRule, device_rule_from
 from .schedule import DeviceTestFrequency, frequency_from
 
 
@@ -176,19 +178,73 @@ def device_test_frequency(on: date | None = None) -> DeviceTestFrequency:
     return rules.frequency
 
 
+DAYS = Whole(0, 3660, unit="days")
+_TYPES = ListOf(Text(tuple(code for code, _ in DEVICE_TYPES)))
+_CONDITION = Shape({
+    "code": Key("the condition's code", Text(blank=False), required=True),
+    "label": Key("what it is, in words", Text(blank=False), required=True),
+    "citation": Key("the section", Text(), required=True),
+    "allowed": Key("the device types it allows", _TYPES), "with_reason": Key("allowed only with a reason", _TYPES),
+    "reason_words": Key("the reason, in words", Text()), "reason_citation": Key("its section", Text()),
+    "hazard": Key("false where the condition is no hazard", Flag()),
+    "waiver_citation": Key("the section allowing a waiver", Text()),
+    "flags": Key("the condition's flags", ListOf(Text(tuple(FLAGS)))),
+    "waiver_flags": Key("the waiver's flags", ListOf(Text(tuple(FLAGS))))})
 BACKFLOW_KEYS = {
-    "citation": "the section on cross-connection control",
-    "reminders_citation": "the section the test-due and overdue reminders rest on",
-    "notice": "[[backflow.notice]]: each compliance notice — kind, days, counted_from (served or received), "
-              "citation, methods, words, shortenable",
-    "fine": "[backflow.fine]: the fine or fee that follows noncompliance — scheme, fee_code, citation, per_day, "
-            "after_days, on_kinds, amount_entered",
-    "demand": "[backflow.demand]: a yearly charge billed to devices — fee_code, amount, days, bill_month, citation",
-    "device_rule": "[backflow.device_rule]: which devices a premises' conditions call for — scheme "
-                   "(design_criteria_table or condition_list), citation, and the scheme's conditions",
-    "test_frequency": "[backflow.test_frequency]: months between tests, citation, basis (ordinance, policy or "
-                      "sample), words; after_defect_months, after_defect_for_months and after_defect_citation "
-                      "for a shorter cycle after a defective certification",
-    "termination_section": "the section under which noncompliance leads to termination of service",
-    "emergency_kind": "noncompliance is an emergency interruption of this kind instead of a case",
+    "citation": Key("the section on cross-connection control", Text(), required=True),
+    "reminders_citation": Key("the section the test-due and overdue reminders rest on", Text(), required=True),
+    "notice": Key("each compliance notice", Tables(Shape({
+        "kind": Key("the notice's kind", Text(blank=False), required=True),
+        "days": Key("days the owner has", DAYS, required=True),
+        "counted_from": Key("counted from the day it is served or received", Text(("served", "received")),
+                            required=True),
+        "citation": Key("the section", Text(), required=True),
+        "methods": Key("how it is served", ListOf(Text()), required=True), "words": Key("its words", Text()),
+        "shortenable": Key("true where the inspector may shorten it", Flag())}))),
+    "fine": Key("the fine or fee that follows noncompliance", Shape({
+        "scheme": Key("how the fine is worked out: per_day_pipe, or clerk_per_day (an amount the clerk imposes)",
+                      Text(FINE_SCHEMES), required=True),
+        "fee_code": Key("the fee it is charged as", Text(blank=False), required=True),
+        "citation": Key("the section", Text(), required=True),
+        "per_day": Key("dollars a day at most", amount("100000"), required=True),
+        "after_days": Key("days of grace", DAYS), "on_kinds": Key("the notices it follows", ListOf(Text())),
+        "amount_entered": Key("true where the clerk enters the amount", Flag())})),
+    "demand": Key("a yearly charge billed to devices", Shape({
+        "fee_code": Key("the fee it is charged as", Text(blank=False), required=True),
+        "amount": Key("the charge", amount("100000"), required=True),
+        "days": Key("days to pay", DAYS, required=True),
+        "bill_month": Key("the month it is billed", Whole(1, 12, unit="a month"), required=True),
+        "citation": Key("the section", Text(), required=True)})),
+    "device_rule": Key("which devices a premises' conditions call for (its scheme: design_criteria or "
+                       "condition_list)", Shape({
+        "scheme": Key("design_criteria or condition_list", Text(("design_criteria", "condition_list")),
+                      required=True),
+        "citation": Key("the section", Text(), required=True),
+        "none_words": Key("condition_list: what no condition means, in words", Text()),
+        "condition": Key("condition_list: each condition and the devices it allows", Tables(_CONDITION)),
+        "determination": Key("condition_list: the determination an official records", Shape({
+            "code": Key("its code", Text(blank=False), required=True), "who": Key("who determines", Text(),
+                                                                                   required=True),
+            "citation": Key("the section", Text(), required=True),
+            "types": Key("the device types that may be determined", _TYPES)})),
+        "connection": Key("design_criteria: the cross-connection label", Text()),
+        "back_pressure": Key("design_criteria: the back-pressure label", Text()),
+        "hazardous": Key("design_criteria: the hazard label", Text()),
+        "subject_hazardous": Key("design_criteria: devices for a hazardous premises subject to back pressure",
+                                 _TYPES),
+        "subject_nonhazardous": Key("design_criteria: … nonhazardous, subject to back pressure", _TYPES),
+        "not_subject_hazardous": Key("design_criteria: … hazardous, not subject to back pressure", _TYPES),
+        "not_subject_nonhazardous": Key("design_criteria: … nonhazardous, not subject", _TYPES)})),
+    "test_frequency": Key("how often devices are tested", Shape({
+        "months": Key("months between tests", Whole(1, 120, unit="months"), required=True),
+        "citation": Key("the section", Text(), required=True),
+        "basis": Key("ordinance, policy (not in the text) or sample", Text(("ordinance", "policy", "sample")),
+                     required=True),
+        "words": Key("the rule in words", Text(), required=True),
+        "after_defect_months": Key("months between tests after a defective certification",
+                                   Whole(1, 120, unit="months")),
+        "after_defect_for_months": Key("for how many months", Whole(1, 120, unit="months")),
+        "after_defect_citation": Key("the section", Text())})),
+    "termination_section": Key("the section under which noncompliance leads to termination of service", Text()),
+    "emergency_kind": Key("noncompliance is an emergency interruption of this kind instead of a case", Text()),
 }

@@ -7,10 +7,10 @@ class BillingConfig(AppConfig):
 
     def ready(self):
         from meters.selectors import reading_holders_register
-        from ordinance.install import history_guard_register, install_step_register
+        from ordinance.install import history_guard_register, install_step_register, preview_register
 
         from . import receivers, sections, signals
-        from .presets import bills_issued_guard, rates_and_fees_install
+        from .presets import bills_issued_guard, preset_bills_preview, rates_and_fees_install
         from .selectors import bills_using_reading
 
         signals.bills_issued.connect(receivers.on_bills_issued, dispatch_uid="billing.bill_pdfs_on_issue")
@@ -24,3 +24,4 @@ class BillingConfig(AppConfig):
         sections.register()
         install_step_register(rates_and_fees_install)
         history_guard_register(bills_issued_guard)
+        preview_register(preset_bills_preview)

@@ -11,8 +11,11 @@ from fractions import Fraction
 
 from core.dates import add_months, month_before
 from meters.units import size_inches
+from ordinance.keys import Key, ListOf, Shape, Tables, Text, Whole
 
 from .registries import CALENDARS
+
+MONTH = Whole(1, 12, unit="a month")
 
 
 @dataclass(frozen=True)
@@ -36,6 +39,16 @@ class BookSemiannualMonthlyLarge:
     """
 
     name = "book_semiannual_monthly_large"
+    KEYS = {
+        "books": Key("the books and their months", Tables(Shape({
+            "books": Key("the book numbers", ListOf(Whole(1, 10, unit="a book")), required=True),
+            "months": Key("the months the books are billed (the 1st)", ListOf(MONTH, empty=False), required=True),
+            "billable_year_starts": Key("the month their billable year starts", MONTH, required=True),
+            "citation": Key("the section", Text())})), required=True),
+        "monthly_above_inches": Key('meters larger than this many inches are billed every month ("1")', Text(),
+                                    required=True),
+        "monthly_citation": Key("the section billing those meters monthly", Text()),
+        "semiannual_citation": Key("the section billing the others twice a year", Text())}
 
     def __init__(self, params: dict):
         self.months: dict[int, tuple[int, ...]] = {}
@@ -93,6 +106,7 @@ class QuarterlySingleBook:
     """
 
     name = "quarterly_single_book"
+    KEYS = {"months": Key("the months a bill is dated (the 1st)", ListOf(MONTH, empty=False), required=True)}
 
     def __init__(self, params: dict):
         self.months = tuple(params["months"])

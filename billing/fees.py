@@ -36,6 +36,7 @@ from typing import ClassVar
 
 from core.errors import ApplicationError, FieldError, NotFound
 from core.money import MONEY_MAX, cents, fmt_dollars, fmt_rate
+from ordinance.keys import Flag, Key, ListOf, Shape, Text, Whole, percent
 
 from .appointments import Appointment, AppointmentRules
 from .models import Fee
@@ -423,3 +424,25 @@ def fee_quote(fee: Fee, *, amount: Decimal | None = None, base: Decimal | None =
               size: str | None = None) -> Decimal:
     """The fee, by its rule, for the facts given."""
     return fee_rule(fee).quote(amount=amount, base=base, size=size)
+
+
+# ``[fee.params]``: the keys a fee rule reads (billing.fees, billing.appointments, billing.services.vacancy).
+FEE_PARAMS = Shape({
+    "appointments": Key("when the work may be booked (billing.appointments)", Shape({
+        "citation": Key("the section on booking the work", Text()),
+        "notice_citation": Key("the section on the notice needed", Text()),
+        "hours": Key('the hours work is done, ["09:00", "15:00"]', ListOf(Text())),
+        "weekdays": Key("the days work is done: Mon … Sun", ListOf(Text(("Mon", "Tue", "Wed", "Thu", "Fri", "Sat",
+                                                                           "Sun")))),
+        "holidays": Key("the holidays no work is done (US-NY)", Text()),
+        "notice_hours": Key("hours of notice needed", Whole(0, 24 * 60, unit="hours")),
+        "permit_days_max": Key("days a permit lasts at most", Whole(0, 3660, unit="days"))})),
+    "vacancy_deduction": Key("a vacancy deduction of the minimum (billing.services.vacancy)", Shape({
+        "citation": Key("the section", Text()),
+        "min_months": Key("the shortest vacancy deducted, in months", Whole(1, 120, unit="months"))})),
+    "charged_unless": Key("meter_test: when the test is free — over_registers or inaccurate",
+                          Text(("over_registers", "inaccurate"))),
+    "over_percent": Key("meter_test: the meter registers more than this percent over", percent()),
+    "accurate_within_percent": Key("meter_test: the meter is accurate within this percent either way", percent()),
+    "credit_overbilled": Key("meter_test: credit what a fast meter overbilled", Flag()),
+    "refused_in_arrears": Key("the section refusing this work to an account in arrears", Text())})

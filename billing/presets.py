@@ -13,9 +13,11 @@ from djmoney.money import Money
 from core.errors import ApplicationError
 from ordinance.files import PresetFile
 from ordinance.install import InstallReport, jsonable
+from ordinance.selectors import section_params
 
 from .fees import rule_for
 from .models import Bill, Fee, RateSchedule
+from .preview import bills_preview, preview_text
 
 
 def rates_and_fees_install(file: PresetFile, report: InstallReport) -> None:
@@ -38,6 +40,15 @@ def rates_and_fees_install(file: PresetFile, report: InstallReport) -> None:
         }
         _upsert_version(Fee, {"code": fee["code"], "effective_on": fee["effective_on"]}, values, report,
                         label=f"fee {fee['code']} {fee['effective_on']}", in_use=lambda obj: False)
+
+
+def preset_bills_preview(data: dict | None) -> list[str]:
+    """What the preset's tables (``data``, a checked file's) or the installed preset's would bill, as lines."""
+    if data is None:
+        data = {"calendar": section_params("calendar"), "penalty": section_params("penalty"),
+                "rate_schedule": [{**row.rules, "effective_on": row.effective_on.isoformat(),
+                                   "citation": row.citation} for row in RateSchedule.objects.order_by("effective_on")]}
+    return preview_text(bills_preview(data))
 
 
 def bills_issued_guard() -> str:

@@ -49,7 +49,9 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from core.money import MONEY_MAX, ZERO, cents, fmt_gallons, fmt_rate, per_thousand
+from ordinance.keys import Flag, Key, MapOf, Number, Shape, Tables, Text, Whole, amount
 
+from .rate_tables import CATEGORIES
 from .registries import RATE_STRUCTURES
 
 # BillLine.quantity is numeric(14, 2); amounts are numeric(12, 2) (``MONEY_MAX``).
@@ -83,6 +85,7 @@ class PerBillRate:
     allowance: int
     minimum_citation: str
     blocks: tuple[Block, ...]
+    per_unit: bool = False  # the minimum and allowance are "for each dwelling or commercial unit"
 
 
 @dataclass(frozen=True)
@@ -111,7 +114,7 @@ class Schedule:
             minimum = spec["minimum"]
             per_bill[category] = PerBillRate(
                 minimum=Decimal(minimum["amount"]), allowance=int(minimum["allowance_gallons"]),
-                minimum_citation=minimum["citation"],
+                minimum_citation=minimum["citation"], per_unit=bool(minimum.get("per_unit", False)),
                 blocks=tuple(Block(b.get("up_to_gallons"), Decimal(b["per_1000"]), b["citation"])
                              for b in spec["blocks"]))
         monthly = rules.get("monthly", {})
@@ -171,6 +174,8 @@ class RatingInput:
     first_bill_of_year: bool = False
     # A final bill's part of the billing period (per-bill rates only); None rates the whole period.
     pro_rata: ProRata | None = None
+    # The dwelling or commercial units the service supplies (``Account.units``): a minimum charged per unit counts it.
+    units: int = 1
     # The account's own facts a general rate structure reads (``Account.rate_fields``: water_type, hhsize, …).
     facts: Mapping[str, object] = field(default_factory=dict, hash=False)
 
@@ -203,11 +208,81 @@ class Rated:
         return sum((line.amount for line in self.lines), ZERO)
 
 
+def blocks_in_order(category: dict, where: str) -> list[str]:
+    """A category's blocks as the chapter writes them: each bound above the one before and above the minimum's
+    allowance, and one block, the last, with no bound. (A bound written twice, out of order or inside the
+    allowance would leave a block that never bills, or two that bill the same gallons.)"""
+    found = []
+    blocks = category.get("blocks", [])
+    allowance = category.get("minimum", {}).get("allowance_gallons", 0)
+    lower, lower_words = allowance, f"the minimum's allowance_gallons ({allowance:,})"
+    for n, block in enumerate(blocks, 1):
+        bound = block.get("up_to_gallons")
+        at = f"{where[:-1]}.blocks #{n}]"
+        if bound is None:
+            if n != len(blocks):
+                found.append(f"{at} has no up_to_gallons but is not the last block: only the last block is unbounded")
+            continue
+        if bound <= lower:
+            found.append(f"{at} up_to_gallons = {bound:,} is not above {lower_words}: the bounds rise block by "
+                         "block, each above the allowance")
+        lower, lower_words = max(lower, bound), f"the block before ({bound:,})"
+    if blocks and blocks[-1].get("up_to_gallons") is not None:
+        found.append(f"{where[:-1]}.blocks #{len(blocks)}] up_to_gallons = {blocks[-1]['up_to_gallons']:,}: the "
+                     "last block has no upper bound (leave up_to_gallons out), or the gallons above it bill nothing")
+    return found
+
+
+def _category_problem(name: str) -> str | None:
+    return None if name in CATEGORIES else f"is not an account category ({', '.join(CATEGORIES)})"
+
+
+PER_1000 = Number(high=Decimal(1000), places=6, what="a rate in dollars per 1,000 gallons",
+                  why="a water rate is never negative, and one of $1,000 per 1,000 gal is a typing slip")
+MINIMUM = amount("100000", why="a minimum charge is never negative")
+GALLONS = Whole(0, 10**10, unit="gallons")
+CITED = Key("the section that authorizes it", Text(blank=False), required=True)
+PER_BILL_CATEGORY = Shape({
+    "minimum": Key("the minimum charge of each bill and the gallons it includes", Shape({
+        "amount": Key("the minimum charge", MINIMUM, required=True),
+        "allowance_gallons": Key("the gallons the minimum includes", GALLONS, required=True),
+        "per_unit": Key('true where the chapter sets the minimum "for each dwelling or commercial unit": the '
+                        "minimum and its allowance are multiplied by the account's units", Flag()),
+        "citation": CITED}), required=True),
+    "blocks": Key("the rates above the allowance, lowest first; each block's up_to_gallons is its upper bound (the "
+                  "bill's gallons, counted from 0), the last block has none", Tables(Shape({
+                      "up_to_gallons": Key("the block's upper bound, in gallons on the bill (none on the last block)",
+                                           Whole(1, 10**10, unit="gallons")),
+                      "per_1000": Key("the rate of each 1,000 gallons in the block", PER_1000, required=True),
+                      "citation": CITED})), required=True)}, checks=(blocks_in_order,))
+MINIMUM_AND_BLOCKS_KEYS = {
+    "per_bill": Key("per-bill rates, by account category (one_two_family, other, nonprofit; an account whose "
+                    "category has none is rated as other)", MapOf(PER_BILL_CATEGORY, "category", _category_problem)),
+    "monthly": Key("monthly bills (meters billed every month): the annual minimum by meter size, the rate above "
+                   "the year's allowance", Shape({
+                       "annual_minimum": Key("the annual minimum of each meter size", Tables(Shape({
+                           "size": Key('the meter size in inches ("1 1/2")', Text(blank=False), required=True),
+                           "amount": Key("the annual minimum charge", MINIMUM, required=True),
+                           "allowance_gallons": Key("the gallons it includes for the billable year", GALLONS,
+                                                    required=True)})), required=True),
+                       "excess_per_1000": Key("the rate above the year's allowance", PER_1000, required=True),
+                       "citation": CITED})),
+    "nonprofit": Key("a nonprofit's large month rated on its own", Shape({
+        "threshold_gallons": Key("a month of at least this many gallons", GALLONS, required=True),
+        "per_1000": Key("its rate", PER_1000, required=True),
+        "monthly_minimum": Key("at least this much that month", MINIMUM, required=True), "citation": CITED})),
+    "sprinkler": Key("the automatic sprinkler service charge", Shape({
+        "annual_by_supply_inches": Key("the yearly charge of each supply pipe size",
+                                       MapOf(MINIMUM, "supply size in inches"), required=True),
+        "citation": CITED}))}
+
+
 @RATE_STRUCTURES.register
 class MinimumAndBlocks:
     """Per-bill minimum and blocks by category; monthly bills by the meter's annual minimum (above)."""
 
     name = "minimum_and_blocks"
+    KEYS = MINIMUM_AND_BLOCKS_KEYS
 
     def __init__(self, rules: dict):
         self.schedule = Schedule.from_rules(rules)
@@ -259,13 +334,21 @@ def _rate_per_bill(schedule: Schedule, bill: RatingInput) -> Rated:
         raise RatingError(f"the rate schedule has no rates for category '{bill.category}'")
     rate = schedule.per_bill[category]
     part = bill.pro_rata
+    units = bill.units if rate.per_unit else 1
+    if units < 1:
+        raise RatingError(f"{rate.minimum_citation}: the minimum is charged for each unit, and the account has "
+                          f"{units} units; set its units to 1 or more")
+    # Per unit: "3 units × $100.00", the minimum and its allowance multiplied; the line's rate stays the minimum
+    # of one unit.
+    each = f"{units} unit{'s' if units != 1 else ''} × ${rate.minimum:,.2f}, " if rate.per_unit else ""
+    whole_minimum, allowance = rate.minimum * units, rate.allowance * units
     if part is None:
-        lines = [Line("minimum", f"Minimum charge, includes {fmt_gallons(rate.allowance)} gal",
-                      rate.minimum_citation, Decimal(rate.allowance), rate.minimum, cents(rate.minimum))]
-        lower = rate.allowance
+        lines = [Line("minimum", f"Minimum charge, {each}includes {fmt_gallons(allowance)} gal",
+                      rate.minimum_citation, Decimal(allowance), rate.minimum, cents(whole_minimum))]
+        lower = allowance
     else:
-        minimum, lower = part.dollars(rate.minimum), part.gallons(rate.allowance)
-        lines = [Line("minimum", f"Minimum charge ${rate.minimum:,.2f}, {part.words}, includes "
+        minimum, lower = part.dollars(whole_minimum), part.gallons(allowance)
+        lines = [Line("minimum", f"Minimum charge {each}${whole_minimum:,.2f}, {part.words}, includes "
                       f"{fmt_gallons(lower)} gal", "; ".join(filter(None, (rate.minimum_citation, part.citation))),
                       Decimal(lower), minimum, minimum)]
     for block in rate.blocks:

@@ -10,11 +10,13 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from core.errors import ApplicationError
+from ordinance.keys import Day, Flag, Key, ListOf, MapOf, Number, Shape, Text, Whole, amount, rate
 from ordinance.sections import section_register
 
-from .fees import FEE_RULES, rule_for
+from .fees import FEE_PARAMS, FEE_RULES, rule_for
 from .gl import DEFAULTS as GL_DEFAULTS
 from .gl import gl_accounts_from
+from .ledger.allocation import PRINCIPAL_CATEGORIES
 from .models import PaymentOrder
 from .ordinance import CALENDARS, PENALTY_SCHEMES, RATE_STRUCTURES, rate_structure_for, waiver_approval_above
 
@@ -150,72 +152,134 @@ def fees_check(fees: list) -> list:
     return fees
 
 
+def _dates_in_order(what: str, by: str | None = None):
+    """A check of an array of dated versions: each version's ``effective_on`` after the one before (of the same
+    ``by`` key: a fee's code), none twice."""
+
+    def check(versions: list, where: str) -> list[str]:
+        found, last = [], {}
+        for n, version in enumerate(versions, 1):
+            group = version.get(by) if by else ""
+            day = str(version.get("effective_on"))
+            if group in last and day <= last[group]:
+                name = f" {group}" if by else ""
+                found.append(f"{where[:-1]} #{n}] effective_on = {day}: the {what}{name} versions must be written "
+                             f"in order of their dates, each after the one before ({last[group]}), none twice")
+            last[group] = day
+        return found
+
+    return check
+
+
+GALLONS = Whole(0, 10**10, unit="gallons")
+CITATION = Key("the section that authorizes it", Text(blank=False), required=True)
+
+
+def _gl_code_problem(value):
+    if isinstance(value, str) and value.strip():
+        return None
+    if isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) and v.strip() for v in value):
+        return None
+    return "is not an account code, or [code, name]"
+
+
+class GlCode(Text):
+    words = "an account code, or [code, name]"
+
+    def problem(self, value):
+        return _gl_code_problem(value)
+
+
 def register() -> None:
+    due = Shape({
+        "days_after_bill_date": Key("the bill is due this many days after its bill date", Whole(0, 366, unit="days")),
+        "months_after_bill_date": Key("the bill is due this many months after its bill date", Whole(0, 12)),
+        "citation": Key("the section that sets the due date", Text()),
+        "sample": Key("true where the text is silent and the date is the preset's sample", Flag())})
     section_register(
         "calendar", calendar_from, owner="billing", required=True, schemes=CALENDARS,
         meaning="Who is billed when and for which reading: books and their months, meters billed on dates of their "
                 "own, the due date and the billable year.",
-        keys={"scheme": "the billing calendar (one of the schemes below)",
-              "citation": "the section that sets the billing dates",
-              "due": "[calendar.due]: when a bill is due — days_after_bill_date or months_after_bill_date, with its "
-                     "citation (sample = true where the text is silent)",
-              "sample": "true where the dates are not in the text and the clerk confirms them",
-              "months": "quarterly_single_book: the months a bill is dated (the 1st)",
-              "billable_year_starts": "the month the billable year starts (an annual minimum counts from it)",
-              "books": "book_semiannual_monthly_large: [[calendar.books]], each with its books, months, "
-                       "billable_year_starts and citation",
-              "monthly_above_inches": "book_semiannual_monthly_large: meters larger than this many inches are "
-                                      "billed every month",
-              "monthly_citation": "the section billing those meters monthly",
-              "semiannual_citation": "the section billing the others twice a year"})
+        keys={"scheme": Key("the billing calendar (one of the schemes below)", Text(), required=True),
+              "citation": Key("the section that sets the billing dates", Text()),
+              "due": Key("when a bill is due — days_after_bill_date or months_after_bill_date, with its citation "
+                         "(sample = true where the text is silent)", due, required=True),
+              "sample": Key("true where the dates are not in the text and the clerk confirms them", Flag()),
+              "billable_year_starts": Key("the month the billable year starts (an annual minimum counts from it)",
+                                          Whole(1, 12, unit="a month"))})
     section_register(
         "penalty", penalties_from, owner="billing", required=True, schemes=PENALTY_SCHEMES,
         meaning="When a late charge falls due on an unpaid bill and how much it is.",
-        keys={"scheme": "the penalty scheme (one of the schemes below; its own keys are listed with it)",
-              "citation": "the section that sets the charge",
-              "words": "the rule as printed on the bill",
-              "charges_on": "the bill's categories the charge is computed on: water, fee, fine (all by default)",
-              "waiver_approval_above": "office policy: a waiver of more than this many dollars needs a supervisor "
-                                       "(25.00 by default)"})
+        keys={"scheme": Key("the penalty scheme (one of the schemes below; its own keys are listed with it)", Text(),
+                            required=True),
+              "citation": Key("the section that sets the charge", Text()),
+              "words": Key("the rule as printed on the bill", Text()),
+              "description": Key("the late charge's name on the bill", Text()),
+              "charges_on": Key("the bill's categories the charge is computed on: water, fee, fine",
+                                ListOf(Text(PRINCIPAL_CATEGORIES))),
+              "waiver_approval_above": Key("office policy: a waiver of more than this many dollars needs a "
+                                           "supervisor (25.00 by default)", amount("100000"))})
     section_register(
         "policy", policy_from, owner="billing",
         meaning="What the ordinance leaves to the office (each key says policy on every page that shows it).",
-        keys={"payment_order": "what a payment pays first: principal_first (default) or penalties_first",
-              "list_floor": "an account owing less is not proposed for a shut-off case or the relevy list "
-                            "(25.00 by default; the clerk may change it on the Utility page)",
-              "high_usage_factor": "a run holds a bill whose use per day is over this many times the account's "
-                                   "usual (4 by default; the clerk may change it)"})
+        keys={"payment_order": Key("what a payment pays first: principal_first (default) or penalties_first",
+                                   Text(tuple(PaymentOrder.values))),
+              "list_floor": Key("an account owing less is not proposed for a shut-off case or the relevy list "
+                                "(25.00 by default; the clerk may change it on the Utility page)", amount("100000")),
+              "high_usage_factor": Key("a run holds a bill whose use per day is over this many times the account's "
+                                       "usual (4 by default; the clerk may change it)",
+                                       Number(low=Decimal(1), high=Decimal(999), places=2, above_low=True,
+                                              what="a factor"))})
     section_register(
         "gl", gl_accounts_from, owner="billing",
         meaning="The general ledger accounts the day's journal posts to (New York's Uniform System of Accounts, "
                 "fund F, where the table says nothing).",
-        keys={"fund": "the fund letter (F)", "confirmed": "true once the treasurer has confirmed the codes",
-              **{key: f"{name} ({code} by default)" for key, (code, name) in GL_DEFAULTS.items()}})
+        keys={"fund": Key("the fund letter (F)", Text(blank=False)),
+              "confirmed": Key("true once the treasurer has confirmed the codes", Flag()),
+              **{key: Key(f"{name} ({code} by default)", GlCode()) for key, (code, name) in GL_DEFAULTS.items()}})
     section_register(
         "final_bill", final_bill_rule_from, owner="billing",
         meaning="An off-cycle final bill at a move-out or a sale: its minimum, its due days, and whether arrears "
                 "follow the property.",
-        keys={"minimum": "pro_rata (by the days of the period elapsed) or full (the default)",
-              "due_days": "days from the issue date to the due date (the calendar's rule by default)",
-              "citation": "the section (policy where the text is silent)", "words": "the rule in words",
-              "arrears_follow_property": "true where unpaid charges stay with the premises for a new owner",
-              "arrears_citation": "the section that says so (needed with arrears_follow_property)"})
+        keys={"minimum": Key("pro_rata (by the days of the period elapsed) or full (the default)",
+                             Text(FINAL_BILL_MINIMUMS)),
+              "due_days": Key("days from the issue date to the due date (the calendar's rule by default)",
+                              Whole(0, 366, unit="days")),
+              "citation": Key("the section (policy where the text is silent)", Text()),
+              "words": Key("the rule in words", Text()),
+              "arrears_follow_property": Key("true where unpaid charges stay with the premises for a new owner",
+                                             Flag()),
+              "arrears_citation": Key("the section that says so (needed with arrears_follow_property)", Text())})
     section_register(
         "lien", lien_rule_from, owner="billing",
         meaning="The lien and relevy rule: unpaid charges carried to the tax roll.",
-        keys={"citation": "the section", "words": "the rule in words", "list_for": "who the relevy list goes to",
-              "policy": "true where the local law has no such rule and the list is office policy"})
+        keys={"citation": Key("the section", Text()), "words": Key("the rule in words", Text()),
+              "list_for": Key("who the relevy list goes to", Text()),
+              "policy": Key("true where the local law has no such rule and the list is office policy", Flag())})
     section_register(
         "rate_schedule", rate_schedules_check, owner="billing", is_list=True, schemes=RATE_STRUCTURES, stored=False,
+        scheme_key="structure", default_scheme="minimum_and_blocks",
+        list_checks=(_dates_in_order("rate schedule"),),
         meaning="The water rates, one [[rate_schedule]] per version, each in force from its own effective_on.",
-        keys={"effective_on": "the day the schedule takes effect (bills dated on or after it use it)",
-              "citation": "the section or resolution", "sample": "true for placeholder rates not for real bills",
-              "structure": "the rate structure (one of the structures below; minimum_and_blocks by default)"})
+        keys={"effective_on": Key("the day the schedule takes effect (bills dated on or after it use it)", Day(),
+                                  required=True),
+              "citation": Key("the section or resolution", Text(blank=False), required=True),
+              "sample": Key("true for placeholder rates not for real bills", Flag()),
+              "note": Key("a note for the clerk", Text()),
+              "structure": Key("the rate structure (one of the structures below; minimum_and_blocks by default)",
+                               Text())})
     section_register(
-        "fee", fees_check, owner="billing", is_list=True, schemes=FEE_RULES, stored=False,
+        "fee", fees_check, owner="billing", is_list=True, schemes=FEE_RULES, scheme_key=None, stored=False,
+        list_checks=(_dates_in_order("fee", by="code"),),
         meaning="The fee schedule, one [[fee]] per fee and version, each in force from its own effective_on.",
-        keys={"code": "the fee's code (a returned check is returned_check)", "description": "its name on the bill",
-              "citation": "the section", "effective_on": "the day this version takes effect",
-              "amount": "a flat amount", "rate": "a rate", "by_size": "an amount for each meter size",
-              "rule": "how it is quoted (one of the fee rules below; chosen from the keys given by default)",
-              "params": "the rule's own parameters", "note": "a note for the clerk"})
+        keys={"code": Key("the fee's code (a returned check is returned_check)", Text(blank=False), required=True),
+              "description": Key("its name on the bill", Text(blank=False), required=True),
+              "citation": CITATION,
+              "effective_on": Key("the day this version takes effect", Day(), required=True),
+              "amount": Key("a flat amount", amount()), "rate": Key("a rate", rate("1000000")),
+              "by_size": Key("an amount for each meter size", MapOf(amount(), "meter size")),
+              "rule": Key("how it is quoted (one of the fee rules below; chosen from the keys given by default)",
+                          Text(tuple(FEE_RULES.names()))),
+              "params": Key("the rule's own parameters", FEE_PARAMS),
+              "note": Key("a note for the clerk", Text()),
+              "sample": Key("true for a placeholder amount", Flag())})

@@ -96,7 +96,7 @@ if TYPE_CHECKING:
 ACCOUNTS_LAYOUT = CsvLayout(required=(
     "account_no", "book", "category", "owner_name", "owner_address", "occupant_name", "service_address",
     "sbl", "meter_serial", "meter_size", "meter_unit", "initial_reading", "initial_read_date"),
-    optional=("status", "closed_on"))
+    optional=("status", "closed_on", "units"))
 # The statuses a file may open an account with (blank: active); both are billed. A shut-off or a closing is a
 # workflow of its own, never a file's.
 IMPORT_STATUSES = (Account.Status.ACTIVE.value, Account.Status.VACANT.value)
@@ -247,6 +247,9 @@ def _row_parse(row: CsvRow, *, as_of: date, errors: ImportErrors) -> _Row:
     parsers = {**_PARSERS, "initial_read_date": iso_date_until(as_of)}
     if row["closed_on"]:
         parsers["closed_on"] = iso_date_until(as_of)
+    if row["units"]:
+        # The dwelling or commercial units the service supplies (1 when blank): a minimum "for each unit" counts them.
+        parsers["units"] = whole_number(minimum=1, maximum=9999)
     values = {}
     for column, parser in parsers.items():
         value = errors.parse(row, column, parser)
@@ -266,7 +269,7 @@ def _row_parse(row: CsvRow, *, as_of: date, errors: ImportErrors) -> _Row:
 
 # The columns that describe the account, not the meter: the same on each row of an account with several meters.
 ACCOUNT_COLUMNS = ("book", "category", "owner_name", "owner_address", "occupant_name", "service_address", "sbl",
-                   "status", "closed_on")
+                   "status", "closed_on", "units")
 
 
 def _meter_rows_check(rows: Sequence[_Row], *, errors: ImportErrors) -> dict[str, _Row]:
@@ -477,7 +480,8 @@ def _recorded_check(row: _Row, existing: _Existing, *, errors: ImportErrors) -> 
     # A blank status (or a file without the column) leaves the recorded one alone.
     for column, recorded in (("book", account.book), ("category", account.category),
                              *((("status", account.status),) if row.status else ()),
-                             *((("closed_on", account.closed_on),) if row.closed_on else ())):
+                             *((("closed_on", account.closed_on),) if row.closed_on else ()),
+                             *((("units", account.units),) if row.units else ())):
         value = row.values.get(column)
         if value is not None and value != recorded:
             errors.add(line=row.line, field=column,
@@ -540,7 +544,8 @@ def _plan_save(plan: _Plan, *, as_of: date, actor: AbstractBaseUser | None, reas
     premises = create(Premises, [Premises(service_address=r.service_address, sbl=r.sbl) for r in new])
     accounts = create(Account, [
         Account(account_no=r.account_no, book=r.book, category=r.category,
-                status=r.status or Account.Status.ACTIVE, closed_on=r.closed_on, premises=p, owner=o,
+                status=r.status or Account.Status.ACTIVE, closed_on=r.closed_on, units=r.units or 1,
+                premises=p, owner=o,
                 occupant=occupants.get(r.line), opened_on=r.initial_read_date)
         for r, p, o in zip(new, premises, owners, strict=True)])
     create(Ownership, [Ownership(account=a, owner=a.owner, started_on=r.initial_read_date)

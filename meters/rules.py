@@ -24,6 +24,8 @@ from decimal import ROUND_HALF_UP, Decimal
 from itertools import pairwise
 from typing import Protocol
 
+from ordinance.keys import Key, ListOf, Text, Whole
+
 # The most a meter register shows: 10 digits, 9,999,999,999. Water meter registers have 4 to 9 wheels (a
 # large meter's in cubic feet, a small one's in gallons), so 10 digits takes every real reading and refuses a
 # reading typed with extra digits, whose gallons would be more than a bill can hold. One bound for every
@@ -148,11 +150,14 @@ def meter_policy_from(params: dict) -> MeterPolicy:
 
 
 METER_KEYS = {
-    "units": "the register units a meter may have: gal, cf (any by default)", "units_citation": "the section",
-    "inspection_years": "a meter is inspected, rebuilt or replaced this many years after its installation",
-    "inspection_citation": "the section",
-    "estimate_citation": "the section on estimating a meter that failed to register",
-    "estimate_lookback_days": "the days of earlier use an estimate averages (365 by default)",
+    "units": Key("the register units a meter may have: gal, cf (any by default)", ListOf(Text(("gal", "cf")))),
+    "units_citation": Key("the section", Text()),
+    "inspection_years": Key("a meter is inspected, rebuilt or replaced this many years after its installation",
+                            Whole(1, 100, unit="years")),
+    "inspection_citation": Key("the section", Text()),
+    "estimate_citation": Key("the section on estimating a meter that failed to register", Text()),
+    "estimate_lookback_days": Key("the days of earlier use an estimate averages (365 by default)",
+                                  Whole(1, 3660, unit="days")),
 }
 
 

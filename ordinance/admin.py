@@ -6,6 +6,7 @@ from django.utils.html import format_html, format_html_join
 
 from core.dates import fmt_day
 
+from .install import preset_preview
 from .models import BEGINNING, InstalledPreset, Section, Utility
 from .selectors import section_params
 
@@ -20,7 +21,8 @@ class UtilityAdmin(admin.ModelAdmin):
     # Set by `setup_utility PRESET --demo N`, not by a click: a real site billed on sample rates by mistake
     # is worse than a trip to the command line.
     exclude = ("is_demo_site",)
-    readonly_fields = ("preset", "demo_site", "payment_policy", "rules_in_force", "installs", "text_discrepancies")
+    readonly_fields = ("preset", "demo_site", "payment_policy", "rules_in_force", "what_it_bills", "installs",
+                       "text_discrepancies")
 
     def has_add_permission(self, request):
         return False
@@ -67,6 +69,16 @@ class UtilityAdmin(admin.ModelAdmin):
                                row.params.get("scheme", "—") if isinstance(row.params, dict) else "—",
                                row.installed.version, row.installed.source) for row in rows)) or "—",
             obj.preset)
+
+    @admin.display(description="what the installed rules bill")
+    def what_it_bills(self, obj):
+        lines = preset_preview(None)
+        return format_html(
+            "<p>Each class of account for a ladder of usages (0, the allowance, each block's edges, twice the last "
+            "bound) and one late charge through a year, each line with its section: hold it beside the chapter "
+            "(<code>preset_check FILE --bills</code> prints the same for a file before it is installed).</p>"
+            "<pre style='white-space: pre; overflow-x: auto; font-size: 0.85em'>{}</pre>",
+            "\n".join(lines).strip()) if lines else "—"
 
     @admin.display(description="installs of the preset file")
     def installs(self, obj):

@@ -10,6 +10,7 @@ from pathlib import Path
 from django.conf import settings
 
 from .files import PRESET_DIR, shipped_presets
+from .keys import Shape, doc_table
 from .sections import TABLES
 
 DOC = Path(settings.BASE_DIR) / "docs" / "presets.md"
@@ -48,6 +49,15 @@ def presets_doc() -> str:
            "mount the file and give its path: no image rebuild). An amendment is the same file changed, installed "
            "with the day it takes effect (`--effective YYYY-MM-DD`, or `effective_on = YYYY-MM-DD` at the top of "
            "the file): bills, late charges, notices and case steps before that day keep the rules in force then.",
+           "", "Every table is checked by meaning before anything is installed: a key no table below lists is refused, "
+           "naming the table, the key, the keys it may hold and the nearest of them (`up_to_gallon`: did you mean "
+           "`up_to_gallons`?); every value by its kind (no negative, NaN or impossibly large price, rate, fee or "
+           "allowance; a percentage over 0 and at most 100; a month 1 to 12); a category's blocks rising, above its "
+           "allowance, with one unbounded last block; versions in order of their dates. Every refusal is listed at "
+           "once and nothing is installed. `manage.py preset_check FILE --bills` then prints what the file would "
+           "bill, class by class, for a ladder of usages (0, the allowance, each block's edges, twice the last "
+           "bound) and a late charge worked through a year, each line with its citation: hold it beside the chapter "
+           "before installing. The Utility page shows the same for the installed rules.",
            "", "## Tables", "",
            "| table | read by | what it says |", "|---|---|---|",
            "| `[utility]` | ordinance | who the installation bills for: `preset` (its code), `name`, `office_address`, "
@@ -62,14 +72,15 @@ def presets_doc() -> str:
         table = TABLES[name]
         shape = f"[[{name}]]" if table.is_list else f"[{name}]"
         out += ["", f"## `{shape}`", "", table.meaning, ""]
-        if table.keys:
-            out += ["| key | meaning |", "|---|---|"]
-            out += [f"| `{key}` | {meaning} |" for key, meaning in table.keys.items()]
+        out += doc_table(Shape(table.keys))
         if table.schemes is not None:
             out += ["", f"Its schemes ({table.schemes.kind}s):", ""]
             for scheme in table.schemes.names():
                 cls = table.schemes._classes[scheme]
                 out.append(f"- `{scheme}`: {_scheme_words(cls)}")
+                own = doc_table(Shape(getattr(cls, "KEYS", {})))
+                if own:
+                    out += ["", "  Its own keys (beside the table's):", ""] + [f"  {row}" for row in own] + [""]
         examples = [_example(name)]
         if table.schemes is not None and not table.is_list:
             examples = [_example(name, scheme) for scheme in table.schemes.names()]

@@ -24,11 +24,17 @@ from django.utils import timezone
 from core.errors import ApplicationError
 
 from .files import PresetFile, preset_read
+from .keys import Key, Shape, Text, problems
 from .models import BEGINNING, InstalledPreset, Section, Utility, _token
 from .sections import TABLES
 from .selectors import sections_forget
 
-UTILITY_KEYS = ("name", "office_address")
+UTILITY = Shape({
+    "preset": Key("its code: lower-case letters, digits and _, starting with a letter (the file's name by default)",
+                  Text()),
+    "name": Key("the utility's name on every bill and page", Text(blank=False), required=True),
+    "office_address": Key("the office's address, lines split by \\n", Text(blank=False), required=True),
+    "phone": Key("the office's telephone", Text()), "chapter": Key("the chapter of the local law", Text())})
 TOP_LEVEL = {"utility", "effective_on"}
 
 
@@ -51,6 +57,21 @@ def install_step_register(step: InstallStep) -> None:
     transaction), adding what it did to the report."""
     if step not in _steps:
         _steps.append(step)
+
+
+_previews: list[Callable[[dict | None], list[str]]] = []
+
+
+def preview_register(preview: Callable[[dict | None], list[str]]) -> None:
+    """``preview(data)`` says, line by line, what a preset's tables would do (billing: what it would bill for a
+    ladder of usages, and a late charge through a year); ``data`` None asks it of the installed preset."""
+    if preview not in _previews:
+        _previews.append(preview)
+
+
+def preset_preview(data: dict | None) -> list[str]:
+    """What every app says the preset ``data`` (a checked file's tables), or the installed one, would do."""
+    return [line for preview in _previews for line in preview(data)]
 
 
 def history_guard_register(guard: Callable[[], str]) -> None:
@@ -88,7 +109,7 @@ def check_data(file: PresetFile) -> list[str]:
     if not isinstance(utility, dict):
         refusals.append("[utility] is missing: every preset names its utility (name, office_address)")
     else:
-        refusals.extend(f"[utility] needs {key}" for key in UTILITY_KEYS if not utility.get(key))
+        refusals.extend(problems(UTILITY, utility, "[utility]"))
     refusals.extend([why] if (why := _effective_from(file, None)[1]) else [])
     for name in sorted(set(data) - TOP_LEVEL - set(TABLES)):
         refusals.append(f"[{name}] is not a table any part of the product reads; known tables: "
@@ -102,6 +123,10 @@ def check_data(file: PresetFile) -> list[str]:
         if table.is_list != isinstance(params, list):
             shape = f"[[{name}]] (an array of tables)" if table.is_list else f"[{name}] (a table)"
             refusals.append(f"[{name}] must be written {shape}")
+            continue
+        found = problems(table.shape, params, f"[{name}]")
+        if found:
+            refusals.extend(found)
             continue
         try:
             table.read(jsonable(params))

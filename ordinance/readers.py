@@ -1,5 +1,6 @@
 """The tables the ordinance floor reads itself: the discrepancies between the printed text and the preset."""
 
+from .keys import Key, Text
 from .sections import section_register
 
 
@@ -15,4 +16,5 @@ section_register(
     "note", notes_from, owner="ordinance", is_list=True,
     meaning="Where the preset departs from, or reads into, the printed text: one [[note]] each, shown on the "
             "Utility page and in the docs.",
-    keys={"citation": "the section the note is about", "text": "what the preset does and why"})
+    keys={"citation": Key("the section the note is about", Text(), required=True),
+          "text": Key("what the preset does and why", Text(blank=False), required=True)})

@@ -15,6 +15,7 @@ from django.utils.translation import gettext, gettext_noop
 from core.dates import fmt_day
 from core.errors import ApplicationError
 from core.money import ZERO, fmt_dollars
+from ordinance.keys import Flag, Key, ListOf, MapOf, Shape, Text, Whole
 from ordinance.selectors import section, utility_required
 
 # How a notice was served, in words (marked for the catalog: a paper for a customer translates them).
@@ -211,22 +212,32 @@ def termination_rules_from(p: dict) -> TerminationPolicy | None:
     )
 
 
+DAYS = Whole(0, 366, unit="days")
 TERMINATION_KEYS = {
-    "citation": "the section on termination of service", "policy": "true where the periods are office policy",
-    "nonpayment": "whether the chapter allows a shut-off for nonpayment (true by default)",
-    "no_nonpayment": "where it does not: what the remedy is instead, in words",
-    "notice_min_days_before_hearing": "days from serving the notice to the earliest hearing",
-    "request_window_days": "days after receipt of the notice to request a hearing",
-    "appeal_window_days": "days after the determination is mailed to appeal",
-    "appeal_notice_min_days": "days' notice of an appeal hearing",
-    "methods": "how a notice may be served: personal, certified_mail, registered_mail, suitable_age_and_mail",
-    "citations": "[termination.citations]: the section of each step (grounds, notice, request, hearing, appeal, "
-                 "restore)",
-    "trigger": "[termination.trigger]: when an account becomes delinquent — after (due_date or bill_date), days, "
-               "citation, fine_days, covers (the categories that count)",
-    "emergency": "[termination.emergency]: kinds of shut-off without a hearing first, and their citation",
-    "issued_by": "who signs the notice", "hearing_officer": "who hears the case",
-    "appeal_body": "who hears an appeal", "hearing_place": "where hearings are held",
-    "disconnect_fee": "the fee code charged for a shut-off", "restore_fee": "the fee code charged to restore",
-    "restore_rule": "what restores service, in words",
+    "citation": Key("the section on termination of service", Text()),
+    "policy": Key("true where the periods are office policy", Flag()),
+    "nonpayment": Key("whether the chapter allows a shut-off for nonpayment (true by default)", Flag()),
+    "no_nonpayment": Key("where it does not: what the remedy is instead, in words", Text()),
+    "notice_min_days_before_hearing": Key("days from serving the notice to the earliest hearing", DAYS, required=True),
+    "request_window_days": Key("days after receipt of the notice to request a hearing", DAYS, required=True),
+    "appeal_window_days": Key("days after the determination is mailed to appeal", DAYS, required=True),
+    "appeal_notice_min_days": Key("days' notice of an appeal hearing", DAYS, required=True),
+    "methods": Key("how a notice may be served", ListOf(Text(("personal", "certified_mail", "registered_mail",
+                                                              "suitable_age_and_mail", "first_class_mail")))),
+    "citations": Key("the section of each step", MapOf(Text(), "step (grounds, notice, request, hearing, appeal, "
+                                                              "restore)", lambda step: None if step in STEPS else
+                                                              f"is not a step ({', '.join(STEPS)})")),
+    "trigger": Key("when an account becomes delinquent", Shape({
+        "after": Key("counted from the due_date or the bill_date", Text(("due_date", "bill_date"))),
+        "days": Key("days after it", DAYS), "citation": Key("the section", Text()),
+        "fine_days": Key("days after a fine is charged", DAYS),
+        "covers": Key("the categories that count", ListOf(Text(ALL_CATEGORIES)))})),
+    "emergency": Key("shut-offs without a hearing first", Shape({
+        "kinds": Key("their kinds", ListOf(Text())), "citation": Key("their section", Text())})),
+    "issued_by": Key("who signs the notice", Text()), "hearing_officer": Key("who hears the case", Text()),
+    "appeal_body": Key("who hears an appeal", Text()), "hearing_place": Key("where hearings are held", Text()),
+    "disconnect_fee": Key("the fee code charged for a shut-off", Text()),
+    "restore_fee": Key("the fee code charged to restore", Text()),
+    "restore_rule": Key("what restores service, in words", Text()),
 }
+STEPS = ("grounds", "notice", "request", "hearing", "appeal", "restore")

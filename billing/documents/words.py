@@ -21,6 +21,8 @@ RATE = r"[\d.,]+"
 LINE_PATTERNS = [
     (re.compile(rf"^Minimum charge, includes (?P<gallons>{N}) gal$"),
      gettext_noop("Minimum charge, includes %(gallons)s gal")),
+    (re.compile(rf"^Minimum charge, (?P<units>{N}) units? × \$(?P<each>{RATE}), includes (?P<gallons>{N}) gal$"),
+     gettext_noop("Minimum charge, %(units)s units × $%(each)s, includes %(gallons)s gal")),
     (re.compile(rf"^(?P<low>{N})–(?P<high>{N}) gal: (?P<gallons>{N}) gal at \$(?P<rate>{RATE}) per 1,000$"),
      gettext_noop("%(low)s–%(high)s gal: %(gallons)s gal at $%(rate)s per 1,000")),
     (re.compile(rf"^over (?P<low>{N}) gal: (?P<gallons>{N}) gal at \$(?P<rate>{RATE}) per 1,000$"),
@@ -47,7 +49,8 @@ CHARGE_PATTERNS = [
      gettext_noop("Payment %(reference)s reversed: bank debit returned")),
     (re.compile(r"^Payment (?P<reference>\S+) reversed: .+$"), gettext_noop("Payment %(reference)s reversed")),
 ]
-LATE = re.compile(r"^.+?: (?P<percent>[\d.]+)%(?: \((?:(?P<first>first month)|month (?P<month>\d+))\))?"
+LATE = re.compile(r"^.+?: (?P<percent>[\d.]+)%(?: \((?:(?P<first>first month)|month (?P<month>\d+)"
+                  r"|first (?P<first_days>\d+)-day period|(?P<days>\d+)-day period (?P<period>\d+))\))?"
                   r"(?: on bill (?P<bill>\S+))?$")
 
 
@@ -77,6 +80,10 @@ def _late(kind: str, found) -> str:
         words += " " + _("(first month)")
     elif found["month"]:
         words += " " + _("(month %(month)s)") % {"month": found["month"]}
+    elif found["first_days"]:
+        words += " " + _("(first %(days)s-day period)") % {"days": found["first_days"]}
+    elif found["period"]:
+        words += " " + _("(%(days)s-day period %(period)s)") % {"days": found["days"], "period": found["period"]}
     if found["bill"]:
         words += " " + _("on bill %(bill)s") % {"bill": found["bill"]}
     return words

@@ -33,6 +33,7 @@ Interpretations:
 from collections.abc import Iterable, Mapping
 
 from core.errors import ApplicationError
+from ordinance.keys import Key, MapOf, Open
 
 from .. import owrs
 from ..rating import (
@@ -97,6 +98,9 @@ class OwrsRates:
     """Bills rated by the customer classes of an OWRS file (above)."""
 
     name = "owrs"
+    KEYS = {"owrs": Key("the OWRS rate document (its own reader checks it whole: billing.owrs)", Open(), required=True),
+            "class_map": Key("which customer class bills which category (category@frequency for one frequency)",
+                             MapOf(Open("a category or a list of them"), "customer class"))}
 
     def __init__(self, rules: dict):
         self.citation = rules.get("citation", "")

@@ -31,10 +31,31 @@ from heapq import heapify, heappop, heappush
 from core.dates import add_months
 from core.errors import ApplicationError
 from core.money import ZERO, percent_of
+from ordinance.keys import Key, Text, Whole, percent
 
 from ..fast_paths import fast_paths_on
 from ..ledger.allocation import CATEGORY, PENALTY_KINDS, PRINCIPAL_CATEGORIES, PRINCIPAL_FIRST, Entry, Ledger
 from ..registries import PENALTY_SCHEMES
+
+EVERY_DAYS = Key('the charge repeats every this many days after the first ("for each 30 days or portion thereof": '
+                 "charged at the start of each period, so a part of one is charged as a whole); the monthly "
+                 "anniversary of the first day when not given", Whole(1, 366, unit="days"))
+
+
+def repeat_days(start: date, through: date, *, every_days: int | None):
+    """The days a repeating late charge falls on, from ``start`` (the first) up to ``through``: each monthly
+    anniversary of ``start`` (clamped to the month's end), or every ``every_days`` days."""
+    k = 0
+    while True:
+        day = start + timedelta(days=k * every_days) if every_days else add_months(start, k)
+        if day > through:
+            return
+        yield k, day
+        k += 1
+
+
+def _every(value) -> int | None:
+    return int(value) if value is not None else None
 
 # A scheme works out a due date's late-charge days up to a last day once and keeps them (the bills of a book
 # share their due dates), up to this many pairs of due date and last day.
@@ -122,14 +143,18 @@ class _DaysByDueDate:
 @PENALTY_SCHEMES.register
 class FirstThenMonthly(_ChargedOn, _DaysByDueDate):
     """Mineola § 45.29 E: 5% of unpaid principal on the day after the due date, then 1% on each monthly
-    anniversary of that day ("each month or fraction of a month thereafter")."""
+    anniversary of that day ("each month or fraction of a month thereafter"); with ``every_days``, every that many
+    days instead ("for each 30 days or portion thereof")."""
 
     name = "first_then_monthly"
     late_charges_label = "Penalties"
+    KEYS = {"first_percent": Key("the first charge, the day after the due date", percent(), required=True),
+            "monthly_percent": Key("each later charge", percent(), required=True), "every_days": EVERY_DAYS}
 
     def __init__(self, params: dict):
         self.first = Decimal(params["first_percent"])
         self.monthly = Decimal(params["monthly_percent"])
+        self.every_days = _every(params.get("every_days"))
         self.charges_on = charges_on_from(params)
         self.citation = params["citation"]
         self.description = params.get("description", "Late payment penalty")
@@ -137,16 +162,12 @@ class FirstThenMonthly(_ChargedOn, _DaysByDueDate):
         self._dates: dict[tuple, tuple] = {}
 
     def _work_out_dates(self, *, due_date: date, through: date) -> list[PenaltyDue]:
-        start = due_date + timedelta(days=1)
+        period = f"{self.every_days}-day period" if self.every_days else "month"
         out = []
-        if start <= through:
-            out.append(PenaltyDue(start, self.first, f"{self.description}: {self.first}% (first month)",
-                                  self.citation))
-        k = 1
-        while (day := add_months(start, k)) <= through:
-            out.append(PenaltyDue(day, self.monthly, f"{self.description}: {self.monthly}% (month {k + 1})",
-                                  self.citation))
-            k += 1
+        for k, day in repeat_days(due_date + timedelta(days=1), through, every_days=self.every_days):
+            percent = self.first if k == 0 else self.monthly
+            which = f"first {period}" if k == 0 else f"{period} {k + 1}"
+            out.append(PenaltyDue(day, percent, f"{self.description}: {percent}% ({which})", self.citation))
         return out
 
     def amount(self, due: PenaltyDue, *, unpaid_principal: Decimal, unpaid_total: Decimal) -> Decimal:
@@ -175,6 +196,10 @@ class OneTime(_ChargedOn):
 
     name = "one_time"
     late_charges_label = "Penalties"
+    KEYS = {"percent": Key("the charge", percent(), required=True),
+            "days_after_due": Key("the day of the charge, counted from the due date (1 by default)",
+                                  Whole(0, 366, unit="days")),
+            "days_after_bill_date": Key("or counted from the bill date", Whole(0, 366, unit="days"))}
 
     def __init__(self, params: dict):
         self.percent = Decimal(params["percent"])
@@ -260,6 +285,18 @@ class MonthlyInterestFebruaryPenalty(_ChargedOn, _DaysByDueDate):
 
     name = "monthly_interest_february_penalty"
     late_charges_label = "Interest and penalties"
+    KEYS = {"interest_percent": Key("the interest of each month (or each every_days)", percent(), required=True),
+            "interest_citation": Key("the section on interest", Text()),
+            "interest_description": Key("the interest's name on the bill", Text()),
+            "interest_days_after_due": Key("the first interest day, counted from the due date (1 by default)",
+                                           Whole(0, 366, unit="days")),
+            "every_days": EVERY_DAYS,
+            "penalty_percent": Key("the yearly penalty on unpaid rents and interest", percent(), required=True),
+            "penalty_month": Key("the month of the yearly penalty", Whole(1, 12, unit="a month"), required=True),
+            "penalty_day": Key("its day of the month", Whole(1, 28, unit="a day", why="a day every month has"),
+                               required=True),
+            "penalty_citation": Key("the section on the penalty", Text()),
+            "penalty_description": Key("the penalty's name on the bill", Text())}
 
     def __init__(self, params: dict):
         self.citation = params["citation"]
@@ -268,6 +305,7 @@ class MonthlyInterestFebruaryPenalty(_ChargedOn, _DaysByDueDate):
         self.interest_citation = params.get("interest_citation", self.citation)
         self.interest_description = params.get("interest_description", "Interest")
         self.days_after_due = int(params.get("interest_days_after_due", 1))
+        self.every_days = _every(params.get("every_days"))
         self.penalty = Decimal(params["penalty_percent"])
         self.penalty_month, self.penalty_day = int(params["penalty_month"]), int(params["penalty_day"])
         self.penalty_citation = params.get("penalty_citation", self.citation)
@@ -276,13 +314,11 @@ class MonthlyInterestFebruaryPenalty(_ChargedOn, _DaysByDueDate):
         self._dates: dict[tuple, tuple] = {}
 
     def _work_out_dates(self, *, due_date: date, through: date) -> list[PenaltyDue]:
-        start = due_date + timedelta(days=self.days_after_due)
-        out = []
-        k = 0
-        while (day := add_months(start, k)) <= through:
-            out.append(PenaltyDue(day, self.interest, f"{self.interest_description}: {self.interest}% (month {k + 1})",
-                                  self.interest_citation, kind="interest"))
-            k += 1
+        period = f"{self.every_days}-day period" if self.every_days else "month"
+        out = [PenaltyDue(day, self.interest, f"{self.interest_description}: {self.interest}% ({period} {k + 1})",
+                          self.interest_citation, kind="interest")
+               for k, day in repeat_days(due_date + timedelta(days=self.days_after_due), through,
+                                         every_days=self.every_days)]
         for year in range(due_date.year, through.year + 1):
             day = date(year, self.penalty_month, self.penalty_day)
             if due_date < day <= through:

@@ -34,7 +34,7 @@ class FinalBillFacts:
 def final_bill_facts(account: Account, *, on: date) -> FinalBillFacts:
     row = AccountRow(account.pk, account.account_no, account.book, account.category,
                      account.sprinkler_supply_inches, account.owner.name, account.owner.mailing_address,
-                     account.rate_fields or {})
+                     account.rate_fields or {}, account.units)
     spans = installation_spans([account.pk]).get(account.pk, [])
     current = [s for s in spans if s.installed_on <= on and (s.removed_on is None or s.removed_on > on)]
     history = earlier_bills([account.pk], before=date.max).get(account.pk, [])

@@ -31,6 +31,7 @@ class AccountRow:
     owner_name: str
     owner_address: str
     rate_fields: dict  # ``Account.rate_fields``: what a general rate structure reads
+    units: int = 1  # ``Account.units``: a minimum charged per dwelling unit counts them
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,14 +237,14 @@ def chunk_load(*, account_ids: list[int], run_on: date, calendar: BillingCalenda
     waits here, then sees our bills) and the charges their bills would carry are locked until the transaction
     ends."""
     account_rows = Account.objects.filter(id__any=account_ids)
-    columns = ("id", "account_no", "book", "category", "sprinkler_supply_inches", "owner_id", "rate_fields")
+    columns = ("id", "account_no", "book", "category", "sprinkler_supply_inches", "owner_id", "rate_fields", "units")
     rows = (lock_in_order(account_rows, *columns) if lock
             else list(account_rows.order_by("id").values_list(*columns)))
     # The owners by id, apart: joined, PostgreSQL hashes the whole customer table for a chunk's thousand.
     owners = {pk: (name, address) for pk, name, address in Customer.objects.filter(
         id__any=list({row[5] for row in rows})).order_by().values_list("id", "name", "mailing_address")}
-    accounts = [AccountRow(account_id, account_no, book, category, sprinkler, *owners[owner_id], rate_fields)
-                for account_id, account_no, book, category, sprinkler, owner_id, rate_fields in rows]
+    accounts = [AccountRow(account_id, account_no, book, category, sprinkler, *owners[owner_id], rate_fields, units)
+                for account_id, account_no, book, category, sprinkler, owner_id, rate_fields, units in rows]
     billed, voided, voided_on = _bills_on_the_day(account_ids, run_on)
     # Each account's own cycle; the rest is loaded only for the accounts the day bills and not yet billed.
     spans = installation_spans(account_ids)

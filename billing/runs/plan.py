@@ -93,7 +93,7 @@ def rate_usage(rates, *, frequency: str, account: AccountRow, gallons: int, mete
         frequency=frequency, category=account.category, gallons=gallons, meter_size=meter_size,
         annual_minimum_charged=annual_minimum_charged, year_to_date_gallons=year_to_date_gallons,
         sprinkler_supply_inches=account.sprinkler_supply_inches, first_bill_of_year=not in_year, pro_rata=pro_rata,
-        facts=account.rate_fields or {}))
+        units=account.units, facts=account.rate_fields or {}))
 
 
 def plan_chunk(facts: ChunkFacts, *, ordinance: Ordinance, run_on: date, run=None) -> ChunkResult:

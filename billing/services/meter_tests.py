@@ -78,7 +78,8 @@ def overbilled_credit(*, bill: Bill, actual: Decimal, registered: Decimal) -> tu
     meter_size = bill.end_reading.meter.size if bill.end_reading_id else ""
     rated = rates.rate(RatingInput(frequency=bill.frequency, category=bill.account.category, gallons=passed,
                                    meter_size=meter_size, annual_minimum_charged=annual_minimum_charged,
-                                   year_to_date_gallons=year_to_date, facts=bill.account.rate_fields or {}))
+                                   year_to_date_gallons=year_to_date, units=bill.account.units,
+                                   facts=bill.account.rate_fields or {}))
     rerated = sum((line.amount for line in rated.lines if line.kind in WATER_LINE_KINDS), ZERO)
     return passed, max(billed - rerated, ZERO)
 

@@ -253,12 +253,16 @@ def test_termination_and_backflow_policy_of_every_preset(installed):
 
 @pytest.mark.parametrize(("change", "refusal"), [
     (lambda b: b.pop("citation"), "[backflow] needs citation"),
-    (lambda b: b["notice"][0].update(counted_from="mailed"), "counted_from is served or received, not 'mailed'"),
-    (lambda b: b["notice"][0].update(days="thirty"), "[backflow] has a value not of its kind"),
-    (lambda b: b["device_rule"].update(scheme="by_hand"), "[backflow.device_rule] scheme 'by_hand' is not one of"),
-    (lambda b: b["device_rule"]["condition"][0].update(allowed=["XYZ"]), "'XYZ' is not a device type"),
+    (lambda b: b["notice"][0].update(counted_from="mailed"),
+     "[backflow.notice 1] counted_from = 'mailed' is not one of served, received"),
+    (lambda b: b["notice"][0].update(days="thirty"), "[backflow.notice 1] days = 'thirty' is not a whole number"),
+    (lambda b: b["device_rule"].update(scheme="by_hand"),
+     "[backflow.device_rule] scheme = 'by_hand' is not one of design_criteria, condition_list"),
+    (lambda b: b["device_rule"]["condition"][0].update(allowed=["XYZ"]),
+     "[backflow.device_rule.condition 1] allowed = a list item 1 ('XYZ') is not one of AG"),
     (lambda b: b["test_frequency"].pop("months"), "[backflow.test_frequency] needs months"),
-    (lambda b: b["fine"].update(scheme="per_week"), "[backflow.fine] scheme 'per_week' is not one of per_day_pipe, clerk_per_day"),
+    (lambda b: b["fine"].update(scheme="per_week"),
+     "[backflow.fine] scheme = 'per_week' is not one of per_day_pipe, clerk_per_day"),
 ])
 def test_a_backflow_table_that_breaks_the_contract_is_refused_at_install_and_installs_nothing(
         tmp_path, monkeypatch, change, refusal):

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from ordinance.files import shipped_presets
-from ordinance.install import preset_check
+from ordinance.files import preset_read, shipped_presets
+from ordinance.install import jsonable, preset_check, preset_preview
 
 
 class Command(BaseCommand):
@@ -16,6 +16,10 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("file", help=f"a preset file's path, or a shipped preset: {', '.join(shipped_presets())}")
         parser.add_argument("--json", action="store_true", help='print {"file": …, "refusals": […]}')
+        parser.add_argument("--bills", action="store_true",
+                            help="and print what the preset would bill, per class, for a ladder of usages (0, the "
+                                 "allowance, each block's edges, twice the last bound) and a late charge through a "
+                                 "year, each line with its citation")
 
     def handle(self, *args, file, **options):
         shipped = not Path(file).suffix and file in shipped_presets()
@@ -24,6 +28,10 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps({"file": file, "refusals": refusals}, indent=2))
         elif not refusals:
             self.stdout.write(f"{file}: fit to install (setup_utility {'' if shipped else '--file '}{file})")
+            if options["bills"]:
+                data = preset_read(code=file) if shipped else preset_read(path=file)
+                for line in preset_preview(jsonable(data.data)):
+                    self.stdout.write(line)
         else:
             for refusal in refusals:
                 self.stdout.write(f"{file}: {refusal}")
