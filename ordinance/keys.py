@@ -230,7 +230,7 @@ def problems(kind, value, where: str) -> list[str]:
             return [f"{where} must be an array of tables ([[…]])"]
         found = []
         for n, item in enumerate(value, 1):
-            found += _table_problems(kind.shape, item, f"{where[:-1]} {n}]")
+            found += _table_problems(kind.shape, item, f"{where[:-1]} #{n}]")
         if not found:
             for check in kind.checks:
                 found += check(value, where)
