@@ -179,13 +179,19 @@ def _row_number(before: bytes) -> int:
 
 @dataclass(frozen=True)
 class CsvLayout:
-    """The columns a file must have, in order; ``optional`` columns may follow, in order, or be left off."""
+    """The columns a file must have, in order; ``optional`` columns may follow, each at most once and in their
+    order, any of them left off (an accounts file may give ``units`` without ``status``)."""
 
     required: tuple[str, ...]
     optional: tuple[str, ...] = ()
 
     def accepts(self, header: Sequence[str]) -> bool:
-        return any(tuple(header) == self.required + self.optional[:n] for n in range(len(self.optional) + 1))
+        header = tuple(header)
+        if header[:len(self.required)] != self.required:
+            return False
+        rest = header[len(self.required):]
+        places = [self.optional.index(name) if name in self.optional else -1 for name in rest]
+        return -1 not in places and places == sorted(set(places))
 
     def describe(self) -> str:
         return ",".join(self.required) + "".join(f"[,{name}]" for name in self.optional)

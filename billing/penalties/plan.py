@@ -161,7 +161,7 @@ def _plan(account_ids, *, through, facts: PlanFacts, waived, scheme, order) -> l
                                    description=f"{penalty.due.description} on bill {numbers[bill_id]}"))
             elif row[2] != penalty.amount:
                 new.append(_correction(row, penalty.amount, bill_id=bill_id, day=day, number=numbers[bill_id],
-                                       times=corrected_times[row[0]]))
+                                       times=corrected_times[row[0]], rule=penalty.due.description))
         for (bill_id, day, kind), row in posted:
             if day <= last and (bill_id, day, kind) not in seen and row[2]:
                 new.append(_correction(row, ZERO, bill_id=bill_id, day=day, number=numbers[bill_id],
@@ -203,12 +203,15 @@ class DatesOnce:
 
 
 def _correction(row: list, owed: Decimal, *, bill_id: int, day: date, number: str, times: int,
-                waived: Waived | None = None) -> Posting:
+                waived: Waived | None = None, rule: str = "") -> Posting:
     """The correction that brings a posted late charge (corrected ``times`` times so far) to ``owed``; a
-    waived charge's says so, with the waiver's reason."""
+    waived charge's says so, with the waiver's reason; a re-priced one names the rule that now makes it ("5%",
+    after an amendment), so no line reads the old rate beside the new charge."""
     entry_id, account_id, net, kind = row
     what = f"{LedgerEntry.Kind(kind).label} of {day:%b} {day.day}, {day:%Y} on bill {number}"
     description = f"{what} waived: {waived.reason}" if waived is not None else f"{what} corrected to ${owed:,.2f}"
+    if waived is None and rule:
+        description = f"{description} ({rule})"[:200]  # LedgerEntry.description's length
     return Posting(account_id=account_id, bill_id=bill_id, kind=CORRECTION_OF[kind],
                    posted_on=day, amount=owed - net, corrects_id=entry_id,
                    source=correction_source(entry_id, times + 1, kind=kind),

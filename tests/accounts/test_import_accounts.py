@@ -317,7 +317,8 @@ def test_wrong_header_is_one_error_naming_expected_and_found(tmp_path, db):
     without_sbl = {k: v for k, v in row().items() if k != "sbl"}
     message, listed = rejected(tmp_path, csv_text(without_sbl, columns=columns))
     assert "1 error(s)" in message
-    assert listed.strip() == (f"line 1: header: expected columns {','.join(COLUMNS)}[,status][,closed_on]; "
+    assert listed.strip() == (f"line 1: header: expected columns {','.join(COLUMNS)}[,status][,closed_on]"
+                              "[,units]; "
                               f"found {','.join(columns)} (missing sbl)")
 
 
@@ -470,3 +471,15 @@ def test_an_account_with_a_bypass_meter_comes_over_on_two_rows_and_is_billed_for
                                                 initial_read_date="2025-07-10")))
     assert ("account 1-0001 has BYP-1, DOM-1 installed, not IRR-9; a meter added to an account already on file (a "
             "bypass or irrigation meter) or a change of meter is recorded on the account's page") in listed
+
+
+def test_the_optional_units_column_sets_the_dwelling_units_and_a_bad_count_is_named(tmp_path, db):
+    columns = [*COLUMNS, "units"]
+    run(tmp_path, csv_text({**row(), "units": "3"}, {**TWO_ACCOUNTS[1], "units": ""}, columns=columns))
+    assert dict(Account.objects.values_list("account_no", "units")) == {"1-0001": 3, "2-0002": 1}
+    message, listed = rejected(tmp_path, csv_text({**row(account_no="3-0003", meter_serial="M3"), "units": "0"},
+                                                  columns=columns))
+    assert "line 2: units:" in listed and "1" in listed
+    # The recorded count is the account page's to change: a file that says otherwise is refused, naming both.
+    message, listed = rejected(tmp_path, csv_text({**row(), "units": "4"}, columns=columns))
+    assert "account 1-0001 is recorded with units 3, the file says 4" in listed

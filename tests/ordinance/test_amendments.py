@@ -139,3 +139,17 @@ def test_the_nightly_job_across_the_amendment_charges_what_one_catch_up_run_does
         call_command("nightly", "--date", day, stdout=io.StringIO())
     assert late_charges(account) == [(date(2026, 3, 2), D("9.31")), (date(2026, 4, 2), D("1.86")),
                                      (date(2026, 5, 2), D("3.72")), (date(2026, 6, 2), D("3.72"))]
+
+
+def test_a_late_charge_re_priced_by_an_amendment_installed_after_it_states_the_rate_that_now_makes_it(
+        mineola, tmp_path):
+    account, meter = account_with_meter(book=1)
+    read(meter, date(2026, 1, 12), 1_062_500)
+    run("run_billing", "--date", "2026-02-01")  # $186.13, due 2026-03-01
+    run("assess_penalties", "--date", "2026-05-10")  # 5% Mar 2, 1% Apr 2 and May 2 under the old rule
+    amend(tmp_path, 'monthly_percent = "1"', 'monthly_percent = "2"', effective="2026-05-01")
+    run("assess_penalties", "--date", "2026-05-11")
+    correction = LedgerEntry.objects.get(account=account, kind="penalty_correction")
+    # May 2's $1.86 (1% of $186.13) becomes $3.72 (2%): the line says the 2% that makes it, not only the old 1%.
+    assert (correction.posted_on, correction.amount.amount) == (date(2026, 5, 2), D("1.86"))
+    assert "corrected to $3.72 (Late payment penalty: 2% (month 3))" in correction.description
