@@ -107,13 +107,13 @@ def rate_tables_preview(schedule: dict, *, calendar=None) -> list[PreviewTable]:
     return tables
 
 
-def late_charge_preview(penalty: dict, calendar_params: dict | None, *, bill_date: date) -> PreviewTable:
+def late_charge_preview(penalty: dict, calendar_table: dict | None, *, bill_date: date) -> PreviewTable:
     """A $100.00 water bill dated ``bill_date``, never paid: each late charge through a year, as the scheme says."""
     scheme = PENALTY_SCHEMES.build(penalty["scheme"], penalty)
     due_date = bill_date + timedelta(days=30)
-    if calendar_params:
+    if calendar_table:
         try:
-            due_date = CALENDARS.build(calendar_params["scheme"], calendar_params).due_date(bill_date)
+            due_date = CALENDARS.build(calendar_table["scheme"], calendar_table).due_date(bill_date)
         except Exception:  # noqa: BLE001 - the calendar's own check names its fault; the example keeps 30 days
             pass
     key = (bill_date, 1)
@@ -131,11 +131,11 @@ def late_charge_preview(penalty: dict, calendar_params: dict | None, *, bill_dat
 
 def bills_preview(data: dict) -> list[PreviewTable]:
     """Every table of what the preset ``data`` (a preset file's tables, checked) would bill."""
-    calendar_params = data.get("calendar") or None
+    calendar_table = data.get("calendar") or None
     calendar = None
-    if calendar_params:
+    if calendar_table:
         try:
-            calendar = CALENDARS.build(calendar_params["scheme"], calendar_params)
+            calendar = CALENDARS.build(calendar_table["scheme"], calendar_table)
         except Exception:  # noqa: BLE001 - the check names the calendar's fault; the rates are shown all the same
             calendar = None
     tables = []
@@ -145,7 +145,7 @@ def bills_preview(data: dict) -> list[PreviewTable]:
     if data.get("penalty"):
         first = schedules[0].get("effective_on") if schedules else None
         day = date.fromisoformat(str(first)) if first else date(2025, 1, 1)
-        tables.append(late_charge_preview(data["penalty"], calendar_params, bill_date=day.replace(day=1)))
+        tables.append(late_charge_preview(data["penalty"], calendar_table, bill_date=day.replace(day=1)))
     return tables
 
 
