@@ -79,6 +79,8 @@ CLERK = [
     "backflow.charge_compliancenotice",
     # Waive a penalty or interest charge with a reason (above the office's limit a supervisor approves).
     *_perms("view add", "billing.penaltywaiver"),
+    # The rebilling an amendment installed late waits for (a supervisor approves it).
+    "billing.view_amendmentrebill",
     # Notes on an account, dated and signed (never edited); payments taken back (reversed with
     # the payment's own change permission) are read.
     *_perms("view add", "accounts.accountnote"),
@@ -112,6 +114,9 @@ SUPERVISOR = [
     "accounts.change_accountalert",     # end an account alert (lift "do not shut off")
     "billing.change_bill",              # void a bill (the void is recorded; the bill is never edited)
     "billing.change_penaltywaiver",     # approve or refuse a penalty waiver above the office's limit
+    # Approve or refuse rebilling the bills an amendment installed late would have rated otherwise (never the one
+    # who installed it); the requests themselves are read.
+    "billing.change_amendmentrebill",
     "office.approve_refund",            # approve or refuse a refund of a credit
     "meters.delete_reading",
     "termination.order_terminationcase",  # issue and carry out shut-off orders, restore service
@@ -134,6 +139,7 @@ TREASURER = [
     *_perms("view", "accounts.account", "accounts.customer", "accounts.premises",
             "billing.bill", "billing.billline", "billing.ledgerentry", "billing.payment", "billing.paymentreversal",
             "billing.billingrun", "billing.deposit", "billing.adjustment", "billing.penaltywaiver", "billing.fee",
+            "billing.amendmentrebill",
             "billing.rateschedule", "ordinance.utility",
             "office.refund", "office.transfer", "office.invoice", "office.dayclose",
             "remittance.onlinepayment", "remittance.processorevent", "remittance.achfile",

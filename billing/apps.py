@@ -7,11 +7,18 @@ class BillingConfig(AppConfig):
 
     def ready(self):
         from meters.selectors import reading_holders_register
-        from ordinance.install import history_guard_register, install_step_register, preview_register
+        from ordinance.install import (
+            history_guard_register,
+            install_step_register,
+            past_guard_register,
+            preview_register,
+            rebill_step_register,
+        )
 
         from . import receivers, sections, signals
         from .presets import bills_issued_guard, preset_bills_preview, rates_and_fees_install
         from .selectors import bills_using_reading
+        from .services.amendments import amendment_past, amendment_rebill_request
 
         signals.bills_issued.connect(receivers.on_bills_issued, dispatch_uid="billing.bill_pdfs_on_issue")
         signals.bill_pdfs_wanted.connect(receivers.on_bill_pdfs_wanted, dispatch_uid="billing.bill_pdfs_wanted")
@@ -25,3 +32,6 @@ class BillingConfig(AppConfig):
         install_step_register(rates_and_fees_install)
         history_guard_register(bills_issued_guard)
         preview_register(preset_bills_preview)
+        # An amendment installed after what it bears on: refused, listing it, or rebilled once a supervisor approves.
+        past_guard_register(amendment_past)
+        rebill_step_register(amendment_rebill_request)

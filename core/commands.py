@@ -96,3 +96,16 @@ def refusal_text(exc: ApplicationError) -> str:
     if len(exc.errors) <= 1:
         return "refused: " + "; ".join(str(e) for e in exc.errors)
     return "refused:\n" + "\n".join(f"  - {e}" for e in exc.errors)
+
+
+def command_user(username: str | None):
+    """The staff user a command's ``--user USERNAME`` names (None without one), refused when there is none."""
+    if username is None:
+        return None
+    from django.contrib.auth import get_user_model
+
+    user_model = get_user_model()
+    try:
+        return user_model._default_manager.get_by_natural_key(username)
+    except user_model.DoesNotExist:
+        raise CommandError(f"--user: no user '{username}'") from None

@@ -62,12 +62,11 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol, TypeVar
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from .commands import as_of_argument, parse_as_of
+from .commands import as_of_argument, command_user, parse_as_of
 from .dates import iso_date
 from .errors import ApplicationError, FieldError
 from .limits import MONEY_MAX
@@ -574,7 +573,7 @@ class CsvImportCommand(BaseCommand):
 
     def handle(self, *args: Any, file: str, **options: Any) -> None:
         as_of = parse_as_of(options["date"])
-        actor = self._actor(options["user"])
+        actor = command_user(options["user"])
         show_progress = not options["no_progress"] and self.stderr.isatty()
         try:
             result = self.run_import(file=file, as_of=as_of, actor=actor, progress=show_progress)
@@ -587,17 +586,6 @@ class CsvImportCommand(BaseCommand):
             raise CommandError(f"{file}: rejected with {exc.error_count} error(s){where}; nothing was saved"
                                ) from None
         self.stdout.write(f"{file}: {self.noun} {result}")
-
-    @staticmethod
-    def _actor(username: str | None) -> AbstractBaseUser | None:
-        if username is None:
-            return None
-        user_model = get_user_model()
-        try:
-            return user_model._default_manager.get_by_natural_key(username)
-        except user_model.DoesNotExist:
-            raise CommandError(f"--user: no user '{username}'") from None
-
 
 __all__ = [
     "CHUNK_SIZE", "CsvImportCommand", "CsvLayout", "CsvRow",

@@ -60,6 +60,26 @@ def install_step_register(step: InstallStep) -> None:
 
 
 _previews: list[Callable[[dict | None], list[str]]] = []
+# An amendment that takes effect before what is already posted: what it would change, and what rebills it.
+PastGuard = Callable[[PresetFile, datetime.date | None], list[str]]
+RebillStep = Callable[[PresetFile, datetime.date | None, "InstalledPreset", object], str]
+_past_guards: list[PastGuard] = []
+_rebill_steps: list[RebillStep] = []
+
+
+def past_guard_register(guard: PastGuard) -> None:
+    """``guard(file, effective_on)`` lists what is already posted under the installed rules that the file, taking
+    effect on ``effective_on``, would have made otherwise ("bill 202604-1-0007 dated 2026-04-01 was rated by the
+    schedule of 2024-06-01"); an install with any is refused unless asked to rebill."""
+    if guard not in _past_guards:
+        _past_guards.append(guard)
+
+
+def rebill_step_register(step: RebillStep) -> None:
+    """``step(file, effective_on, install, actor)``, inside an install asked to rebill, makes what corrects the
+    past (billing: a request to void and bill again, for a supervisor to approve); returns it in words."""
+    if step not in _rebill_steps:
+        _rebill_steps.append(step)
 
 
 def preview_register(preview: Callable[[dict | None], list[str]]) -> None:
@@ -147,19 +167,35 @@ def preset_check(*, code: str | None = None, path: str | Path | None = None) -> 
 
 @transaction.atomic(durable=True)
 def preset_install(*, code: str | None = None, path: str | Path | None = None,
-                   effective_on: datetime.date | None = None, mark_demo_site: bool = False) -> InstallReport:
+                   effective_on: datetime.date | None = None, mark_demo_site: bool = False, rebill: bool = False,
+                   actor=None) -> InstallReport:
     """Install or update a preset: a shipped ``code`` or the file at ``path``. ``mark_demo_site`` marks the site a
-    demo/training site (billing on the preset's sample rates allowed); without it the mark stays as it was."""
+    demo/training site (billing on the preset's sample rates allowed); without it the mark stays as it was.
+
+    An amendment taking effect before bills or late charges already posted under the rules it replaces is refused,
+    listing them, unless ``rebill``: then it is installed and what corrects the past is asked for (the rebill steps
+    apps register; billing's waits for a supervisor), by ``actor``."""
     file = preset_read(code=code, path=path)
     refusals = check_data(file)
     if refusals:
         raise ApplicationError(f"{Path(file.source).name} cannot be installed: " + "; ".join(refusals),
                                field="preset")
     effective, _ = _effective_from(file, effective_on)
+    past = [line for guard in _past_guards for line in guard(file, effective)]
+    if past and not rebill:
+        raise ApplicationError(
+            f"{Path(file.source).name} takes effect {'from ' + str(effective) if effective else 'from the beginning'}, "
+            f"before what is already posted under the rules it replaces: {'; '.join(past)}. Nothing was installed. "
+            "Give the day the amendment actually takes effect, or install it with --rebill: the bills are then "
+            "voided and billed again once a supervisor approves, and the late charges are corrected on their own "
+            "days, each line stating the rate that makes it", field="effective_on")
     report = InstallReport(effective_on=effective)
     version = (InstalledPreset.objects.select_for_update().aggregate(last=Max("version"))["last"] or 0) + 1
     install = InstalledPreset.objects.create(version=version, code=file.code, source=file.source,
                                              sha256=file.sha256, effective_on=effective or BEGINNING)
+    if past:
+        # Asked before the new rows are written: the steps read what the install is about to change.
+        report.updated.extend(step(file, effective, install, actor) for step in _rebill_steps)
     sections_changed = _utility_install(file, report, mark_demo_site=mark_demo_site)
     sections_changed |= _sections_install(file, install, effective or BEGINNING, report)
     for step in _steps:

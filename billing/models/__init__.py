@@ -18,6 +18,7 @@
   units of work any Celery worker can take; ``BillingException`` rows are accounts a clerk must look at.
 """
 
+from .amendments import AmendmentRebill
 from .bills import Bill, BillFigures, BillLine
 from .charges import Deposit, PendingCharge
 from .ledger import AccountStanding, LedgerEntry, PenaltyWaiver, PriorPayment, PriorRelevy
@@ -36,11 +37,12 @@ def _history_models_here(*models) -> None:
         globals()[history.__name__] = history
 
 
-_history_models_here(BillingException, BillMessage, Deposit, Fee, Payment, PenaltyWaiver, RateSchedule)
+_history_models_here(AmendmentRebill, BillingException, BillMessage, Deposit, Fee, Payment, PenaltyWaiver,
+                     RateSchedule)
 
 __all__ = [
     "money_field", "PaymentOrder", "RateSchedule", "Fee", "BillingRun", "MailFile", "BillMessage",
     "BillingRunChunk", "BillingException", "Bill", "BillFigures", "BillLine", "Payment", "PaymentReversal",
     "Adjustment", "LedgerEntry", "AccountStanding", "PriorPayment", "PriorRelevy", "PenaltyWaiver", "PendingCharge",
-    "Deposit",
+    "Deposit", "AmendmentRebill",
 ]

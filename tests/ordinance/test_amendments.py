@@ -22,7 +22,8 @@ D = Decimal
 MINEOLA = (PRESET_DIR / "mineola.toml").read_text()
 
 
-def amend(tmp_path, old: str, new: str, *, effective: str | None = None, in_file: str | None = None) -> str:
+def amend(tmp_path, old: str, new: str, *, effective: str | None = None, in_file: str | None = None,
+          rebill: bool = False) -> str:
     """Install Mineola's file with ``old`` replaced by ``new``, from ``effective`` (or the file's ``effective_on``)."""
     assert old in MINEOLA
     text = MINEOLA.replace(old, new)
@@ -32,7 +33,7 @@ def amend(tmp_path, old: str, new: str, *, effective: str | None = None, in_file
     path.write_text(text)
     out = io.StringIO()
     call_command("setup_utility", "--file", str(path), *(["--effective", effective] if effective else []),
-                 "--date", "2026-01-05", stdout=out)
+                 *(["--rebill"] if rebill else []), "--date", "2026-01-05", stdout=out)
     return out.getvalue()
 
 
@@ -147,9 +148,81 @@ def test_a_late_charge_re_priced_by_an_amendment_installed_after_it_states_the_r
     read(meter, date(2026, 1, 12), 1_062_500)
     run("run_billing", "--date", "2026-02-01")  # $186.13, due 2026-03-01
     run("assess_penalties", "--date", "2026-05-10")  # 5% Mar 2, 1% Apr 2 and May 2 under the old rule
-    amend(tmp_path, 'monthly_percent = "1"', 'monthly_percent = "2"', effective="2026-05-01")
+    # Installed after May 2's charge was posted under the rule it replaces: refused, naming it, unless --rebill.
+    with pytest.raises(CommandError, match=r"takes effect from 2026-05-01, before what is already posted.*1 late "
+                                           r"charge posted on or after 2026-05-01 under the \[penalty\] it amends"):
+        amend(tmp_path, 'monthly_percent = "1"', 'monthly_percent = "2"', effective="2026-05-01")
+    assert Section.objects.filter(table="penalty").count() == 1
+    amend(tmp_path, 'monthly_percent = "1"', 'monthly_percent = "2"', effective="2026-05-01", rebill=True)
     run("assess_penalties", "--date", "2026-05-11")
     correction = LedgerEntry.objects.get(account=account, kind="penalty_correction")
     # May 2's $1.86 (1% of $186.13) becomes $3.72 (2%): the line says the 2% that makes it, not only the old 1%.
     assert (correction.posted_on, correction.amount.amount) == (date(2026, 5, 2), D("1.86"))
     assert "corrected to $3.72 (Late payment penalty: 2% (month 3))" in correction.description
+
+
+def _supervisor(username="supervisor"):
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+
+    user = get_user_model().objects.create_user(username, is_staff=True)
+    user.groups.add(Group.objects.get(name="Supervisor"))
+    return get_user_model().objects.get(pk=user.pk)
+
+
+def _rates_from(day: str, minimum: str) -> str:
+    schedule = MINEOLA[MINEOLA.index("\n[[rate_schedule]]\n"):MINEOLA.index("\n[[fee]]\n")]
+    return MINEOLA + "\n" + schedule.replace("effective_on = 2024-06-01", f"effective_on = {day}").replace(
+        'amount = "45.00"', f'amount = "{minimum}"')
+
+
+@pytest.mark.citation("§ 45.28 A(1)")
+def test_a_rate_amendment_installed_after_its_bills_is_refused_then_rebilled_once_a_supervisor_approves(
+        mineola, tmp_path, client):
+    from billing.models import AmendmentRebill, RateSchedule
+    from billing.services.amendments import amendment_rebill_decide
+    from core.errors import ApplicationError
+    from tests.factories import clerk_user
+
+    account, meter = account_with_meter(book=1)
+    read(meter, date(2026, 1, 12), 1_062_500)
+    run("run_billing", "--date", "2026-02-01")
+    issued = Bill.objects.get(account=account)
+    assert issued.total.amount == D("186.13")  # $45.00 + $93.00 + $48.13 (docs/ordinances.md, Mineola)
+    path = tmp_path / "mineola-rates.toml"
+    path.write_text(_rates_from("2026-01-01", "47.00"))
+    with pytest.raises(CommandError, match=rf"1 bill dated on or after 2026-01-01 rated by an earlier rate "
+                                           rf"schedule \(bill {issued.number}\).*Nothing was installed.*--rebill"):
+        call_command("setup_utility", "--file", str(path), "--date", "2026-02-10", stdout=io.StringIO())
+    assert RateSchedule.objects.count() == 1 and not AmendmentRebill.objects.exists()
+
+    clerk = clerk_user()
+    out = io.StringIO()
+    call_command("setup_utility", "--file", str(path), "--rebill", "--user", "clerk", "--date", "2026-02-10",
+                 stdout=out)
+    assert "1 bill to void and bill again, waiting for a supervisor" in out.getvalue()
+    request = AmendmentRebill.objects.get()
+    assert (request.status, request.requested_by, list(request.bills.all())) == ("pending", clerk, [issued])
+    # The clerk who installed it neither approves nor sees the action; nothing is rebilled before a supervisor.
+    with pytest.raises(ApplicationError, match="only a supervisor approves"):
+        amendment_rebill_decide(request=request, approve=True, note="", actor=clerk, as_of=date(2026, 2, 10))
+    client.force_login(clerk)
+    page = client.get("/admin/billing/amendmentrebill/")
+    assert page.status_code == 200 and "rate schedule in force from 2026-01-01" in page.content.decode()
+    assert 'value="approve"' not in page.content.decode()
+    issued.refresh_from_db()
+    assert issued.status != Bill.Status.VOID
+
+    supervisor = _supervisor()
+    client.force_login(supervisor)
+    page = client.post("/admin/billing/amendmentrebill/", {"action": "approve", "_selected_action": [request.pk],
+                                                          "apply": "1", "note": ""})
+    assert page.status_code == 302
+    request.refresh_from_db()
+    issued.refresh_from_db()
+    assert (request.status, request.decided_by, issued.status) == ("approved", supervisor, Bill.Status.VOID)
+    again = Bill.objects.get(account=account, bill_date=date(2026, 2, 1), status=Bill.Status.ISSUED)
+    # The amended minimum: $47.00 + 30,000 gal at $3.10 ($93.00) + 12,500 gal at $3.85 ($48.13) = $188.13.
+    assert again.total.amount == D("188.13") and again.rate_schedule.effective_on == date(2026, 1, 1)
+    assert f"Bill {issued.number} is void and bill {again.number} replaces it: $188.13 (was $186.13)" in \
+        request.outcome

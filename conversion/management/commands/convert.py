@@ -12,8 +12,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from core.commands import parse_as_of, today
-from core.csvimport import CsvImportCommand
+from core.commands import command_user, parse_as_of, today
 from core.csvout import csv_writer
 from core.errors import ApplicationError
 from core.money import fmt_dollars
@@ -116,7 +115,7 @@ class Command(BaseCommand):
     def do_accounts(self, o):
         mapping = mapping_load(o["mapping"]).accounts if o["mapping"] else None
         converted = accounts_convert(o["file"], mapping=mapping, as_of=parse_as_of(o["date"]),
-                                     actor=CsvImportCommand._actor(o["user"]))
+                                     actor=command_user(o["user"]))
         self.stdout.write(f"{o['file']}: accounts {converted.result}"
                           + (f"; {converted.closed} closed account{'s' if converted.closed != 1 else ''} left out "
                              "(the mapping's [accounts.columns] closed_on brings them over with their final bills)"

@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 from accounts.roles import roles_install
 from billing.ordinance import sample_rates_refusal
 from billing.services.nightly import nightly_schedule_install
-from core.commands import as_of_argument, parse_as_of
+from core.commands import as_of_argument, command_user, parse_as_of
 from core.dates import iso_date
 from core.errors import ApplicationError
 from demo.village import demo_accounts_create
@@ -32,6 +32,14 @@ class Command(BaseCommand):
         parser.add_argument("--effective", default=None, metavar="YYYY-MM-DD",
                             help="the day the file's changed tables take effect (an amendment); bills, late charges, "
                                  "notices and case steps before it keep the rules in force before it")
+        parser.add_argument("--rebill", action="store_true",
+                            help="install an amendment whose day is before bills or late charges already posted "
+                                 "under the rules it replaces (refused without it, listing them): the late charges "
+                                 "are corrected on their own days, and the bills are voided and billed again once a "
+                                 "supervisor approves (Billing › Amendment rebills)")
+        parser.add_argument("--user", metavar="USERNAME",
+                            help="the staff user installing it (with --rebill: a supervisor other than this one "
+                                 "approves)")
         parser.add_argument("--demo", type=int, default=None, metavar="N",
                             help="a demo/training site (billing on the preset's sample rates is allowed; the "
                                  "mark stays on later runs without --demo): add N realistic accounts with "
@@ -39,7 +47,7 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=45, help="random seed for --demo (repeatable data)")
         as_of_argument(parser)
 
-    def handle(self, *args, preset, file, effective, demo, seed, **options):
+    def handle(self, *args, preset, file, effective, demo, seed, rebill, user, **options):
         if demo is not None and demo < 0:
             raise CommandError(f"--demo: {demo} is not a number of accounts; use 0 or more")
         if (preset is None) == (file is None):
@@ -51,7 +59,9 @@ class Command(BaseCommand):
             raise CommandError(f"--effective: {exc}") from None
         try:
             as_of = parse_as_of(options["date"])
-            report = preset_install(code=preset, path=file, effective_on=effective_on, mark_demo_site=demo is not None)
+            actor = command_user(user)
+            report = preset_install(code=preset, path=file, effective_on=effective_on, mark_demo_site=demo is not None,
+                                    rebill=rebill, actor=actor)
             groups = roles_install()
             nightly_schedule_install()
             notices_schedule_install()
