@@ -29,6 +29,7 @@ from core.errors import ApplicationError
 from core.services import import_job_start
 from meters.account_imports import ACCOUNTS_LAYOUT, IMPORT_STATUSES, accounts_import
 from meters.units import normalize_size
+from ordinance.keys import Key, MapOf, Shape, Text
 
 IMPORTER = "meters.account_imports.accounts_import"
 CLOSED = "closed"
@@ -47,28 +48,48 @@ class AccountsMapping:
     date_format: str = ""
 
 
-def accounts_mapping_parse(section: dict, *, date_format: str, problems: list[str]) -> AccountsMapping:
-    """The mapping's ``[accounts]`` tables, each problem added to ``problems``."""
-    columns = {str(k): str(v) for k, v in section.get("columns", {}).items()}
-    categories = {str(k): str(v) for k, v in section.get("categories", {}).items()}
-    sizes = {str(k): str(v) for k, v in section.get("meter_sizes", {}).items()}
-    statuses = {str(k): str(v) for k, v in section.get("statuses", {}).items()}
-    problems += [f"[accounts.columns] {ours}: not a column of the accounts ({', '.join(ACCOUNTS_LAYOUT.columns)})"
-                 for ours in columns if ours not in ACCOUNTS_LAYOUT.columns]
-    problems += [f"[accounts.categories] {theirs} = '{ours}': not a category ({', '.join(CATEGORIES)})"
-                 for theirs, ours in categories.items() if ours not in CATEGORIES]
-    problems += [f"[accounts.statuses] {theirs} = '{ours}': not a status ({', '.join(STATUSES)})"
-                 for theirs, ours in statuses.items() if ours not in STATUSES]
-    for theirs, ours in sizes.items():
+def column_of(layout, noun: str):
+    """A mapping's left-hand side: one of ``layout``'s columns."""
+    return lambda ours: None if ours in layout.columns else f"not a column of {noun} ({', '.join(layout.columns)})"
+
+
+class MeterSizeKind(Text):
+    words = "a meter size in inches (5/8, 3/4, 1, 1 1/2, 2, …)"
+
+    def problem(self, value):
         try:
-            sizes[theirs] = normalize_size(ours)
+            normalize_size(str(value))
         except ValueError as exc:
-            problems.append(f"[accounts.meter_sizes] {theirs}: {exc}")
-    own_format = section.get("dates", {}).get("format", "")
-    if own_format and "%" not in own_format:
-        problems.append(f"[accounts.dates] format '{own_format}': a strftime format such as %m/%d/%Y")
-    return AccountsMapping(columns=columns, categories=categories, meter_sizes=sizes, statuses=statuses,
-                           date_format=own_format or date_format)
+            return str(exc).removeprefix(f"'{value}' ") if isinstance(value, str) else f"is not {self.words}"
+        return None
+
+
+def _strftime(table: dict, where: str) -> list[str]:
+    given = table.get("format", "")
+    return [] if not given or "%" in given else [f"{where} format '{given}': a strftime format such as %m/%d/%Y"]
+
+
+DATES = Shape({"format": Key("how the export writes a date (Python strftime: %m/%d/%Y)", Text())},
+              checks=(_strftime,))
+# The mapping's ``[accounts]`` tables (the whole mapping's shape is ``conversion.opening.MAPPING``).
+ACCOUNTS_MAPPING = Shape({
+    "columns": Key(f"our column = the export's header; ours (import_accounts'): {', '.join(ACCOUNTS_LAYOUT.columns)}",
+                   MapOf(Text(blank=False), "our column", column_of(ACCOUNTS_LAYOUT, "the accounts"))),
+    "categories": Key("the export's class = our category", MapOf(Text(CATEGORIES), "the export's code")),
+    "meter_sizes": Key("the export's size code = the size in inches", MapOf(MeterSizeKind(), "the export's code")),
+    "statuses": Key("the export's status = ours (a closed account is left out unless closed_on is mapped)",
+                    MapOf(Text(STATUSES), "the export's code")),
+    "dates": Key("how the account master writes a date, where not as the open items do", DATES)})
+
+
+def accounts_mapping_parse(section: dict, *, date_format: str) -> AccountsMapping:
+    """The mapping's ``[accounts]`` tables, already held to ``ACCOUNTS_MAPPING``."""
+    return AccountsMapping(
+        columns={str(k): str(v) for k, v in section.get("columns", {}).items()},
+        categories={str(k): str(v) for k, v in section.get("categories", {}).items()},
+        meter_sizes={str(k): normalize_size(str(v)) for k, v in section.get("meter_sizes", {}).items()},
+        statuses={str(k): str(v) for k, v in section.get("statuses", {}).items()},
+        date_format=section.get("dates", {}).get("format", "") or date_format)
 
 
 @dataclass(frozen=True)

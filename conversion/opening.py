@@ -46,8 +46,9 @@ from core.csvout import csv_writer
 from core.dates import iso_date
 from core.errors import ApplicationError
 from core.money import ZERO, fmt_dollars
+from ordinance.keys import Key, MapOf, Shape, Text, file_problems
 
-from .account_file import AccountsMapping, accounts_mapping_parse
+from .account_file import ACCOUNTS_MAPPING, DATES, AccountsMapping, accounts_mapping_parse, column_of
 
 OPENING_LAYOUT = CsvLayout(required=("account_no", "bill_no", "bill_date", "due_date", "kind", "amount",
                                      "description"), optional=("bill_total", "charged_on"))
@@ -55,6 +56,14 @@ BILL_KINDS = ("water", "sewer", "fee", "fine", "penalty", "interest")  # the cha
 LATE_KINDS = ("penalty", "interest")  # the late charges the old system charged: never recomputed
 ACCOUNT_KINDS = ("credit", "deposit")  # of the account, on no bill
 KINDS = BILL_KINDS + ACCOUNT_KINDS
+# The mapping file, every table and key: checked by ``mapping_parse``, written out as docs/mapping.md.
+MAPPING = Shape({
+    "columns": Key("our column of the opening balances = the export's header (a column left out is looked for "
+                   f"under our own name); ours: {', '.join(OPENING_LAYOUT.columns)}",
+                   MapOf(Text(blank=False), "our column", column_of(OPENING_LAYOUT, "the opening balances"))),
+    "kinds": Key("the export's charge code = our kind", MapOf(Text(KINDS), "the export's code")),
+    "dates": Key("how the export writes a date", DATES),
+    "accounts": Key("the account master (`convert accounts`)", ACCOUNTS_MAPPING)})
 
 
 @dataclass(frozen=True)
@@ -82,17 +91,12 @@ def mapping_parse(raw: bytes, *, name: str) -> Mapping:
         data = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ApplicationError(f"{name} is not valid TOML: {exc}", field="mapping") from None
-    columns, kinds = data.get("columns", {}), data.get("kinds", {})
-    problems = [f"[columns] {ours}: not a column of the opening balances ({', '.join(OPENING_LAYOUT.columns)})"
-                for ours in columns if ours not in OPENING_LAYOUT.columns]
-    problems += [f"[kinds] {theirs} = '{ours}': not a kind ({', '.join(KINDS)})" for theirs, ours in kinds.items()
-                 if ours not in KINDS]
-    date_format = data.get("dates", {}).get("format", "")
-    if date_format and "%" not in date_format:
-        problems.append(f"[dates] format '{date_format}': a strftime format such as %m/%d/%Y")
-    accounts = accounts_mapping_parse(data.get("accounts", {}), date_format=date_format, problems=problems)
+    problems = file_problems(MAPPING, data, noun="a mapping")
     if problems:
         raise ApplicationError("; ".join(problems), field="mapping")
+    columns, kinds = data.get("columns", {}), data.get("kinds", {})
+    date_format = data.get("dates", {}).get("format", "")
+    accounts = accounts_mapping_parse(data.get("accounts", {}), date_format=date_format)
     return Mapping(columns={str(k): str(v) for k, v in columns.items()},
                    kinds={str(k): str(v) for k, v in kinds.items()}, date_format=date_format, accounts=accounts)
 

@@ -249,6 +249,20 @@ def problems(kind, value, where: str) -> list[str]:
     return [f"{where} {why}"] if why else []
 
 
+def file_problems(shape: Shape, data: dict, *, noun: str) -> list[str]:
+    """Every refusal of a whole settings file whose top-level tables are ``shape``'s keys: each table named as the
+    file writes it ("[columns] acct: …"), a table the file should not have named with the known ones."""
+    found = []
+    for name, value in data.items():
+        spec = shape.keys.get(name)
+        if spec is None:
+            found.append(f"[{name}] is not a table of {noun}; known tables: {', '.join(sorted(shape.keys))}"
+                         + _near(name, shape.keys))
+        else:
+            found += problems(spec.kind, value, f"[{name}]")
+    return found
+
+
 def _value_problems(kind, value, where: str, key: str) -> list[str]:
     if isinstance(kind, (Shape, Tables, MapOf)):
         return problems(kind, value, f"{where[:-1]}.{key}]")

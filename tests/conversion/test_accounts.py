@@ -67,9 +67,10 @@ def test_an_unknown_code_or_bad_value_names_its_line_and_nothing_is_saved(mineol
 
 
 def test_a_mapping_that_names_what_is_not_there_is_refused():
-    with pytest.raises(ApplicationError, match=r"\[accounts.categories\] R = 'house': not a category"):
+    with pytest.raises(ApplicationError,
+                       match=r"\[accounts.categories\] R = 'house' is not one of one_two_family"):
         mapping_parse(b'[accounts.categories]\nR = "house"\n', name="m.toml")
-    with pytest.raises(ApplicationError, match=r"\[accounts.meter_sizes\] 06: '7/8' is not a meter size"):
+    with pytest.raises(ApplicationError, match=r"\[accounts.meter_sizes\] 06 = '7/8' is not a meter size"):
         mapping_parse(b'[accounts.meter_sizes]\n"06" = "7/8"\n', name="m.toml")
     with pytest.raises(ApplicationError, match=r"\[accounts.columns\] tenant: not a column of the accounts"):
         mapping_parse(b'[accounts.columns]\ntenant = "TENANT"\n', name="m.toml")
@@ -99,7 +100,7 @@ def test_the_conversion_page_imports_the_accounts_as_a_job(mineola, admin_client
     refused = admin_client.post(page, {"form": "accounts", "accounts-as_of": "2026-06-30",
                                        "accounts-file": SimpleUploadedFile("accounts.csv", EXPORT.read_bytes()),
                                        "accounts-mapping": bad_mapping})
-    assert refused.status_code == 200 and "[accounts.statuses] A = &#x27;open&#x27;: not a status" in \
+    assert refused.status_code == 200 and "[accounts.statuses] A = &#x27;open&#x27; is not one of active" in \
         refused.content.decode()
     assert not Account.objects.exists()
     with django_capture_on_commit_callbacks(execute=True):
@@ -150,3 +151,24 @@ def test_a_closed_account_that_still_owes_comes_over_closed_with_its_final_bill(
         convert(bare.replace("00-0127", "00-0128").replace("M-0127", "M-0128"), mapping=mapping)
     assert [(e.field, e.message) for e in refused.value.errors] == [
         ("closed_on", "is required for a closed account: the day it closed")]
+
+
+def test_a_mapping_is_held_to_its_registry_every_table_and_key():
+    """Unknown tables and keys are refused naming the known ones and the nearest; every refusal at once."""
+    with pytest.raises(ApplicationError) as refused:
+        mapping_parse(b'[colums]\nacct = "A"\n[accounts]\nstatus = { A = "active" }\n'
+                      b'[accounts.dates]\nformat = "mdY"\n', name="m.toml")
+    said = str(refused.value)
+    assert "[colums] is not a table of a mapping; known tables: accounts, columns, dates, kinds (did you mean " \
+           "columns?)" in said
+    assert "[accounts] status is not a key of this table; known keys: categories, columns, dates, meter_sizes, " \
+           "statuses (did you mean statuses?)" in said
+    assert "[accounts.dates] format 'mdY': a strftime format such as %m/%d/%Y" in said
+
+
+def test_the_mapping_doc_is_written_from_the_registry():
+    from conversion.mapping_doc import DOC, mapping_doc
+
+    assert DOC.read_text() == mapping_doc(), "run `manage.py mapping_docs --write`"
+    for key in ("[columns]", "[kinds]", "[dates]", "[accounts]", "`meter_sizes`", "`statuses`"):
+        assert key in DOC.read_text()

@@ -114,7 +114,7 @@ def test_a_mapping_that_names_what_is_not_there_is_refused(accounts, tmp_path):
         call_command("convert", "check", str(tmp_path / "none.csv"), "--mapping", str(mapping), stdout=io.StringIO(),
                      stderr=err)
     assert "[columns] acct: not a column of the opening balances" in err.getvalue()
-    assert "[kinds] WA = 'rent': not a kind" in err.getvalue()
+    assert "[kinds] WA = 'rent' is not one of water, sewer" in err.getvalue()
 
 
 CONTROL = ("total,value\naccounts,3\nopen_bills,2\nwater,231.13\npenalty,9.31\nfee,25.00\ncredit,12.00\n"
