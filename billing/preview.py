@@ -38,6 +38,7 @@ class PreviewRow:
 class PreviewTable:
     title: str
     rows: list[PreviewRow] = field(default_factory=list)
+    late_charges: bool = False  # rows are late-charge days, not usages
 
 
 def _ladder(category: dict) -> list[int]:
@@ -126,7 +127,7 @@ def late_charge_preview(penalty: dict, calendar_table: dict | None, *, bill_date
     title = (f"Late charges on a {fmt_dollars(LATE_EXAMPLE)} water bill dated {bill_date.isoformat()}, due "
              f"{due_date.isoformat()}, never paid: {len(owed)} charge{'s' if len(owed) != 1 else ''}, "
              f"{fmt_dollars(total)} in the year ({penalty.get('citation', '')})")
-    return PreviewTable(title, rows)
+    return PreviewTable(title, rows, late_charges=True)
 
 
 def bills_preview(data: dict) -> list[PreviewTable]:
@@ -158,7 +159,7 @@ def preview_text(tables: list[PreviewTable]) -> list[str]:
             if row.refused:
                 out.append(f"  {fmt_gallons(row.gallons):>12} gal  refused: {row.refused}")
                 continue
-            if table.title.startswith("Late charges"):
+            if table.late_charges:
                 for description, amount, citation in row.lines:
                     out.append(f"  {description:<70} {amount:>10}  {citation}")
                 continue

@@ -26,6 +26,10 @@ class Registry:
     def names(self) -> list[str]:
         return sorted(self._classes)
 
+    def class_of(self, name) -> type | None:
+        """The class registered as ``name``, or None."""
+        return self._classes.get(name) if isinstance(name, str) else None
+
     def build(self, name: str, params: dict):
         """The strategy ``name`` made from ``params``; an unknown name, or a parameter the strategy needs
         and the preset does not give, is refused naming it."""

@@ -19,6 +19,7 @@ from .gl import gl_accounts_from
 from .ledger.allocation import PRINCIPAL_CATEGORIES
 from .models import PaymentOrder
 from .ordinance import CALENDARS, PENALTY_SCHEMES, RATE_STRUCTURES, rate_structure_for, waiver_approval_above
+from .rating import CITED
 
 
 @dataclass(frozen=True)
@@ -171,23 +172,15 @@ def _dates_in_order(what: str, by: str | None = None):
     return check
 
 
-GALLONS = Whole(0, 10**10, unit="gallons")
-CITATION = Key("the section that authorizes it", Text(blank=False), required=True)
-
-
-def _gl_code_problem(value):
-    if isinstance(value, str) and value.strip():
-        return None
-    if isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) and v.strip() for v in value):
-        return None
-    return "is not an account code, or [code, name]"
-
-
 class GlCode(Text):
     words = "an account code, or [code, name]"
 
     def problem(self, value):
-        return _gl_code_problem(value)
+        if isinstance(value, str) and value.strip():
+            return None
+        if isinstance(value, list) and len(value) == 2 and all(isinstance(v, str) and v.strip() for v in value):
+            return None
+        return f"is not {self.words}"
 
 
 def register() -> None:
@@ -274,7 +267,7 @@ def register() -> None:
         meaning="The fee schedule, one [[fee]] per fee and version, each in force from its own effective_on.",
         keys={"code": Key("the fee's code (a returned check is returned_check)", Text(blank=False), required=True),
               "description": Key("its name on the bill", Text(blank=False), required=True),
-              "citation": CITATION,
+              "citation": CITED,
               "effective_on": Key("the day this version takes effect", Day(), required=True),
               "amount": Key("a flat amount", amount()), "rate": Key("a rate", rate("1000000")),
               "by_size": Key("an amount for each meter size", MapOf(amount(), "meter size")),

@@ -76,7 +76,7 @@ def presets_doc() -> str:
         if table.schemes is not None:
             out += ["", f"Its schemes ({table.schemes.kind}s):", ""]
             for scheme in table.schemes.names():
-                cls = table.schemes._classes[scheme]
+                cls = table.schemes.class_of(scheme)
                 out.append(f"- `{scheme}`: {_scheme_words(cls)}")
                 own = doc_table(Shape(getattr(cls, "KEYS", {})))
                 if own:

@@ -190,8 +190,7 @@ class Shape:
         if self.schemes is None:
             return self.keys
         name = value.get(self.scheme_key, self.default_scheme)
-        cls = self.schemes._classes.get(name) if isinstance(name, str) else None
-        return {**self.keys, **getattr(cls, "KEYS", {})}
+        return {**self.keys, **getattr(self.schemes.class_of(name), "KEYS", {})}
 
 
 @dataclass(frozen=True)

@@ -62,11 +62,15 @@ class ReadingFactory(factory.django.DjangoModelFactory):
     value = 0
 
 
-def clerk_user(username: str = "clerk"):
-    """A staff login in the Clerk group (the groups come with the preset: `setup_utility`)."""
+def staff_user(username: str, group: str):
+    """A staff login in one of the shipped groups (they come with the preset: `setup_utility`)."""
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group
 
     user = get_user_model().objects.create_user(username, is_staff=True)
-    user.groups.add(Group.objects.get(name="Clerk"))
+    user.groups.add(Group.objects.get(name=group))
     return get_user_model().objects.get(pk=user.pk)  # fresh, without a cached permission set
+
+
+def clerk_user(username: str = "clerk"):
+    return staff_user(username, "Clerk")

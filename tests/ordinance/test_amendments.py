@@ -161,15 +161,6 @@ def test_a_late_charge_re_priced_by_an_amendment_installed_after_it_states_the_r
     assert "corrected to $3.72 (Late payment penalty: 2% (month 3))" in correction.description
 
 
-def _supervisor(username="supervisor"):
-    from django.contrib.auth import get_user_model
-    from django.contrib.auth.models import Group
-
-    user = get_user_model().objects.create_user(username, is_staff=True)
-    user.groups.add(Group.objects.get(name="Supervisor"))
-    return get_user_model().objects.get(pk=user.pk)
-
-
 def _rates_from(day: str, minimum: str) -> str:
     schedule = MINEOLA[MINEOLA.index("\n[[rate_schedule]]\n"):MINEOLA.index("\n[[fee]]\n")]
     return MINEOLA + "\n" + schedule.replace("effective_on = 2024-06-01", f"effective_on = {day}").replace(
@@ -182,7 +173,7 @@ def test_a_rate_amendment_installed_after_its_bills_is_refused_then_rebilled_onc
     from billing.models import AmendmentRebill, RateSchedule
     from billing.services.amendments import amendment_rebill_decide
     from core.errors import ApplicationError
-    from tests.factories import clerk_user
+    from tests.factories import clerk_user, staff_user
 
     account, meter = account_with_meter(book=1)
     read(meter, date(2026, 1, 12), 1_062_500)
@@ -213,7 +204,7 @@ def test_a_rate_amendment_installed_after_its_bills_is_refused_then_rebilled_onc
     issued.refresh_from_db()
     assert issued.status != Bill.Status.VOID
 
-    supervisor = _supervisor()
+    supervisor = staff_user("supervisor", "Supervisor")
     client.force_login(supervisor)
     page = client.post("/admin/billing/amendmentrebill/", {"action": "approve", "_selected_action": [request.pk],
                                                           "apply": "1", "note": ""})
