@@ -11,9 +11,9 @@ class BillingConfig(AppConfig):
             history_guard_register,
             install_step_register,
             past_guard_register,
-            preview_register,
             rebill_step_register,
         )
+        from ordinance.preview import preview_register
 
         from . import receivers, sections, signals
         from .presets import bills_issued_guard, preset_bills_preview, rates_and_fees_install

@@ -13,11 +13,12 @@ from djmoney.money import Money
 from core.errors import ApplicationError
 from ordinance.files import PresetFile
 from ordinance.install import InstallReport, jsonable
+from ordinance.preview import PreviewTable
 from ordinance.selectors import section_params
 
 from .fees import rule_for
 from .models import Bill, Fee, RateSchedule
-from .preview import bills_preview, preview_text
+from .preview import bills_preview
 
 
 def rates_and_fees_install(file: PresetFile, report: InstallReport) -> None:
@@ -42,13 +43,13 @@ def rates_and_fees_install(file: PresetFile, report: InstallReport) -> None:
                         label=f"fee {fee['code']} {fee['effective_on']}", in_use=lambda obj: False)
 
 
-def preset_bills_preview(data: dict | None) -> list[str]:
-    """What the preset's tables (``data``, a checked file's) or the installed preset's would bill, as lines."""
+def preset_bills_preview(data: dict | None) -> list[PreviewTable]:
+    """What the preset's tables (``data``, a checked file's) or the installed preset's would bill."""
     if data is None:
         data = {"calendar": section_params("calendar"), "penalty": section_params("penalty"),
                 "rate_schedule": [{**row.rules, "effective_on": row.effective_on.isoformat(),
                                    "citation": row.citation} for row in RateSchedule.objects.order_by("effective_on")]}
-    return preview_text(bills_preview(data))
+    return bills_preview(data)
 
 
 def bills_issued_guard() -> str:

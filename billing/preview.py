@@ -9,11 +9,11 @@ the same classes that bill (``rate_structure_for``, the penalty scheme and its r
 thing and the bill another. ``preset_check --bills`` prints it; the Utility page shows it for the installed preset.
 """
 
-from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal
 
 from core.money import fmt_dollars, fmt_gallons
+from ordinance.preview import PreviewTable
 
 from .ledger.allocation import Entry
 from .penalties.rules import BillTerms, penalties_owed
@@ -26,19 +26,8 @@ LATE_EXAMPLE = Decimal("100.00")
 EXAMPLE_UNITS = 3  # a per-unit minimum is shown for one unit and for a building of this many
 
 
-@dataclass(frozen=True)
-class PreviewRow:
-    gallons: int
-    total: str
-    lines: list[tuple[str, str, str]]  # (description, amount, citation)
-    refused: str = ""
-
-
-@dataclass(frozen=True)
-class PreviewTable:
-    title: str
-    rows: list[PreviewRow] = field(default_factory=list)
-    late_charges: bool = False  # rows are late-charge days, not usages
+USAGE_HEADERS = ("Gallons", "Bill", "Line", "Amount", "Citation")
+LATE_HEADERS = ("Day", "Late charge", "Amount", "Citation")
 
 
 def _ladder(category: dict) -> list[int]:
@@ -54,13 +43,20 @@ def _ladder(category: dict) -> list[int]:
     return sorted(steps)
 
 
-def _row(structure, bill: RatingInput) -> PreviewRow:
+def _rows(structure, bill: RatingInput) -> list[tuple[str, ...]]:
+    """One usage's rows: the gallons and the bill's total on its first line, then each line with its citation."""
+    gallons = f"{fmt_gallons(bill.gallons)} gal"
     try:
         rated = structure.rate(bill)
     except RatingError as exc:
-        return PreviewRow(bill.gallons, "—", [], refused=str(exc))
-    return PreviewRow(bill.gallons, fmt_dollars(rated.total),
-                      [(line.description, fmt_dollars(line.amount), line.citation) for line in rated.lines])
+        return [(gallons, "refused", str(exc), "", "")]
+    lines = [(line.description, fmt_dollars(line.amount), line.citation) for line in rated.lines]
+    return [(gallons, fmt_dollars(rated.total), *lines[0])] + [("", "", *line) for line in lines[1:]]
+
+
+def _usage_table(title: str, structure, bills) -> PreviewTable:
+    return PreviewTable(title, USAGE_HEADERS, [row for bill in bills for row in _rows(structure, bill)],
+                        numeric=frozenset({0, 1, 3}))
 
 
 def _per_bill_frequency(calendar) -> str:
@@ -88,23 +84,22 @@ def rate_tables_preview(schedule: dict, *, calendar=None) -> list[PreviewTable]:
             minimum = spec["minimum"]
             allowance = minimum["allowance_gallons"] * units
             ladder = _ladder({**spec, "minimum": {**minimum, "allowance_gallons": allowance}})
-            tables.append(PreviewTable(
-                f"{category_words(category)}, one {frequency} bill{unit_words} — {when}",
-                [_row(structure, RatingInput(frequency=frequency, category=category, gallons=g, units=units))
-                 for g in ladder]))
+            tables.append(_usage_table(
+                f"{category_words(category)}, one {frequency} bill{unit_words} — {when}", structure,
+                (RatingInput(frequency=frequency, category=category, gallons=g, units=units) for g in ladder)))
     for minimum in (rules.get("monthly") or {}).get("annual_minimum", []):
         allowance = int(minimum["allowance_gallons"])
-        tables.append(PreviewTable(
-            f'Monthly bills, {minimum["size"]}" meter, the first bill of the billable year — {when}',
-            [_row(structure, RatingInput(frequency="monthly", category="other", gallons=g, meter_size=minimum["size"]))
-             for g in (0, allowance, 2 * allowance)]))
+        tables.append(_usage_table(
+            f'Monthly bills, {minimum["size"]}" meter, the first bill of the billable year — {when}', structure,
+            (RatingInput(frequency="monthly", category="other", gallons=g, meter_size=minimum["size"])
+             for g in (0, allowance, 2 * allowance))))
     if not tables:
         # A structure without per-bill tables of our shape (an OWRS file): each category on the calendar's bills.
         for category in ("one_two_family", "other", "nonprofit"):
-            tables.append(PreviewTable(
-                f"{category_words(category)}, one {frequency} bill — {when}",
-                [_row(structure, RatingInput(frequency=frequency, category=category, gallons=g))
-                 for g in (0, 5_000, 10_000, 20_000, 50_000, 100_000)]))
+            tables.append(_usage_table(
+                f"{category_words(category)}, one {frequency} bill — {when}", structure,
+                (RatingInput(frequency=frequency, category=category, gallons=g)
+                 for g in (0, 5_000, 10_000, 20_000, 50_000, 100_000))))
     return tables
 
 
@@ -122,12 +117,11 @@ def late_charge_preview(penalty: dict, calendar_table: dict | None, *, bill_date
                           bills=[BillTerms(key=key, bill_date=bill_date, due_date=due_date)], scheme=scheme,
                           through=bill_date + timedelta(days=365))
     total = sum((p.amount for p in owed), Decimal(0))
-    rows = [PreviewRow(0, fmt_dollars(p.amount), [(f"{p.due.on.isoformat()}: {p.due.description}",
-                                                   fmt_dollars(p.amount), p.due.citation)]) for p in owed]
+    rows = [(p.due.on.isoformat(), p.due.description, fmt_dollars(p.amount), p.due.citation) for p in owed]
     title = (f"Late charges on a {fmt_dollars(LATE_EXAMPLE)} water bill dated {bill_date.isoformat()}, due "
              f"{due_date.isoformat()}, never paid: {len(owed)} charge{'s' if len(owed) != 1 else ''}, "
              f"{fmt_dollars(total)} in the year ({penalty.get('citation', '')})")
-    return PreviewTable(title, rows, late_charges=True)
+    return PreviewTable(title, LATE_HEADERS, rows, numeric=frozenset({2}))
 
 
 def bills_preview(data: dict) -> list[PreviewTable]:
@@ -148,22 +142,3 @@ def bills_preview(data: dict) -> list[PreviewTable]:
         day = date.fromisoformat(str(first)) if first else date(2025, 1, 1)
         tables.append(late_charge_preview(data["penalty"], calendar_table, bill_date=day.replace(day=1)))
     return tables
-
-
-def preview_text(tables: list[PreviewTable]) -> list[str]:
-    """The tables as plain lines, for a terminal."""
-    out = []
-    for table in tables:
-        out += ["", table.title]
-        for row in table.rows:
-            if row.refused:
-                out.append(f"  {fmt_gallons(row.gallons):>12} gal  refused: {row.refused}")
-                continue
-            if table.late_charges:
-                for description, amount, citation in row.lines:
-                    out.append(f"  {description:<70} {amount:>10}  {citation}")
-                continue
-            out.append(f"  {fmt_gallons(row.gallons):>12} gal  {row.total:>12}")
-            for description, amount, citation in row.lines:
-                out.append(f"  {'':>16}  {description:<68} {amount:>10}  {citation}")
-    return out

@@ -6,8 +6,8 @@ from django.utils.html import format_html, format_html_join
 
 from core.dates import fmt_day
 
-from .install import preset_preview
 from .models import BEGINNING, InstalledPreset, Section, Utility
+from .preview import preset_preview, preview_html
 from .selectors import section_params
 
 
@@ -72,13 +72,12 @@ class UtilityAdmin(admin.ModelAdmin):
 
     @admin.display(description="what the installed rules bill")
     def what_it_bills(self, obj):
-        lines = preset_preview(None)
+        tables = preset_preview(None)
         return format_html(
             "<p>Each class of account for a ladder of usages (0, the allowance, each block's edges, twice the last "
             "bound) and one late charge through a year, each line with its section: hold it beside the chapter "
             "(<code>preset_check FILE --bills</code> prints the same for a file before it is installed).</p>"
-            "<pre style='white-space: pre; overflow-x: auto; font-size: 0.85em'>{}</pre>",
-            "\n".join(lines).strip()) if lines else "—"
+            "<div class='preview-tables'>{}</div>", preview_html(tables)) if tables else "—"
 
     @admin.display(description="installs of the preset file")
     def installs(self, obj):

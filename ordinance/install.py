@@ -59,7 +59,6 @@ def install_step_register(step: InstallStep) -> None:
         _steps.append(step)
 
 
-_previews: list[Callable[[dict | None], list[str]]] = []
 # An amendment that takes effect before what is already posted: what it would change, and what rebills it.
 PastGuard = Callable[[PresetFile, datetime.date | None], list[str]]
 RebillStep = Callable[[PresetFile, datetime.date | None, "InstalledPreset", object], str]
@@ -80,18 +79,6 @@ def rebill_step_register(step: RebillStep) -> None:
     past (billing: a request to void and bill again, for a supervisor to approve); returns it in words."""
     if step not in _rebill_steps:
         _rebill_steps.append(step)
-
-
-def preview_register(preview: Callable[[dict | None], list[str]]) -> None:
-    """``preview(data)`` says, line by line, what a preset's tables would do (billing: what it would bill for a
-    ladder of usages, and a late charge through a year); ``data`` None asks it of the installed preset."""
-    if preview not in _previews:
-        _previews.append(preview)
-
-
-def preset_preview(data: dict | None) -> list[str]:
-    """What every app says the preset ``data`` (a checked file's tables), or the installed one, would do."""
-    return [line for preview in _previews for line in preview(data)]
 
 
 def history_guard_register(guard: Callable[[], str]) -> None:

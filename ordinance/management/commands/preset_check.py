@@ -7,7 +7,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from ordinance.files import preset_read, shipped_presets
-from ordinance.install import jsonable, preset_check, preset_preview
+from ordinance.install import jsonable, preset_check
+from ordinance.preview import preset_preview, preview_lines
 
 
 class Command(BaseCommand):
@@ -30,7 +31,7 @@ class Command(BaseCommand):
             self.stdout.write(f"{file}: fit to install (setup_utility {'' if shipped else '--file '}{file})")
             if options["bills"]:
                 data = preset_read(code=file) if shipped else preset_read(path=file)
-                for line in preset_preview(jsonable(data.data)):
+                for line in preview_lines(preset_preview(jsonable(data.data))):
                     self.stdout.write(line)
         else:
             for refusal in refusals:
