@@ -338,13 +338,13 @@ def _rate_per_bill(schedule: Schedule, bill: RatingInput) -> Rated:
     if units < 1:
         raise RatingError(f"{rate.minimum_citation}: the minimum is charged for each unit, and the account has "
                           f"{units} units; set its units to 1 or more")
-    # Per unit: "3 units × $100.00", the minimum and its allowance multiplied; the line's rate stays the minimum
-    # of one unit.
+    # Per unit: "3 units × $100.00", the minimum and its allowance multiplied; the line's rate is, as on every
+    # minimum line, the charge itself.
     each = f"{units} unit{'s' if units != 1 else ''} × ${rate.minimum:,.2f}, " if rate.per_unit else ""
     whole_minimum, allowance = rate.minimum * units, rate.allowance * units
     if part is None:
         lines = [Line("minimum", f"Minimum charge, {each}includes {fmt_gallons(allowance)} gal",
-                      rate.minimum_citation, Decimal(allowance), rate.minimum, cents(whole_minimum))]
+                      rate.minimum_citation, Decimal(allowance), whole_minimum, cents(whole_minimum))]
         lower = allowance
     else:
         minimum, lower = part.dollars(whole_minimum), part.gallons(allowance)

@@ -204,7 +204,11 @@ def test_a_three_unit_building_pays_the_minimum_for_each_unit(tmp_path):
     assert april.total.amount == D("120.00")
     minimum = april.lines.get(kind="minimum")
     assert minimum.description == "Minimum charge, 3 units × $40.00, includes 30,000 gal"
-    assert (minimum.amount.amount, minimum.citation) == (D("120.00"), "§ 99-11 A")
+    assert (minimum.amount.amount, minimum.rate, minimum.citation) == (D("120.00"), D("120.00"), "§ 99-11 A")
+    # The paper bill's line reads as the whole charge, never "flat 40.00" beside $120.00.
+    from billing.documents.bill import line_views
+
+    assert line_views([minimum])[0].quantity_rate == "flat 120.00"
     # 40,000 gal: $120.00, and 10,000 gal above the 30,000 (past the first block's bound) at $5.50: $55.00.
     assert july.total.amount == D("175.00")
     # One unit, 20,000 gal: $40.00 with 10,000, 10,000 at $4.00 → $80.00; 40,000: 40 + 80 + 10,000 at $5.50 → $175.00.
@@ -252,3 +256,17 @@ def test_a_30_day_late_charge_is_assessed_through_a_year_on_a_bill_never_paid(tm
 def test_the_shipped_presets_are_read_whole():
     for code in shipped_presets():
         assert check_data(preset_read(code=code)) == [], code
+
+
+def test_a_per_unit_minimum_and_a_30_day_period_read_in_spanish():
+    from django.utils import translation
+
+    from billing.documents.words import charge_words, line_words
+
+    with translation.override("es"):
+        assert line_words("Minimum charge, 3 units × $40.00, includes 30,000 gal") == \
+            "Cargo mínimo, 3 unidades × $40.00, incluye 30,000 gal"
+        said = charge_words("penalty", "Penalty for late payment: 1.5% (30-day period 12) on bill 202501-1-0002")
+        assert "1.5% (período de 30 días n.º 12)" in said and "202501-1-0002" in said
+        assert "(primer período de 30 días)" in charge_words("penalty", "Late payment penalty: 1.5% (first 30-day "
+                                                                        "period)")
