@@ -14,6 +14,7 @@ doc and the check cannot disagree. The preset's tables (``ordinance.sections``) 
 
 import datetime
 import difflib
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -93,7 +94,12 @@ class Number(Kind):
         return f"{self.what} {low} to {self.high:,}{places}"
 
     def problem(self, value):
-        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"is not a number ({self.words})"
+        if isinstance(value, float):
+            # TOML reads 5.1 as binary floating point (5.0999…): money and rates are written as text, "5.10".
+            return f"is written without quotes; write it as text, \"{value}\", so it is read exactly"
+        if isinstance(value, bool) or not isinstance(value, (str, int)):
             return f"is not {self.words}"
         try:
             number = Decimal(str(value).strip())

@@ -58,6 +58,7 @@ MALFORMED = [
     (lambda d: _blocks(d)[1].update(per_1000="NaN"), "per_1000 = 'NaN' is not a number"),
     (lambda d: _blocks(d)[1].update(per_1000="Infinity"), "per_1000 = 'Infinity' is not a number"),
     (lambda d: _blocks(d)[1].update(per_1000="4000.00"), "per 1,000 gal is a typing slip"),
+    (lambda d: _blocks(d)[1].update(per_1000=5.1), 'per_1000 = 5.1 is written without quotes; write it as text, "5.1"'),
     (lambda d: _minimum(d).update(amount="-40.00"), "[rate_schedule #1.per_bill.other.minimum] amount = '-40.00'"),
     (lambda d: _minimum(d).update(amount="40.005"), "amount = '40.005' has more than 2 decimal places"),
     (lambda d: _minimum(d).update(allowance_gallons=-10), "allowance_gallons = -10 is not a whole number of gallons"),
