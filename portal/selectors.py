@@ -32,7 +32,7 @@ from core.dates import fmt_day, fmt_time
 from core.errors import ApplicationError
 from termination.models import ACTIVE, CaseEvent, Notice, TerminationCase
 from termination.policy import METHOD_WORDS, termination_policy
-from termination.selectors import case_bills, case_deadlines, case_next_step, case_unpaid
+from termination.selectors import case_bills, case_deadlines, case_next_step, case_pay
 
 # The bill statuses the pages show (``billing.selectors.bill_status``) and the readings' labels, for the catalog.
 SHOWN_WORDS = (gettext_noop("paid"), gettext_noop("partly paid"), gettext_noop("unpaid"), gettext_noop("Previous"),
@@ -298,7 +298,7 @@ def account_cases(*, account: Account, as_of: date) -> dict:
     box = None
     if open_case is not None:
         box = {"case": open_case, "stage": CUSTOMER_STAGE[open_case.status],
-               "unpaid": case_unpaid(open_case, as_of=as_of) if open_case.grounds == "nonpayment" else None,
+               "pay": case_pay(open_case, as_of=as_of),
                "can_request": case_request_open(open_case)}
     return {"termination": box, "closed_cases": [c for c in cases if c.status not in OPEN_CASE_STATUSES]}
 
@@ -345,7 +345,7 @@ def case_detail(*, case: TerminationCase, user, as_of: date) -> dict:
         else "",
         "next_step": step, "deadlines": deadlines,
         "bills": list(case_bills(case)),
-        "unpaid": case_unpaid(case, as_of=as_of) if case.grounds == "nonpayment" else None,
+        "pay": case_pay(case, as_of=as_of),
         "hearing_place": case.hearing_place or policy.hearing_place,
         "notices": notices, "events": events, "request": request,
         "can_request": case_request_open(case),

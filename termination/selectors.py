@@ -6,11 +6,14 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal
 
+from django.utils.translation import gettext
+
 from accounts.models import Account
 from billing.balances import accounts_that_may_owe, balances, bill_id_of, paid_since
 from billing.models import Bill, PendingCharge
-from core.errors import NotFound
-from core.money import ZERO
+from billing.services.charges import charge_terms
+from core.errors import ApplicationError, NotFound
+from core.money import ZERO, fmt_dollars
 from ordinance.selectors import installed_utility
 
 from .models import ACTIVE, CaseBill, Notice, TerminationCase
@@ -139,6 +142,68 @@ def case_unpaid(case: TerminationCase, *, as_of: date) -> Decimal:
             covered += eligible.amount if eligible else ZERO
     paid = paid_since(case.account_id, since=case.opened_on, through=as_of)
     return max(ZERO, min(covered, case.amount_delinquent - paid))
+
+
+@dataclass(frozen=True)
+class CasePay:
+    """The one amount a nonpayment case asks of the customer on a day, named the same on the counter, the account,
+    the case page, the portal and the notice. Before the shut-off it is what stops it (``case_unpaid``); once
+    service is off it is what restores it (``restore_owed``): everything the account owes, the disconnect charge
+    waiting for the next bill included, and the charge for restoring where the preset sets one, paid ahead so the
+    restoration leaves nothing owing. ``included`` names the charges of the shut-off the amount holds."""
+
+    restores: bool
+    amount: Decimal
+    included: tuple[tuple[str, Decimal], ...] = ()
+
+    @property
+    def words(self) -> str:
+        return gettext("To restore service, pay") if self.restores else gettext("To stop the shut-off, pay")
+
+    @property
+    def detail(self) -> str:
+        """The shut-off's charges the amount holds, in words: "the disconnect charge $50.00 and the connect charge
+        $50.00 included"; empty when none."""
+        if not self.included:
+            return ""
+        named = [f"{what.lower()} {fmt_dollars(amount)}" for what, amount in self.included]
+        joined = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " " + gettext("and") + " " + named[-1]
+        return gettext("%(charges)s included") % {"charges": joined}
+
+
+def restore_owed(case: TerminationCase, *, as_of: date) -> tuple[Decimal, Decimal]:
+    """What restoring service waits for on ``as_of``: the ledger's balance and the charges waiting for the next
+    bill (the disconnect charge among them), as ``(owed, of it waiting)``."""
+    balance = balances([case.account_id], through=as_of)[case.account_id].balance
+    waiting = sum((c.amount.amount for c in PendingCharge.objects.filter(
+        account_id=case.account_id, bill__isnull=True, cancelled_at__isnull=True)), ZERO)
+    return balance + waiting, waiting
+
+
+def case_pay(case: TerminationCase, *, as_of: date) -> CasePay | None:
+    """What the customer pays on ``as_of`` to stop the shut-off (before it) or to restore service (after it);
+    None for a case that is not for nonpayment or is closed."""
+    if case.grounds != "nonpayment":
+        return None
+    if case.status in ACTIVE:
+        return CasePay(restores=False, amount=case_unpaid(case, as_of=as_of))
+    if case.status != "shut_off":
+        return None
+    policy = termination_policy(as_of)
+    owed, _ = restore_owed(case, as_of=as_of)
+    included = [(c.description, c.amount.amount) for c in PendingCharge.objects.filter(
+        account_id=case.account_id, bill__isnull=True, cancelled_at__isnull=True, code=policy.disconnect_fee)
+        .order_by("charged_on", "id")] if policy.disconnect_fee else []
+    amount = max(ZERO, owed)
+    if policy.restore_fee:
+        try:
+            terms = charge_terms(account=case.account, code=policy.restore_fee, as_of=as_of)
+        except ApplicationError:
+            terms = None  # the schedule in force has no such fee: nothing to pay ahead
+        if terms is not None:
+            amount += terms.amount
+            included.append((terms.description, terms.amount))
+    return CasePay(restores=True, amount=amount, included=tuple(included))
 
 
 def current_notices(case: TerminationCase) -> dict[str, Notice]:

@@ -34,7 +34,7 @@ from ordinance.selectors import installed_utility
 from portal.notify import bills_emailed_counts
 from portal.tasks import bills_issued_notify_task
 from termination.models import CLOSED, TerminationCase
-from termination.selectors import case_unpaid
+from termination.selectors import case_pay
 
 from .account_list import AccountListMixin
 from .dashboard import dashboard_for
@@ -111,8 +111,7 @@ class AccountAdmin(AccountListMixin, CsvExportMixin, AccountMetersAdmin, Account
              "amount": fmt_dollars(case.amount_delinquent), "status": case.get_status_display(),
              "opened_on": case.opened_on, "hearing_on": case.hearing_on, "closed_on": case.closed_on,
              "open": case.status not in CLOSED_CASES,
-             "stop": (fmt_dollars(case_unpaid(case, as_of=today()))
-                      if case.grounds == "nonpayment" and case.status not in CLOSED_CASES else "")}
+             "pay": case_pay(case, as_of=today()) if case.status not in CLOSED_CASES else None}
             for case in cases]
         context["open_cases"] = [case for case in context["account_cases"] if case["open"]]
         context["account_plans"] = [
@@ -227,17 +226,18 @@ admin.site.register(BillingRun, BillingRunAdmin)
 
 
 class PaymentAdmin(BillingPaymentAdmin):
-    """The counter, with termination's part: the amount that stops a shut-off on an account with an open case
-    for nonpayment, named as the portal and the case page name it."""
+    """The counter, with termination's part: on an account with an open case for nonpayment, the amount that stops
+    the shut-off, or once service is off the amount that restores it, named as the portal and the case page name
+    it (``termination.selectors.case_pay``)."""
 
     def counter_stop(self, account_no: str, *, as_of) -> dict | None:
         case = (TerminationCase.objects.filter(account__account_no=account_no, grounds="nonpayment")
                 .exclude(status__in=CLOSED_CASES).order_by("-opened_on", "-id").first())
         if case is None:
             return None
-        unpaid = case_unpaid(case, as_of=as_of)
-        return {"case": case.number, "amount": fmt_amount(unpaid), "amount_text": fmt_dollars(unpaid)} \
-            if unpaid > 0 else None
+        pay = case_pay(case, as_of=as_of)
+        return {"case": case.number, "amount": fmt_amount(pay.amount), "amount_text": fmt_dollars(pay.amount),
+                "words": pay.words, "detail": pay.detail, "restores": pay.restores} if pay and pay.amount > 0 else None
 
 
 admin.site.unregister(Payment)

@@ -32,7 +32,7 @@ from ..selectors import (
     case_board,
     case_deadlines,
     case_next_step,
-    case_unpaid,
+    case_pay,
     delinquencies,
     list_floor,
 )
@@ -238,11 +238,13 @@ class TerminationCaseAdmin(CsvExportMixin, TerminationAdmin):
         shown = [(label, fmt_day(day)) for label, day in rows if day]
         return format_html_join(" · ", "{}: {}", shown) or "—"
 
-    @admin.display(description="to stop the shut-off, pay (today)")
+    @admin.display(description="to stop the shut-off or restore service, pay (today)")
     def unpaid_today(self, obj):
-        if obj.grounds != "nonpayment":
+        pay = case_pay(obj, as_of=today())
+        if pay is None:
             return "—"
-        return fmt_dollars(case_unpaid(obj, as_of=today()))
+        detail = f" ({pay.detail})" if pay.detail else ""
+        return f"{pay.words}: {fmt_dollars(pay.amount)}{detail}"
 
     @admin.display(description="notice of the determination")
     def determination_paper(self, obj):

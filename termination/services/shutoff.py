@@ -9,8 +9,6 @@ from django.db import transaction
 from accounts.alerts import shutoff_alert_words
 from accounts.models import Account
 from accounts.services import account_service_set
-from billing.balances import balances
-from billing.models import PendingCharge
 from billing.services.charges import charge_add
 from core.clock import refuse_future
 from core.dates import fmt_day
@@ -26,6 +24,7 @@ from ..selectors import (
     case_unpaid,
     current_notices,
     required_roles,
+    restore_owed,
 )
 from ..signals import service_restored
 from .events import case_event, case_text
@@ -186,10 +185,7 @@ def restore_refusals(case: TerminationCase, *, as_of: date) -> list[FieldError]:
     if case.status != "shut_off":
         return out
     if case.grounds == "nonpayment":
-        balance = balances([case.account_id], through=as_of)[case.account_id].balance
-        waiting = sum((c.amount.amount for c in PendingCharge.objects.filter(
-            account_id=case.account_id, bill__isnull=True, cancelled_at__isnull=True)), ZERO)
-        owed = balance + waiting
+        owed, waiting = restore_owed(case, as_of=as_of)
         if owed > ZERO:
             out.append(FieldError("balance", f"{fmt_dollars(owed)} is still owed on {as_of}"
                                              + (f" ({fmt_dollars(waiting)} of it charged for the next bill)"

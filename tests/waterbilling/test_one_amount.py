@@ -36,7 +36,8 @@ def test_the_counter_and_the_account_name_the_amount_that_stops_the_shutoff(mine
     assert f'data-amount="{stop}">To stop the shut-off, pay: {fmt_dollars(stop)}</button>' in counter
     looked_up = json.loads(client.get(reverse("admin:billing_payment_counter_lookup"),
                                       {"account": account.account_no}).content)
-    assert looked_up["stop"] == {"case": case.number, "amount": "136.13", "amount_text": "$136.13"}
+    assert looked_up["stop"] == {"case": case.number, "amount": "136.13", "amount_text": "$136.13",
+                                 "words": "To stop the shut-off, pay", "detail": "", "restores": False}
     page = client.get(reverse("admin:accounts_account_change", args=[account.pk])).content.decode()
     assert f"— to stop the shut-off, pay {fmt_dollars(stop)}" in page
     case_page = client.get(reverse("admin:termination_terminationcase_change", args=[case.pk])).content.decode()

@@ -20,14 +20,14 @@
     const p = document.createElement("p");
     p.textContent = data.found
       ? data.name + ", " + data.service_address + ": due now $" + data.amount_due + " (past due $" + data.past_due + ")"
-        + (data.stop ? "; to stop the shut-off (case " + data.stop.case + "), pay $" + data.stop.amount : "")
+        + (data.stop ? "; " + data.stop.words.toLowerCase() + " $" + data.stop.amount + " (case " + data.stop.case + ")" : "")
       : "No account '" + input.value + "'.";
     if (!data.found) { p.className = "errornote"; }
     box.appendChild(p);
     if (!fill) { return; }
     fill.textContent = "";
     if (!data.found) { return; }
-    if (data.stop) { fill.appendChild(button("To stop the shut-off, pay", data.stop.amount)); }
+    if (data.stop) { fill.appendChild(button(data.stop.words, data.stop.amount)); }
     const past = parseFloat(data.past_due), due = parseFloat(data.amount_due);
     if (past > 0) { fill.appendChild(button("Pay past due", data.past_due)); }
     if (due > 0) { fill.appendChild(button(past > 0 && due > past ? "Pay all that is due" : "Pay the amount due",
