@@ -27,6 +27,7 @@ from billing.models import Payment
 from core.money import ZERO, fmt_dollars
 
 from .models import AchFile, BankDeposit, OnlinePayment, PaymentException
+from .processors import ProcessorUnavailable
 
 LOOK_BACK_DAYS = 45  # how far back an online payment never paid out is still looked for
 
@@ -50,10 +51,11 @@ class DepositsReconciled:
     unmatched: list[BankDeposit] = field(default_factory=list)  # credits of no channel of ours
     not_paid_out: list[OnlinePayment] = field(default_factory=list)  # posted online, in no payout since
     notes: list[str] = field(default_factory=list)
+    unreached: list[str] = field(default_factory=list)  # what could not be asked (the processor down), in words
 
     @property
     def matches(self) -> bool:
-        return (not self.unmatched and not self.not_paid_out
+        return (not self.unmatched and not self.not_paid_out and not self.unreached
                 and all(line.difference == ZERO for line in self.lines))
 
 
@@ -104,10 +106,19 @@ def deposits_reconcile(*, on: date, processor=None) -> DepositsReconciled:
             result.lines.append(ChannelLine("processor", "Processor payouts", ZERO, deposited("processor"),
                                             "not matched: no processor"))
     else:
-        payouts = processor.payouts(arrived_from=on - timedelta(days=LOOK_BACK_DAYS), arrived_to=on)
-        result.lines.append(_processor_line(on, [p for p in payouts if p.arrived_on == on], deposits["processor"],
-                                            processor, result.notes))
-        result.not_paid_out = _not_paid_out(on, payouts, processor)
+        try:
+            payouts = processor.payouts(arrived_from=on - timedelta(days=LOOK_BACK_DAYS), arrived_to=on)
+        except ProcessorUnavailable as exc:
+            # The rest of the day is reconciled; the processor's part waits until it answers.
+            result.unreached.append(str(exc))
+            result.notes.append(f"{exc}. Its payouts are not matched and no online payment is listed as not paid "
+                                "out; reconcile the day again once the processor answers.")
+            result.lines.append(ChannelLine("processor", "Processor payouts", ZERO, deposited("processor"),
+                                            "not matched: the processor could not be reached"))
+        else:
+            result.lines.append(_processor_line(on, [p for p in payouts if p.arrived_on == on],
+                                                deposits["processor"], processor, result.notes))
+            result.not_paid_out = _not_paid_out(on, payouts, processor)
     result.unmatched = deposits["other"]
     return result
 

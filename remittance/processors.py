@@ -15,6 +15,7 @@ Design overview:
   shows online payment with no processor account and no money moving.
 """
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -25,8 +26,17 @@ from django.utils import timezone
 CENT = Decimal("0.01")
 
 
+# Seconds to wait for the processor's answer before it counts as down (its library's own default is 80).
+TIMEOUT_SECONDS = 20
+
+
 class EventRefused(Exception):
     """A webhook that is not the processor's (its signature does not verify) or cannot be read."""
+
+
+class ProcessorUnavailable(Exception):
+    """The processor could not be reached, or answered with an error instead of what was asked: the page or
+    command that asked says so and goes on with what it has (nothing is charged or posted)."""
 
 
 @dataclass(frozen=True)
@@ -116,7 +126,19 @@ class StripeProcessor:
         self._stripe = stripe
         self._webhook_secret = webhook_secret
         self._client = stripe.StripeClient(secret_key, base_addresses={"api": api_base} if api_base else None,
-                                           max_network_retries=2)
+                                           max_network_retries=2,
+                                           http_client=stripe.new_default_http_client(timeout=TIMEOUT_SECONDS))
+
+    @contextmanager
+    def _asking(self, what: str):
+        """Ask Stripe for ``what``; any error of its library (the network down, a timeout, Stripe's own error or a
+        key it refuses) becomes ``ProcessorUnavailable`` naming what was asked and what went wrong."""
+        try:
+            yield
+        except self._stripe.StripeError as exc:
+            said = (getattr(exc, "user_message", None) or str(exc) or type(exc).__name__).split("\n")[0][:200]
+            raise ProcessorUnavailable(f"Stripe could not be asked for {what}: {type(exc).__name__}: {said}") \
+                from None
 
     def checkout_create(self, request: CheckoutRequest) -> Checkout:
         params = {
@@ -133,7 +155,8 @@ class StripeProcessor:
         }
         if request.email:
             params["customer_email"] = request.email
-        session = self._client.v1.checkout.sessions.create(params, {"idempotency_key": request.reference})
+        with self._asking("a checkout page"):
+            session = self._client.v1.checkout.sessions.create(params, {"idempotency_key": request.reference})
         return Checkout(id=session.id, url=session.url)
 
     def event_read(self, payload: bytes, signature: str) -> ProcessorEvent:
@@ -187,20 +210,21 @@ class StripeProcessor:
         start = int(datetime(arrived_from.year, arrived_from.month, arrived_from.day, tzinfo=UTC).timestamp())
         end = int(datetime(arrived_to.year, arrived_to.month, arrived_to.day, tzinfo=UTC).timestamp()) + 86_400
         found = []
-        for payout in self._client.v1.payouts.list({"arrival_date": {"gte": start, "lt": end},
-                                                    "limit": 100}).auto_paging_iter():
-            items = []
-            for bt in self._client.v1.balance_transactions.list({"payout": payout.id, "limit": 100,
-                                                                 "expand": ["data.source"]}).auto_paging_iter():
-                row = bt.to_dict()
-                if row.get("type") == "payout":
-                    continue
-                source = row.get("source") if isinstance(row.get("source"), dict) else {}
-                kind = {"charge": "charge", "payment": "charge", "refund": "refund"}.get(row.get("type"), "other")
-                items.append(PayoutItem(kind=kind, payment_ref=source.get("payment_intent") or "",
-                                        gross=_dollars(row.get("amount")), fee=_dollars(row.get("fee"))))
-            found.append(Payout(id=payout.id, amount=_dollars(payout.amount), items=items,
-                                arrived_on=datetime.fromtimestamp(payout.arrival_date, tz=UTC).date()))
+        with self._asking("its payouts"):
+            for payout in self._client.v1.payouts.list({"arrival_date": {"gte": start, "lt": end},
+                                                        "limit": 100}).auto_paging_iter():
+                items = []
+                for bt in self._client.v1.balance_transactions.list({"payout": payout.id, "limit": 100,
+                                                                     "expand": ["data.source"]}).auto_paging_iter():
+                    row = bt.to_dict()
+                    if row.get("type") == "payout":
+                        continue
+                    source = row.get("source") if isinstance(row.get("source"), dict) else {}
+                    kind = {"charge": "charge", "payment": "charge", "refund": "refund"}.get(row.get("type"), "other")
+                    items.append(PayoutItem(kind=kind, payment_ref=source.get("payment_intent") or "",
+                                            gross=_dollars(row.get("amount")), fee=_dollars(row.get("fee"))))
+                found.append(Payout(id=payout.id, amount=_dollars(payout.amount), items=items,
+                                    arrived_on=datetime.fromtimestamp(payout.arrival_date, tz=UTC).date()))
         return found
 
 

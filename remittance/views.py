@@ -26,7 +26,7 @@ from .autopay import authorization_text, autopay_cancel, autopay_enrol
 from .configured import processor_configured
 from .forms import AutopayForm, FindAccountForm, PayForm
 from .models import AutopayEnrolment, OnlinePayment
-from .processors import EventRefused
+from .processors import EventRefused, ProcessorUnavailable
 from .services import amount_owed, latest_bill_amounts, online_payment_start, processor_event_apply
 from .vault import vault_ready
 
@@ -111,8 +111,8 @@ def _pay(request, account: Account, *, user):
         except ApplicationError as exc:
             for error in exc.errors:
                 form.add_error(error.field if error.field in form.fields else None, error.message)
-        except Exception:  # noqa: BLE001 - the processor could not be reached: say so, post nothing
-            logger.exception("checkout for account %s not created", account.account_no)
+        except ProcessorUnavailable as exc:  # say so, charge nothing
+            logger.warning("checkout for account %s not created: %s", account.account_no, exc)
             form.add_error(None, "The payment service cannot be reached just now; nothing was charged. Try again "
                                  "in a few minutes, or pay by mail or at the office.")
         else:

@@ -33,15 +33,16 @@ class Command(BaseCommand):
                             f"processor's {o.payment_ref}"} for o in result.not_paid_out]
         if options["format"] == "json":
             self.stdout.write(json.dumps({"date": result.on.isoformat(), "matches": result.matches, "lines": rows,
-                                          "notes": result.notes}, indent=2))
+                                          "notes": result.notes, "unreached": result.unreached}, indent=2))
             return
         if options["format"] == "csv":
             out = io.StringIO()
             csv_dict_rows(out, columns=list(rows[0]), rows=rows, lineterminator="\n")
             self.stdout.write(out.getvalue(), ending="")
             return
-        self.stdout.write(f"Deposits of {result.on}: "
-                          + ("every channel matches to the cent" if result.matches else "differences below"))
+        self.stdout.write(f"Deposits of {result.on}: " + (
+            "every channel matches to the cent" if result.matches
+            else "not complete: the processor could not be reached" if result.unreached else "differences below"))
         for line in result.lines:
             mark = "" if line.difference == 0 else f"  difference {fmt_dollars(line.difference)}"
             self.stdout.write(f"  {line.label}: expected {fmt_dollars(line.expected)}, deposited "
@@ -55,3 +56,5 @@ class Command(BaseCommand):
                               f"{online.account.account_no} (processor's {online.payment_ref})")
         for note in result.notes:
             self.stdout.write(f"  {note}")
+        for said in result.unreached:
+            self.stderr.write(f"{said}: reconcile the day again once it answers")
