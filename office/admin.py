@@ -41,11 +41,12 @@ class RefundAdmin(ServicePagesAdmin):
              "payable draws from.")
     list_display = ("number", "account", "amount", "payee_name", "status", "requested_on", "requested_by",
                     "refunded_on", "decided_by")
-    list_filter = ("status",)
+    list_filter = ("status", ("came_back_on", admin.EmptyFieldListFilter))
     search_fields = ("account__account_no", "payee_name")
     list_select_related = ("account", "requested_by", "decided_by")
     readonly_fields = ("number", "account", "amount", "payee_name", "payee_address", "reason", "status",
-                       "requested_on", "requested_by", "decided_by", "decided_at", "decision_note", "refunded_on")
+                       "requested_on", "requested_by", "decided_by", "decided_at", "decision_note", "refunded_on",
+                       "came_back", "came_back_on")
     fields = readonly_fields
 
     @admin.display(description="Refund")
@@ -59,7 +60,7 @@ class RefundAdmin(ServicePagesAdmin):
         if account is None:
             return ()
         return [("Account", f"{account.account_no}, {account.owner.name}"),
-                ("Credit today", fmt_dollars(account_credit(account, as_of=today())))]
+                *_credit_facts(account_credit(account, as_of=today()), credit_label="Credit today")]
 
     def get_urls(self):
         view = self.admin_site.admin_view
@@ -79,7 +80,8 @@ class RefundAdmin(ServicePagesAdmin):
         form = RefundDecisionForm(request.POST or None, refund=refund)
         credit = account_credit(refund.account, as_of=today())
         facts = [("Refund", refund.number), ("Account", f"{refund.account.account_no}, {refund.account.owner.name}"),
-                 ("Amount", fmt_dollars(refund.amount.amount)), ("The account's credit today", fmt_dollars(credit)),
+                 ("Amount", fmt_dollars(refund.amount.amount)),
+                 *_credit_facts(credit, credit_label="The account's credit today"),
                  ("Check to", f"{refund.payee_name}, {' '.join(refund.payee_address.split())}"),
                  ("Reason", refund.reason), ("Asked by", str(refund.requested_by or "")),
                  ("Asked on", str(refund.requested_on))]
@@ -105,6 +107,14 @@ class RefundAdmin(ServicePagesAdmin):
 
     def header_links(self, request) -> list[tuple[str, str]]:
         return [("Check register (CSV)", reverse("admin:office_refund_register"))]
+
+
+def _credit_facts(credit, *, credit_label: str) -> list[tuple[str, str]]:
+    """The credit, and what of it is cleared money with the payments that hold the rest (``billing.clearing``)."""
+    facts = [(credit_label, fmt_dollars(credit.credit)), ("Of it, cleared and refundable", fmt_dollars(credit.amount))]
+    if credit.words:
+        facts.append(("Not yet cleared", credit.words))
+    return facts
 
 
 @admin.register(Transfer)

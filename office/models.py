@@ -49,6 +49,11 @@ class Refund(models.Model):
     decided_at = models.DateTimeField(null=True, blank=True)
     decision_note = models.TextField(blank=True)
     refunded_on = models.DateField(null=True, blank=True, help_text="The day the refund was posted (its approval).")
+    came_back = models.TextField(blank=True, help_text="A payment the refunded credit may have come from, taken back "
+                                                       "after the refund was paid (a bounced check, a returned "
+                                                       "debit): the village may be out the money. A supervisor "
+                                                       "follows it up.")
+    came_back_on = models.DateField(null=True, blank=True)
 
     class Meta:
         ordering = ["-requested_at", "-id"]

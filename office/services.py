@@ -12,6 +12,7 @@ from djmoney.money import Money
 from accounts.models import Account
 from billing.balances import balances
 from billing.cash import cash_day
+from billing.clearing import Refundable, refundable_credit
 from billing.ledger.posting import Posting, invoice_source, ledger_post, refund_source
 from billing.models import LedgerEntry
 from billing.services.adjustments import balance_transfer
@@ -52,10 +53,26 @@ def _locked(*accounts: Account) -> list[Account]:
     return [rows[a.pk] for a in accounts]
 
 
-def account_credit(account: Account, *, as_of: date) -> Decimal:
-    """What the account holds for the customer at the end of ``as_of``: its credit balance (0.00 when it owes)."""
-    balance = balances([account.pk], through=as_of)[account.pk].balance
-    return -balance if balance < ZERO else ZERO
+def account_credit(account: Account, *, as_of: date) -> Refundable:
+    """What the account holds for the customer at the end of ``as_of`` (its credit balance, 0.00 when it owes) and
+    what of it may be paid out: cleared money only (``billing.clearing``)."""
+    return refundable_credit(account.pk, as_of=as_of)
+
+
+def _credit_problems(account: Account, amount: Decimal, *, as_of: date, field: str, asked: str) -> list[FieldError]:
+    """A refund of ``amount`` refused when the account's credit is less, or when part of it is money not yet
+    cleared (naming each payment and the day it clears)."""
+    credit = account_credit(account, as_of=as_of)
+    if amount > credit.credit:
+        return [FieldError(field=field, message=(
+            f"{fmt_dollars(amount)} is more than account {account.account_no}'s credit on {fmt_day(as_of)} "
+            f"({fmt_dollars(credit.credit)}); {asked}"))]
+    if amount > credit.amount:
+        return [FieldError(field=field, message=(
+            f"{fmt_dollars(amount)} is more than the cleared part of account {account.account_no}'s credit on "
+            f"{fmt_day(as_of)} ({fmt_dollars(credit.amount)}): {credit.words}. Money that may still come back is "
+            "not paid out; ask again once it clears"))]
+    return []
 
 
 # --- refunds ---------------------------------------------------------------------------------------------------
@@ -67,13 +84,11 @@ def refund_request(*, account: Account, amount: Decimal, reason: str, as_of: dat
     the owner at the mailing address on file unless another payee is given."""
     errors = _day_problems(as_of, field="requested_on", doing="asked for")
     _locked(account)
-    credit = account_credit(account, as_of=as_of)
     if amount <= ZERO:
         errors.append(FieldError(field="amount", message="is more than 0.00"))
-    elif amount > credit:
-        errors.append(FieldError(field="amount", message=(
-            f"{fmt_dollars(amount)} is more than account {account.account_no}'s credit on {fmt_day(as_of)} "
-            f"({fmt_dollars(credit)}); only money the customer paid over what was owed is refunded")))
+    else:
+        errors += _credit_problems(account, amount, as_of=as_of, field="amount",
+                                   asked="only money the customer paid over what was owed is refunded")
     reason = (reason or "").strip()
     if not reason:
         errors.append(FieldError(field="reason", message="a refund needs a reason (kept for the audit)"))
@@ -106,11 +121,9 @@ def refund_decide(*, refund: Refund, approve: bool, note: str, as_of: date, acto
     amount = refund.amount.amount
     if approve and not errors:
         _locked(refund.account)
-        credit = account_credit(refund.account, as_of=as_of)
-        if amount > credit:
-            errors.append(FieldError(field="amount", message=(
-                f"account {refund.account.account_no}'s credit on {fmt_day(as_of)} is {fmt_dollars(credit)}, less "
-                f"than the {fmt_dollars(amount)} asked for: refuse this refund and ask again for what is there")))
+        errors += _credit_problems(refund.account, amount, as_of=as_of, field="amount",
+                                   asked="a bill or a returned payment has used it since: refuse this refund and ask "
+                                         "again for what is there")
     _raise(errors)
     refund = approval_decide(refund, approve=approve, note=note, actor=actor,
                              changes={"refunded_on": as_of if approve else None})
@@ -179,6 +192,9 @@ def transfer_make(*, from_account: Account, to_account: Account, as_of: date, re
     if not balance:
         errors.append(FieldError(field="from_account_no", message=f"account {from_account.account_no} owes nothing "
                                                                   f"and holds no credit on {fmt_day(as_of)}"))
+    elif balance < ZERO:
+        errors += _credit_problems(from_account, -balance, as_of=as_of, field="from_account_no",
+                                   asked="nothing more is there to move")
     _raise(errors)
     what = "Unpaid balance" if balance > 0 else "Credit"
     from_memo, to_memo = balance_transfer(

@@ -52,11 +52,11 @@ from billing.selectors import account_amounts_due, account_amounts_due_by
 from billing.services.payments import PaymentIn, payments_post
 from billing.services.reversals import payment_reverse
 from core.approval import approval_decide, approval_problems
+from core.banking_days import banking_day_on_or_after, is_banking_day, next_banking_day, why_not_banking_day
 from core.errors import ApplicationError, FieldError
 from core.money import fmt_dollars
 from core.workflow import transition
 
-from .banking_days import banking_day_on_or_after, is_banking_day, next_banking_day, why_not_banking_day
 from .models import AchFile, AutopayDebit, AutopayEnrolment, AutopayNotice
 from .nacha import RETURN_REASONS, Debit, NachaError, Originator, aba_valid, debit_file, returns_read, trace_number
 from .signals import autopay_notice_due, autopay_suspended

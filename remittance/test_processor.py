@@ -74,7 +74,8 @@ class TestProcessor:
             raise EventRefused(f"malformed test event: {type(exc).__name__}") from None
 
     def payouts(self, *, arrived_from: date, arrived_to: date) -> list[Payout]:
-        from .banking_days import next_banking_day
+        from core.banking_days import next_banking_day
+
         from .models import OnlinePayment
 
         by_day: dict[date, list[OnlinePayment]] = {}

@@ -42,11 +42,11 @@ from billing.models import Bill, LedgerEntry, Payment, PaymentReversal
 from billing.services.adjustments import bill_void
 from billing.services.payments import payment_post
 from billing.services.reversals import payment_reverse
+from core.banking_days import banking_day_on_or_after
 from core.errors import ApplicationError
 from core.models import StatusChange
 from notices.models import CustomerNotice
 from remittance.autopay import ach_export, ach_returns, autopay_enrol, notice_days
-from remittance.banking_days import banking_day_on_or_after
 from remittance.models import AutopayDebit, AutopayEnrolment, AutopayNotice, OnlinePayment
 from remittance.processors import ProcessorEvent
 from remittance.services import processor_event_apply

@@ -33,6 +33,7 @@ from core.errors import ApplicationError
 from core.models import NightlyRun
 from core.money import ZERO, fmt_dollars
 from meters.models import Installation, Reading, UsageAlert
+from office.models import Refund
 from termination.models import CaseEvent
 from termination.selectors import case_board
 
@@ -246,11 +247,19 @@ def payments_today(*, as_of: date) -> PaymentsToday:
                          tenders=tenders)
 
 
-def _payments_section(*, as_of: date) -> Section:
+def _payments_section(user, *, as_of: date) -> Section:
     p = payments_today(as_of=as_of)
     today_list = _url("admin:billing_payment_changelist", query={"paid_on": as_of.isoformat()})
     items = [Item(f"{_plural(p.count, 'payment')}, {fmt_dollars(p.total)}", today_list, "dated today")]
     items += [Item(f"{t.label}: {_plural(t.count, 'payment')}, {fmt_dollars(t.total)}") for t in p.tenders]
+    if user.has_perm("office.approve_refund"):
+        came_back = list(Refund.objects.filter(came_back_on__gte=as_of - timedelta(days=REOPENED_DAYS))
+                         .values_list("amount", flat=True))
+        if came_back:
+            items.append(Item(f"{_plural(len(came_back), 'refund')} ({fmt_dollars(sum(came_back, ZERO))}) paid against "
+                              "a payment taken back since",
+                              _url("admin:office_refund_changelist", query={"came_back_on__isempty": "0"}),
+                              "the credit refunded may never have been the village's: follow each up with its payee"))
     links = [Item("Daily cash report", _url("admin:billing_payment_cash")),
              Item("Payments", _url("admin:billing_payment_changelist"))]
     return Section("payments", "Payments posted today", items, [link for link in links if link.url])
@@ -420,7 +429,7 @@ def dashboard_for(*, user, as_of: date) -> Dashboard:
         (user.has_perm("billing.view_billingrun") or user.has_perm("billing.view_billingexception"), "runs",
          "Billing runs and exceptions", lambda: _runs_section(user)),
         (user.has_perm("billing.view_payment"), "payments", "Payments posted today",
-         lambda: _payments_section(as_of=as_of)),
+         lambda: _payments_section(user, as_of=as_of)),
         (user.has_perm("billing.view_ledgerentry"), "penalties", "Penalties due tonight",
          lambda: _penalties_section(as_of=as_of)),
         (user.has_perm("termination.view_terminationcase"), "termination", "Termination deadlines",

@@ -290,6 +290,12 @@ STRIPE_API_BASE = env.str("STRIPE_API_BASE", default="")
 # How many days after a payment the processor's payout usually reaches the bank (Stripe's US standard: 2 business
 # days): an online payment posted longer ago and in no payout is listed by the deposits reconciliation.
 PROCESSOR_PAYOUT_DAYS = env.int("PROCESSOR_PAYOUT_DAYS", default=4)
+# Cleared funds (billing.clearing): a payment's money counts as the village's to pay out again (a refund, a transfer
+# out) only once it can no longer come back: a check CHECK_CLEARING_DAYS banking days after it was taken, an autopay
+# debit ACH_CLEARING_DAYS banking days after it settled (the window for R01-R03 and R09 returns), a card or online
+# payment PROCESSOR_PAYOUT_DAYS after it was paid; cash at once.
+CHECK_CLEARING_DAYS = env.int("CHECK_CLEARING_DAYS", default=5)
+ACH_CLEARING_DAYS = env.int("ACH_CLEARING_DAYS", default=2)
 
 # Autopay by ACH debit (remittance.autopay): the key that seals customers' bank account numbers (a Fernet key:
 # 32 url-safe base64 bytes; without it autopay is not offered), and the village's bank and company as its bank

@@ -156,8 +156,8 @@ def test_the_portal_marks_a_returned_payment_beside_it(mineola, media, django_ca
 
 def test_an_autopay_debit_is_scheduled_until_it_settles_and_its_receipt_waits_for_that_day(
         enrolled, django_capture_on_commit_callbacks):
+    from core.banking_days import next_banking_day
     from core.clock import today
-    from remittance.banking_days import next_banking_day
     from remittance.services import autopay_receipts_settled
 
     account, client, url = enrolled

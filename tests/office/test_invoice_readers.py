@@ -15,10 +15,10 @@ from django.urls import reverse
 
 from accounts.models import PortalLink
 from billing.selectors import account_amounts_due
+from core.banking_days import banking_day_on_or_after
 from core.clock import today
 from office.models import Invoice
 from remittance.autopay import ach_export, autopay_enrol
-from remittance.banking_days import banking_day_on_or_after
 from reports.selectors import aging
 from tests.portal.conftest import billed_account, customer
 

@@ -21,6 +21,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from billing.models import Payment
+from core.banking_days import is_banking_day, next_banking_day, why_not_banking_day
 from core.errors import ApplicationError
 from remittance.autopay import (
     ach_export,
@@ -31,7 +32,6 @@ from remittance.autopay import (
     autopay_enrol,
     autopay_notices_send,
 )
-from remittance.banking_days import is_banking_day, next_banking_day, why_not_banking_day
 from remittance.models import AchFile, AutopayDebit, AutopayNotice
 from remittance.nacha import NachaError, returns_read
 from tests.portal.conftest import billed_account

@@ -52,3 +52,10 @@ def why_not_banking_day(day: date) -> str:
         return f"{day:%A}"
     name = fed_holiday_name(day)
     return f"a Federal Reserve holiday ({name})" if name else ""
+
+
+def banking_days_after(day: date, count: int) -> date:
+    """The ``count``-th banking day after ``day`` (``day`` itself when ``count`` is 0)."""
+    for _ in range(count):
+        day = next_banking_day(day)
+    return day
