@@ -16,7 +16,7 @@ from core.dates import fmt_day
 from core.errors import ApplicationError
 from core.money import ZERO, fmt_dollars
 from ordinance.keys import Flag, Key, ListOf, MapOf, Shape, Text, Whole
-from ordinance.selectors import section, utility_required
+from ordinance.selectors import installed_utility, section, utility_required
 
 # How a notice was served, in words (marked for the catalog: a paper for a customer translates them).
 METHOD_WORDS = {
@@ -182,6 +182,17 @@ def termination_policy(on: date | None = None) -> TerminationPolicy:
                                field="preset")
     return replace(policy, utility_name=utility.name, office_address=utility.office_address, phone=utility.phone,
                    chapter=utility.chapter)
+
+
+def fine_days_to_pay() -> int | None:
+    """The installed rules' time to pay a fine, in days after it is imposed: the trigger's ``fine_days`` less the
+    day the ground begins (§ 169-26, "within 10 days": due on the 10th day, a ground on the 11th); None where a
+    fine has no time of its own, or before termination rules are installed."""
+    utility = installed_utility()
+    policy = section("termination", installed=utility) if utility else None
+    if policy is None or policy.trigger.fine_days is None:
+        return None
+    return policy.trigger.fine_days - 1
 
 
 def termination_rules_from(p: dict) -> TerminationPolicy | None:

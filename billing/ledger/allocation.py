@@ -7,13 +7,14 @@ credit memos, voids; negative). Replaying them day by day gives every balance:
   does any credit left over (an overpayment) go to them, so the order in which same-day charges were
   recorded never changes who owes what. Each credit is then applied as it comes.
 * **What a payment pays** is the preset's policy (docs/ordinances.md, conventions). ``principal_first`` (the
-  default): unpaid principal — water rents, then fines, then fees — of every bill, oldest bill first, and
-  only then late charges, oldest bill first, each bill's interest before its penalties; an unpaid penalty
-  therefore never turns into principal that draws more penalties. Interest is kept apart from penalties
-  because a rule may charge a penalty on unpaid interest (Washingtonville § 169-26: 5% of the amount due
-  "including accumulated interest") but never on penalties; paying a bill's interest first pays first what can still
-  draw a charge. ``penalties_first``: each bill's penalties, then its interest, then its water, fines and
-  fees, oldest bill first. Within a bill's principal, water rents are always paid before fines and fees.
+  default): unpaid principal, oldest due first by each charge's own due date (a fine whose ordinance sets its
+  time to pay is due then, even when a later bill carries it; ``Entry.due_on``), and among charges due the same
+  day water rents, then fines, then fees; only then late charges, oldest bill first, each bill's interest
+  before its penalties; an unpaid penalty therefore never turns into principal that draws more penalties.
+  Interest is kept apart from penalties because a rule may charge a penalty on unpaid interest (Washingtonville
+  § 169-26: 5% of the amount due "including accumulated interest") but never on penalties; paying a bill's
+  interest first pays first what can still draw a charge. ``penalties_first``: each bill's penalties, then its
+  interest, then its water, fines and fees, oldest bill first, a fine with a time of its own at its own due date.
 * **A credit tied to a bill** (a credit memo or a void) reduces that bill's own charges — water, then
   fees, then interest, then penalties; what the bill no longer owes because it was paid already becomes a
   credit for the account.
@@ -39,11 +40,13 @@ Only the account page and the statement ask for this; the default replay keeps n
 
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import NamedTuple
 
 from core.money import ZERO
+
+_DAY = timedelta(days=1)
 
 PRINCIPAL_FIRST = "principal_first"
 PENALTIES_FIRST = "penalties_first"
@@ -99,6 +102,9 @@ class Entry:
     bill_key: tuple | None = None  # (bill_date, bill_id) orders bills oldest first; None = not on a bill
     entry_id: int = 0
     recorded_at: datetime | None = None  # when it was written (a payment may be recorded days after its date)
+    # When the charge falls due: its bill's due date, a fine's own time to pay (earlier than its bill's when the
+    # ordinance sets one), an invoice's due date; None: its item's first day (the bill date, or the day posted).
+    due_on: date | None = None
 
     @property
     def is_charge(self) -> bool:
@@ -194,7 +200,12 @@ class Ledger:
         self.pool = ZERO
         self._unsettled = False  # charges added that a leftover credit has not yet been offered to
         self._day: date | None = None
-        self._unpaid: list[tuple[tuple, dict]] = []  # each bill's key and unpaid amounts, oldest bill first
+        # What a leftover credit pays, pass by pass: (unpaid amounts, category, item key), oldest due first
+        # (``_order``), rebuilt when an item or a due date is added (``_shape``).
+        self._order: list[list[tuple[dict, str, tuple]]] = []
+        self._shape: tuple = ()
+        self._due: dict[tuple, date] = {}  # each item's due date, as its charges give it
+        self._fine_due: dict[tuple, date] = {}  # the earliest own due date of an item's fines
         # Recording only: what each credit paid, and the pool's money by the credit it came from (FIFO).
         self.record = record
         self.applications: list[Application] = []
@@ -218,10 +229,17 @@ class Ledger:
             self._day = posted_on
             # Charges not on a bill (a counter fee) stand as their own item, ordered by posting date.
             key = e.bill_key
-            bill, amount = self.bills[key if key is not None else lone_key(posted_on, e.entry_id)], e.amount
+            if key is None:
+                key = lone_key(posted_on, e.entry_id)
+            bill, amount = self.bills[key], e.amount
             charged, unpaid = bill.charged, bill.unpaid
+            due_on = e.due_on
             if cat == "fine":
                 self._passes = _PASSES[self.order]
+                if due_on is not None and due_on < self._fine_due.get(key, due_on + _DAY):
+                    self._fine_due[key] = due_on
+            elif due_on is not None and key not in self._due:
+                self._due[key] = due_on
             charged[cat] = charged.get(cat, ZERO) + amount
             unpaid[cat] = unpaid.get(cat, ZERO) + amount
             self._unsettled = True
@@ -274,24 +292,41 @@ class Ledger:
         pool = self.pool
         if pool <= ZERO:
             return
-        bills = self.bills
-        if len(bills) != len(self._unpaid):  # a bill added since (bills are never removed): sort them again
-            self._unpaid = [(key, bills[key].unpaid) for key in sorted(bills)]
+        shape = (len(self.bills), len(self._due), len(self._fine_due), id(self._passes))
+        if shape != self._shape:  # an item or a due date added since (none is ever removed): order them again
+            self._shape = shape
+            self._order = self._ordered()
         record = self.record
-        for cats in self._passes:
-            for key, unpaid in self._unpaid:
-                for cat in cats:
-                    owed = unpaid.get(cat, ZERO)
-                    if owed > ZERO:
-                        take = pool if pool <= owed else owed  # min(pool, owed), the pool when equal
-                        unpaid[cat] = owed - take
-                        pool -= take
-                        if record:
-                            self._pool_apply(key, cat, take)
-                        if pool <= ZERO:
-                            self.pool = pool
-                            return
+        for each in self._order:
+            for unpaid, cat, key in each:
+                owed = unpaid.get(cat, ZERO)
+                if owed > ZERO:
+                    take = pool if pool <= owed else owed  # min(pool, owed), the pool when equal
+                    unpaid[cat] = owed - take
+                    pool -= take
+                    if record:
+                        self._pool_apply(key, cat, take)
+                    if pool <= ZERO:
+                        self.pool = pool
+                        return
         self.pool = pool
+
+    def _ordered(self) -> list[list[tuple[dict, str, tuple]]]:
+        """Each pass's charges in the order a credit pays them: oldest due first, each by its own due date (a fine
+        whose ordinance sets its time to pay is due then, even on a later bill); charges due the same day in the
+        pass's order of categories (water rents, then fines, then fees); then the oldest item."""
+        bills, due, fine_due = self.bills, self._due, self._fine_due
+        out = []
+        for cats in self._passes:
+            rows = []
+            for key, bill in bills.items():
+                item_due = due.get(key, key[0])
+                for rank, cat in enumerate(cats):
+                    when = min(fine_due.get(key, item_due), item_due) if cat == "fine" else item_due
+                    rows.append((when, rank, key, cat, bill.unpaid))
+            rows.sort(key=lambda row: row[:3])
+            out.append([(unpaid, cat, key) for _, _, key, cat, unpaid in rows])
+        return out
 
     def _pool_add(self, entry_id: int, amount: Decimal) -> None:
         """Recording: ``amount`` joins the pool from this entry (a negative amount leaves it, the newest

@@ -9,15 +9,15 @@ counts and the reversal is not there yet: the books as they stood.
 """
 
 from collections import defaultdict
-from datetime import date
+from datetime import date, timedelta
 
-from django.db.models import F, Sum
+from django.db.models import F, Min, Sum
 from django.db.models.functions import Round
 
 from core.db import collector_paused, values_rows
 from ordinance.selectors import installed_utility, section
 
-from ..models import Bill, LedgerEntry, PaymentOrder
+from ..models import Bill, LedgerEntry, PaymentOrder, PendingCharge
 from .allocation import CATEGORY, DEPOSIT_KINDS, PRINCIPAL_CATEGORIES, REVERSAL_KIND, AccountBalance, Entry, allocate
 
 # Charges of principal (water, fees, fines, debit memos): the kinds a charge below zero could leave a bill owing.
@@ -34,25 +34,61 @@ def payment_order() -> str:
 
 
 def replay_entry(kind: str, posted_on: date, amount, bill_key: tuple | None, entry_id: int,
-                 recorded_at=None) -> Entry:
+                 recorded_at=None, due_on: date | None = None) -> Entry:
     """An ``Entry`` for the replay, its fields set at once: the frozen dataclass's own constructor sets each
     in turn, and a chunk's replay makes tens of thousands."""
     entry = _new_entry(Entry)
     _set(entry, "__dict__", {"kind": kind, "posted_on": posted_on, "amount": amount, "bill_key": bill_key,
-                             "entry_id": entry_id, "recorded_at": recorded_at})
+                             "entry_id": entry_id, "recorded_at": recorded_at, "due_on": due_on})
     return entry
 
 
-def _bill_keys(account_ids, bill_ids) -> dict[int, tuple]:
+# The installed rules' time to pay a fine, in days after it is imposed, or None where a fine is due with its bill:
+# registered by the part of the office that reads it (termination: Washingtonville § 169-26, "within 10 days").
+_fine_time: list = []
+
+
+def fine_time_register(days_to_pay) -> None:
+    """``days_to_pay()`` gives the installed rules' time to pay a fine (None: due with its bill)."""
+    _fine_time[:] = [days_to_pay]
+
+
+def fine_dues(bill_ids) -> dict[int, date]:
+    """The earliest own due date of the fines each of these bills carries: the day the fine was imposed and the
+    installed rules' time to pay one (``fine_time_register``); a bill whose fines have none is left out."""
+    days = _fine_time[0]() if _fine_time and bill_ids else None
+    if days is None:
+        return {}
+    return {bill_id: first + timedelta(days=days) for bill_id, first in
+            PendingCharge.objects.filter(bill_id__in=list(bill_ids), kind=PendingCharge.Kind.FINE,
+                                         cancelled_at__isnull=True)
+            .order_by().values("bill_id").annotate(first=Min("charged_on")).values_list("bill_id", "first")}
+
+
+def charge_due(kind: str, bill_id: int | None, due_on: date | None, bill_dues: dict, fines: dict) -> date | None:
+    """When a charge of ``kind`` falls due (``Entry.due_on``): on a bill, the bill's due date, or a fine's own when
+    earlier; on no bill, its own due date (an invoice's), if any."""
+    if bill_id is None:
+        return due_on
+    due = bill_dues.get(bill_id)
+    if kind == "fine" and bill_id in fines:
+        return min(fines[bill_id], due) if due is not None else fines[bill_id]
+    return due
+
+
+def _bill_keys(account_ids, bill_ids) -> tuple[dict[int, tuple], dict[int, date]]:
     """``(bill_date, bill_id)`` of each bill, the key that orders an account's bills oldest first (one tuple
-    per bill, shared by its entries)."""
-    keys = {bill_id: (bill_date, bill_id) for bill_id, bill_date in values_rows(
-        Bill.objects.filter(account_id__any=account_ids).order_by().values_list("id", "bill_date"))}
+    per bill, shared by its entries), and each bill's due date."""
+    keys, dues = {}, {}
+    for bill_id, bill_date, due_date in values_rows(
+            Bill.objects.filter(account_id__any=account_ids).order_by().values_list("id", "bill_date", "due_date")):
+        keys[bill_id], dues[bill_id] = (bill_date, bill_id), due_date
     missing = [bill_id for bill_id in bill_ids if bill_id not in keys]  # an entry on another account's bill
     if missing:
-        keys.update((bill_id, (bill_date, bill_id)) for bill_id, bill_date in
-                    Bill.objects.filter(id__any=missing).order_by().values_list("id", "bill_date"))
-    return keys
+        for bill_id, bill_date, due_date in Bill.objects.filter(id__any=missing).order_by().values_list(
+                "id", "bill_date", "due_date"):
+            keys[bill_id], dues[bill_id] = (bill_date, bill_id), due_date
+    return keys, dues
 
 
 def entries_for_accounts(account_ids, *, through: date | None = None,
@@ -71,18 +107,20 @@ def _entries_for_accounts(account_ids: list, *, through: date | None, recorded_a
     rows = LedgerEntry.objects.filter(account_id__any=account_ids).exclude(kind__in=DEPOSIT_KINDS)
     if through is not None:
         rows = rows.filter(posted_on__lte=through)
-    columns = ["account_id", "id", "kind", "posted_on", "amount", "bill_id", "corrects_id"]
+    columns = ["account_id", "id", "kind", "posted_on", "amount", "bill_id", "corrects_id", "due_on"]
     loaded = values_rows(rows.values_list(*columns, *(["created_at"] if recorded_at else [])).order_by("id"))
-    bill_keys = _bill_keys(account_ids, {row[5] for row in loaded if row[5] is not None})
+    bill_keys, bill_dues = _bill_keys(account_ids, {row[5] for row in loaded if row[5] is not None})
+    fines = fine_dues({row[5] for row in loaded if row[2] == "fine" and row[5] is not None})
     # A reversal within the range takes itself and the payment it reverses out of the replay.
     reversed_ids = {row[6] for row in loaded if row[2] == REVERSAL_KIND}
     out: dict[int, list[Entry]] = defaultdict(list)
     for row in loaded:
-        kind, entry_id = row[2], row[1]
+        kind, entry_id, bill_id = row[2], row[1], row[5]
         if kind == REVERSAL_KIND or entry_id in reversed_ids:
             continue
-        out[row[0]].append(replay_entry(kind, row[3], row[4], bill_keys[row[5]] if row[5] is not None else None,
-                                        entry_id, row[7] if recorded_at else None))
+        out[row[0]].append(replay_entry(kind, row[3], row[4], bill_keys[bill_id] if bill_id is not None else None,
+                                        entry_id, row[8] if recorded_at else None,
+                                        charge_due(kind, bill_id, row[7], bill_dues, fines)))
     return out
 
 

@@ -19,7 +19,7 @@ from core.money import ZERO
 
 from ..ledger.allocation import DEPOSIT_KINDS, REVERSAL_KIND, Entry
 from ..ledger.posting import Posting, correction_source, late_charge_source
-from ..ledger.selectors import replay_entry
+from ..ledger.selectors import charge_due, fine_dues, replay_entry
 from ..ledger.standing import accounts_where
 from ..models import Bill, LedgerEntry, PenaltyWaiver
 from ..ordinance import ordinance_on
@@ -78,6 +78,7 @@ def plan_facts(account_ids: list[int], *, through: date) -> PlanFacts:
     wanted = set(account_ids)
     where = accounts_where(account_ids)
     bill_keys: dict[int, tuple] = {}
+    bill_dues: dict[int, date] = {}
     numbers: dict[int, str] = {}
     bills: dict[int, list[BillTerms]] = defaultdict(list)
     void = Bill.Status.VOID
@@ -87,18 +88,21 @@ def plan_facts(account_ids: list[int], *, through: date) -> PlanFacts:
         if account_id not in wanted:
             continue
         key = bill_keys[bill_id] = (bill_date, bill_id)
+        bill_dues[bill_id] = due_date
         numbers[bill_id] = number
         if due_date < through and status != void:
             bills[account_id].append(BillTerms(key=key, bill_date=bill_date, due_date=due_date,
                                                charges_from=converted_on))
     rows = [row for row in values_rows(
         LedgerEntry.objects.filter(where, posted_on__lte=through).exclude(kind__in=DEPOSIT_KINDS).order_by("id")
-        .values_list("account_id", "id", "kind", "posted_on", "amount", "bill_id", "corrects_id"))
+        .values_list("account_id", "id", "kind", "posted_on", "amount", "bill_id", "corrects_id", "due_on"))
         if row[0] in wanted]
     missing = {row[5] for row in rows if row[5] is not None and row[5] not in bill_keys}
     if missing:  # an entry on another account's bill
-        for bill_id, bill_date, number in Bill.objects.filter(id__in=missing).values_list("id", "bill_date", "number"):
-            bill_keys[bill_id], numbers[bill_id] = (bill_date, bill_id), number
+        for bill_id, bill_date, due_date, number in Bill.objects.filter(id__in=missing).values_list(
+                "id", "bill_date", "due_date", "number"):
+            bill_keys[bill_id], bill_dues[bill_id], numbers[bill_id] = (bill_date, bill_id), due_date, number
+    fines = fine_dues({row[5] for row in rows if row[2] == "fine" and row[5] is not None})
     # A reversal within the range takes itself and the payment it reverses out of the replay.
     reversed_ids = {row[6] for row in rows if row[2] == REVERSAL_KIND}
     entries: dict[int, list[Entry]] = defaultdict(list)
@@ -106,7 +110,7 @@ def plan_facts(account_ids: list[int], *, through: date) -> PlanFacts:
     by_id: dict[int, list] = {}
     corrected_times: dict[int, int] = defaultdict(int)
     late_kinds, correction_kinds = set(LATE_CHARGE_KINDS), set(CORRECTION_OF.values())
-    for account_id, entry_id, kind, posted_on, amount, bill_id, corrects_id in rows:
+    for account_id, entry_id, kind, posted_on, amount, bill_id, corrects_id, due_on in rows:
         if kind in late_kinds:
             by_id[entry_id] = row = [entry_id, account_id, amount, kind]
             posted[account_id].append(((bill_id, posted_on, kind), row))
@@ -118,7 +122,8 @@ def plan_facts(account_ids: list[int], *, through: date) -> PlanFacts:
         if kind == REVERSAL_KIND or entry_id in reversed_ids:
             continue
         entries[account_id].append(replay_entry(kind, posted_on, amount,
-                                                bill_keys[bill_id] if bill_id is not None else None, entry_id))
+                                                bill_keys[bill_id] if bill_id is not None else None, entry_id,
+                                                None, charge_due(kind, bill_id, due_on, bill_dues, fines)))
     return PlanFacts(entries=entries, bills=bills, numbers=numbers, posted=posted, corrected_times=corrected_times)
 
 

@@ -132,7 +132,7 @@ def test_a_shut_off_is_for_the_eligible_amount_only():
 def test_paying_the_case_amount_ends_the_ground_even_with_other_charges_left(tmp_path,
                                                                             django_capture_on_commit_callbacks):
     """The fine of $100.00 is the case (not the $160.00 of rents, not the $25.00 fee). The customer pays $100.00:
-    the payment order pays the bill's water rents first, yet the case amount is paid, so the case closes."""
+    the payment pays the fine, due before the bill's rents, and the case closes."""
     billed_with_fee_and_fine(tmp_path)
     assert "nothing delinquent on 2026-02-11" in refused("open", "1-0001", "--grounds", "nonpayment",
                                                          date_="2026-02-11")
@@ -165,8 +165,9 @@ def billed_with_fee_and_fine(tmp_path) -> None:
 def test_a_floor_under_the_shut_off_list(tmp_path):
     """Office policy: a case below the floor ($25.00 by default) is not proposed; the clerk lowers it."""
     billed_with_fee_and_fine(tmp_path)
-    # Water rents first ($160.00), then $80.00 of the fine: $20.00 of the fine is eligible, and the fee is no ground.
-    payments(tmp_path, ["1-0001,240.00,2026-02-05,CHK-1"], on="2026-02-05")
+    # The fine first (due Jan 30, ten days after it was imposed, before the bill's rents): $80.00 of it paid, $20.00
+    # of it is eligible, and the fee is no ground.
+    payments(tmp_path, ["1-0001,80.00,2026-02-05,CHK-1"], on="2026-02-05")
     assert "below the office's floor of $25.00" in refused("open", "1-0001", "--grounds", "nonpayment",
                                                            date_="2026-02-12")
     assert "0 accounts delinquent" in term("delinquent", date_="2026-02-12")
@@ -197,3 +198,35 @@ def test_paying_the_water_rent_leaves_only_the_fee_which_grounds_no_shut_off(tmp
     assert [c for c in september["charges"] if c["kind"] in ("interest", "penalty")] == []
     assert "nothing delinquent on 2026-09-01" in refused("open", "1-0001", "--grounds", "nonpayment",
                                                          date_="2026-09-01")
+
+
+@pytest.mark.citation("§ 169-26")
+@pytest.mark.citation("§ 169-37")
+@pytest.mark.citation("policy: oldest due first")
+def test_paying_exactly_an_overdue_fine_stops_a_fine_grounded_shut_off(tmp_path):
+    """The worked case of docs/ordinances.md (conventions, "oldest due first"): a $100.00 backflow fine imposed
+    Mar 12 (due Mar 22, § 169-26 "within 10 days") is carried on the May 1 bill beside $35.00 of water rent due
+    May 31; $100.00 paid May 13 pays the fine, so on May 14 nothing is delinquent (the rents may ground a case
+    only from Jul 31)."""
+    install("washingtonville")
+    accounts(tmp_path, ACCOUNT, on="2025-10-31")
+    readings(tmp_path, ["TR001,2026-04-14,1005000,actual"], on="2026-04-15")
+    charge_add(account=Account.objects.get(account_no="1-0001"), code="backflow_fine", as_of=date(2026, 3, 12),
+               actor=None, amount=D("100.00"), kind="fine")
+    bill("2026-05-01")
+    (may,) = statement("1-0001", "2026-05-01")["bills"]
+    assert may["total"] == "135.00" and may["due_date"] == "2026-05-31"
+    # Before the payment the fine is a ground: imposed Mar 12, on the customer's bill May 1, eligible May 12.
+    assert "1 accounts delinquent" in term("delinquent", date_="2026-05-12")
+    payments(tmp_path, ["1-0001,100.00,2026-05-13,CHK-1"], on="2026-05-13")
+    (may,) = statement("1-0001", "2026-05-14")["bills"]
+    assert statement("1-0001", "2026-05-14")["balance"] == "35.00"  # the water rent, not yet due
+    assert "0 accounts delinquent" in term("delinquent", date_="2026-05-14")
+    assert "nothing delinquent on 2026-05-14" in refused("open", "1-0001", "--grounds", "nonpayment",
+                                                         date_="2026-05-14")
+    # The rents ground a case from Jul 31 (91 days after the bill date), and only they.
+    assert "nothing delinquent on 2026-07-30" in refused("open", "1-0001", "--grounds", "nonpayment",
+                                                         date_="2026-07-30")
+    number = term("open", "1-0001", "--grounds", "nonpayment", date_="2026-07-31")
+    case = TerminationCase.objects.get(number=number)
+    assert case.amount_delinquent >= D("35.00") and "fine" not in case.grounds_detail
