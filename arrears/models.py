@@ -34,7 +34,9 @@ class PaymentPlan(models.Model):
     total = money_field(help_text="What the plan covers: the amount owed when it was made.")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.ACTIVE)
     # Every change of status goes through core.workflow.transition (the nightly review, a clerk's cancel).
-    workflow = Workflow("status", {Status.ACTIVE: {Status.COMPLETED, Status.DEFAULTED, Status.CANCELLED}})
+    # A completed plan is active again when the payment that completed it is taken back (a returned debit, R03).
+    workflow = Workflow("status", {Status.ACTIVE: {Status.COMPLETED, Status.DEFAULTED, Status.CANCELLED},
+                                   Status.COMPLETED: {Status.ACTIVE}})
     status_note = models.CharField(max_length=200, blank=True)
     status_changed_on = models.DateField(null=True, blank=True)
     note = models.TextField(blank=True, help_text="Internal: what was agreed and why.")

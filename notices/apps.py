@@ -8,7 +8,7 @@ class NoticesConfig(AppConfig):
     def ready(self):
         from anymail.signals import tracking
 
-        from arrears.signals import plan_defaulted
+        from arrears.signals import plan_defaulted, plan_ended
         from billing.signals import payment_reversed
         from meters.signals import usage_alerts_raised
         from remittance.signals import autopay_ended, autopay_notice_due, autopay_suspended
@@ -24,6 +24,7 @@ class NoticesConfig(AppConfig):
         autopay_ended.connect(receivers.on_autopay_ended, dispatch_uid="notices.autopay_ended")
         case_reopened.connect(receivers.on_case_reopened, dispatch_uid="notices.case_reopened")
         plan_defaulted.connect(receivers.on_plan_defaulted, dispatch_uid="notices.plan_defaulted")
+        plan_ended.connect(receivers.on_plan_ended, dispatch_uid="notices.plan_ended")
         usage_alerts_raised.connect(receivers.on_usage_alerts_raised, dispatch_uid="notices.usage_alerts")
         notice_served.connect(receivers.on_termination_notice_served, dispatch_uid="notices.termination_served")
         service_restored.connect(receivers.on_service_restored, dispatch_uid="notices.service_restored")

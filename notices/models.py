@@ -13,6 +13,7 @@ class CustomerNotice(models.Model):
         AUTOPAY_SUSPENDED = "autopay_suspended", "Autopay suspended"
         CASE_REOPENED = "case_reopened", "Termination case reopened"
         PLAN_DEFAULTED = "plan_defaulted", "Payment plan ended: an installment missed"
+        PLAN_ENDED = "plan_ended", "Payment plan ended: the account closed"
         AUTOPAY_ENDED = "autopay_ended", "Autopay ended: the account closed"
         DUE_SOON = "due_soon", "Reminder: a bill falls due soon"
         LATE_NOTICE = "late_notice", "Late notice: a bill past due"

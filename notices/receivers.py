@@ -120,6 +120,16 @@ def on_plan_defaulted(sender, *, plan_id, **kwargs) -> None:
                          "utility": ordinance_on(on).utility, "site_url": settings.SITE_URL})
 
 
+def on_plan_ended(sender, *, plan_id, **kwargs) -> None:
+    """The account closed and its plan with it: the customer hears that what the plan covered is on the final bill."""
+    plan = PaymentPlan.objects.select_related("account__owner", "account__premises").get(pk=plan_id)
+    on = plan.status_changed_on or today()
+    notice_give(account=plan.account, kind=CustomerNotice.Kind.PLAN_ENDED, fact=f"plan:{plan.pk}:ended",
+                template="notices/email/plan_ended.txt",
+                context={"plan": plan, "on": fmt_long_day(on), "owed": _owed(plan.account, on),
+                         "utility": ordinance_on(on).utility, "site_url": settings.SITE_URL})
+
+
 def on_usage_alerts_raised(sender, *, alert_ids, **kwargs) -> None:
     """A reading far above the account's usual use, use on a vacant account, or none on an occupied one: the
     customer hears it (where they chose usage alerts), once per alert."""

@@ -52,6 +52,7 @@ VARIABLES: dict[str, dict[str, str]] = {
                       "closed_on": "the day the account closed", "owed": "what is owed now"},
     K.CASE_REOPENED: {"case.number": "the termination case", "on": "the day it reopened", "owed": "what is owed now"},
     K.PLAN_DEFAULTED: {"on": "the day the plan ended", "owed": "what is owed now"},
+    K.PLAN_ENDED: {"plan.number": "the payment plan", "on": "the day the account closed", "owed": "what is owed now"},
     K.AUTOPAY_SCHEDULED: {"amount": "the amount to be debited", "on": "the banking day it is debited",
                           "enrolment.account_last4": "the bank account's last four digits",
                           "bill.number": "the bill it pays (none: what was past due at enrolment)"},

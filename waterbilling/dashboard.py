@@ -43,7 +43,8 @@ DEADLINE_DAYS = 7
 REOPENED_DAYS = 30  # how long a case changed by another part's event stays on the dashboard
 # Cases another part of the office changed (termination's receivers), by the kind of their event.
 CHANGED_BY_EVENTS = {"reopened": "Reopened", "withdrawn": "Withdrawn, bill voided",
-                     "bill_voided": "Bill voided", "account_closed": "Withdrawn, account closed"}
+                     "bill_voided": "Bill voided", "account_closed": "Withdrawn, account closed",
+                     "closed_owed": "Owed again after the account closed"}
 ROWS_SHOWN = 8
 
 

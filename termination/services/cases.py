@@ -425,9 +425,19 @@ def cases_reopen_unpaid(*, account_id: int, why: str, as_of: date | None = None)
     on every ``payment_reversed``."""
     as_of = as_of or today()
     reopened = []
+    closed = Account.objects.filter(pk=account_id, status=Account.Status.CLOSED).exists()
     for case in TerminationCase.objects.filter(account_id=account_id, grounds="nonpayment", status="paid"):
         unpaid = case_unpaid(case, as_of=as_of)
         if unpaid <= ZERO:
+            continue
+        if closed:
+            # A closed account has no service to shut off: what is owed again stays on its final balance, and the
+            # relevy takes it where it is unpaid (docs/architecture.md, event table). The case stays closed.
+            case_event(case, on=as_of, kind="closed_owed", by="payment reversed", flagged=True,
+                       what=(f"{why} on {fmt_day(as_of)}, after the account closed: {fmt_dollars(unpaid)} of the "
+                             "delinquent amount is owed again on the closed account's final balance (the relevy "
+                             "takes it if it stays unpaid); the case is not reopened, there is no service to shut "
+                             "off"))
             continue
         back = _reopened_status(case)
         with transaction.atomic():
