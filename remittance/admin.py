@@ -21,7 +21,6 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from accounts.models import Account
 from core.admin import DATE_WIDGET, ReadOnlyAdmin, ReadOnlyInline, admin_page_register
 from core.admin_imports import CsvImportAdminMixin, file_size
 from core.clock import refuse_future, today
@@ -31,7 +30,7 @@ from .autopay import ach_export_again, ach_file_decide, ach_file_prepare, ach_re
 from .bank import deposits_reconcile
 from .bank_report import bai2_import
 from .configured import processor_configured
-from .lockbox import LOCKBOX_LAYOUT, exception_post, exception_return
+from .lockbox import LOCKBOX_LAYOUT, exception_post, exception_post_problems, exception_return
 from .models import (
     AchFile,
     AutopayDebit,
@@ -213,6 +212,8 @@ class ResolveForm(forms.ModelForm):
     resolution = forms.CharField(label="Note", required=False, widget=forms.Textarea(attrs={"rows": 3}),
                                  help_text="How it was resolved; required when it was sent back.")
 
+    user = None  # set by the admin (``get_form``)
+
     class Meta:
         model = PaymentException
         fields: list[str] = []
@@ -222,8 +223,9 @@ class ResolveForm(forms.ModelForm):
         post_to, sent_back = (data.get("post_to") or "").strip(), data.get("sent_back")
         if bool(post_to) == bool(sent_back):
             raise forms.ValidationError("Either name the account to post it to, or say it was sent back.")
-        if post_to and not Account.objects.filter(account_no=post_to).exists():
-            self.add_error("post_to", f"unknown account '{post_to}'")
+        if post_to:
+            for problem in exception_post_problems(exception=self.instance, account_no=post_to, actor=self.user):
+                self.add_error("post_to", problem.message)
         if sent_back and not (data.get("resolution") or "").strip():
             self.add_error("resolution", "is required: how it was sent back")
         return data
@@ -255,6 +257,11 @@ class PaymentExceptionAdmin(CsvImportAdminMixin, admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form = super().get_form(request, obj, change=change, **kwargs)
+        form.user = request.user  # who posts: a supervisor may post what a clerk may not
+        return form
 
     def has_change_permission(self, request, obj=None):
         return super().has_change_permission(request, obj) and (obj is None

@@ -75,11 +75,17 @@ def deposits_reconcile(*, on: date, processor=None) -> DepositsReconciled:
 
     posted = _sum(Payment.objects.filter(source="lockbox", paid_on=on, reference__startswith="LBX-")
                   .values_list("amount", flat=True))
-    queued = list(PaymentException.objects.filter(source="lockbox", received_on=on, payment__isnull=True)
-                  .values_list("amount", flat=True))
+    held = list(PaymentException.objects.filter(source="lockbox", received_on=on, payment__isnull=True)
+                .values_list("amount", "reference", "reason"))
+    queued = [amount for amount, _, _ in held]
+    detail = f"{len(queued)} of them in the exceptions queue or sent back" if queued else ""
+    # A check read or deposited twice is expected twice here and deposited once: name the item behind the gap.
+    twice = [f"{reference} ({fmt_dollars(amount)})" for amount, reference, reason in held
+             if reason.startswith(("the same account, check number", "the file repeats"))]
+    if twice:
+        detail += f"; held as the same check read twice: {', '.join(twice)}"
     result.lines.append(ChannelLine("lockbox", "Lockbox: the checks read that day", posted + _sum(queued),
-                                    deposited("lockbox"), f"{len(queued)} of them in the exceptions queue or sent "
-                                                          "back" if queued else ""))
+                                    deposited("lockbox"), detail))
     files = list(AchFile.objects.filter(effective_on=on, status=AchFile.Status.APPROVED))
     returned = _sum(d.amount.amount for f in files for d in f.debits.exclude(returned_code=""))
     result.lines.append(ChannelLine("autopay", "Autopay: the debit files settling that day",

@@ -12,13 +12,18 @@ Design overview:
   ``LBX-<deposit date>-<batch>-<item>``, paid on the deposit date), all in one transaction.
 * **Unmatched checks** (no scan line, an account or bill that is not ours, a bill of another account) go to the
   exceptions queue (``PaymentException``) with why; the money is in the bank, so a clerk posts each to the account
-  it belongs to (``exception_post``) or records that it was sent back (``exception_return``).
+  it belongs to (``exception_post``) or records that it was sent back (``exception_return``). An amount over the
+  office's limit (``EXCEPTION_POST_LIMIT``), or over what the account owes, is posted by a supervisor: its excess
+  would stand as a credit that could be refunded.
 * **A row the file repeats** (the same deposit date, batch and item as a row above it) is not refused with the file:
   the first posts (or is queued) as any other, each repeat goes to the exceptions queue as ``<reference>/2``,
   ``/3``… naming the line it repeats, so the clerk decides whether the bank read one check twice or two checks
   under one number, and the rest of the file posts.
 * **Batch and item are ASCII digits** (0-9), taken as written: a digit of another script would make a second
   reference for the same check.
+* **The same check twice**: a matched check with the same account, check number and amount as one above it in the
+  file, or as a payment posted in the last ``DUPLICATE_CHECK_DAYS`` days, goes to the exceptions queue naming the
+  other (its line and reference, or the payment), so a check read twice or deposited twice never posts twice.
 * **Importing the same file again** posts and queues nothing more: the references are unique.
 * **Large files**: every lookup (references already posted or queued, the accounts and bills the scan lines name)
   goes to the database in chunks of ``CHUNK_SIZE``, so a file of 400,000 checks is read on SQLite as on PostgreSQL.
@@ -26,12 +31,14 @@ Design overview:
 
 import re
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from accounts.models import Account
+from billing.balances import balances
 from billing.models import Bill, Payment
 from billing.services.payments import PaymentIn, payments_post
 from core.csvimport import (
@@ -47,6 +54,7 @@ from core.csvimport import (
     text,
 )
 from core.errors import ApplicationError, FieldError
+from core.money import ZERO, fmt_dollars
 from core.workflow import transition
 
 from .models import PaymentException
@@ -116,8 +124,22 @@ def lockbox_import(*, file, as_of: date, actor=None, progress=False) -> LockboxR
     fresh = [c for c in checks if c.reference.lower() not in done]
     matched, queued = [], [(c, why) for c, why in repeats if c.reference.lower() not in done]
     reasons = _match_all([c.scan_line for c in fresh])
+    earlier = _recent_checks([(reasons[c.scan_line][0], c) for c in fresh if not reasons[c.scan_line][1]])
+    in_file: dict[tuple, _Check] = {}
     for check in fresh:
         account_no, why = reasons[check.scan_line]
+        key = (account_no, check.check_number, check.amount)
+        if not why and check.check_number:
+            if key in in_file:
+                first = in_file[key]
+                why = (f"the same account, check number and amount as line {first.line} ({first.reference}): one "
+                       "check read twice, or two checks? Post it, or record it as not received")
+            elif key in earlier:
+                why = (f"the same account, check number and amount as payment {earlier[key]}, posted in the last "
+                       f"{settings.DUPLICATE_CHECK_DAYS} days: the same check deposited twice? Post it, or record it "
+                       "as not received")
+            else:
+                in_file[key] = check
         if why:
             queued.append((check, why))
         else:
@@ -132,6 +154,26 @@ def lockbox_import(*, file, as_of: date, actor=None, progress=False) -> LockboxR
             batch_size=CHUNK_SIZE)
     total = len(checks) + len(repeats)
     return LockboxResult(posted=len(matched), skipped=total - len(matched) - len(queued), exceptions=len(queued))
+
+
+def _recent_checks(checks: list[tuple[str, _Check]]) -> dict[tuple, str]:
+    """Of these (account number, check) pairs, those whose account, check number and amount match a payment posted
+    in the last ``DUPLICATE_CHECK_DAYS`` days before the check's deposit: (account number, check number, amount) →
+    that payment's reference."""
+    wanted = {(account_no, c.check_number, c.amount): c for account_no, c in checks if c.check_number}
+    if not wanted:
+        return {}
+    first = min(c.deposit_date for c in wanted.values()) - timedelta(days=settings.DUPLICATE_CHECK_DAYS)
+    found: dict[tuple, str] = {}
+    for chunk in chunked(sorted({key[1] for key in wanted})):
+        for account_no, number, amount, paid_on, reference in Payment.objects.filter(
+                check_number__in=chunk, paid_on__gte=first, reversal__isnull=True).values_list(
+                "account__account_no", "check_number", "amount", "paid_on", "reference"):
+            key = (account_no, number, amount)
+            check = wanted.get(key)
+            if check is not None and paid_on >= check.deposit_date - timedelta(days=settings.DUPLICATE_CHECK_DAYS):
+                found.setdefault(key, reference)
+    return found
 
 
 def _known(references: list[str]) -> set[str]:
@@ -172,15 +214,48 @@ def _match(scan_line: str, found, accounts: dict[str, int], bills: dict[str, int
     return account_no, ""
 
 
+POST_LARGE = "remittance.post_large_paymentexception"
+
+
+def exception_post_problems(*, exception: PaymentException, account_no: str, actor) -> list[FieldError]:
+    """Why ``actor`` may not post the queued payment to ``account_no``: an unknown account; a partial refund (money
+    paid back, never a payment); and, without the supervisor's permission (``POST_LARGE``), an amount over the
+    office's limit (``EXCEPTION_POST_LIMIT``) or over what the account owes, whose excess would stand as a credit
+    that could be refunded."""
+    account = Account.objects.filter(account_no=account_no).first()
+    if account is None:
+        return [FieldError(field="account_no", message=f"unknown account '{account_no}'")]
+    if exception.source.startswith("refund:"):
+        return [FieldError(field="account_no", message=(
+            f"{exception.reference} is a refund the processor made, not a payment: take it off account "
+            f"{account_no}'s credit, then record it here as sent back to the payer"))]
+    amount = exception.amount.amount
+    if actor is not None and actor.has_perm(POST_LARGE):
+        return []
+    limit = settings.EXCEPTION_POST_LIMIT
+    owed = balances([account.pk], through=exception.received_on)[account.pk].balance
+    if amount > limit:
+        return [FieldError(field="account_no", message=(
+            f"{fmt_dollars(amount)} is more than the {fmt_dollars(limit)} a clerk may post from the exceptions "
+            "queue: a supervisor posts it"))]
+    if amount > max(owed, ZERO):
+        return [FieldError(field="account_no", message=(
+            f"{fmt_dollars(amount)} is more than account {account_no} owed on {exception.received_on} "
+            f"({fmt_dollars(max(owed, ZERO))}): the rest would stand as a credit, so a supervisor posts it"))]
+    return []
+
+
 def exception_post(*, exception: PaymentException, account_no: str, note: str, actor) -> PaymentException:
-    """Post the queued payment to ``account_no`` (its reference and deposit date as received)."""
+    """Post the queued payment to ``account_no`` (its reference and deposit date as received); refused as
+    ``exception_post_problems`` says."""
     with transaction.atomic():
         exception = PaymentException.objects.select_for_update().get(pk=exception.pk)
         if exception.status != PaymentException.Status.OPEN:
             raise ApplicationError(f"{exception.reference} is {exception.get_status_display().lower()} already",
                                    field="status")
-        if not Account.objects.filter(account_no=account_no).exists():
-            raise ApplicationError(errors=[FieldError(field="account_no", message=f"unknown account '{account_no}'")])
+        problems = exception_post_problems(exception=exception, account_no=account_no, actor=actor)
+        if problems:
+            raise ApplicationError(errors=problems)
         payments_post(payments=[PaymentIn(account_no, exception.amount.amount, exception.received_on,
                                           exception.reference, tender=exception.tender,
                                           check_number=exception.check_number)], actor=actor, source=exception.source)

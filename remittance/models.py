@@ -265,6 +265,8 @@ class PaymentException(models.Model):
 
     class Meta:
         ordering = ["status", "received_on", "reference"]
+        permissions = [("post_large_paymentexception", "Can post an exception over the clerk's limit or over what "
+                                                       "the account owes")]
 
     def __str__(self) -> str:
         return f"{self.reference}: {self.amount} ({self.get_status_display()})"

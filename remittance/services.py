@@ -9,8 +9,8 @@ Design overview:
   payment service (``payment_post``: reference ``<PROCESSOR>-<its payment id>``, unique there too) on the day the
   processor took it, whatever day the event arrives. A refund in full or a dispute reverses it through
   billing's reversal service on its own day; if it arrives before the payment it is kept and applied with it.
-  A partial refund is recorded for the clerk (billing reverses payments whole). A dispute the village wins
-  (``charge.dispute.closed`` won, or ``charge.dispute.funds_reinstated``; whichever comes first) posts the
+  A partial refund goes to the exceptions queue for the clerk (billing reverses payments whole). A dispute the
+  village wins (``charge.dispute.closed`` won, or ``charge.dispute.funds_reinstated``; whichever comes first) posts the
   payment again, once, as ``<reference>-R`` on the day the processor gave the money back: the customer's account
   is paid again, and the reversal stays in the books as what happened in between.
 * **A receipt** is emailed once the payment is posted (a worker, on billing's ``payment_posted``), to the address
@@ -144,8 +144,7 @@ def _apply(online: OnlinePayment, event: EventIn) -> str:
     if event.kind in REASONS:
         if event.kind == "refunded" and event.amount_refunded is not None and event.amount is not None \
                 and event.amount_refunded < event.amount:
-            return (f"partial refund of {fmt_dollars(event.amount_refunded)} of {fmt_dollars(event.amount)}: "
-                    "not reversed (a payment is reversed whole); record it by hand")
+            return _partial_refund(online, event)
         online.reversed_on, online.reversal_reason = event.happened_on, event.kind
         online.save(update_fields=["reversed_on", "reversal_reason"])
         if online.payment is None:
@@ -160,6 +159,19 @@ def _apply(online: OnlinePayment, event: EventIn) -> str:
     if event.kind == "pending":
         return "the processor is waiting for the bank: posted when it confirms"
     return "nothing to do"
+
+
+def _partial_refund(online: OnlinePayment, event: EventIn) -> str:
+    """Part of a payment refunded at the processor: the payment stands (a payment is reversed whole), and the refund
+    goes to the exceptions queue for the clerk to take off the account's credit (``source`` ``refund:``)."""
+    paid = online.payment.reference if online.payment is not None else f"checkout {online.checkout_id}"
+    reference = f"{online.processor.upper()}-{event.payment_ref or online.checkout_id}-REFUND-{event.event_id}"[:80]
+    reason = (f"the processor refunded {fmt_dollars(event.amount_refunded)} of {paid} ({fmt_dollars(event.amount)}) "
+              f"on account {online.account.account_no}: take it off the account's credit, then record it here")
+    _, created = PaymentException.objects.get_or_create(reference=reference, defaults={
+        "source": f"refund:{online.processor}", "tender": Payment.Tender.ONLINE, "received_on": event.happened_on,
+        "amount": event.amount_refunded, "read": paid[:200], "reason": reason[:200]})
+    return f"partial refund: to the exceptions queue as {reference}" if created else f"{reference} is queued already"
 
 
 def _paid(online: OnlinePayment, event: EventIn) -> str:

@@ -10,6 +10,7 @@ real broker.
 
 import base64
 import hashlib
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 import csp.constants as csp
@@ -19,6 +20,18 @@ from django.core.exceptions import ImproperlyConfigured
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
+
+
+def _dollars_setting(name: str, *, default: str) -> Decimal:
+    """An amount of dollars and cents from the environment, refused at start-up naming the variable."""
+    raw = env.str(name, default=default)
+    try:
+        value = Decimal(raw)
+    except InvalidOperation:
+        value = None
+    if value is None or not value.is_finite() or value < 0 or value != value.quantize(Decimal("0.01")):
+        raise ImproperlyConfigured(f"{name}={raw!r} is not an amount of dollars and cents (for example 1000.00)")
+    return value
 
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 SECRET_KEY = env.str("SECRET_KEY", default="")
@@ -296,6 +309,12 @@ PROCESSOR_PAYOUT_DAYS = env.int("PROCESSOR_PAYOUT_DAYS", default=4)
 # payment PROCESSOR_PAYOUT_DAYS after it was paid; cash at once.
 CHECK_CLEARING_DAYS = env.int("CHECK_CLEARING_DAYS", default=5)
 ACH_CLEARING_DAYS = env.int("ACH_CLEARING_DAYS", default=2)
+# A lockbox check with the same account, check number and amount as a payment posted this many days before it is
+# held in the exceptions queue as a possible second deposit of the same check (remittance.lockbox).
+DUPLICATE_CHECK_DAYS = env.int("DUPLICATE_CHECK_DAYS", default=45)
+# A payment from the exceptions queue over this amount, or over what its account owes, is posted by a supervisor
+# (remittance.lockbox.exception_post): its excess would stand as a credit that could be refunded.
+EXCEPTION_POST_LIMIT = _dollars_setting("EXCEPTION_POST_LIMIT", default="1000.00")
 
 # Autopay by ACH debit (remittance.autopay): the key that seals customers' bank account numbers (a Fernet key:
 # 32 url-safe base64 bytes; without it autopay is not offered), and the village's bank and company as its bank

@@ -313,8 +313,9 @@ class Ledger:
 
     def _ordered(self) -> list[list[tuple[dict, str, tuple]]]:
         """Each pass's charges in the order a credit pays them: oldest due first, each by its own due date (a fine
-        whose ordinance sets its time to pay is due then, even on a later bill); charges due the same day in the
-        pass's order of categories (water rents, then fines, then fees); then the oldest item."""
+        whose ordinance sets its time to pay is due then, even on a later bill); of charges due the same day the
+        oldest item's first, and an item's in the pass's order of categories (water rents, then fines, then
+        fees)."""
         bills, due, fine_due = self.bills, self._due, self._fine_due
         out = []
         for cats in self._passes:
@@ -323,9 +324,9 @@ class Ledger:
                 item_due = due.get(key, key[0])
                 for rank, cat in enumerate(cats):
                     when = min(fine_due.get(key, item_due), item_due) if cat == "fine" else item_due
-                    rows.append((when, rank, key, cat, bill.unpaid))
+                    rows.append((when, key, rank, cat, bill.unpaid))
             rows.sort(key=lambda row: row[:3])
-            out.append([(unpaid, cat, key) for _, _, key, cat, unpaid in rows])
+            out.append([(unpaid, cat, key) for _, key, _, cat, unpaid in rows])
         return out
 
     def _pool_add(self, entry_id: int, amount: Decimal) -> None:
