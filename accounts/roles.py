@@ -121,7 +121,7 @@ SUPERVISOR = [
     "meters.delete_reading",
     "termination.order_terminationcase",  # issue and carry out shut-off orders, restore service
     "remittance.approve_achfile",       # approve (posting its debits) or refuse a debit file (never their own)
-    "remittance.post_large_paymentexception",  # post a queued payment over the clerk's limit or what is owed
+    "remittance.approve_paymentexception",  # post a queued payment over the clerk's limit or what is owed
     # The nightly job's runs (the home page's *Last nightly job*) and every import made by a worker.
     *_perms("view", "core.nightlyrun", "core.importjob"),
     # Ask for a conversion post, approve or refuse one another supervisor asked for, and roll one back.

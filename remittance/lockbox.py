@@ -214,7 +214,7 @@ def _match(scan_line: str, found, accounts: dict[str, int], bills: dict[str, int
     return account_no, ""
 
 
-POST_LARGE = "remittance.post_large_paymentexception"
+POST_LARGE = "remittance.approve_paymentexception"
 
 
 def exception_post_problems(*, exception: PaymentException, account_no: str, actor) -> list[FieldError]:

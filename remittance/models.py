@@ -265,7 +265,7 @@ class PaymentException(models.Model):
 
     class Meta:
         ordering = ["status", "received_on", "reference"]
-        permissions = [("post_large_paymentexception", "Can post an exception over the clerk's limit or over what "
+        permissions = [("approve_paymentexception", "Can post an exception over the clerk's limit or over what "
                                                        "the account owes")]
 
     def __str__(self) -> str:

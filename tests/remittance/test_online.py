@@ -16,6 +16,7 @@ from django.urls import reverse
 
 from accounts.models import PortalLink
 from billing.models import LedgerEntry, Payment, PaymentReversal
+from core.errors import ApplicationError
 from remittance.lockbox import exception_post
 from remittance.models import OnlinePayment, PaymentException, ProcessorEvent
 from tests.portal.conftest import billed_account, customer, pay
@@ -144,14 +145,23 @@ def test_a_refund_and_a_dispute_reverse_the_payment_even_out_of_order(linked, st
     dispute = standin.dispute(disputed.checkout_id)
     assert "reversed" in post_event(dispute, standin.signed(dispute)).content.decode()
     assert PaymentReversal.objects.get(payment=Payment.objects.get(amount=Decimal("20.00"))).reason == "disputed"
-    # A partial refund is left for the clerk: a payment is reversed whole.
+    # A partial refund goes to the exceptions queue for the clerk: a payment is reversed whole.
     start(client, account, amount="50.00")
     third = OnlinePayment.objects.get(amount=Decimal("50.00"))
     paid = standin.complete(third.checkout_id, created=stamp(date(2026, 2, 22)))
     post_event(paid, standin.signed(paid))
     partial = standin.refund(third.checkout_id, amount_cents=1000)
-    assert "partial refund of $10.00 of $50.00" in post_event(partial, standin.signed(partial)).content.decode()
+    assert "partial refund: to the exceptions queue as" in post_event(partial, standin.signed(partial)).content.decode()
     assert PaymentReversal.objects.count() == 3
+    queued = PaymentException.objects.get(source="refund:stripe")
+    third.refresh_from_db()
+    assert queued.amount.amount == Decimal("10.00")
+    assert queued.reason.startswith(f"the processor refunded $10.00 of {third.payment.reference} ($50.00)")
+    # It is money paid back, never a payment: it cannot be posted to an account.
+    from remittance.lockbox import exception_post_problems
+
+    (problem,) = exception_post_problems(exception=queued, account_no=account.account_no, actor=None)
+    assert "is a refund the processor made, not a payment" in problem.message
 
 
 def test_the_amount_is_checked_before_the_processor_is_asked(linked, standin):
@@ -240,8 +250,18 @@ def test_a_signed_event_whose_amount_differs_from_the_checkout_goes_to_the_excep
     queued = PaymentException.objects.get()
     assert (queued.amount.amount, queued.source, queued.tender) == (Decimal("12600.00"), "online:stripe", "online")
     assert "$12,600.00 paid for a checkout of $100.00" in queued.reason
-    # A clerk looks, and posts it to the account (or records that it was sent back).
-    exception_post(exception=queued, account_no=account.account_no, note="called the customer", actor=None)
+    # A clerk looks, but $12,600.00 is over the clerk's limit and over what the account owes: the excess would
+    # stand as a credit that could be refunded. The supervisor posts it (or records that it was sent back).
+    from tests.office.conftest import staff
+
+    with pytest.raises(ApplicationError) as refused:
+        exception_post(exception=queued, account_no=account.account_no, note="called the customer",
+                       actor=staff("clara", "Clerk"))
+    assert "more than the $1,000.00 a clerk may post from the exceptions queue: a supervisor posts it" in str(
+        refused.value)
+    assert not Payment.objects.exists()
+    exception_post(exception=queued, account_no=account.account_no, note="called the customer",
+                   actor=staff("sam", "Supervisor"))
     assert Payment.objects.get().tender == "online"
 
 
