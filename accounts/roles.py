@@ -90,9 +90,9 @@ CLERK = [
     "accounts.view_historicalaccountalert",
     "billing.view_paymentreversal",
     # The back office: ask for a refund of a credit (a supervisor approves it), move a closed account's balance to
-    # the owner's other account, invoice a fee on its own, close the day's drawer; payment plans.
+    # the owner's other account, invoice a fee on its own, close the day (a supervisor reopens one); payment plans.
     *_perms("view add", "office.refund", "office.transfer", "office.invoice", "office.dayclose",
-            "arrears.paymentplan"),
+            "office.dayreopen", "arrears.paymentplan"),
     "arrears.view_planinstallment",
     # Work orders for the field: made, completed from the field with what was found, cancelled.
     *_perms("view add change", "fieldwork.fieldorder"),
@@ -118,6 +118,7 @@ SUPERVISOR = [
     # who installed it); the requests themselves are read.
     "billing.change_amendmentrebill",
     "office.approve_refund",            # approve or refuse a refund of a credit
+    "office.approve_dayreopen",         # approve or refuse reopening a closed day (never their own request)
     "meters.delete_reading",
     "termination.order_terminationcase",  # issue and carry out shut-off orders, restore service
     "remittance.approve_achfile",       # approve (posting its debits) or refuse a debit file (never their own)
@@ -142,7 +143,7 @@ TREASURER = [
             "billing.billingrun", "billing.deposit", "billing.adjustment", "billing.penaltywaiver", "billing.fee",
             "billing.amendmentrebill",
             "billing.rateschedule", "ordinance.utility",
-            "office.refund", "office.transfer", "office.invoice", "office.dayclose",
+            "office.refund", "office.transfer", "office.invoice", "office.dayclose", "office.dayreopen",
             "remittance.onlinepayment", "remittance.processorevent", "remittance.achfile",
             "remittance.bankdeposit", "remittance.paymentexception",
             "arrears.paymentplan", "core.nightlyrun"),

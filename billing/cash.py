@@ -1,7 +1,9 @@
 """The day's cash report: what came in on a day, by tender, and what the counter's drawer should hold.
 
 * **Lines.** Every payment dated that day (the counter's, the batch page's, a bank file's, the API's, a
-  transfer's), and every reversal made that day as a negative line with the reversed payment's tender.
+  transfer's), and every reversal made that day as a negative line with the reversed payment's tender. One dated
+  on a day already closed (the day's close) is on the report of the day it was entered, its own date shown,
+  so a closed day's report never changes.
 * **By tender.** Lines grouped by tender (cash, check, card, bank file), each with its count and total; the
   day's grand total is the sum of the lines.
 * **The drawer.** What is physically in the counter's drawer at the end of the day: the cash and checks
@@ -17,12 +19,14 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 
+from django.db.models.functions import Coalesce
+
 from accounts.models import Account
 from accounts.selectors import account_find
 from core.money import ZERO, fmt_dollars
 
 from .ledger.selectors import account_balances
-from .models import Payment, PaymentReversal
+from .models import LedgerEntry, Payment, PaymentReversal
 from .selectors import account_amounts_due
 from .services.payments import PaymentsPosted
 
@@ -42,6 +46,7 @@ class CashLine:
     clerk: str
     source: str  # the payment's source; "reversal" for a reversal line
     payment_id: int
+    dated: date | None = None  # a late entry's own date, its day closed when it was entered
 
     @property
     def amount_text(self) -> str:
@@ -87,19 +92,26 @@ def _clerk(user) -> str:
 
 def cash_day(*, on: date) -> CashDay:
     """The cash report of ``on``: the day's payments and reversals by tender, the drawer, the grand total."""
-    payments = list(Payment.objects.filter(paid_on=on).select_related("account__owner", "entered_by")
-                    .order_by("id"))
-    reversals = list(PaymentReversal.objects.filter(reversed_on=on)
+    # A payment or reversal belongs to the day it reached the books: its own, or for one dated on a day already
+    # closed, the day it was entered (``LedgerEntry.booked_on``), so a closed day's report never changes.
+    payments = list(Payment.objects.annotate(day=Coalesce("entry__booked_on", "paid_on")).filter(day=on)
+                    .select_related("account__owner", "entered_by").order_by("id"))
+    reversal_ids = [int(source.split(":", 1)[1]) for source in LedgerEntry.objects.annotate(
+        day=Coalesce("booked_on", "posted_on")).filter(kind=LedgerEntry.Kind.PAYMENT_REVERSAL, day=on)
+        .values_list("source", flat=True)]
+    reversals = list(PaymentReversal.objects.filter(id__in=reversal_ids)
                      .select_related("payment__account__owner", "created_by").order_by("id"))
     order = {t: i for i, t in enumerate(TENDER.values)}
     lines = [CashLine(reference=p.reference, account_no=p.account.account_no, name=p.account.owner.name,
                       tender=p.tender, check_number=p.check_number, amount=p.amount.amount,
-                      clerk=_clerk(p.entered_by), source=p.source, payment_id=p.pk)
+                      clerk=_clerk(p.entered_by), source=p.source, payment_id=p.pk,
+                      dated=p.paid_on if p.paid_on != on else None)
              for p in sorted(payments, key=lambda p: (order.get(p.tender, 99), p.reference.lower()))]
     lines += [CashLine(reference=r.payment.reference, account_no=r.payment.account.account_no,
                        name=r.payment.account.owner.name, tender=r.payment.tender,
                        check_number=r.payment.check_number, amount=-r.payment.amount.amount,
-                       clerk=_clerk(r.created_by), source="reversal", payment_id=r.payment_id)
+                       clerk=_clerk(r.created_by), source="reversal", payment_id=r.payment_id,
+                       dated=r.reversed_on if r.reversed_on != on else None)
               for r in reversals]
     tenders = []
     for tender in TENDER.values:

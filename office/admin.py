@@ -16,12 +16,21 @@ from core.admin import ServicePagesAdmin
 from core.clock import today
 from core.csvout import csv_writer
 from core.errors import ApplicationError
-from core.money import fmt_dollars
+from core.money import ZERO, fmt_dollars
 
 from .documents import invoice_pdf
-from .forms import DayCloseForm, InvoiceForm, RangeForm, RefundDecisionForm, RefundForm, TransferForm
+from .forms import (
+    DayCloseForm,
+    DayReopenDecisionForm,
+    DayReopenForm,
+    InvoiceForm,
+    RangeForm,
+    RefundDecisionForm,
+    RefundForm,
+    TransferForm,
+)
 from .journal import journal_entries, journal_rows
-from .models import DayClose, Invoice, Refund, Transfer
+from .models import DayClose, DayReopen, Invoice, Refund, Transfer
 from .services import APPROVE_REFUND, account_credit, check_register_rows, drawer_expected
 
 
@@ -109,6 +118,17 @@ class RefundAdmin(ServicePagesAdmin):
         return [("Check register (CSV)", reverse("admin:office_refund_register"))]
 
 
+def _books_of(day) -> str:
+    """The day's cash report and journal in a line, with links: what closing the day fixes."""
+    entries = journal_entries(start=day, end=day)
+    debits = sum((entry.debits for entry in entries), ZERO)
+    cash = reverse("admin:billing_payment_cash") + f"?on={day.isoformat()}"
+    journal = reverse("admin:office_dayclose_journal") + f"?start={day.isoformat()}&end={day.isoformat()}"
+    return format_html('<a href="{}">Cash report</a> · <a href="{}">Journal</a>: {} journal entr{}, {} debited and '
+                       "credited", cash, journal, len(entries), "y" if len(entries) == 1 else "ies",
+                       fmt_dollars(debits))
+
+
 def _credit_facts(credit, *, credit_label: str) -> list[tuple[str, str]]:
     """The credit, and what of it is cleared money with the payments that hold the rest (``billing.clearing``)."""
     facts = [(credit_label, fmt_dollars(credit.credit)), ("Of it, cleared and refundable", fmt_dollars(credit.amount))]
@@ -178,12 +198,34 @@ class InvoiceAdmin(ServicePagesAdmin):
 @admin.register(DayClose)
 class DayCloseAdmin(ServicePagesAdmin):
     form_class = DayCloseForm
-    intro = ("Count the counter's drawer at the end of the day. What it should hold is the day's cash report: the "
-             "cash and checks taken at the counter, less those handed back. An over or short is kept with its note.")
-    list_display = ("day", "expected_total", "counted_total", "over_short_text", "closed_by")
-    readonly_fields = ("day", "expected_cash", "expected_checks", "counted_cash", "counted_checks",
-                       "over_short_text", "note", "closed_by", "closed_at")
+    intro = ("Close the day: count the counter's drawer against the day's cash report (the cash and checks taken at "
+             "the counter, less those handed back), and the day's books go to the general ledger journal. An over or "
+             "short is kept with its note. Once closed nothing dated the day changes its books: a late entry (a "
+             "payment keyed late, a run issued for an earlier bill date, a reversal) reaches the books on the next "
+             "open day, its own date shown. A supervisor may reopen a closed day at a clerk's request.")
+    list_display = ("day", "state", "expected_total", "counted_total", "over_short_text", "closed_by")
+    readonly_fields = ("day", "state", "expected_cash", "expected_checks", "counted_cash", "counted_checks",
+                       "over_short_text", "note", "closed_by", "closed_at", "day_books")
     fields = readonly_fields
+
+    @admin.display(description="State")
+    def state(self, obj):
+        return "Closed" if obj.is_closed else f"Reopened {obj.reopened_at:%b %-d, %Y %-I:%M %p}"
+
+    @admin.display(description="The day's books")
+    def day_books(self, obj):
+        return _books_of(obj.day)
+
+    def page_buttons(self, request, obj) -> list[tuple[str, str]]:
+        buttons = []
+        pending = obj.reopenings.filter(status=DayReopen.Status.PENDING).first()
+        if pending is not None and request.user.has_perm(DayReopen.approval.permission):
+            buttons.append(("Approve or refuse reopening", reverse("admin:office_dayreopen_decide",
+                                                                   args=[pending.pk])))
+        elif obj.is_closed and pending is None and request.user.has_perm("office.add_dayreopen"):
+            buttons.append(("Ask to reopen this day",
+                            f'{reverse("admin:office_dayreopen_add")}?day={obj.day.isoformat()}'))
+        return buttons
 
     @admin.display(description="Drawer should hold")
     def expected_total(self, obj):
@@ -209,7 +251,8 @@ class DayCloseAdmin(ServicePagesAdmin):
             return ()
         payments = f"{expected.count} payment{'' if expected.count == 1 else 's'} at the counter"
         return [("The drawer should hold",
-                 f"{fmt_dollars(expected.cash)} cash and {fmt_dollars(expected.checks)} in checks ({payments})")]
+                 f"{fmt_dollars(expected.cash)} cash and {fmt_dollars(expected.checks)} in checks ({payments})"),
+                ("The day's books", _books_of(expected.day))]
 
     def get_urls(self):
         view = self.admin_site.admin_view
@@ -235,3 +278,44 @@ class DayCloseAdmin(ServicePagesAdmin):
 
     def header_links(self, request) -> list[tuple[str, str]]:
         return [("General ledger journal", reverse("admin:office_dayclose_journal"))]
+
+
+@admin.register(DayReopen)
+class DayReopenAdmin(ServicePagesAdmin):
+    form_class = DayReopenForm
+    intro = ("Ask to open a closed day again, saying why: a supervisor who is not you approves or refuses. Approved, "
+             "entries dated the day reach its books again until the day is closed again.")
+    list_display = ("day", "reason", "status", "requested_by", "decided_by", "decided_at")
+    list_filter = ("status",)
+    list_select_related = ("close", "requested_by", "decided_by")
+    readonly_fields = ("day", "reason", "status", "requested_by", "requested_at", "decided_by", "decided_at",
+                       "decision_note")
+    fields = readonly_fields
+
+    @admin.display(description="Day")
+    def day(self, obj):
+        return obj.close.day
+
+    def add_initial(self, request) -> dict:
+        return {"day": request.GET.get("day") or ""}
+
+    def get_urls(self):
+        view = self.admin_site.admin_view
+        return [path("<int:pk>/decide/", view(self.decide_view), name="office_dayreopen_decide"),
+                *super().get_urls()]
+
+    def page_buttons(self, request, obj) -> list[tuple[str, str]]:
+        if obj.status == DayReopen.Status.PENDING and request.user.has_perm(DayReopen.approval.permission):
+            return [("Approve or refuse", reverse("admin:office_dayreopen_decide", args=[obj.pk]))]
+        return []
+
+    def decide_view(self, request, pk):
+        if not request.user.has_perm(DayReopen.approval.permission):
+            raise PermissionDenied
+        reopen = get_object_or_404(DayReopen.objects.select_related("close", "requested_by"), pk=pk)
+        form = DayReopenDecisionForm(request.POST or None, reopen=reopen)
+        facts = [("Day", str(reopen.close.day)), ("Closed by", str(reopen.close.closed_by or "")),
+                 ("The day's books", _books_of(reopen.close.day)), ("Reason", reopen.reason),
+                 ("Asked by", str(reopen.requested_by or ""))]
+        return self.run_form(request, form, done_url=self.object_url(reopen), obj=reopen, facts=facts,
+                             title=f"Approve or refuse reopening {reopen.close.day}")

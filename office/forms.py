@@ -11,7 +11,16 @@ from core.clock import today
 from core.errors import ApplicationError
 from core.money import fmt_dollars
 
-from .services import day_close, invoice_create, refund_decide, refund_request, transfer_make
+from .models import DayClose
+from .services import (
+    day_close,
+    day_reopen_decide,
+    day_reopen_request,
+    invoice_create,
+    refund_decide,
+    refund_request,
+    transfer_make,
+)
 
 
 def _account(typed: str, *, field: str) -> Account:
@@ -154,3 +163,40 @@ class DayCloseForm(ServiceForm):
         return f"{close.day} closed: the drawer {words}."
 
 
+
+
+class DayReopenForm(ServiceForm):
+    submit = "Ask a supervisor to reopen the day"
+    day = DayField(label="Day", doing="reopened")
+    reason = forms.CharField(label="Reason", required=False, widget=TEXT_WIDGET,
+                             help_text="Why the closed day's books must change (a deposit found, a payment keyed to "
+                                       "the wrong day): kept for the audit.")
+
+    def perform(self, *, actor) -> str:
+        d = self.cleaned_data
+        close = DayClose.objects.filter(day=d["day"]).first()
+        if close is None:
+            raise ApplicationError(f"{d['day']} was never closed: it is open", field="day")
+        self.reopen = day_reopen_request(close=close, reason=d["reason"], actor=actor)
+        return f"Reopening {close.day} waits for a supervisor's approval."
+
+
+class DayReopenDecisionForm(ServiceForm):
+    whole_fields = ("", "status", "actor", "day")
+    decision = forms.ChoiceField(label="Decision", choices=(("approve", "Approve: open the day again"),
+                                                            ("refuse", "Refuse")), widget=forms.RadioSelect)
+    note = forms.CharField(label="Note", required=False, widget=TEXT_WIDGET, help_text="Required to refuse.")
+    submit = "Record the decision"
+
+    def __init__(self, *args, reopen, **kwargs):
+        self.reopen = reopen
+        super().__init__(*args, **kwargs)
+
+    def perform(self, *, actor) -> str:
+        d = self.cleaned_data
+        reopen = day_reopen_decide(reopen=self.reopen, approve=d["decision"] == "approve", note=d["note"],
+                                   actor=actor)
+        day = reopen.close.day
+        if reopen.status == reopen.Status.APPROVED:
+            return f"{day} is open again: entries dated it reach its books until it is closed again."
+        return f"Reopening {day} refused."

@@ -16,10 +16,12 @@ deposits            refundable deposits, their refunds     cash / deposits held;
 refunds             a credit paid back by check            receivable / accounts payable
 ==================  =====================================  ==========================================
 
-A credit (a negative entry) posts the other way round. The lines of one account in one journal entry are netted to
-one debit or one credit. The accounts are the preset's ``[gl]`` (``billing.gl``). The conversion's opening balances
-(ledger sources ``convert:…``) are the previous system's receivables, already in the general ledger, and are left
-out. Money is added in Python with Decimal.
+An entry is journaled on the day it reached the books: its own day, or, for a late entry dated on a day already closed
+(the day's close), the day it was entered (or the first open day after), with its own date named (``late_days``): the
+journal of a closed day is the same forever. A credit (a negative entry) posts the other way round. The lines of one
+account in one journal entry are netted to one debit or one credit. The accounts are the preset's ``[gl]``
+(``billing.gl``). The conversion's opening balances (ledger sources ``convert:…``) are the previous system's
+receivables, already in the general ledger, and are left out. Money is added in Python with Decimal.
 
 Ties, checked by ``tests/office/test_journal.py`` on PostgreSQL: a day's payments journal debits cash by the cash
 report's total; its billing journal credits revenue by the billing register's total for the bills issued that day.
@@ -30,8 +32,11 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 
+from django.db.models.functions import Coalesce
+
 from billing.gl import GlAccount, gl_accounts_from
 from billing.models import LedgerEntry
+from core.dates import fmt_day
 from core.errors import ApplicationError
 from core.money import ZERO
 from ordinance.selectors import installed_utility, section
@@ -78,6 +83,14 @@ class JournalEntry:
     journal: str
     lines: list[JournalLine]
     ledger_rows: int
+    late_days: tuple[date, ...] = ()  # the own dates of late entries booked here, their days closed already
+
+    @property
+    def late_words(self) -> str:
+        """"with late entries dated Dec 1, 2026" ("" when none)."""
+        if not self.late_days:
+            return ""
+        return "with late entries dated " + ", ".join(fmt_day(day) for day in self.late_days)
 
     @property
     def debits(self) -> Decimal:
@@ -100,10 +113,12 @@ def journal_entries(*, start: date, end: date) -> list[JournalEntry]:
         raise ApplicationError(f"{start} to {end} is more than a year; export a year at a time", field="end")
     utility = installed_utility()
     accounts = section("gl", end, installed=utility) if utility else gl_accounts_from({})
-    rows = list(LedgerEntry.objects.filter(posted_on__range=(start, end))
-                .exclude(source__startswith=CONVERSION_PREFIX)
-                .values_list("kind", "posted_on", "amount", "source", "bill_id"))
-    voided = {bill_id for kind, _, _, _, bill_id in rows if kind == "void"}
+    # An entry belongs to the day it reached the books: its own, or for a late entry dated on a day already closed
+    # the day it was entered (``LedgerEntry.booked_on``), so a closed day's journal is the same forever.
+    rows = list(LedgerEntry.objects.annotate(day=Coalesce("booked_on", "posted_on"))
+                .filter(day__range=(start, end)).exclude(source__startswith=CONVERSION_PREFIX)
+                .values_list("kind", "day", "amount", "source", "bill_id", "posted_on"))
+    voided = {bill_id for kind, _, _, _, bill_id, _ in rows if kind == "void"}
     bill_revenue: dict[int, list[tuple[str, Decimal]]] = defaultdict(list)  # a voided bill's charges by kind
     for bill_id, kind, amount in (LedgerEntry.objects.filter(bill_id__in=voided, kind__in=("water", "fee", "fine"))
                                   .values_list("bill_id", "kind", "amount")):
@@ -111,12 +126,15 @@ def journal_entries(*, start: date, end: date) -> list[JournalEntry]:
 
     net: dict[tuple[date, str], dict[str, Decimal]] = defaultdict(lambda: defaultdict(Decimal))  # debit positive
     counts: dict[tuple[date, str], int] = defaultdict(int)
-    for kind, day, amount, source, bill_id in rows:
+    late: dict[tuple[date, str], set[date]] = defaultdict(set)  # the own dates of late entries, by journal entry
+    for kind, day, amount, source, bill_id, own_day in rows:
         journal = "invoices" if kind == "fee" and source.startswith("invoice:") else _JOURNAL.get(kind)
         if journal is None:
             raise ApplicationError(f"ledger kind '{kind}' has no general ledger account", field="kind")
         key = (day, journal)
         counts[key] += 1
+        if own_day != day:
+            late[key].add(own_day)
         books = net[key]
         books["deposits" if kind in ("deposit", "deposit_refund") else "receivable"] += amount
         if kind == "void":
@@ -130,7 +148,8 @@ def journal_entries(*, start: date, end: date) -> list[JournalEntry]:
         lines = [JournalLine(day=day, journal=journal, account=accounts[key], debit=value if value > 0 else ZERO,
                              credit=-value if value < 0 else ZERO)
                  for key, value in sorted(books.items(), key=lambda kv: (kv[1] < 0, order.index(kv[0]))) if value]
-        out.append(JournalEntry(day=day, journal=journal, lines=lines, ledger_rows=counts[(day, journal)]))
+        out.append(JournalEntry(day=day, journal=journal, lines=lines, ledger_rows=counts[(day, journal)],
+                                late_days=tuple(sorted(late[(day, journal)]))))
     return out
 
 
@@ -143,6 +162,7 @@ def journal_rows(entries: list[JournalEntry]) -> list[list[str]]:
     for entry in entries:
         rows += [[x.entry_id, x.day.isoformat(), x.journal, x.account.fund, x.account.number, x.account.name,
                   f"{x.debit:.2f}" if x.debit else "", f"{x.credit:.2f}" if x.credit else "",
-                  f"{entry.words} ({entry.ledger_rows} ledger row{'' if entry.ledger_rows == 1 else 's'})"]
+                  f"{entry.words} ({entry.ledger_rows} ledger row{'' if entry.ledger_rows == 1 else 's'}"
+                  + (f", {entry.late_words})" if entry.late_days else ")")]
                  for x in entry.lines]
     return rows

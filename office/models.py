@@ -152,6 +152,9 @@ class DayClose(models.Model):
     note = models.TextField(blank=True, help_text="What explains an over or short.")
     closed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+")
     closed_at = models.DateTimeField(auto_now_add=True)
+    reopened_at = models.DateTimeField(null=True, blank=True, help_text="Reopened by a supervisor's approval (a "
+                                                                       "``DayReopen``): entries dated the day reach "
+                                                                       "its books again until it is closed again.")
 
     class Meta:
         ordering = ["-day"]
@@ -169,6 +172,48 @@ class DayClose(models.Model):
         return f"Close of {self.day}"
 
     @property
+    def is_closed(self) -> bool:
+        return self.reopened_at is None
+
+    @property
     def over_short(self) -> Decimal:
         """Positive: the drawer holds more than the report says (over); negative: short."""
         return (self.counted_cash + self.counted_checks) - (self.expected_cash + self.expected_checks)
+
+
+class DayReopen(models.Model):
+    """A closed day opened again: a clerk asks with the reason (a deposit found in a drawer, a payment keyed to the
+    wrong day); a supervisor who is not the clerk approves or refuses (``core.approval``). Approved, entries dated
+    the day reach its books again until the day is closed again."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting for a supervisor"
+        APPROVED = "approved", "Approved: the day is open again"
+        REFUSED = "refused", "Refused"
+
+    close = models.ForeignKey(DayClose, on_delete=models.PROTECT, related_name="reopenings")
+    reason = models.TextField(help_text="Why the closed day must change (kept for the audit).")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    workflow = Workflow("status", {Status.PENDING: {Status.APPROVED, Status.REFUSED}})
+    approval = Approval(permission="office.approve_dayreopen", noun="reopening of a closed day")
+    requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+")
+    requested_at = models.DateTimeField(auto_now_add=True)
+    decided_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
+                                   related_name="+")
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decision_note = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-requested_at", "-id"]
+        verbose_name = "reopening of a closed day"
+        verbose_name_plural = "reopenings of closed days"
+        permissions = [("approve_dayreopen", "Can approve or refuse reopening a closed day")]
+        constraints = [
+            models.CheckConstraint(condition=~Q(reason=""), name="day_reopen_has_reason"),
+            models.UniqueConstraint(fields=["close"], condition=Q(status="pending"), name="one_waiting_reopen_per_day",
+                                    violation_error_message="This day already has a reopening waiting for a "
+                                                            "supervisor."),
+        ]
+
+    def __str__(self) -> str:
+        return f"Reopening of {self.close.day}"

@@ -7,6 +7,7 @@ from datetime import date, timedelta
 from decimal import Decimal
 
 from django.db import transaction
+from django.utils import timezone
 from djmoney.money import Money
 
 from accounts.models import Account
@@ -25,7 +26,7 @@ from core.db import lock_in_order
 from core.errors import ApplicationError, FieldError
 from core.money import ZERO, fmt_dollars
 
-from .models import DayClose, Invoice, Refund, Transfer
+from .models import DayClose, DayReopen, Invoice, Refund, Transfer
 
 APPROVE_REFUND = Refund.approval.permission
 NOTE_MAX = 2000
@@ -264,7 +265,8 @@ def day_close(*, on: date, counted_cash: Decimal, counted_checks: Decimal, note:
     for field, value in (("counted_cash", counted_cash), ("counted_checks", counted_checks)):
         if value < ZERO:
             errors.append(FieldError(field=field, message="is 0.00 or more: what the drawer holds"))
-    if DayClose.objects.filter(day=on).exists():
+    closed = DayClose.objects.select_for_update().filter(day=on).first()
+    if closed is not None and closed.is_closed:
         errors.append(FieldError(field="day", message=f"{fmt_day(on)} is already closed"))
     expected = drawer_expected(on=on)
     off = (counted_cash + counted_checks) - (expected.cash + expected.checks)
@@ -275,6 +277,47 @@ def day_close(*, on: date, counted_cash: Decimal, counted_checks: Decimal, note:
             f"the drawer is {words} (it should hold {fmt_dollars(expected.cash)} cash and "
             f"{fmt_dollars(expected.checks)} in checks): say what explains it")))
     _raise(errors)
+    if closed is not None:  # reopened, and now closed again with its new count
+        DayClose.objects.filter(pk=closed.pk).update(
+            expected_cash=expected.cash, expected_checks=expected.checks, counted_cash=counted_cash,
+            counted_checks=counted_checks, note=note, closed_by=actor, closed_at=timezone.now(), reopened_at=None)
+        return DayClose.objects.get(pk=closed.pk)
     return DayClose.objects.create(day=on, expected_cash=expected.cash, expected_checks=expected.checks,
                                    counted_cash=counted_cash, counted_checks=counted_checks, note=note,
                                    closed_by=actor)
+
+
+def closed_days(since: date) -> set[date]:
+    """The days on or after ``since`` whose books are closed (closed, and not reopened): the ledger's writer books
+    an entry dated on one of them on the first open day after it (``billing.ledger.posting``)."""
+    return set(DayClose.objects.filter(day__gte=since, reopened_at__isnull=True).values_list("day", flat=True))
+
+
+@transaction.atomic(durable=True)
+def day_reopen_request(*, close: DayClose, reason: str, actor) -> DayReopen:
+    """A clerk asks to open a closed day again, saying why; a supervisor who is not the clerk decides."""
+    close = DayClose.objects.select_for_update().get(pk=close.pk)
+    errors = []
+    if not close.is_closed:
+        errors.append(FieldError(field="day", message=f"{fmt_day(close.day)} is open already"))
+    reason = (reason or "").strip()
+    if not reason:
+        errors.append(FieldError(field="reason", message="reopening a closed day needs a reason (kept for the audit)"))
+    elif len(reason) > NOTE_MAX:
+        errors.append(FieldError(field="reason", message=f"is {len(reason):,} characters; at most {NOTE_MAX:,}"))
+    if DayReopen.objects.filter(close=close, status=DayReopen.Status.PENDING).exists():
+        errors.append(FieldError(field="day", message=f"reopening {fmt_day(close.day)} is waiting for a supervisor"))
+    _raise(errors)
+    return DayReopen.objects.create(close=close, reason=reason, requested_by=actor)
+
+
+@transaction.atomic(durable=True)
+def day_reopen_decide(*, reopen: DayReopen, approve: bool, note: str, actor) -> DayReopen:
+    """A supervisor, not the clerk who asked, approves (the day is open again: entries dated it reach its books
+    until it is closed again) or refuses (a refusal says why)."""
+    reopen = DayReopen.objects.select_for_update().select_related("close").get(pk=reopen.pk)
+    _raise(approval_problems(reopen, approve=approve, note=note, actor=actor))
+    reopen = approval_decide(reopen, approve=approve, note=note, actor=actor)
+    if approve:
+        DayClose.objects.filter(pk=reopen.close_id).update(reopened_at=timezone.now())
+    return reopen

@@ -17,6 +17,10 @@ database keeps ``UNIQUE(source, kind)``:
 * ``refund:<id>``: a credit balance paid back to the customer by check (kind ``refund``);
 * ``invoice:<id>``: a one-off invoice for a fee, due on its own date (kind ``fee``, on no bill).
 
+**A closed day stays closed.** A row dated on a day whose books are closed (the day's close) is written with its
+own date, which the balances and late charges read, and reaches the general ledger on the day it is entered (or the
+first open day after, ``booked_on``), so the journal of a closed day never changes.
+
 A retry that posts the same source again therefore never posts twice: ``ledger_post`` returns the row
 already there, ``ledger_post_many`` skips it (except with COPY, used only for rows of bills created in the
 same transaction). Nothing else in the code base creates ledger rows (``tests/billing/test_ledger_writer.py``
@@ -25,13 +29,14 @@ checks the source tree for it).
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from decimal import Decimal
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from djmoney.money import Money
 
+from core.clock import today
 from core.db import copy_rows, is_postgres
 from core.errors import ApplicationError, Conflict
 
@@ -97,13 +102,40 @@ class Posting:
     adjustment_id: int | None = None
     corrects_id: int | None = None
     due_on: date | None = None  # a charge on no bill due later than it is posted (an invoice)
+    booked_on: date | None = None  # set by the writer: a late entry on a closed day reaches the books later
 
     def entry(self) -> LedgerEntry:
         return LedgerEntry(**_fields(self))
 
 
 COLUMNS = ("account_id", "kind", "posted_on", "amount", "amount_currency", "source", "bill_id", "citation",
-           "description", "payment_id", "adjustment_id", "corrects_id", "due_on", "created_at")
+           "description", "payment_id", "adjustment_id", "corrects_id", "due_on", "booked_on", "created_at")
+
+# The days whose books are closed (the day's close: ``office``), asked as ``closed_days(since)`` → the closed days on
+# or after ``since``; registered by the part of the office that closes them. None registered: no day is closed.
+_closed_days: list = []
+
+
+def closed_days_register(closed_days) -> None:
+    _closed_days[:] = [closed_days]
+
+
+def _booked(postings: Sequence[Posting]) -> None:
+    """Give each posting dated on a closed day the day it reaches the books (``LedgerEntry.booked_on``): the day it
+    is entered, or the first open day after it when that is closed too, so a closed day's journal never changes;
+    the others keep their own day."""
+    if not _closed_days or not postings:
+        return
+    closed = _closed_days[0](min(p.posted_on for p in postings))
+    if not closed:
+        return
+    entered = today()
+    for p in postings:
+        if p.posted_on in closed:
+            day = max(p.posted_on, entered)
+            while day in closed:
+                day += timedelta(days=1)
+            p.booked_on = day
 
 
 CITATION_MAX = LedgerEntry._meta.get_field("citation").max_length
@@ -147,6 +179,7 @@ def ledger_post(posting: Posting) -> LedgerEntry:
     if existing is not None:
         _same(existing, posting)
         return existing
+    _booked([posting])
     try:
         with transaction.atomic():
             return LedgerEntry.objects.create(**_fields(posting))
@@ -167,11 +200,12 @@ def ledger_post_many(postings: Sequence[Posting], *, fresh: bool = False) -> int
         return 0
     for posting in postings:
         _checked(posting)
+    _booked(postings)
     if fresh and is_postgres():
         now = timezone.now()
         copy_rows(LedgerEntry, COLUMNS, [
             (p.account_id, p.kind, p.posted_on, p.amount, "USD", p.source, p.bill_id, p.citation,
-             p.description[:200], p.payment_id, p.adjustment_id, p.corrects_id, p.due_on, now)
+             p.description[:200], p.payment_id, p.adjustment_id, p.corrects_id, p.due_on, p.booked_on, now)
             for p in postings])
         return len(postings)
     if not fresh:
@@ -195,4 +229,4 @@ def _fields(posting: Posting) -> dict:
             "amount": Money(posting.amount, "USD"), "source": posting.source, "bill_id": posting.bill_id,
             "citation": posting.citation, "description": posting.description[:200],
             "payment_id": posting.payment_id, "adjustment_id": posting.adjustment_id,
-            "corrects_id": posting.corrects_id, "due_on": posting.due_on}
+            "corrects_id": posting.corrects_id, "due_on": posting.due_on, "booked_on": posting.booked_on}

@@ -55,6 +55,10 @@ class LedgerEntry(models.Model):
     due_on = models.DateField(null=True, blank=True,
                               help_text="When a charge on no bill falls due, if later than the day it is posted "
                                         "(an invoice's due date); empty: due the day it is posted.")
+    booked_on = models.DateField(null=True, blank=True,
+                                 help_text="The day the entry reached the general ledger when its own day was closed "
+                                           "already (a late entry): the day it was entered, or the first open day "
+                                           "after; empty: its own day. A closed day's journal never changes.")
     corrects = models.ForeignKey("self", null=True, blank=True, on_delete=models.PROTECT, related_name="corrections",
                                  help_text="The penalty or interest charge this entry corrects, when a payment or "
                                            "charge dated earlier was recorded after it was assessed.")
