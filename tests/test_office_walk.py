@@ -2,8 +2,12 @@
 a month brings to a delinquent account whose termination case is determined — payments at the counter and online,
 the processor's refunds, disputes and disputes won, autopay enrolled, debit files made and debits returned (R01,
 R03, R10), returned checks and payments entered in error, a payment plan made and reviewed, a shut-off ordered,
-carried out and restored, the bill voided and billed again, the account closed, days passing — and after every
-step it checks that the parts still act as one office:
+carried out and restored (by the amount the counter names), the bill voided and billed again, the account closed,
+the credit asked back, a check read twice by the lockbox, the day closed, the processor down at the reconciliation,
+days passing — and after every step it checks that the parts still act as one office:
+
+* no refund pays out money not yet cleared, and the amount named after a shut-off restores service;
+* the books (journal and cash report) of a closed day never change, whatever is entered late;
 
 * no shut-off is carried out while any condition of the guard holds (a plan in good standing, the delinquent
   amount paid, an appeal) — the carry-out either is refused or found nothing to refuse;
@@ -37,6 +41,8 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from accounts.services import account_close
 from arrears.models import PaymentPlan
 from arrears.services import plan_create, plans_review
+from billing.cash import cash_day, cash_day_rows
+from billing.clearing import refundable_credit
 from billing.ledger.selectors import account_balances
 from billing.models import Bill, LedgerEntry, Payment, PaymentReversal
 from billing.services.adjustments import bill_void
@@ -46,14 +52,26 @@ from core.banking_days import banking_day_on_or_after
 from core.errors import ApplicationError
 from core.models import StatusChange
 from notices.models import CustomerNotice
+from office.journal import journal_entries, journal_rows
+from office.models import DayClose
+from office.services import day_close, drawer_expected, refund_decide, refund_request
 from remittance.autopay import ach_export, ach_returns, autopay_enrol, notice_days
+from remittance.bank import deposits_reconcile
+from remittance.lockbox import lockbox_import
 from remittance.models import AutopayDebit, AutopayEnrolment, AutopayNotice, OnlinePayment
-from remittance.processors import ProcessorEvent
+from remittance.processors import ProcessorEvent, ProcessorUnavailable
 from remittance.services import processor_event_apply
 from termination.models import CLOSED, TerminationCase, WorkOrder
-from termination.selectors import case_unpaid
-from termination.services.shutoff import carry_out_refusals, service_restore, shutoff_carry_out, shutoff_order
+from termination.selectors import case_pay, case_unpaid
+from termination.services.shutoff import (
+    carry_out_refusals,
+    restore_refusals,
+    service_restore,
+    shutoff_carry_out,
+    shutoff_order,
+)
 from tests.billing.steps import run
+from tests.office.conftest import staff
 from tests.remittance.conftest import BANK_ACCOUNT, ROUTING, bank  # noqa: F401 - the bank fixture
 from tests.remittance.test_autopay import returns_file
 from tests.termination.steps import delinquent_account, terminated_case
@@ -78,9 +96,19 @@ def captured():
     return TestCase.captureOnCommitCallbacks(execute=True)
 
 
+class Unreachable:
+    """A processor that cannot be reached: every question is answered with ``ProcessorUnavailable``."""
+
+    name = "stripe"
+
+    def payouts(self, **kwargs):
+        raise ProcessorUnavailable("Stripe could not be asked for its payouts: APIConnectionError: connection refused")
+
+
 class OfficeWalk(RuleBasedStateMachine):
     account = None
     number = ""
+    clerk = supervisor = None
 
     def __init__(self):
         super().__init__()
@@ -91,6 +119,8 @@ class OfficeWalk(RuleBasedStateMachine):
         self.day = START
         self.references = 0
         self.carried_out_with_refusals = []
+        self.refunded_uncleared, self.restore_refused = [], []
+        self.closed_books: dict[date, tuple] = {}
 
     def teardown(self):
         transaction.set_rollback(True)
@@ -102,8 +132,15 @@ class OfficeWalk(RuleBasedStateMachine):
     def case(self) -> TerminationCase:
         return TerminationCase.objects.get(number=self.number)
 
-    @rule(days=st.integers(min_value=1, max_value=20))
-    def a_day_passes(self, days):
+    @rule(days=st.integers(min_value=1, max_value=20), close=st.booleans())
+    def a_day_passes(self, days, close):
+        """Days pass; the clerk may close the day first (the drawer counted as the cash report says)."""
+        if close and not DayClose.objects.filter(day=self.day).exists():
+            expected = drawer_expected(on=self.day)
+            day_close(on=self.day, counted_cash=expected.cash, counted_checks=expected.checks, note="",
+                      actor=self.clerk)
+            self.closed_books[self.day] = self.books(self.day)
+            seen("day closed")
         self.day = min(self.day + timedelta(days=days), LAST)
 
     @rule(amount=st.sampled_from(["10.00", "36.13", "50.00", "186.13", "250.00"]))
@@ -133,8 +170,13 @@ class OfficeWalk(RuleBasedStateMachine):
         self.processor_says("paid", online)
 
     @precondition(lambda self: OnlinePayment.objects.filter(account=self.account, payment__isnull=False).exists())
-    @rule(kind=st.sampled_from(["refunded", "disputed", "reinstated"]))
+    @rule(kind=st.sampled_from(["refunded", "disputed", "reinstated", "down"]))
     def the_processor_reports(self, kind):
+        if kind == "down":  # the clerk reconciles the day's deposits and the processor cannot be reached
+            result = deposits_reconcile(on=self.day, processor=Unreachable())
+            assert result.unreached and not result.matches
+            seen("processor down")
+            return
         self.processor_says(kind, OnlinePayment.objects.filter(account=self.account, payment__isnull=False)
                             .latest("pk"))
 
@@ -219,7 +261,8 @@ class OfficeWalk(RuleBasedStateMachine):
             with transaction.atomic():
                 shutoff_order(case=self.case, as_of=self.day, actor=None)
         except ApplicationError:
-            pass  # the guard refused: what the invariants check is that nothing slipped through
+            return  # the guard refused: what the invariants check is that nothing slipped through  # the guard refused
+        seen("shut-off ordered")
 
     @rule()
     def the_crew_carries_it_out(self):
@@ -230,6 +273,7 @@ class OfficeWalk(RuleBasedStateMachine):
                 shutoff_carry_out(case=case, done_on=self.day, actor=None)
         except ApplicationError:
             return
+        seen("shut off")
         if refusals:
             self.carried_out_with_refusals.append((self.day, refusals))
 
@@ -243,7 +287,93 @@ class OfficeWalk(RuleBasedStateMachine):
         except ApplicationError:
             pass
 
+    @rule()
+    def the_credit_is_asked_back(self):
+        """A clerk asks for the account's whole credit back and a supervisor approves: refused while any of it is
+        money not yet cleared (a check the bank may still return)."""
+        credit = refundable_credit(self.account.pk, as_of=self.day)
+        if credit.credit <= 0 or not self.account_open():
+            return
+        try:
+            refund = refund_request(account=self.account, amount=credit.credit, reason="walk", as_of=self.day,
+                                    actor=self.clerk)
+        except ApplicationError as exc:
+            seen("refund: refused" + (" uncleared" if "not yet cleared" in str(exc) else ""))
+            return
+        try:
+            refund_decide(refund=refund, approve=True, note="", as_of=self.day, actor=self.supervisor)
+        except ApplicationError:
+            refund_decide(refund=refund, approve=False, note="not there any more", as_of=self.day,
+                          actor=self.supervisor)
+            seen("refund: refused at approval")
+            return
+        if credit.held > 0:
+            self.refunded_uncleared.append((self.day, credit.words))
+        seen("refund: made")
+
+    @precondition(lambda self: TerminationCase.objects.filter(number=self.number).exclude(status__in=CLOSED).exists())
+    @rule()
+    def the_water_is_shut_off_and_the_amount_named_restores_it(self):
+        """The shut-off ordered and carried out where the guard lets it; then the counter names one amount, and
+        paid, it restores service."""
+        for step in (shutoff_order, shutoff_carry_out):
+            if self.case.status == "shut_off":
+                break
+            try:
+                with transaction.atomic():
+                    if step is shutoff_order:
+                        step(case=self.case, as_of=self.day, actor=None)
+                    else:
+                        step(case=self.case, done_on=self.day, actor=None)
+            except ApplicationError:
+                return  # the guard holds: nothing to restore
+        seen("shut off")
+        pay = case_pay(self.case, as_of=self.day)
+        assert pay is not None and pay.restores
+        if pay.amount > 0:
+            self.references += 1
+            with captured():
+                payment_post(account_no=self.account.account_no, amount=pay.amount, paid_on=self.day,
+                             reference=f"WALK-{self.references}", source="counter", tender="check",
+                             check_number="2")
+        refusals = restore_refusals(self.case, as_of=self.day)
+        if refusals:
+            self.restore_refused.append((self.day, pay.amount, [r.message for r in refusals]))
+            return
+        with captured():
+            service_restore(case=self.case, as_of=self.day, actor=None)
+        seen("restored by the amount named")
+
+    @precondition(lambda self: self.account_open())
+    @rule()
+    def the_lockbox_reads_one_check_twice(self):
+        bill = Bill.objects.filter(account=self.account, status="issued").latest("bill_date", "pk")
+        self.references += 1
+        stub = f"{self.account.account_no}  {bill.number}  0000018613  0000019544"
+        text = ("deposit_date,batch,item,amount,check_number,scan_line\n"
+                f"{self.day},{self.references},1,6.10,{7000 + self.references},{stub}\n"
+                f"{self.day},{self.references},2,6.10,{7000 + self.references},{stub}\n")
+        with captured():
+            result = lockbox_import(file=text.encode(), as_of=self.day)
+        assert (result.posted, result.exceptions) == (1, 1), str(result)
+        seen("same check twice held")
+
+
+    @staticmethod
+    def books(day: date) -> tuple:
+        return (journal_rows(journal_entries(start=day, end=day)), cash_day_rows(cash_day(on=day)))
+
     # --- what must hold after every step ------------------------------------------------------------------
+
+    @invariant()
+    def no_uncleared_money_refunded_and_the_amount_named_restores(self):
+        assert self.refunded_uncleared == []
+        assert self.restore_refused == []
+
+    @invariant()
+    def a_closed_days_books_never_change(self):
+        for day, books in self.closed_books.items():
+            assert self.books(day) == books, f"the books of {day}, closed, changed"
 
     @invariant()
     def no_shutoff_while_the_guard_holds(self):
@@ -308,6 +438,7 @@ def test_the_office_acts_as_one_whatever_happens(mineola, media, bank):  # noqa:
     account.owner.save()
     OfficeWalk.account = account
     OfficeWalk.number = terminated_case(account, occupant=False)
+    OfficeWalk.clerk, OfficeWalk.supervisor = staff("clara", "Clerk"), staff("sam", "Supervisor")
     run_state_machine_as_test(OfficeWalk, settings=settings(
         max_examples=EXAMPLES, stateful_step_count=16, deadline=None, derandomize=True,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]))
@@ -315,5 +446,7 @@ def test_the_office_acts_as_one_whatever_happens(mineola, media, bank):  # noqa:
     print(sorted(SEEN.items()))
     if EXAMPLES >= 300:
         assert {"debit file", "debit returned", "processor paid", "processor disputed", "processor reinstated",
-                "processor refunded", "voided and billed again", "account closed"} <= reached, sorted(SEEN)
+                "processor refunded", "voided and billed again", "account closed", "refund", "same check twice held",
+                "day closed", "processor down"} <= reached, sorted(SEEN)
+        assert SEEN["refund: refused uncleared"] and SEEN["restored by the amount named"], sorted(SEEN)
         assert SEEN["debit file: True"] and SEEN["processor reinstated: dispute won"], sorted(SEEN)
