@@ -12,7 +12,7 @@ class NoticesConfig(AppConfig):
         from billing.signals import payment_reversed
         from meters.signals import usage_alerts_raised
         from remittance.signals import autopay_ended, autopay_notice_due, autopay_suspended
-        from termination.signals import case_reopened, notice_served, service_restored
+        from termination.signals import case_reopened, notice_served, service_restored, service_shut_off
 
         from . import receivers
         from .signals import notices_queued
@@ -27,6 +27,7 @@ class NoticesConfig(AppConfig):
         plan_ended.connect(receivers.on_plan_ended, dispatch_uid="notices.plan_ended")
         usage_alerts_raised.connect(receivers.on_usage_alerts_raised, dispatch_uid="notices.usage_alerts")
         notice_served.connect(receivers.on_termination_notice_served, dispatch_uid="notices.termination_served")
+        service_shut_off.connect(receivers.on_service_shut_off, dispatch_uid="notices.service_shut_off")
         service_restored.connect(receivers.on_service_restored, dispatch_uid="notices.service_restored")
         notices_queued.connect(receivers.on_notices_queued, dispatch_uid="notices.send_queued")
         # Bounces and spam complaints from the mail provider (django-anymail's webhooks, /anymail/…).

@@ -21,6 +21,7 @@ class CustomerNotice(models.Model):
         INSTALLMENT_DUE = "installment_due", "Reminder: a payment plan installment falls due soon"
         INSTALLMENT_MISSED = "installment_missed", "A payment plan installment missed"
         TERMINATION_SERVED = "termination_served", "Termination notice served, with the hearing date"
+        SERVICE_SHUT_OFF = "service_shut_off", "Service shut off, with the amount that restores it"
         SERVICE_RESTORED = "service_restored", "Service restored"
         BILL_READY = "bill_ready", "A new bill is ready"
         AUTOPAY_SCHEDULED = "autopay_scheduled", "Autopay: the amount and day of the next debit"

@@ -192,6 +192,24 @@ def on_termination_notice_served(sender, *, case_id, notice_id, **kwargs) -> Non
                          "utility": ordinance_on(notice.served_on).utility, "site_url": settings.SITE_URL})
 
 
+def on_service_shut_off(sender, *, case_id, **kwargs) -> None:
+    """The water was shut off: the customer hears the one amount that restores it, as the counter names it."""
+    from termination.models import TerminationCase
+    from termination.selectors import case_pay
+
+    case = TerminationCase.objects.select_related("account__owner", "account__premises").get(pk=case_id)
+    on = case.events.filter(kind="shut_off").values_list("on", flat=True).last() or today()
+    pay = case_pay(case, as_of=on)
+    with customer_language(case.account):
+        day = fmt_long_day(on)
+        amount = fmt_dollars(pay.amount) if pay else fmt_dollars(0)
+        detail = pay.detail if pay else ""
+    notice_give(account=case.account, kind=CustomerNotice.Kind.SERVICE_SHUT_OFF, fact=f"shut-off:{case.pk}:{on}",
+                template="notices/email/service_shut_off.txt",
+                context={"case": case, "on": day, "amount": amount, "detail": detail,
+                         "utility": ordinance_on(on).utility, "site_url": settings.SITE_URL})
+
+
 def on_service_restored(sender, *, case_id, **kwargs) -> None:
     from termination.models import TerminationCase
 

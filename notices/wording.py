@@ -40,6 +40,9 @@ VARIABLES: dict[str, dict[str, str]] = {
     K.TERMINATION_SERVED: {"case.number": "the termination case", "hearing_on": "the hearing's day",
                            "hearing_time": "its time", "hearing_place": "its place", "request_days":
                            "the days to ask for the hearing in writing", "amount": "the amount delinquent"},
+    K.SERVICE_SHUT_OFF: {"case.number": "the termination case", "on": "the day service was shut off",
+                         "amount": "the amount that restores service",
+                         "detail": "the charges of the shut-off it holds"},
     K.SERVICE_RESTORED: {"case.number": "the termination case", "on": "the day service was restored"},
     K.PAYMENT_RETURNED: {"amount": "the payment", "paid_on": "its day", "why": "why it came back, in words",
                          "fee": "the returned-payment fee", "owed": "what is owed now",

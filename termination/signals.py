@@ -9,3 +9,5 @@ case_reopened = Signal()
 notice_served = Signal()
 # kwargs: case_id: int — service restored after a shut-off.
 service_restored = Signal()
+# kwargs: case_id: int — service shut off for the case: the customer hears the one amount that restores it.
+service_shut_off = Signal()

@@ -26,7 +26,7 @@ from ..selectors import (
     required_roles,
     restore_owed,
 )
-from ..signals import service_restored
+from ..signals import service_restored, service_shut_off
 from .events import case_event, case_text
 
 # --- The guard and the shut-off -----------------------------------------------------------------------------
@@ -161,6 +161,7 @@ def shutoff_carry_out(*, case: TerminationCase, done_on: date, actor) -> Termina
     what = _service_set(case, Account.Status.SHUT_OFF, fee=policy.disconnect_fee, on=done_on, actor=actor,
                         what=f"Service shut off (work order {order.pk})")
     case_event(case, on=done_on, kind="shut_off", what=what, actor=actor)
+    transaction.on_commit(lambda: service_shut_off.send(sender=TerminationCase, case_id=case.pk))
     return case
 
 

@@ -98,3 +98,26 @@ def test_the_customer_sees_the_amount_that_restores(mineola, media, client):
     page = client.get(reverse("portal:termination_case", kwargs={"number": case.number}),
                       HTTP_ACCEPT_LANGUAGE="es").content.decode()
     assert "Para restablecer el servicio, pague" in page
+
+
+def test_the_customer_is_told_the_amount_that_restores_when_the_water_is_shut_off(mineola,
+                                                                                  django_capture_on_commit_callbacks):
+    from notices.models import CustomerNotice
+
+    account, _ = delinquent_account(occupant=False)
+    account.owner.email = "owner@example.org"
+    account.owner.save()
+    account.language = "es"
+    account.save()
+    number = terminated_case(account, occupant=False)
+    term("shutoff", number, date_="2026-05-05")
+    case = TerminationCase.objects.get(number=number)
+    with django_capture_on_commit_callbacks(execute=True):
+        shutoff_carry_out(case=case, done_on=date(2026, 5, 6), actor=None)
+    case.refresh_from_db()
+    pay = case_pay(case, as_of=date(2026, 5, 6))
+    assert pay.restores and pay.amount == Decimal("286.13")  # $186.13 owed, the $50.00 disconnect and connect charges
+    notice = CustomerNotice.objects.get(kind="service_shut_off")
+    assert notice.language == "es" and notice.fact == f"shut-off:{case.pk}:2026-05-06"
+    assert notice.subject == f"Su servicio de agua está cortado (cuenta {account.account_no})"
+    assert f"Para restablecer el servicio, pague {fmt_dollars(pay.amount)}" in notice.body
