@@ -20,11 +20,11 @@ from core.money import ZERO
 
 from .fast_paths import fast_paths_on
 from .ledger.allocation import DEPOSIT_KINDS, AccountBalance, BillBalance, allocate, key_bill_id, key_entry_id
-from .ledger.selectors import accounts_that_may_owe, entries_for_accounts, payment_order
+from .ledger.selectors import accounts_that_may_owe, entries_for_accounts, fine_time_register, payment_order
 from .ledger.standing import only_open, open_balances
 
 __all__ = ["DEPOSIT_KINDS", "AccountBalance", "BillBalance", "accounts_that_may_owe", "balances", "bill_id_of",
-           "entry_id_of", "paid_since"]
+           "entry_id_of", "fine_time_register", "paid_since"]
 
 # Up to this many accounts are replayed outright; more are read from their standings where those hold.
 REPLAY_AT_MOST = 50

@@ -7,7 +7,7 @@ class TerminationConfig(AppConfig):
 
     def ready(self):
         from accounts.signals import account_closed
-        from billing.ledger.selectors import fine_time_register
+        from billing.balances import fine_time_register
         from billing.signals import bill_voided, payment_posted, payment_reversed
         from ordinance.sections import section_register
 

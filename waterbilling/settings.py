@@ -33,6 +33,7 @@ def _dollars_setting(name: str, *, default: str) -> Decimal:
         raise ImproperlyConfigured(f"{name}={raw!r} is not an amount of dollars and cents (for example 1000.00)")
     return value
 
+
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 SECRET_KEY = env.str("SECRET_KEY", default="")
 if not SECRET_KEY:

@@ -238,7 +238,7 @@ class TerminationCaseAdmin(CsvExportMixin, TerminationAdmin):
         shown = [(label, fmt_day(day)) for label, day in rows if day]
         return format_html_join(" · ", "{}: {}", shown) or "—"
 
-    @admin.display(description="to stop the shut-off or restore service, pay (today)")
+    @admin.display(description="to pay (today)")
     def unpaid_today(self, obj):
         pay = case_pay(obj, as_of=today())
         if pay is None:
