@@ -64,6 +64,8 @@ CLERK = [
     *_perms("view", "notices.noticepreference", "notices.textconsent"),
     # The readings worth a look (a leak, use on a vacant account, a stopped meter): mark each looked at.
     *_perms("view change", "meters.usagealert"),
+    # The meters a reader's file says were not read, with the file's code (the bill waits in the run's exceptions).
+    *_perms("view", "meters.missedread"),
     # See who is linked to an account online and end a link (a sale does it by itself).
     *_perms("view delete", "accounts.portallink"),
     "accounts.view_historicalportallink",

@@ -39,9 +39,9 @@ def chart_points(rows, *, through: date) -> list[ChartPoint]:
     return sorted((ChartPoint(d, int(g)) for d, g in rows if start < d <= through), key=lambda p: p.bill_date)
 
 
-def nice_ceiling(value: int) -> int:
-    """The smallest 1, 2, 2.5 or 5 × 10ⁿ at or above ``value`` (at least 1,000 gallons), for the scale."""
-    top = max(int(value), 1000)
+def nice_ceiling(value: int, *, least: int = 1000) -> int:
+    """The smallest 1, 2, 2.5 or 5 × 10ⁿ at or above ``value`` (at least ``least`` gallons), for the scale."""
+    top = max(int(value), least)
     magnitude = 1
     while magnitude * 10 <= top:
         magnitude *= 10

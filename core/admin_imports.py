@@ -25,6 +25,7 @@ from core.clock import refuse_future
 from core.commands import today
 from core.csvimport import CsvLayout, ImportResult, ImportSource
 from core.errors import ApplicationError, FieldError
+from core.import_command import import_dry_run
 
 from .models import ImportJob
 from .services import import_job_start
@@ -147,6 +148,18 @@ class CsvImportAdminMixin:
             if form.is_valid():
                 upload, as_of = form.cleaned_data["file"], form.cleaned_data["as_of"]
                 options = self.import_options(form)
+                if "preview" in request.POST:
+                    # The whole import, every check and every write, then rolled back: what would be saved.
+                    try:
+                        result = import_dry_run(lambda: self.run_import(file=upload, as_of=as_of, actor=request.user,
+                                                                        **options))
+                    except ApplicationError as exc:
+                        rejection = _rejection(exc)
+                    else:
+                        rejection = {"preview": result, "preview_name": upload.name}
+                    context = {**self._import_context(request), "form": form, "import_noun": self.import_noun,
+                               **rejection}
+                    return TemplateResponse(request, self.import_template, context)
                 if upload.size > settings.IMPORT_BACKGROUND_BYTES:
                     job = import_job_start(importer=self.importer, noun=self.import_noun, file=upload, as_of=as_of,
                                            actor=request.user, options=options)

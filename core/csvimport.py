@@ -59,20 +59,18 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import IO, TYPE_CHECKING, Protocol, TypeVar
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from .commands import as_of_argument, command_user, parse_as_of
 from .dates import iso_date
 from .errors import ApplicationError, FieldError
 from .limits import MONEY_MAX
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import AbstractBaseUser
+    pass
 
 T = TypeVar("T")
 CENT = Decimal("0.01")
@@ -106,9 +104,11 @@ class ImportResult:
     created: int = 0
     updated: int = 0
     skipped: int = 0
+    missed: int = 0  # lines that say the meter was not read: kept for the clerk, never a reading
 
     def __str__(self) -> str:
-        return f"{self.created} created, {self.updated} updated, {self.skipped} skipped (already recorded)"
+        missed = f", {self.missed} not read (kept for the clerk)" if self.missed else ""
+        return f"{self.created} created, {self.updated} updated, {self.skipped} skipped (already recorded){missed}"
 
 
 # --- reading the file -------------------------------------------------------------------------------
@@ -125,8 +125,9 @@ class ImportFile:
 # other whitespace is not, so a tab or a line break is refused naming it (a control character) wherever it is.
 TRIMMED = " "
 
-def import_source_read(source: ImportSource) -> ImportFile:
-    """Read and decode ``source`` (a path, raw bytes, or an open/uploaded file) as UTF-8 text."""
+def import_source_read(source: ImportSource, *, encoding: str = "utf-8") -> ImportFile:
+    """Read and decode ``source`` (a path, raw bytes, or an open/uploaded file) as UTF-8 text, or as ``encoding``
+    (a meter system's file read through its mapping)."""
     if isinstance(source, bytes):
         name, raw = "upload", source
     elif isinstance(source, str | os.PathLike):
@@ -143,7 +144,7 @@ def import_source_read(source: ImportSource) -> ImportFile:
         raw = source.read()
         if isinstance(raw, str):
             return ImportFile(name=name, text=raw.removeprefix("\ufeff"))
-    return ImportFile(name=name, text=_decode(raw))
+    return ImportFile(name=name, text=_decode(raw) if encoding == "utf-8" else _decode_as(raw, encoding))
 
 
 def _decode(raw: bytes) -> str:
@@ -160,6 +161,16 @@ def _decode(raw: bytes) -> str:
             message=f"the file is not UTF-8 text: byte 0x{bad} in this row is not UTF-8 (the file was "
                     "probably saved as Windows or Latin-1 text); in Excel use Save As → “CSV UTF-8 (Comma "
                     "delimited)” and import it again")]) from None
+
+
+def _decode_as(raw: bytes, encoding: str) -> str:
+    try:
+        return raw.decode(encoding).removeprefix("\ufeff")
+    except UnicodeDecodeError as exc:
+        bad = raw[exc.start:exc.start + 1].hex().upper()
+        raise ImportRejected(errors=[FieldError(
+            field="file", line=raw[:exc.start].count(b"\n") + 1,
+            message=f"byte 0x{bad} on this line is not {encoding} text (the mapping's encoding)")]) from None
 
 
 def _row_number(before: bytes) -> int:
@@ -553,42 +564,8 @@ def change_reason(*, command: str, file: ImportFile) -> str:
     return f"{command} {file.name}"[:100]
 
 
-# --- the management command -------------------------------------------------------------------------
-
-class CsvImportCommand(BaseCommand):
-    """A thin command: parse the arguments, call ``run_import``, print the counts or every error."""
-
-    noun = "rows"
-
-    def add_arguments(self, parser) -> None:
-        parser.add_argument("file", help="the CSV file (UTF-8)")
-        as_of_argument(parser)
-        parser.add_argument("--user", metavar="USERNAME", default=None,
-                            help="the staff user doing the import, recorded with every row in the history")
-        parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-
-    def run_import(self, *, file: ImportSource, as_of: date, actor: AbstractBaseUser | None,
-                   progress: bool) -> ImportResult:
-        raise NotImplementedError
-
-    def handle(self, *args: Any, file: str, **options: Any) -> None:
-        as_of = parse_as_of(options["date"])
-        actor = command_user(options["user"])
-        show_progress = not options["no_progress"] and self.stderr.isatty()
-        try:
-            result = self.run_import(file=file, as_of=as_of, actor=actor, progress=show_progress)
-        except ApplicationError as exc:
-            for error in exc.errors:
-                self.stderr.write(str(error))
-            if exc.unlisted:
-                self.stderr.write(f"… and {exc.unlisted} more error(s) not listed (the first {len(exc.errors)} are)")
-            where = f" on {exc.error_lines} line(s)" if exc.error_lines else ""
-            raise CommandError(f"{file}: rejected with {exc.error_count} error(s){where}; nothing was saved"
-                               ) from None
-        self.stdout.write(f"{file}: {self.noun} {result}")
-
 __all__ = [
-    "CHUNK_SIZE", "CsvImportCommand", "CsvLayout", "CsvRow",
+    "CHUNK_SIZE", "CsvLayout", "CsvRow",
     "ImportErrors", "ImportFile", "ImportRejected", "ImportResult", "ImportSource", "Progress", "ProgressReport",
     "change_reason", "chunked", "control_problem", "csv_rows", "dollars", "dollars_at_most", "errors_listed",
     "identifier", "identifier_validator", "import_source_read", "iso_date", "iso_date_until",

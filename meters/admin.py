@@ -20,7 +20,7 @@ from core.csvimport import identifier_validator
 from core.dates import fmt_day
 
 from .admin_imports import AccountImportMixin, ReadingImportMixin
-from .models import Installation, Meter, MeterTest, Reading, UsageAlert
+from .models import Installation, Meter, MeterTest, MissedRead, Reading, UsageAlert
 from .rules import unit_problem
 from .selectors import meter_policy, reading_held_by
 from .services import reading_change, reading_delete, reading_final_problem, reading_problems, reading_record
@@ -267,14 +267,14 @@ class UsageAlertAdmin(admin.ModelAdmin):
     continuous flow in the daily reads; a reading outside its expected range (re-read). The clerk marks each looked
     at, with what was found."""
 
-    list_display = ("created_at", "account", "meter", "kind", "read_on", "detail", "resolved_at")
+    list_display = ("created_at", "account", "meter", "kind", "read_on", "seen_through", "detail", "resolved_at")
     list_filter = ("kind", ("resolved_at", admin.EmptyFieldListFilter))
     search_fields = ("account__account_no", "meter__serial")
     list_select_related = ("account", "meter")
-    readonly_fields = ("account", "meter", "read_on", "reading", "kind", "detail", "created_at", "resolved_at",
-                       "resolved_by")
-    fields = ("account", "meter", "read_on", "reading", "kind", "detail", "created_at", "note", "resolved_at",
-              "resolved_by")
+    readonly_fields = ("account", "meter", "read_on", "seen_through", "reading", "kind", "detail", "created_at",
+                       "resolved_at", "resolved_by")
+    fields = ("account", "meter", "read_on", "seen_through", "reading", "kind", "detail", "created_at", "note",
+              "resolved_at", "resolved_by")
     actions = ["mark_looked_at"]
 
     def has_add_permission(self, request):
@@ -289,3 +289,24 @@ class UsageAlertAdmin(admin.ModelAdmin):
 
         done = queryset.filter(resolved_at__isnull=True).update(resolved_at=timezone.now(), resolved_by=request.user)
         self.message_user(request, f"{done} alert(s) marked looked at.")
+
+
+@admin.register(MissedRead)
+class MissedReadAdmin(admin.ModelAdmin):
+    """The meters a reader's file says were not read (its no-read code): nothing was recorded as a reading, so the
+    account's bill waits in the run's exceptions (no reading in the read window) until a reading or an estimate."""
+
+    list_display = ("read_on", "meter", "code", "source", "created_at")
+    list_filter = ("code",)
+    search_fields = ("meter__serial", "code")
+    list_select_related = ("meter",)
+    date_hierarchy = "read_on"
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

@@ -173,6 +173,9 @@ class UsageAlert(models.Model):
     resolved_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
                                     related_name="+")
     note = models.CharField(max_length=300, blank=True, help_text="What the clerk found (a leak fixed, a misread).")
+    seen_through = models.DateField(null=True, blank=True, help_text=(
+        "A flag or continuous flow seen day after day is one episode: the last day it was seen. It ends when a day "
+        "without it is read or the clerk resolves it."))
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -199,3 +202,21 @@ class DailyRead(models.Model):
 
     def __str__(self) -> str:
         return f"Daily reads of {self.meter} for {self.month:%B %Y}"
+
+
+class MissedRead(models.Model):
+    """A meter the reader could not read (the file's no-read code, with its line): nothing is recorded as a reading,
+    so the bill goes to the run's exceptions (or the estimate rule), whose detail names the code."""
+
+    meter = models.ForeignKey(Meter, on_delete=models.CASCADE, related_name="missed_reads")
+    read_on = models.DateField()
+    code = models.CharField(max_length=20, help_text="The file's code for why the meter was not read.")
+    source = models.CharField(max_length=200, help_text="The file and line it came from.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-read_on", "meter"]
+        constraints = [models.UniqueConstraint(fields=["meter", "read_on"], name="one_missed_read_per_day")]
+
+    def __str__(self) -> str:
+        return f"{self.meter.serial} not read on {self.read_on} (code {self.code})"

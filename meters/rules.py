@@ -247,16 +247,21 @@ def expected_range(earlier: Sequence[tuple[date, int]], read_on: date, *,
 
 def continuous_flow(gallons: Sequence[int | None], *, days: int, margin: int) -> str:
     """Why the last ``days`` of daily use (``gallons``, the ``FLOOR_DAYS`` before them first) look like water running
-    all the time, or "": no day among them falls to the account's floor (its lowest day in the days before, plus the
-    larger of ``margin`` and that lowest day again), every one of them read."""
+    all the time, or "": every one of them read and above the account's floor. The floor comes from the days before:
+    a meter that stood still on some of them (a day at zero) has a floor of zero, so a steady small leak (15 gal a
+    day) that keeps it from ever standing still is found; a meter that never stood still has its lowest day there
+    plus the larger of ``margin`` and that lowest day again (a large leak on a house in use every day)."""
     before, window = gallons[:-days], gallons[-days:]
     known = [g for g in before if g is not None]
     if len(window) < days or any(g is None for g in window) or not known:
         return ""
     base = min(known)
-    floor = base + max(margin, base)
-    if min(window) < floor:
+    floor = base + max(margin, base) if base else 0
+    if (min(window) < floor) if base else (min(window) <= 0):
         return ""
+    if not base:
+        return (f"{days} days in a row with water through the meter every day (the lowest {min(window):,} gal), where "
+                f"in the {len(before)} days before it stood still on some: a small leak?")
     return (f"{days} days without a day under {floor:,} gal (the account's lowest day in the {len(before)} before: "
             f"{base:,} gal); the lowest {min(window):,} gal: water running all the time?")
 

@@ -44,7 +44,8 @@ def daily_chart(days: list[DailyUse], *, width: int = 600, height: int = 140) ->
     """A bar a day (trusted markup: every text escaped here); a day with no read has no bar."""
     left, right, top, bottom = 36, 6, 8, 16
     plot_w, plot_h = width - left - right, height - top - bottom
-    scale = nice_ceiling(max((d.gallons or 0 for d in days), default=0) // 10) * 10 or 1000
+    # The customer's own use sets the scale (a household's 150 gal a day on a 200 gal scale), never a fixed floor.
+    scale = nice_ceiling(max((d.gallons or 0 for d in days), default=0), least=10)
     slot = plot_w / max(len(days), 1)
     base = top + plot_h
     title = _("Water use in gallons each day, last 60 days (table below)")

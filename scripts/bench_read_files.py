@@ -41,7 +41,7 @@ def handheld_file(path: Path, serials: list[str]) -> None:
         out.write("H BENCH ROUTE\n")
         for n, serial in enumerate(serials, start=1):
             reading = REGISTER // 10  # in tens of gallons
-            out.write(f"R{n % 100000:05d}{serial.ljust(12)} {REGISTER_ON:%m%d%Y}{reading:010d}A{' ' * 25}\n")
+            out.write(f"R{n % 100000:05d}{serial.ljust(12)} {REGISTER_ON:%m%d%Y}{reading:010d}A".ljust(83) + "\n")
         out.write(f"T{len(serials):06d}\n")
 
 

@@ -2,7 +2,7 @@
 ledger writer), the charges they carry marked carried, the exceptions recorded and those the new bills settle
 resolved."""
 
-from datetime import date
+from datetime import date, timedelta
 
 from django.utils import timezone
 from djmoney.money import Money
@@ -18,6 +18,7 @@ from .plan import ChunkResult, NewBill
 def chunk_write(plan: ChunkResult, *, run_on: date) -> None:
     """Write what ``plan_chunk`` planned for ``run_on`` (inside the transaction that loaded it with locks)."""
     bills_write(plan.new_bills, plan.new_lines, plan.carried)
+    _missed_reads_named(plan.new_exceptions, run_on=run_on)
     BillingException.objects.bulk_create(plan.new_exceptions, ignore_conflicts=True)
     if plan.resolved:
         BillingException.objects.filter(account_id__any=plan.resolved, bill_date=run_on,
@@ -78,3 +79,20 @@ def bills_write(bills: list[NewBill], lines_per_bill: list[tuple],
     ledger_post_many(entries, fresh=True)
     if billed_charges:
         PendingCharge.objects.bulk_update(billed_charges, ["bill"], batch_size=2000)
+
+
+def _missed_reads_named(exceptions: list[BillingException], *, run_on: date) -> None:
+    """A bill held for want of a reading names what the reader's file said of the meter (its no-read code)."""
+    waiting = {e.account_id: e for e in exceptions if e.kind == BillingException.Kind.NO_READING}
+    if not waiting:
+        return
+    from meters.models import MissedRead
+
+    said = {}
+    for account_id, read_on, code, source in (MissedRead.objects.filter(
+            meter__installations__account_id__in=list(waiting), read_on__lte=run_on,
+            read_on__gte=run_on - timedelta(days=120)).order_by("read_on")
+            .values_list("meter__installations__account_id", "read_on", "code", "source")):
+        said[account_id] = f"; the reader's file says not read on {read_on} (code {code}, {source})"
+    for account_id, words in said.items():
+        waiting[account_id].detail += words

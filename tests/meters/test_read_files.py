@@ -43,27 +43,19 @@ def three_meters():
     return made
 
 
-@pytest.fixture
-def imported(tmp_path, django_capture_on_commit_callbacks):
-    def run(text: str, *args: str, name="readings.txt", on="2026-12-02") -> str:
-        path = tmp_path / name
-        path.write_text(text)
-        out = io.StringIO()
-        with django_capture_on_commit_callbacks(execute=True):
-            call_command("import_readings", str(path), "--date", on, *args, stdout=out, stderr=out)
-        return out.getvalue()
-    return run
-
-
 def fixed(serial: str, day: str, reading: int, code="A", flags="", new_serial="", new_reading=None, stop=1) -> str:
     return ("R" + f"{stop:05d}" + serial.ljust(12) + " " + day + f"{reading:010d}" + code + flags.ljust(4)
-            + new_serial.ljust(12) + (f"{new_reading:09d}" if new_reading is not None else " " * 9))
+            + new_serial.ljust(12) + (f"{new_reading:09d}" if new_reading is not None else " " * 9)).ljust(83)
+
+
+def handheld(*records: str) -> str:
+    """A handheld file of ``records``: its header, the records and the trailer that counts them."""
+    return "H BOOK 01 12012026\n" + "".join(r + "\n" for r in records) + f"T{len(records):06d}\n"
 
 
 LAYOUTS = {
     None: "meter_serial,read_date,reading,read_type\n" + "".join(f"{s},{d},{v},{t}\n" for s, d, v, t in EXPECTED),
-    "handheld_fixed": "H BOOK 01 12012026\n" + "".join(fixed(s, d.strftime("%m%d%Y"), v // 10) + "\n"
-                                                       for s, d, v, _ in EXPECTED) + "T000003\n",
+    "handheld_fixed": handheld(*(fixed(s, d.strftime("%m%d%Y"), v // 10) for s, d, v, _ in EXPECTED)),
     "drive_by_csv": "Meter Number,Account,Read Date,Reading,Read Code,Alarms,Days No Flow\n" + "".join(
         f"{s},x,{d:%m/%d/%Y},{v},REG,,0\n" for s, d, v, _ in EXPECTED),
     "ami_register_csv": "SERVICE_POINT;METER_ID;READ_DT;REGISTER_KGAL;STATUS;EVENTS\n" + "".join(
@@ -94,9 +86,9 @@ def test_the_shipped_samples_import_with_their_mappings(mineola, imported, sampl
 
 def test_a_fixed_width_line_of_the_wrong_width_is_refused_naming_the_line(mineola, imported):
     three_meters()
-    lines = ["H BOOK 01", fixed("M-0000000001", "12012026", 106250), fixed("M-0000000002", "12012026", 103100)[:-2]]
+    text = handheld(fixed("M-0000000001", "12012026", 106250), fixed("M-0000000002", "12012026", 103100)[:-2])
     with pytest.raises(CommandError, match="rejected with 1 error"):
-        imported("\n".join(lines) + "\n", "--mapping", "handheld_fixed")
+        imported(text, "--mapping", "handheld_fixed")
     assert not Reading.objects.filter(read_on=date(2026, 12, 1)).exists()
 
 
@@ -121,10 +113,10 @@ def test_every_refusal_names_the_line_the_field_and_the_rule(mineola, tmp_path):
 
 
 def test_a_mapping_with_a_mistake_is_refused_naming_it():
-    with pytest.raises(Exception, match=r"\[flags\] X = 'flood': not a flag"):
+    with pytest.raises(Exception, match=r"\[flags\] X = 'flood' is not one of leak, reverse_flow"):
         mapping_parse(b'layout = "csv"\n[columns]\nmeter_serial="a"\nread_date="b"\nreading="c"\n[flags]\nX="flood"\n',
                       name="bad")
-    with pytest.raises(Exception, match=r"\[fields\] reading = \[9, 3\]"):
+    with pytest.raises(Exception, match=r"\[fields\] reading = a list \(\[9, 3\]\) is not \[first, last\]"):
         mapping_parse(b'layout = "fixed"\n[fields]\nmeter_serial=[1,2]\nread_date=[3,4]\nreading=[9,3]\n', name="bad")
 
 
@@ -168,8 +160,8 @@ def test_a_reading_outside_its_expected_range_is_marked_for_a_re_read(mineola, i
 
 def test_a_change_out_and_an_estimate_in_the_file(mineola, imported):
     *_, (account, old) = three_meters()
-    imported(fixed("M-0000000003", "12012026", 100900, code="C", new_serial="N-0000000003", new_reading=0) + "\n"
-             + fixed("M-0000000001", "12012026", 101800, code="E") + "\n", "--mapping", "handheld_fixed")
+    imported(handheld(fixed("M-0000000003", "12012026", 100900, code="C", new_serial="N-0000000003", new_reading=0),
+                      fixed("M-0000000001", "12012026", 101800, code="E")), "--mapping", "handheld_fixed")
     estimate = Reading.objects.get(meter__serial="M-0000000001", read_on=date(2026, 12, 1))
     assert (estimate.value, estimate.read_type) == (1_018_000, "estimated")
     new = Meter.objects.get(serial="N-0000000003")
@@ -231,9 +223,12 @@ def test_the_route_file_carries_each_meters_last_reading_and_the_range_its_histo
     assert (first.last_read_date, first.last_reading, first.low, first.high) == (date(2026, 6, 1), 1_009_000,
                                                                                   1_011_262, 1_045_198)
     text = route_file(stops, mapping_load("handheld_fixed"))
-    line = text.splitlines()[0]
-    assert line[1:6] == "00001" and line[6:18].strip() == "M-0000000001" and line[19:27] == "06012026"
-    assert line[27:37] == "0001009000" and line[37:47] == "0001011262" and line[47:57] == "0001045198"
+    header, line, *_, trailer = text.splitlines()
+    assert header == "H" and trailer == "T000003" and len(line) == 83
+    # The register in the file's unit (tens of gallons), the range rounded inwards (low up, high down).
+    assert line[:6] == "R00001" and line[6:18].strip() == "M-0000000001" and line[19:27] == "06012026"
+    assert line[27:37] == "0000100900" and line[37] == "A" and line[63:73] == "0000101127"
+    assert line[73:83] == "0000104519"
     out = tmp_path / "route.dat"
     call_command("route_file", "--book", "1", "--date", "2026-12-01", "--mapping", "handheld_fixed", "--out", str(out),
                  stderr=io.StringIO())
@@ -288,6 +283,8 @@ def test_the_customer_sees_the_last_60_days_of_daily_use_with_a_table(mineola, i
     assert "Each day, the last 60 days" in page and 'class="daily-chart"' in page
     assert "<caption>Gallons each day, last 60 days</caption>" in page
     assert "Nov 30, 2026</th><td class=\"num\">150</td>" in page
+    # The scale is the customer's own: 150 gal a day on a 200 gal scale, so the bars show.
+    assert 'text-anchor="end" fill="#333">200</text>' in page
 
 
 def test_the_backflow_inspector_records_the_follow_up_done(mineola, imported, client):

@@ -1,5 +1,5 @@
 from billing.services.payments import PAYMENTS_LAYOUT, payments_import
-from core.csvimport import CsvImportCommand
+from core.import_command import CsvImportCommand
 
 
 class Command(CsvImportCommand):

@@ -1,4 +1,4 @@
-from core.csvimport import CsvImportCommand
+from core.import_command import CsvImportCommand
 from meters.account_imports import ACCOUNTS_LAYOUT, accounts_import
 
 

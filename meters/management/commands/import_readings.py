@@ -1,4 +1,4 @@
-from core.csvimport import CsvImportCommand
+from core.import_command import CsvImportCommand
 from meters.imports import READINGS_LAYOUT, readings_import
 
 

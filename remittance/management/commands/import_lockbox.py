@@ -1,4 +1,4 @@
-from core.csvimport import CsvImportCommand
+from core.import_command import CsvImportCommand
 from remittance.lockbox import LOCKBOX_LAYOUT, lockbox_import
 
 

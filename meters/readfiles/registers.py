@@ -1,0 +1,130 @@
+"""Register reads from a mapped file: recorded by ``meters.services.readings_record`` (every rule a reading keeps,
+all or nothing), change-outs by ``meter_change``, each reading checked against the range expected for it, the
+file's flags kept as alerts (once per episode), and the file's no-read codes kept as missed reads."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import date, timedelta
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+from django.db import transaction
+
+from core.csvimport import CsvRow, ImportErrors, ImportResult, ImportSource, change_reason, chunked, import_source_read
+from core.errors import ApplicationError
+from ordinance.selectors import installed_utility
+
+from .. import rules
+from ..models import Installation, Reading, UsageAlert
+from ..services import FILE, READINGS_LAYOUT, meter_change, readings_record
+from .alerts import alerts_write, episodes_end
+from .daily import daily_reads_import
+from .mapping import FLAGS, mapping_load
+from .missed import missed_problems, missed_record
+from .parse import _Read, meters_of, parsed
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import AbstractBaseUser
+
+MAPPED_SOURCE = "import"
+
+
+def readings_import_mapped(*, file: ImportSource, as_of: date, actor: AbstractBaseUser | None, mapping: str,
+                           progress: bool = False) -> ImportResult:
+    """Import the readings of a file in ``mapping``'s layout (a name or a path), all or nothing."""
+    found = mapping_load(mapping)
+    source = import_source_read(file, encoding=found.encoding)
+    if found.reads == "daily":
+        return daily_reads_import(source=source, as_of=as_of, actor=actor, mapping=found)
+    errors = ImportErrors(columns=READINGS_LAYOUT.columns)
+    meters: dict = {}
+    got = parsed(source.text, found, errors, meters=meters)
+    missed_problems(got.missed, as_of=as_of, errors=errors, mapping=found)
+    errors.raise_if_any()
+    reads = got.reads
+    reason = change_reason(command=f"import_readings --mapping {found.name}", file=source)
+    plain = [r for r in reads if r.change is None]
+    rows = [CsvRow(line=r.line, values={"meter_serial": r.serial, "read_date": r.read_on.isoformat(),
+                                        "reading": str(r.value), "read_type": r.read_type}) for r in plain]
+    ranges = _expected(plain)
+    with transaction.atomic():
+        result = readings_record(rows=rows, as_of=as_of, actor=actor, source=MAPPED_SOURCE, reason=reason, words=FILE,
+                                 progress=progress, errors=errors) if rows else ImportResult()
+        changes = _changes_record([r for r in reads if r.change], as_of=as_of, actor=actor)
+        alerts_raise(reads, ranges=ranges, meters=meters)
+        missed = missed_record(got.missed, meters=meters, source=source.name)
+    return ImportResult(created=result.created + changes, skipped=result.skipped, missed=missed)
+
+
+def _changes_record(reads: list[_Read], *, as_of: date, actor) -> int:
+    errors = ImportErrors(columns=READINGS_LAYOUT.columns)
+    for read in reads:
+        installation = Installation.objects.filter(meter__serial=read.serial, removed_on__isnull=True).first()
+        if installation is None:
+            errors.add(line=read.line, field="meter_serial", message=f"meter {read.serial} is not installed on an "
+                                                                     "account: there is nothing to change out")
+            continue
+        new_serial, start_value, size = read.change
+        try:
+            meter_change(installation=installation, changed_on=read.read_on, final_value=read.value,
+                         new_serial=new_serial, new_size=size, start_value=start_value, actor=actor,
+                         new_unit=installation.meter.unit, as_of=as_of)
+        except ApplicationError as exc:
+            for error in exc.errors:
+                errors.add(line=read.line, field=error.field or "reading", message=error.message)
+    errors.raise_if_any()
+    return 2 * len(reads)
+
+
+def history_of(meter_ids, *, before: date) -> dict[int, list[tuple[date, int]]]:
+    """Each meter's readings over the two years before ``before``, in date order."""
+    history: dict[int, list[tuple[date, int]]] = defaultdict(list)
+    for chunk in chunked(sorted(meter_ids)):
+        for meter_id, read_on, value in (Reading.objects.filter(meter_id__in=chunk, read_on__lt=before,
+                                                                read_on__gte=before - timedelta(days=730))
+                                         .order_by("meter_id", "read_on").values_list("meter_id", "read_on", "value")):
+            history[meter_id].append((read_on, value))
+    return history
+
+
+def _expected(reads: list[_Read]) -> dict[int, tuple[int, int | None]]:
+    """The range each actual reading was expected in (by line), from its meter's history before it."""
+    actual = [r for r in reads if r.read_type == Reading.ReadType.ACTUAL]
+    if not actual:
+        return {}
+    utility = installed_utility()
+    factor = utility.high_usage_factor if utility else Decimal(3)
+    meters = meters_of({r.serial for r in actual})
+    history = history_of({meters[r.serial][0] for r in actual}, before=max(r.read_on for r in actual) + timedelta(1))
+    out = {}
+    for read in actual:
+        recorded = history.get(meters[read.serial][0], [])
+        if (read.read_on, read.value) in recorded:
+            continue  # the reading already on file (a file read twice, a route keyed back unchanged)
+        earlier = [(d, v) for d, v in recorded if d < read.read_on]
+        found = rules.expected_range(earlier, read.read_on, factor=factor)
+        if found is not None:
+            out[read.line] = found
+    return out
+
+
+def alerts_raise(reads: list[_Read], *, ranges: dict[int, tuple[int, int | None]], meters: dict) -> list[int]:
+    """The meter alerts of the file's flags (once per episode; an episode the reads show over is ended) and of its
+    readings outside their expected range."""
+    wanted = []
+    seen: dict[int, dict[date, set[str]]] = defaultdict(dict)
+    for read in reads:
+        meter_id, unit, _size = meters[read.serial]
+        seen[meter_id].setdefault(read.read_on, set()).update(FLAGS[flag] for flag in read.flags)
+        for flag in read.flags:
+            days = read.no_flow_days if flag == "no_flow" else 0
+            wanted.append((meter_id, read.read_on, FLAGS[flag], days, f"{FLAGS[flag].label}"
+                           + (f" ({days} days)" if days else "") + f": line {read.line} of the file"))
+        span = ranges.get(read.line)
+        if span and (read.value < span[0] or (span[1] is not None and read.value > span[1])):
+            high = f"{span[1]:,}" if span[1] is not None else "any"
+            wanted.append((meter_id, read.read_on, UsageAlert.Kind.OUT_OF_RANGE, 0,
+                           f"reading {read.value:,} is outside the {span[0]:,}–{high} expected ({unit}): re-read"))
+    episodes_end(seen)
+    return alerts_write(wanted)
