@@ -105,10 +105,14 @@ class ImportResult:
     updated: int = 0
     skipped: int = 0
     missed: int = 0  # lines that say the meter was not read: kept for the clerk, never a reading
+    held: tuple[FieldError, ...] = ()  # a partial import's refused lines (listed), whose meters wait
+    held_lines: int = 0
 
     def __str__(self) -> str:
         missed = f", {self.missed} not read (kept for the clerk)" if self.missed else ""
-        return f"{self.created} created, {self.updated} updated, {self.skipped} skipped (already recorded){missed}"
+        held = f", {self.held_lines} line(s) held with their meters (listed)" if self.held_lines else ""
+        return (f"{self.created} created, {self.updated} updated, {self.skipped} skipped (already recorded)"
+                f"{missed}{held}")
 
 
 # --- reading the file -------------------------------------------------------------------------------

@@ -151,6 +151,7 @@ class UsageAlert(models.Model):
         MISMATCH = "register_mismatch", "Register and encoder do not match"
         CONTINUOUS = "continuous_flow", "Continuous flow in the daily reads"
         OUT_OF_RANGE = "out_of_range", "Outside the range expected for this read: re-read"
+        ROLLOVER = "rollover", "The register turned past all nines: recorded as a rollover"
 
     class Compared(models.TextChoices):
         YEAR = "year", "the year before"

@@ -227,6 +227,21 @@ EXPECTED_LOW_SHARE = Decimal("0.25")
 FLOOR_DAYS = 30
 
 
+def rolled_over(last: int, shown: int, *, dials: int) -> int | None:
+    """The register a read ``shown`` below the ``last`` stands for when the meter's ``dials`` wheels turned past all
+    nines since (recorded on: the register kept as if it had more wheels, so use is always the difference), or None
+    when it cannot be a rollover: the read has more digits than the wheels, or the use it implies is more than half
+    a turn of the register (a misread, or a dial count to correct on the meter). A read after a turn already
+    recorded counts it the same way."""
+    turn = 10 ** dials
+    if shown >= turn or dials < 1:
+        return None
+    register = shown + last // turn * turn
+    if register < last:
+        register += turn
+    return register if register - last <= turn // 2 else None
+
+
 def expected_range(earlier: Sequence[tuple[date, int]], read_on: date, *,
                    factor: Decimal) -> tuple[int, int | None] | None:
     """The register range a read ``read_on`` is expected in, from the meter's ``earlier`` readings (date order): the

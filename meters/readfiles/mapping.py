@@ -141,6 +141,10 @@ MAPPING = Shape(keys={
     "width": Key("fixed: every reading line's length; a line of another length is refused", Whole(low=1, high=2000)),
     "record_prefix": Key("fixed: only lines that begin with it are readings (the header and trailer are not)",
                          Text()),
+    "partial": Key("true: a line refused holds only its own meter (every line of that meter in the file) — the rest "
+                   "is imported and the held lines are listed with why; the file's own controls (count, total, an "
+                   "empty file) still refuse it whole. false (default): a file with any refusal saves nothing",
+                   Flag()),
     "columns": Key("csv: our field = the file's header for it", _columns(READ_FIELD_MEANINGS)),
     "fields": Key("fixed: our field = [first, last] character, 1-based", _spans(READ_FIELD_MEANINGS)),
     "dates": Key("how the file writes a day", Shape(keys={
@@ -203,6 +207,7 @@ class ReadMapping:
     record_prefix: str = ""
     delimiter: str = ","
     encoding: str = "utf-8"
+    partial: bool = False
     date_format: str = "%Y-%m-%d"
     unit: str = ""
     multiplier: int = 1
@@ -364,7 +369,7 @@ def mapping_parse(raw: bytes, *, name: str) -> ReadMapping:
         name=name, description=str(data.get("description", name)), layout=layout, reads=data.get("reads", "register"),
         columns=dict(data.get("columns", {})), positions={k: tuple(v) for k, v in data.get("fields", {}).items()},
         width=data.get("width"), record_prefix=data.get("record_prefix", ""), delimiter=data.get("delimiter", ","),
-        encoding=encoding, date_format=data.get("dates", {}).get("format",
+        encoding=encoding, partial=data.get("partial", False), date_format=data.get("dates", {}).get("format",
                                                                                                       "%Y-%m-%d"),
         unit=units.get("unit", ""), multiplier=units.get("multiplier", 1), decimal=units.get("decimal", "."),
         thousands=units.get("thousands", ""), signed=units.get("signed", False),

@@ -52,6 +52,7 @@ class MissedRead:
 class Parsed:
     reads: list[_Read]
     missed: list[MissedRead]
+    serials: dict[int, str] | None = None  # each reading line's serial (a partial mapping's: what a refusal holds)
 
 
 def file_number(value: str, mapping: ReadMapping) -> Decimal:
@@ -256,7 +257,8 @@ def meters_of(serials) -> dict[str, tuple[int, str, str]]:
     return found
 
 
-def parsed(text: str, mapping: ReadMapping, errors: ImportErrors, meters: dict | None = None) -> Parsed:
+def parsed(text: str, mapping: ReadMapping, errors: ImportErrors, meters: dict | None = None,
+           file_errors: ImportErrors | None = None) -> Parsed:
     """The file's reads and missed reads; ``meters`` (filled here when given) gets each serial's (id, unit, size).
     Read a batch of lines at a time, their meters looked up together, so that a file of millions of lines is never
     held twice. The file's controls are checked once it is read."""
@@ -265,13 +267,15 @@ def parsed(text: str, mapping: ReadMapping, errors: ImportErrors, meters: dict |
     batch: list = []
     dates: dict[str, date] = {}
     controls = _Controls(mapping)
+    if mapping.partial:
+        out.serials = {}
     for record in _records(text, mapping, errors, controls):
         batch.append(record)
         if len(batch) == PARSE_BATCH:
             _batch_parsed(batch, mapping, errors, meters, dates, out)
             batch = []
     _batch_parsed(batch, mapping, errors, meters, dates, out)
-    controls.problems(errors)
+    controls.problems(file_errors if file_errors is not None else errors)
     return out
 
 
@@ -282,6 +286,8 @@ def _batch_parsed(records: list, mapping: ReadMapping, errors: ImportErrors, met
     plain, scale, top = mapping.plain_numbers, mapping.multiplier, rules.REGISTER_MAX
     for line, values in records:
         serial = values[SERIAL].strip()
+        if out.serials is not None:
+            out.serials[line] = serial
         if serial not in meters:
             errors.add(line=line, field=named("meter_serial"),
                        message=f"no meter with serial '{serial}' is on file" if serial else "is blank")

@@ -212,3 +212,50 @@ def test_a_leak_flag_three_days_running_is_one_alert_and_one_letter(mineola, imp
     imported(header + "M-0000000001,2026-11-13,1010300,\n", "--mapping", "ami_daily_csv", name="quiet.csv")
     leak.refresh_from_db()
     assert leak.resolved_at is not None
+
+
+def test_a_rollover_is_recorded_as_one_and_a_read_that_cannot_be_one_is_refused(mineola, imported):
+    (account, meter), (other, second), _ = three_meters()
+    Meter.objects.filter(pk__in=[meter.pk, second.pk]).update(dials=7)
+    from tests.billing.steps import read
+
+    read(meter, date(2026, 9, 1), 9_998_000)  # 7 wheels, near all nines
+    read(second, date(2026, 9, 1), 1_020_000)
+    out = imported(DRIVE_BY + "M-0000000001,x,12/01/2026,0004000,REG,,0\n", "--mapping", "drive_by_csv")
+    assert "1 created" in out
+    recorded = Reading.objects.get(meter=meter, read_on=date(2026, 12, 1))
+    assert recorded.value == 10_004_000  # 6,000 gal across the turn of the wheels
+    alert = UsageAlert.objects.get(meter=meter, kind="rollover")
+    assert "read 4,000" in alert.detail and "10,004,000" in alert.detail
+    # The next read counts the turn already recorded, with no new alert.
+    imported(DRIVE_BY + "M-0000000001,x,12/02/2026,0004100,REG,,0\n", "--mapping", "drive_by_csv", on="2026-12-03")
+    assert Reading.objects.get(meter=meter, read_on=date(2026, 12, 2)).value == 10_004_100
+    assert UsageAlert.objects.filter(meter=meter, kind="rollover").count() == 1
+    # Far below the last with no turn that fits: refused, naming the line, nothing saved.
+    with pytest.raises(CommandError, match="rejected with 1 error"):
+        imported(DRIVE_BY + "M-0000000002,x,12/01/2026,900000,REG,,0\n", "--mapping", "drive_by_csv")
+    assert not Reading.objects.filter(meter=second, read_on=date(2026, 12, 1)).exists()
+
+
+def test_a_partial_mapping_holds_only_the_refused_lines_meters(mineola, tmp_path, client):
+    three_meters()
+    mapping = (Path(settings.READ_MAPPINGS_DIR) / "drive_by_csv.toml").read_text() + "\n"
+    mapping = mapping.replace('reads = "register"', 'reads = "register"\npartial = true')
+    path = tmp_path / "partial_drive_by.toml"
+    path.write_text(mapping)
+    text = (DRIVE_BY + "M-0000000001,x,12/01/2026,1018000,REG,,0\n"
+            "M-0000000002,x,12/01/2026,NaN,REG,,0\n"  # refused in reading
+            "M-0000000003,x,12/01/2026,900000,REG,,0\n")  # refused by the rules: far below the last
+    file = tmp_path / "reads.csv"
+    file.write_text(text)
+    out, err = io.StringIO(), io.StringIO()
+    call_command("import_readings", str(file), "--mapping", str(path), "--date", "2026-12-02", stdout=out, stderr=err)
+    assert "1 created" in out.getvalue() and "2 line(s) held" in out.getvalue()
+    assert "held: line 3" in err.getvalue() and "held: line 4" in err.getvalue()
+    assert list(Reading.objects.filter(read_on=date(2026, 12, 1)).values_list("meter__serial", flat=True)) == [
+        "M-0000000001"]
+    # The file's own controls still refuse it whole: a file with no readings.
+    file.write_text(DRIVE_BY)
+    with pytest.raises(CommandError):
+        call_command("import_readings", str(file), "--mapping", str(path), "--date", "2026-12-02",
+                     stdout=io.StringIO(), stderr=io.StringIO())
