@@ -22,6 +22,7 @@ from ..models import DailyRead, Meter, UsageAlert
 from ..services import FILE, READINGS_LAYOUT, readings_record
 from ..units import to_gallons
 from .alerts import alerts_write, open_episodes, spans_of
+from .intervals import interval_flow_raise, intervals_as_days
 from .mapping import FLAGS, ReadMapping
 from .missed import missed_problems, missed_record
 from .parse import _Read, parsed
@@ -40,7 +41,8 @@ def daily_reads_import(*, source: ImportFile, as_of: date, actor: AbstractBaseUs
     meters: dict = {}
     got = parsed(source.text, mapping, errors, meters=meters)
     missed_problems(got.missed, as_of=as_of, errors=errors, mapping=mapping)
-    reads = got.reads
+    intervals = got.reads if mapping.reads == "interval" else None
+    reads = intervals_as_days(intervals) if intervals is not None else got.reads
     spans = spans_of({m[0] for m in meters.values()})
     by_meter: dict[int, dict[date, _Read]] = defaultdict(dict)
     for read in reads:
@@ -77,7 +79,10 @@ def daily_reads_import(*, source: ImportFile, as_of: date, actor: AbstractBaseUs
         if through - timedelta(days=settings.CONTINUOUS_FLOW_DAYS + rules.FLOOR_DAYS) >= min(
                 (month for _, month in months), default=through):  # the months loaded reach back far enough
             in_hand = {**stored, **merged}
-        continuous_flow_raise(list(by_meter), through=through, months=in_hand)
+        if intervals is not None:
+            interval_flow_raise(intervals, meters=meters)
+        else:
+            continuous_flow_raise(list(by_meter), through=through, months=in_hand)
         missed = missed_record(got.missed, meters=meters, source=source.name)
     return ImportResult(created=created, skipped=skipped, missed=missed)
 
@@ -123,7 +128,9 @@ def _merge(by_meter, stored, errors: ImportErrors, mapping: ReadMapping):
             if values[day.day - 1] == read.value:
                 skipped += 1
                 continue
-            if values[day.day - 1] is not None:
+            # Interval reads: a later file's later hours of a day move the day's register on.
+            stored_value = values[day.day - 1]
+            if stored_value is not None and not (mapping.reads == "interval" and read.value > stored_value):
                 errors.add(line=read.line, field=mapping.named("reading"),
                            message=f"meter {read.serial} already has {values[day.day - 1]} on {day}; the file says "
                                    f"{read.value}")

@@ -50,6 +50,23 @@ its lowest day rises over its lowest earlier day plus the larger of `CONTINUOUS_
 and that day again (a large leak). One alert per episode: while it is open a day of use moves it on, and a day the
 meter stood still ends it.
 
+## Interval reads (`reads = "interval"`)
+
+Each line is a meter's register at the end of an hour (or a shorter interval); `[dates] format` gives the time
+(`%Y-%m-%d %H:%M`). Each day's last read is kept as the day's register, with every flag of that day, and goes the
+daily reads' way (a later file's later hours of a day move the day's register on). **Continuous flow** is looked for
+hour by hour: water through the meter in every interval for 24 hours, none at zero (a running toilet, a trickle
+daily reads cannot see). One alert per episode; an interval at zero after it ends the episode. A gap (an interval
+longer than an hour) starts the 24 hours again.
+
+## Rollover and partial files
+
+A read below the meter's last reading that fits its `dials` — the register turned past all nines, and the use across
+the turn is at most half a turn — is recorded as the register it stands for (kept as if the register had more
+wheels, so use is always the difference) with a rollover alert; a read that does not fit is refused (a register
+never runs backwards), which is also where a wrong dial count on the meter shows. With `partial = true`, a refused
+line holds its meter (every line of it in the file) and the rest is imported; the held lines are listed with why.
+
 ## The route going out (`route_file`)
 
 `route_file --book B --date D --mapping M` writes a book's meters in route order in the mapping's own reading layout:

@@ -133,8 +133,10 @@ MAPPING = Shape(keys={
     "layout": Key("csv: a header line and delimited values; fixed: each field at its character positions; "
                   "default csv", Text(choices=("csv", "fixed"))),
     "reads": Key("register: each line is a register read (a handheld, a drive-by, a head-end's billing read); "
-                 "daily: an AMI head-end's daily register reads, kept by month; default register",
-                 Text(choices=("register", "daily"))),
+                 "daily: an AMI head-end's daily register reads, kept by month; interval: its hourly (or finer) "
+                 "register reads, read_date a time (`[dates] format` with %H:%M) — each day's last read is kept as "
+                 "the day's, and continuous flow is looked for hour by hour; default register",
+                 Text(choices=("register", "daily", "interval"))),
     "encoding": Key("the file's character set; default utf-8 (a byte-order mark is read either way)",
                     Text(choices=ENCODINGS)),
     "delimiter": Key("csv: the character between values; default a comma", OneCharacter()),
@@ -200,7 +202,7 @@ class ReadMapping:
     name: str
     description: str
     layout: str  # "csv" or "fixed"
-    reads: str  # "register" or "daily"
+    reads: str  # "register", "daily" or "interval"
     columns: dict[str, str] = field(default_factory=dict)  # csv: ours → the file's header
     positions: dict[str, tuple[int, int]] = field(default_factory=dict)  # fixed: ours → (first, last), 1-based
     width: int | None = None

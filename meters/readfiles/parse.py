@@ -36,6 +36,7 @@ class _Read:
     flags: list[str]
     no_flow_days: int = 0
     change: tuple[str, int, str] | None = None  # (new serial, its first reading, its size)
+    at: datetime | None = None  # an interval read's time
 
 
 @dataclass(frozen=True)
@@ -99,11 +100,12 @@ def register_of(value: str, *, mapping: ReadMapping, multiplier: int, meter_unit
     return int(register)
 
 
-def _date(value: str, mapping: ReadMapping) -> date:
+def _when(value: str, mapping: ReadMapping) -> datetime:
     try:
-        return datetime.strptime(value, mapping.date_format).date()
+        return datetime.strptime(value, mapping.date_format)
     except ValueError:
-        raise ValueError(f"'{value}' is not a date written {mapping.date_format}") from None
+        what = "a time" if mapping.reads == "interval" else "a date"
+        raise ValueError(f"'{value}' is not {what} written {mapping.date_format}") from None
 
 
 def _flags(value: str, mapping: ReadMapping) -> list[str]:
@@ -265,7 +267,7 @@ def parsed(text: str, mapping: ReadMapping, errors: ImportErrors, meters: dict |
     meters = meters if meters is not None else {}
     out = Parsed(reads=[], missed=[])
     batch: list = []
-    dates: dict[str, date] = {}
+    dates: dict[str, datetime] = {}
     controls = _Controls(mapping)
     if mapping.partial:
         out.serials = {}
@@ -284,6 +286,7 @@ def _batch_parsed(records: list, mapping: ReadMapping, errors: ImportErrors, met
     meters.update(meters_of({values[SERIAL].strip() for _, values in records} - meters.keys()))
     read_types, named, flags_of = mapping.read_types, mapping.named, _flags
     plain, scale, top = mapping.plain_numbers, mapping.multiplier, rules.REGISTER_MAX
+    interval = mapping.reads == "interval"
     for line, values in records:
         serial = values[SERIAL].strip()
         if out.serials is not None:
@@ -294,13 +297,14 @@ def _batch_parsed(records: list, mapping: ReadMapping, errors: ImportErrors, met
             continue
         _, unit, size = meters[serial]
         raw_date = values[DATE].strip()
-        read_on = dates.get(raw_date)
-        if read_on is None:
+        when = dates.get(raw_date)
+        if when is None:
             try:
-                read_on = dates[raw_date] = _date(raw_date, mapping)
+                when = dates[raw_date] = _when(raw_date, mapping)
             except ValueError as exc:
                 errors.add(line=line, field=named("read_date"), message=str(exc))
                 continue
+        read_on = when.date()
         code = values[TYPE].strip()
         read_type = read_types.get(code, code or "actual")
         if read_type not in READ_TYPES:
@@ -335,7 +339,7 @@ def _batch_parsed(records: list, mapping: ReadMapping, errors: ImportErrors, met
             continue
         if no_flow and "no_flow" not in flags:
             flags.append("no_flow")
-        read = _Read(line, serial, read_on, value, read_type, flags, no_flow)
+        read = _Read(line, serial, read_on, value, read_type, flags, no_flow, at=when if interval else None)
         if read_type == "change":
             if not values[NEW_SERIAL] or not values[NEW_READING]:
                 errors.add(line=line, field=named("new_meter_serial"),

@@ -38,7 +38,7 @@ def readings_import_mapped(*, file: ImportSource, as_of: date, actor: AbstractBa
     mapping says ``partial``, all but the meters of the lines refused, which are listed."""
     found = mapping_load(mapping)
     source = import_source_read(file, encoding=found.encoding)
-    if found.reads == "daily":
+    if found.reads in ("daily", "interval"):
         return daily_reads_import(source=source, as_of=as_of, actor=actor, mapping=found)
     errors = ImportErrors(columns=READINGS_LAYOUT.columns)
     file_errors = ImportErrors(columns=READINGS_LAYOUT.columns) if found.partial else errors

@@ -140,7 +140,7 @@ def _control_line(control: Control, *, count: int, total: Decimal, mapping: Read
 
 def route_file(stops: list[RouteStop], mapping: ReadMapping) -> str:
     """The stops in the mapping's own reading layout with its ``[route]`` fields, header and trailer."""
-    if mapping.reads == "daily":
+    if mapping.reads in ("daily", "interval"):
         raise ApplicationError(f"the mapping {mapping.name} reads an AMI head-end's daily reads: the head-end reads "
                                "its meters itself, and no route goes out", field="mapping")
     rows = []

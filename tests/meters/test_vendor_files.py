@@ -259,3 +259,39 @@ def test_a_partial_mapping_holds_only_the_refused_lines_meters(mineola, tmp_path
     with pytest.raises(CommandError):
         call_command("import_readings", str(file), "--mapping", str(path), "--date", "2026-12-02",
                      stdout=io.StringIO(), stderr=io.StringIO())
+
+
+def interval_file(serial: str, start, uses: list[int], register: int = 1_010_000) -> str:
+    lines = ["METER_ID,INTERVAL_END,REGISTER_GAL,EVENTS"]
+    for hour, use in enumerate(uses):
+        register += use
+        lines.append(f"{serial},{start + timedelta(hours=hour):%Y-%m-%d %H:%M},{register},")
+    return "\n".join(lines) + "\n"
+
+
+def test_hourly_reads_find_a_trickle_daily_reads_cannot_and_keep_each_days_register(mineola, imported):
+    from datetime import datetime
+
+    (account, meter), *_ = three_meters()
+    start = datetime(2026, 11, 10, 0, 0)
+    # 30 hours of 1 gal an hour (a running toilet): never an hour at zero.
+    imported(interval_file("M-0000000001", start, [1] * 30), "--mapping", "ami_interval_csv")
+    alert = UsageAlert.objects.get(meter=meter, kind="continuous_flow")
+    assert "24 hours with water through the meter in every interval" in alert.detail
+    assert CustomerNotice.objects.filter(account=account, kind="usage_alert").count() == 1
+    month = DailyRead.objects.get(meter=meter, month=date(2026, 11, 1)).values
+    assert month[9] == 1_010_024 and month[10] == 1_010_030  # each day's last hour
+    # The next day's hours, one at zero: the episode ends; no second alert.
+    imported(interval_file("M-0000000001", datetime(2026, 11, 11, 6, 0), [1, 0, 1], register=1_010_030),
+             "--mapping", "ami_interval_csv", name="next.csv")
+    alert.refresh_from_db()
+    assert alert.resolved_at is not None and UsageAlert.objects.filter(kind="continuous_flow").count() == 1
+
+
+def test_an_ordinary_day_of_hours_is_not_continuous_flow(mineola, imported):
+    from datetime import datetime
+
+    (account, meter), *_ = three_meters()
+    uses = [0 if hour % 8 == 3 else 12 for hour in range(48)]
+    imported(interval_file("M-0000000001", datetime(2026, 11, 10, 0, 0), uses), "--mapping", "ami_interval_csv")
+    assert not UsageAlert.objects.filter(meter=meter, kind="continuous_flow").exists()
