@@ -28,6 +28,7 @@ class Span:
     removed_on: date | None
     unit: str
     size: str
+    places: int = 0  # the register's places after the unit (its readings are kept in those steps)
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ def usage_for_bill(*, installations: list[Span], readings: dict[int, list[Read]]
         if end.value < start.value:
             return Problem("lower_reading", f"reading {end.value:,} on {end.read_on} is lower than "
                            f"{start.value:,} on {start.read_on} with no meter change")
-        total += to_gallons(end.value - start.value, span.unit)
+        total += to_gallons(end.value - start.value, span.unit, span.places)
         estimated = estimated or end.read_type == "estimated"
         if first_start is None or start.read_on < first_start.read_on:
             first_start = start

@@ -172,7 +172,7 @@ class CsvImportAdminMixin:
                 else:
                     self.message_user(request, f"Imported {upload.name}: {self.import_noun} {result}.",
                                       messages.SUCCESS)
-                    for error in result.held[:50]:
+                    for error in getattr(result, "held", ())[:50]:
                         self.message_user(request, f"Held with its meter: {error}", messages.WARNING)
                     opts = self.model._meta
                     return HttpResponseRedirect(

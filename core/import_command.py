@@ -61,7 +61,7 @@ class CsvImportCommand(BaseCommand):
             where = f" on {exc.error_lines} line(s)" if exc.error_lines else ""
             raise CommandError(f"{file}: rejected with {exc.error_count} error(s){where}; nothing was saved"
                                ) from None
-        for error in result.held:
+        for error in getattr(result, "held", ()):
             self.stderr.write(f"held: {error}")
         dry = " — a dry run: nothing was saved" if options["dry_run"] else ""
         self.stdout.write(f"{file}: {self.noun} {result}{dry}")

@@ -136,7 +136,7 @@ def _unit_allowed(unit: str) -> None:
 
 @admin.register(Meter)
 class MeterAdmin(HistoryAdmin):
-    list_display = ("serial", "size", "unit", "make", "dials")
+    list_display = ("serial", "size", "unit", "make", "dials", "places")
     list_filter = ("size", "unit", "make")
     search_fields = ("serial",)
     inlines = (InstallationInline, ReadingInline)
@@ -165,6 +165,8 @@ class ReadingForm(forms.ModelForm):
     class Meta:
         model = Reading
         fields = ("meter", "read_on", "value", "read_type", "source", "note")
+        help_texts = {"value": "The register in the meter's unit; for a meter whose register shows places (its "
+                               "\"places\"), in those steps: 50082.16 cu ft on a 2-place meter is 5008216."}
 
     def clean(self):
         data = super().clean()
@@ -185,7 +187,7 @@ class ReadingForm(forms.ModelForm):
 
 @admin.register(Reading)
 class ReadingAdmin(CsvExportMixin, ReadingImportMixin, HistoryAdmin):
-    list_display = ("meter", "read_on", "value", "read_type", "source", "entered_by")
+    list_display = ("meter", "read_on", "register", "read_type", "source", "entered_by")
     list_select_related = ("meter", "entered_by")
     list_filter = ("read_type", "source")
     search_fields = ("meter__serial", "meter__installations__account__account_no")
@@ -195,6 +197,10 @@ class ReadingAdmin(CsvExportMixin, ReadingImportMixin, HistoryAdmin):
     readonly_fields = ("entered_by", "entered_at")
     fields = ("meter", "read_on", "value", "read_type", "source", "note", "entered_by", "entered_at")
     form = ReadingForm
+
+    @admin.display(description="reading", ordering="value")
+    def register(self, obj: Reading) -> str:
+        return obj.shown
 
     @staticmethod
     def _held_by(obj: Reading | None) -> list:

@@ -10,7 +10,7 @@ from django.db import models
 from django.db.models import Q
 from simple_history.models import HistoricalRecords
 
-from .units import METER_SIZES
+from .units import METER_SIZES, register_text
 
 
 class Meter(models.Model):
@@ -24,6 +24,9 @@ class Meter(models.Model):
                             help_text="Nominal size in inches, kept exact (5/8, 3/4, 1, 1 1/2, …).")
     unit = models.CharField(max_length=3, choices=Unit.choices, default=Unit.GALLONS)
     dials = models.PositiveSmallIntegerField(default=6, help_text="Register digits; the register rolls over after.")
+    places = models.PositiveSmallIntegerField(default=0, help_text=(
+        "Places the register shows after the unit (a cubic-feet register reading 50082.16 has 2). Its readings are "
+        "kept in those steps; the gallons billed are worked out from them."))
     history = HistoricalRecords()
 
     class Meta:
@@ -31,6 +34,7 @@ class Meter(models.Model):
         constraints = [
             models.CheckConstraint(condition=Q(size__in=list(METER_SIZES)), name="meter_size_known"),
             models.CheckConstraint(condition=Q(unit__in=["gal", "cf"]), name="meter_unit_known"),
+            models.CheckConstraint(condition=Q(places__lte=3), name="meter_places_at_most_three"),
         ]
 
     def __str__(self) -> str:
@@ -84,7 +88,12 @@ class Reading(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.meter.serial} {self.read_on}: {self.value}"
+        return f"{self.meter.serial} {self.read_on}: {self.shown}"
+
+    @property
+    def shown(self) -> str:
+        """The register as the meter shows it (a meter with places keeps its readings in those steps)."""
+        return register_text(self.value, self.meter.places)
 
 
 class MeterTest(models.Model):

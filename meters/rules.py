@@ -41,6 +41,7 @@ class MeterHistory:
     id: int
     serial: str
     installations: list[tuple[date, date | None]] = field(default_factory=list)
+    places: int = 0  # the register's places after the unit: its readings are kept in those steps
     # Readings already recorded, by date: the latest before the first date checked, and every one after.
     recorded: dict[date, int] = field(default_factory=dict)
 

@@ -29,6 +29,7 @@ too (migration ``meters.0003``), whoever writes. Which records hold a reading is
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -63,7 +64,7 @@ from . import rules
 from .models import Installation, Meter, MeterTest, Reading
 from .selectors import meter_policy, reading_held_by
 from .signals import readings_recorded
-from .units import GALLONS_PER_CUBIC_FOOT, to_gallons
+from .units import GALLONS_PER_CUBIC_FOOT, register_steps, to_gallons
 
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
@@ -74,6 +75,18 @@ MANUAL_SOURCE = "manual"
 _serial = identifier(max_length=Meter._meta.get_field("serial").max_length)
 _read_type = one_of(Reading.ReadType.values, default=Reading.ReadType.ACTUAL)
 _non_negative = whole_number(minimum=0)
+
+
+_REGISTER_TEXT = re.compile(r"[0-9]+(?:\.[0-9]{1,3})?")
+
+
+def register_number(value: str) -> int | Decimal:
+    """A register as a file or a request writes it, in the meter's unit: a whole number, or one with up to three
+    places for a meter whose register shows them (made steps once the meter is known, ``_rows_check``)."""
+    text = value.strip()
+    if "." in text and _REGISTER_TEXT.fullmatch(text):
+        return Decimal(text)
+    return reading_value(value)
 
 
 def reading_value(value: str) -> int:
@@ -188,7 +201,7 @@ def _rows_parse(rows: list[CsvRow], *, as_of: date, errors: ImportErrors, words:
                 errors.add(line=row.line, field="read_date", message=problem)
                 read_on = None
         parsed.append(_Row(line=row.line, serial=serial, read_on=read_on,
-                           value=errors.parse(row, "reading", reading_value),
+                           value=errors.parse(row, "reading", register_number),
                            read_type=errors.parse(row, "read_type", _read_type)))
     return parsed
 
@@ -235,6 +248,17 @@ def _rows_check(rows: list[_Row], *, meters: dict[str, rules.MeterHistory], erro
                 continue
             if row.value is None:
                 continue
+            if meter.places or not isinstance(row.value, int):
+                try:
+                    row.value = register_steps(Decimal(row.value), meter.places)
+                    problem = rules.register_problem(row.value)
+                    if problem:
+                        raise ValueError(problem)
+                except ValueError as exc:
+                    errors.add(line=row.line, field="reading", message=(
+                        f"'{row.value}' is not a whole number (digits only, no commas or decimals): meter {serial}'s "
+                        "register shows no places" if not meter.places else f"meter {serial}: {exc}"))
+                    continue
             if meter.recorded.get(row.read_on) == row.value:
                 skipped += 1
                 continue
@@ -267,9 +291,9 @@ def _histories_load(*, first_dates: dict[int, date],
         latest_before = lock_in_order(
             Meter.objects.filter(id__in=chunk).annotate(on=Subquery(earlier.values("read_on")[:1]),
                                                         value=Subquery(earlier.values("value")[:1])),
-            "id", "serial", "on", "value")
-        for meter_id, serial, read_on, value in latest_before:
-            history = histories[meter_id] = rules.MeterHistory(id=meter_id, serial=serial)
+            "id", "serial", "on", "value", "places")
+        for meter_id, serial, read_on, value, places in latest_before:
+            history = histories[meter_id] = rules.MeterHistory(id=meter_id, serial=serial, places=places)
             if read_on is not None:
                 history.recorded[read_on] = value
         since_first = readings.filter(meter_id__in=chunk, read_on__gte=since).order_by()
@@ -453,7 +477,7 @@ def account_consumption_intervals(*, account_id: int, since: date, until: date) 
                      .values_list("read_on", "value"))
         for (start_on, start), (end_on, end) in pairwise(reads):
             if end >= start:
-                intervals.append((start_on, end_on, to_gallons(end - start, span.meter.unit)))
+                intervals.append((start_on, end_on, to_gallons(end - start, span.meter.unit, span.meter.places)))
     return intervals
 
 
@@ -511,6 +535,7 @@ class MeterChange:
 @transaction.atomic
 def meter_change(*, installation: Installation, changed_on: date, final_value: int, new_serial: str, new_size: str,
                  start_value: int, actor: AbstractBaseUser | None, new_unit: str = Meter.Unit.GALLONS,
+                 new_places: int = 0,
                  as_of: date | None = None) -> MeterChange:
     """The field changed a meter: the old meter's final reading and its removal, the new meter installed on the
     account the same day with its first reading. Each refusal names its field (the final reading breaks the rules
@@ -553,7 +578,7 @@ def meter_change(*, installation: Installation, changed_on: date, final_value: i
     installation.removed_on = changed_on
     installation._history_user = actor
     installation.save(update_fields=["removed_on"])
-    meter = Meter(serial=new_serial, size=new_size, unit=new_unit)
+    meter = Meter(serial=new_serial, size=new_size, unit=new_unit, places=new_places)
     meter._history_user = actor
     meter.save()
     placed = Installation(meter=meter, account_id=installation.account_id, installed_on=changed_on)

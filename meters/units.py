@@ -27,7 +27,28 @@ def size_inches(size: str) -> Fraction:
     return Fraction(whole) + (Fraction(frac) if frac else 0)
 
 
-def to_gallons(register_difference: int, unit: str) -> int:
+def to_gallons(register_difference: int, unit: str, places: int = 0) -> int:
+    """Whole gallons (half up) for a register's advance in its steps: a meter with ``places`` counts in 10^-places
+    of its unit."""
     if unit == "cf":
-        return int((Decimal(register_difference) * GALLONS_PER_CUBIC_FOOT).quantize(Decimal(1), ROUND_HALF_UP))
+        gallons = Decimal(register_difference).scaleb(-places) * GALLONS_PER_CUBIC_FOOT
+        return int(gallons.quantize(Decimal(1), ROUND_HALF_UP))
+    if places:
+        return int(Decimal(register_difference).scaleb(-places).quantize(Decimal(1), ROUND_HALF_UP))
     return int(register_difference)
+
+
+def register_text(value: int, places: int = 0, *, grouped: bool = True) -> str:
+    """A register kept in steps as the meter shows it: 5008216 with 2 places is "50,082.16"."""
+    if not places:
+        return f"{value:,}" if grouped else str(value)
+    number = Decimal(value).scaleb(-places)
+    return f"{number:,.{places}f}" if grouped else f"{number:.{places}f}"
+
+
+def register_steps(number: Decimal, places: int) -> int:
+    """A register in the meter's unit as its steps; ValueError where it has more places than the meter shows."""
+    steps = number.scaleb(places)
+    if steps != steps.to_integral_value():
+        raise ValueError(f"{number} has more places than the meter's register shows ({places})")
+    return int(steps)

@@ -55,7 +55,7 @@ def usage_alerts_raise(reading_ids) -> list[int]:
             continue
         before_on, before = earlier[-1]
         days = (reading.read_on - before_on).days
-        gallons = to_gallons(reading.value - before, reading.meter.unit)
+        gallons = to_gallons(reading.value - before, reading.meter.unit, reading.meter.places)
         status = statuses.get(account_id)
         if status in (Account.Status.VACANT, Account.Status.SHUT_OFF) and gallons > 0:
             made.append(UsageAlert(reading=reading, meter_id=reading.meter_id, read_on=reading.read_on,
@@ -69,15 +69,15 @@ def usage_alerts_raise(reading_ids) -> list[int]:
                                    account_id=account_id, kind=UsageAlert.Kind.NONE,
                                    days=days, detail=f"no use in {days} days on an occupied account: a stopped meter?"))
             continue
-        unit, factor = reading.meter.unit, utility.high_usage_factor
+        unit, places, factor = reading.meter.unit, reading.meter.places, utility.high_usage_factor
         last_year = use_between(earlier, before_on - LOOK_BACK, reading.read_on - LOOK_BACK)
         if last_year:
-            past_gallons, past_days = to_gallons(last_year, unit), days
+            past_gallons, past_days = to_gallons(last_year, unit, places), days
             compared = UsageAlert.Compared.LAST_YEAR
         else:
             year = [(d, v) for d, v in earlier if d >= before_on - LOOK_BACK]
             first_on, first = year[0]
-            past_gallons, past_days = to_gallons(before - first, unit), (before_on - first_on).days
+            past_gallons, past_days = to_gallons(before - first, unit, places), (before_on - first_on).days
             compared = UsageAlert.Compared.YEAR
         words = use_over(gallons, days, past_gallons=past_gallons, past_days=past_days, factor=factor)
         if words:

@@ -30,13 +30,14 @@ def account_daily_use(account, *, through: date) -> list[DailyUse]:
     # One query for the many accounts whose meters send none.
     if not DailyRead.objects.filter(meter__installations__account=account, month__gte=since.replace(day=1)).exists():
         return []
-    meters = {i.meter_id: i.meter.unit for i in Installation.objects.filter(account=account, installed_on__lte=through)
+    meters = {i.meter_id: (i.meter.unit, i.meter.places)
+              for i in Installation.objects.filter(account=account, installed_on__lte=through)
               .exclude(removed_on__lt=since).select_related("meter")}
     totals: dict[date, int | None] = {since + timedelta(days=i): None for i in range(DAYS)}
     for meter_id, series in daily_use(list(meters), since=since, until=through).items():
         for day, use in series:
             if use is not None:
-                totals[day] = (totals[day] or 0) + to_gallons(use, meters[meter_id])
+                totals[day] = (totals[day] or 0) + to_gallons(use, *meters[meter_id])
     return [DailyUse(day, gallons) for day, gallons in totals.items()]
 
 

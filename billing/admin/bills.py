@@ -143,7 +143,7 @@ class BillAdmin(ServiceFormMixin, CsvExportMixin, ReadOnlyAdmin):
     @admin.display(description="readings")
     def readings(self, obj):
         def show(r):
-            return f"{r.value:,} on {fmt_day(r.read_on)}" + (" (estimated)" if r.read_type == "estimated" else "")
+            return f"{r.shown} on {fmt_day(r.read_on)}" + (" (estimated)" if r.read_type == "estimated" else "")
         if not obj.end_reading_id:
             return "—"
         return f"{show(obj.start_reading)} → {show(obj.end_reading)}"
@@ -170,7 +170,7 @@ class BillAdmin(ServiceFormMixin, CsvExportMixin, ReadOnlyAdmin):
         facts = [("Bill", f"{bill.number}, {fmt_dollars(bill.total.amount)}, dated {fmt_day(bill.bill_date)}"),
                  ("Account", f"{bill.account.account_no}, {bill.account.owner}")]
         if end is not None:
-            facts.append(("Closing reading", f"{end.value:,} {end.meter.unit} on {fmt_day(end.read_on)} "
+            facts.append(("Closing reading", f"{end.shown} {end.meter.unit} on {fmt_day(end.read_on)} "
                                              f"(meter {end.meter.serial})"))
         return self.run_form(
             request, form, done_url=done, obj=bill, facts=facts, title=f"Void bill {bill.number} and bill it again",

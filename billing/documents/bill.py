@@ -120,7 +120,7 @@ class BillView:
 def _reading_row(reading, label: str) -> ReadingView:
     meter = reading.meter
     return ReadingView(label=label, meter=f'{meter.serial} ({meter.size}")', date=fmt_day(reading.read_on),
-                       value=f"{reading.value:,} {'cu ft' if meter.unit == 'cf' else 'gal'}",
+                       value=f"{reading.shown} {'cu ft' if meter.unit == 'cf' else 'gal'}",
                        estimated=reading.read_type == reading.ReadType.ESTIMATED)
 
 

@@ -109,10 +109,11 @@ def waiting_charges(account_ids, *, on: date, lock: bool) -> dict[int, list[Wait
 def installation_spans(account_ids) -> dict[int, list[Span]]:
     """Each account's meter installations, oldest first, as ``usage_for_bill`` reads them."""
     spans: dict[int, list[Span]] = defaultdict(list)
-    for account_id, meter_id, installed_on, removed_on, unit, size in Installation.objects.filter(
+    for account_id, meter_id, installed_on, removed_on, unit, size, places in Installation.objects.filter(
             account_id__any=account_ids).values_list("account_id", "meter_id", "installed_on", "removed_on",
-                                                     "meter__unit", "meter__size").order_by("installed_on"):
-        spans[account_id].append(Span(meter_id, installed_on, removed_on, unit, size))
+                                                     "meter__unit", "meter__size", "meter__places"
+                                                     ).order_by("installed_on"):
+        spans[account_id].append(Span(meter_id, installed_on, removed_on, unit, size, places))
     return spans
 
 

@@ -20,7 +20,7 @@ from core.db import copy_rows, is_postgres
 from .. import rules
 from ..models import DailyRead, Meter, UsageAlert
 from ..services import FILE, READINGS_LAYOUT, readings_record
-from ..units import to_gallons
+from ..units import register_text, to_gallons
 from .alerts import alerts_write, open_episodes, spans_of
 from .intervals import interval_flow_raise, intervals_as_days
 from .mapping import FLAGS, ReadMapping
@@ -70,7 +70,9 @@ def daily_reads_import(*, source: ImportFile, as_of: date, actor: AbstractBaseUs
         _months_write(merged, stored)
         ends = _month_ends(by_meter)
         rows = [CsvRow(line=read.line, values={"meter_serial": read.serial, "read_date": read.read_on.isoformat(),
-                                               "reading": str(read.value), "read_type": "actual"}) for read in ends]
+                                               "reading": register_text(read.value, meters[read.serial][3],
+                                                                        grouped=False),
+                                               "read_type": "actual"}) for read in ends]
         readings_record(rows=rows, as_of=as_of, actor=actor, source=DAILY_SOURCE, words=FILE, errors=errors,
                         reason=change_reason(command=f"import_readings --mapping {mapping.name}", file=source))
         _flags_raise(by_meter)
@@ -215,9 +217,8 @@ def continuous_flow_raise(meter_ids, *, through: date, months: dict | None = Non
     days = settings.CONTINUOUS_FLOW_DAYS
     since = through - timedelta(days=days + rules.FLOOR_DAYS - 1)
     uses = daily_use(meter_ids, since=since, until=through, months=months)
-    units = dict(Meter.objects.filter(id__in=list(meter_ids)).values_list("id", "unit")) if len(meter_ids) < 5000 \
-        else {pk: unit for chunk in chunked(sorted(meter_ids))
-              for pk, unit in Meter.objects.filter(id__in=chunk).values_list("id", "unit")}
+    units = {pk: (unit, places) for chunk in chunked(sorted(meter_ids))
+             for pk, unit, places in Meter.objects.filter(id__in=chunk).values_list("id", "unit", "places")}
     episodes = {meter_id: alert for (meter_id, _), alert in
                 open_episodes(meter_ids, {UsageAlert.Kind.CONTINUOUS}).items()}
     wanted, ended = [], []
@@ -232,7 +233,7 @@ def continuous_flow_raise(meter_ids, *, through: date, months: dict | None = Non
             elif series and series[-1][1]:
                 wanted.append((meter_id, through, UsageAlert.Kind.CONTINUOUS, days, ""))
             continue
-        gallons = [None if use is None else to_gallons(use, units[meter_id]) for _, use in series]
+        gallons = [None if use is None else to_gallons(use, *units[meter_id]) for _, use in series]
         found = rules.continuous_flow(gallons, days=days, margin=settings.CONTINUOUS_FLOW_MARGIN_GALLONS)
         if found:
             wanted.append((meter_id, through, UsageAlert.Kind.CONTINUOUS, days, found))

@@ -20,7 +20,10 @@ RULES = """## How the reads are held
   exponent (`1e9999`) or any other spelling is refused naming the line and the field, never a crash. The register is
   the number × `[units] multiplier` × the line's own `multiplier` field, converted from the file's unit to the
   meter's (gal ← kgal × 1,000; cf ← ccf × 100); gallons and cubic feet are never converted into each other. The
-  register must come out a whole number in the meter's unit, at most 10 digits, never below zero.
+  register must come out a whole number of the meter's steps — its unit, or the hundredths of it a meter recorded
+  with `places` = 2 shows (50.082,16 cu ft is kept as 50,082.16) — at most 10 digits, never below zero; with
+  `[units] fraction = "drop"` places finer than the meter's are dropped as its wheels drop them. The gallons billed
+  are worked out from the steps (cubic feet × 7.48052, whole gallons half up).
 * **Read types.** Each code in the read type field is looked up in `[read_types]`; a blank field is an actual read.
   `change` records the old meter's final reading and the new meter with its first (the line's new_meter fields).
   `no_read` records nothing as a reading: the meter, day, code and line are kept as a missed read, the clerk's list

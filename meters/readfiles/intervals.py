@@ -59,7 +59,7 @@ def interval_flow_raise(reads: list[_Read], *, meters: dict) -> list[int]:
     series: dict[int, list[tuple[datetime, int]]] = {}
     for read in sorted(reads, key=lambda r: (r.serial, r.at)):
         series.setdefault(meters[read.serial][0], []).append((read.at, read.value))
-    units = {pk: unit for pk, unit, _size in meters.values()}
+    units = {pk: (unit, places) for pk, unit, _size, places in meters.values()}
     episodes = {meter_id: alert for (meter_id, _), alert in
                 open_episodes(series, {UsageAlert.Kind.CONTINUOUS}).items()}
     wanted, ended = [], []
@@ -74,6 +74,6 @@ def interval_flow_raise(reads: list[_Read], *, meters: dict) -> list[int]:
         if found is not None:
             wanted.append((meter_id, found.date(), UsageAlert.Kind.CONTINUOUS, 1,
                            f"{HOURS} hours with water through the meter in every interval, none at zero (the lowest "
-                           f"{to_gallons(lowest, units[meter_id]):,} gal), to {found:%Y-%m-%d %H:%M}: a leak?"))
+                           f"{to_gallons(lowest, *units[meter_id]):,} gal), to {found:%Y-%m-%d %H:%M}: a leak?"))
     UsageAlert.objects.bulk_update(ended, ["resolved_at", "note"], batch_size=1000)
     return alerts_write(wanted)

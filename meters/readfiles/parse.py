@@ -76,24 +76,26 @@ def file_number(value: str, mapping: ReadMapping) -> Decimal:
     return number
 
 
-def register_of(value: str, *, mapping: ReadMapping, multiplier: int, meter_unit: str) -> int:
-    """The register in the meter's unit: the file's number × the multiplier, converted where the units are of a
-    family (gallons and thousands; cubic feet and hundreds); refused where it is not a whole register value."""
+def register_of(value: str, *, mapping: ReadMapping, multiplier: int, meter_unit: str, places: int = 0) -> int:
+    """The register in the meter's steps: the file's number × the multiplier, converted where the units are of a
+    family (gallons and thousands; cubic feet and hundreds), in 10^-places of the unit for a meter whose register
+    shows ``places``; refused where it is not a whole number of steps (unless the mapping drops the fraction)."""
     number = file_number(value, mapping)
     file_unit = mapping.unit
     family, scale = UNITS.get(file_unit or meter_unit, (meter_unit, 1))
     if family != meter_unit:
         raise ValueError(f"the file reads in {file_unit} but the meter registers {meter_unit}; a register cannot be "
                          "converted between gallons and cubic feet")
-    register = number * multiplier * scale
+    register = (number * multiplier * scale).scaleb(places)
     if register < 0:
         raise ValueError(f"'{value}' is below zero: a register never is")
     if register != register.to_integral_value():
         if mapping.drop_fraction:
             register = register.to_integral_value(rounding=ROUND_FLOOR)
         else:
-            raise ValueError(f"'{value}' × {multiplier * scale} is {register.normalize():f} {meter_unit}: not a whole "
-                             "register value in the meter's unit ([units] fraction)")
+            shown = register.scaleb(-places).normalize()
+            raise ValueError(f"'{value}' × {multiplier * scale} is {shown:f} {meter_unit}: more places than the "
+                             f"meter's register shows ({places}; [units] fraction)")
     problem = rules.register_problem(int(register))
     if problem:
         raise ValueError(problem)
@@ -249,13 +251,13 @@ def _records(text: str, mapping: ReadMapping, errors: ImportErrors, controls: _C
 
 # --- the reads ------------------------------------------------------------------------------------------------------
 
-def meters_of(serials) -> dict[str, tuple[int, str, str]]:
-    """Each serial's meter on file as (id, unit, size)."""
+def meters_of(serials) -> dict[str, tuple[int, str, str, int]]:
+    """Each serial's meter on file as (id, unit, size, the register's places)."""
     found = {}
     for chunk in chunked(sorted(serials)):
-        for serial, pk, unit, size in Meter.objects.filter(serial__in=chunk).values_list("serial", "id", "unit",
-                                                                                          "size"):
-            found[serial] = (pk, unit, size)
+        for serial, pk, unit, size, places in Meter.objects.filter(serial__in=chunk).values_list(
+                "serial", "id", "unit", "size", "places"):
+            found[serial] = (pk, unit, size, places)
     return found
 
 
@@ -295,7 +297,7 @@ def _batch_parsed(records: list, mapping: ReadMapping, errors: ImportErrors, met
             errors.add(line=line, field=named("meter_serial"),
                        message=f"no meter with serial '{serial}' is on file" if serial else "is blank")
             continue
-        _, unit, size = meters[serial]
+        _, unit, size, places = meters[serial]
         raw_date = values[DATE].strip()
         when = dates.get(raw_date)
         if when is None:
@@ -323,11 +325,12 @@ def _batch_parsed(records: list, mapping: ReadMapping, errors: ImportErrors, met
                 errors.add(line=line, field=named("multiplier"),
                            message=f"'{values[MULTIPLIER]}' is not a whole number")
                 continue
-        if plain and reading.isascii() and reading.isdigit() and int(reading) * multiplier <= top:  # the usual case
-            value = int(reading) * multiplier
+        if plain and reading.isascii() and reading.isdigit() and (
+                value := int(reading) * multiplier * 10 ** places) <= top:  # the usual case
+            pass
         else:
             try:
-                value = register_of(reading, mapping=mapping, multiplier=multiplier, meter_unit=unit)
+                value = register_of(reading, mapping=mapping, multiplier=multiplier, meter_unit=unit, places=places)
             except ValueError as exc:
                 errors.add(line=line, field=named("reading"), message=str(exc))
                 continue
@@ -347,7 +350,7 @@ def _batch_parsed(records: list, mapping: ReadMapping, errors: ImportErrors, met
                 continue
             try:
                 read.change = (values[NEW_SERIAL], register_of(values[NEW_READING], mapping=mapping,
-                                                               multiplier=multiplier, meter_unit=unit),
+                                                               multiplier=multiplier, meter_unit=unit, places=places),
                                values[NEW_SIZE] or size)
             except ValueError as exc:
                 errors.add(line=line, field=named("new_meter_reading"), message=str(exc))

@@ -20,6 +20,7 @@ from ordinance.selectors import installed_utility
 from .. import rules
 from ..models import Installation, Meter, Reading, UsageAlert
 from ..services import FILE, READINGS_LAYOUT, meter_change, readings_record
+from ..units import register_text
 from .alerts import alerts_write, episodes_end
 from .daily import daily_reads_import
 from .mapping import FLAGS, mapping_load
@@ -64,7 +65,8 @@ def _recorded(got: Parsed, *, meters: dict, as_of: date, actor, progress: bool, 
         if plain else {}
     rollovers = _rollovers(plain, meters=meters, history=history)
     rows = [CsvRow(line=r.line, values={"meter_serial": r.serial, "read_date": r.read_on.isoformat(),
-                                        "reading": str(r.value), "read_type": r.read_type}) for r in plain]
+                                        "reading": register_text(r.value, meters[r.serial][3], grouped=False),
+                                        "read_type": r.read_type}) for r in plain]
     ranges = _expected(plain, meters=meters, history=history)
     with transaction.atomic():
         result = readings_record(rows=rows, as_of=as_of, actor=actor, source=MAPPED_SOURCE, reason=reason, words=FILE,
@@ -107,7 +109,7 @@ def _changes_record(reads: list[_Read], *, as_of: date, actor) -> int:
         try:
             meter_change(installation=installation, changed_on=read.read_on, final_value=read.value,
                          new_serial=new_serial, new_size=size, start_value=start_value, actor=actor,
-                         new_unit=installation.meter.unit, as_of=as_of)
+                         new_unit=installation.meter.unit, new_places=installation.meter.places, as_of=as_of)
         except ApplicationError as exc:
             for error in exc.errors:
                 errors.add(line=read.line, field=error.field or "reading", message=error.message)
@@ -176,7 +178,7 @@ def alerts_raise(reads: list[_Read], *, ranges: dict[int, tuple[int, int | None]
     wanted = []
     seen: dict[int, dict[date, set[str]]] = defaultdict(dict)
     for read in reads:
-        meter_id, unit, _size = meters[read.serial]
+        meter_id, unit, _size, places = meters[read.serial]
         seen[meter_id].setdefault(read.read_on, set()).update(FLAGS[flag] for flag in read.flags)
         for flag in read.flags:
             days = read.no_flow_days if flag == "no_flow" else 0
@@ -184,12 +186,14 @@ def alerts_raise(reads: list[_Read], *, ranges: dict[int, tuple[int, int | None]
                            + (f" ({days} days)" if days else "") + f": line {read.line} of the file"))
         span = ranges.get(read.line)
         if span and (read.value < span[0] or (span[1] is not None and read.value > span[1])):
-            high = f"{span[1]:,}" if span[1] is not None else "any"
+            high = register_text(span[1], places) if span[1] is not None else "any"
             wanted.append((meter_id, read.read_on, UsageAlert.Kind.OUT_OF_RANGE, 0,
-                           f"reading {read.value:,} is outside the {span[0]:,}–{high} expected ({unit}): re-read"))
+                           f"reading {register_text(read.value, places)} is outside the "
+                           f"{register_text(span[0], places)}–{high} expected ({unit}): re-read"))
         if read.line in rollovers:
             wanted.append((meter_id, read.read_on, UsageAlert.Kind.ROLLOVER, 0,
-                           f"line {read.line} read {rollovers[read.line]:,}, below the last reading: the register "
-                           f"turned past all nines and is recorded as {read.value:,} ({unit}); check the dials"))
+                           f"line {read.line} read {register_text(rollovers[read.line], places)}, below the last "
+                           f"reading: the register turned past all nines and is recorded as "
+                           f"{register_text(read.value, places)} ({unit}); check the dials"))
     episodes_end(seen)
     return alerts_write(wanted)

@@ -41,6 +41,7 @@ class RouteStop:
     last_reading: int | None
     low: int | None
     high: int | None
+    meter_places: int = 0  # the register's places: its readings are kept in those steps
 
 
 def route_stops(*, book: int, on: date) -> list[RouteStop]:
@@ -62,16 +63,17 @@ def route_stops(*, book: int, on: date) -> list[RouteStop]:
                                service_address=account.premises.service_address, meter_serial=installation.meter.serial,
                                meter_size=installation.meter.size, meter_unit=installation.meter.unit,
                                last_read_date=last_on, last_reading=last, low=span[0] if span else None,
-                               high=span[1] if span else None))
+                               high=span[1] if span else None, meter_places=installation.meter.places))
     return stops
 
 
-def file_units(register: int, *, mapping: ReadMapping, meter_unit: str, rounding: str = ROUND_FLOOR) -> Decimal:
+def file_units(register: int, *, mapping: ReadMapping, meter_unit: str, places: int = 0,
+               rounding: str = ROUND_FLOOR) -> Decimal:
     """A register in the meter's unit as the mapping's file writes it: ÷ the multiplier, in the file's unit, to the
     places the file can carry (a fixed layout: its implied decimals; whole numbers otherwise unless the unit needs
     places), rounded as asked where it does not fit."""
     _family, scale = UNITS.get(mapping.unit or meter_unit, (meter_unit, 1))
-    number = Decimal(register) / (mapping.multiplier * scale)
+    number = Decimal(register).scaleb(-places) / (mapping.multiplier * scale)
     if mapping.layout == "fixed":
         return number.quantize(Decimal(1).scaleb(-mapping.implied_decimals), rounding=rounding)
     return number.normalize() if number != number.to_integral_value() else number.to_integral_value()
@@ -95,7 +97,7 @@ def _values(stop: RouteStop, mapping: ReadMapping) -> dict[str, str]:
         elif ours in ("last_reading", "low", "high"):
             rounding = ROUND_CEILING if ours == "low" else ROUND_FLOOR
             out[ours] = _number_text(file_units(value, mapping=mapping, meter_unit=stop.meter_unit,
-                                                rounding=rounding), mapping)
+                                                places=stop.meter_places, rounding=rounding), mapping)
         else:
             out[ours] = str(value)
     return out
@@ -149,7 +151,8 @@ def route_file(stops: list[RouteStop], mapping: ReadMapping) -> str:
         values = _values(stop, mapping)
         rows.append((values, _reading_fields(values, mapping)))
         if stop.last_reading is not None:
-            total += file_units(stop.last_reading, mapping=mapping, meter_unit=stop.meter_unit)
+            total += file_units(stop.last_reading, mapping=mapping, meter_unit=stop.meter_unit,
+                                places=stop.meter_places)
     lines = []
     if mapping.layout == "fixed":
         width = mapping.width or max(last for _, last in [*mapping.positions.values(),

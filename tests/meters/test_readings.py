@@ -235,7 +235,7 @@ def test_a_reading_beyond_the_register_is_refused_everywhere_in_the_same_words(c
 def test_the_meter_page_refuses_a_serial_with_a_control_character(clerk_client, billed):
     meter, _ = billed
     response = clerk_client.post(reverse("admin:meters_meter_add"), {
-        "serial": "M\n77", "make": "", "size": "5/8", "unit": "gal", "dials": "6",
+        "serial": "M\n77", "make": "", "size": "5/8", "unit": "gal", "dials": "6", "places": "0",
         "installations-TOTAL_FORMS": "0", "installations-INITIAL_FORMS": "0",
         "readings-TOTAL_FORMS": "0", "readings-INITIAL_FORMS": "0"})
     assert response.status_code == 200

@@ -56,19 +56,27 @@ def test_the_upload_page_names_the_line_of_a_nan_never_a_500(mineola, client):
 def test_decimal_comma_cubic_feet_daily_reads_give_billing_the_gallons_it_expects(mineola, imported):
     from tests.billing.steps import account_with_meter
 
-    _, meter = account_with_meter(book=1, account_no="1-0004", start=date(2026, 10, 1), unit="cf", value=50_000)
-    Meter.objects.filter(pk=meter.pk).update(serial="M-0000000004")
+    # A cubic-feet register that shows hundredths: 50,000.00 cu ft at installation.
+    _, meter = account_with_meter(book=1, account_no="1-0004", start=date(2026, 10, 1), unit="cf", value=5_000_000)
+    Meter.objects.filter(pk=meter.pk).update(serial="M-0000000004", places=2)
     out = io.StringIO()
     call_command("import_readings", str(SAMPLES / "ami_daily_cf_comma.csv"), "--mapping", "ami_daily_cf_comma",
                  "--date", "2026-12-02", stdout=out)  # Windows text: the mapping's encoding reads it
-    assert "30 created" in out.getvalue()
+    assert "30 created" in out.getvalue(), out.getvalue()
     month = DailyRead.objects.get(meter=meter, month=date(2026, 11, 1)).values
-    assert month[0] == 50_102 and month[1] == 50_122  # 50.102,16 and 50.122,53 cf: the wheels' whole feet
+    assert month[0] == 5_010_216 and month[1] == 5_012_253  # 50.102,16 and 50.122,53 cu ft, to the hundredth
     end = Reading.objects.get(meter=meter, read_on=date(2026, 11, 30))
-    assert end.value == 50_000 + (2_000 * 30 + 37 * (0 + 1 + 2 + 3 + 4) * 6 + 8216) // 100
-    from meters.units import to_gallons
+    assert end.value == 5_008_216 + 2_000 * 30 + 37 * (0 + 1 + 2 + 3 + 4) * 6 and end.shown == "50,704.36"
+    # The gallons billing works out: (50,704.36 − 50,000.00) cu ft × 7.48052 = 5,268.98… → 5,269 gal.
+    from billing.consumption import Read, Span, usage_for_bill
 
-    assert to_gallons(end.value - 50_000, "cf") == round((end.value - 50_000) * 7.48052)
+    start = Reading.objects.get(meter=meter, read_on=date(2026, 10, 1))
+    usage = usage_for_bill(installations=[Span(meter.pk, date(2026, 10, 1), None, "cf", "5/8", 2)],
+                           readings={meter.pk: [Read(r.pk, meter.pk, r.read_on, r.value, r.read_type)
+                                                for r in (start, end)]},
+                           window=(date(2026, 11, 25), date(2026, 12, 5)), previous_end=None,
+                           previous_period_end=None)
+    assert usage.gallons == 5_269
 
 
 def test_a_no_read_code_is_a_missed_read_and_the_bill_waits_in_the_exceptions(mineola, imported):
