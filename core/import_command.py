@@ -65,3 +65,6 @@ class CsvImportCommand(BaseCommand):
             self.stderr.write(f"held: {error}")
         dry = " — a dry run: nothing was saved" if options["dry_run"] else ""
         self.stdout.write(f"{file}: {self.noun} {result}{dry}")
+        if options["dry_run"] and getattr(result, "held_lines", 0):
+            # A dry run answers whether the file goes in whole: a line held is a line refused.
+            raise CommandError(f"{file}: {result.held_lines} line(s) would be held; nothing was saved")

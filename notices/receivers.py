@@ -161,6 +161,8 @@ def _usage_words(alert) -> str:
         return _("no water used in %(days)s days") % figures
     if alert.kind == "leak":
         return _("your meter reports water running without a stop (a leak)")
+    if alert.kind == "continuous_flow" and not alert.days:  # found in hourly reads
+        return _("water through your meter every hour for 24 hours, never stopping (a leak?)")
     if alert.kind == "continuous_flow":
         return _("water used every day for %(days)s days, never falling to your usual lowest day") % figures
     if alert.kind == "vacant":

@@ -72,7 +72,7 @@ def interval_flow_raise(reads: list[_Read], *, meters: dict) -> list[int]:
             ended.append(episode)
             continue
         if found is not None:
-            wanted.append((meter_id, found.date(), UsageAlert.Kind.CONTINUOUS, 1,
+            wanted.append((meter_id, found.date(), UsageAlert.Kind.CONTINUOUS, 0,
                            f"{HOURS} hours with water through the meter in every interval, none at zero (the lowest "
                            f"{to_gallons(lowest, *units[meter_id]):,} gal), to {found:%Y-%m-%d %H:%M}: a leak?"))
     UsageAlert.objects.bulk_update(ended, ["resolved_at", "note"], batch_size=1000)

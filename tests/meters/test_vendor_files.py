@@ -262,6 +262,12 @@ def test_a_partial_mapping_holds_only_the_refused_lines_meters(mineola, tmp_path
     assert "held: line 3" in err.getvalue() and "held: line 4" in err.getvalue()
     assert list(Reading.objects.filter(read_on=date(2026, 12, 1)).values_list("meter__serial", flat=True)) == [
         "M-0000000001"]
+    # A dry run of it answers no (exit 1): a line held is a line refused.
+    Reading.objects.filter(read_on=date(2026, 12, 1)).delete()
+    with pytest.raises(CommandError, match="2 line"):
+        call_command("import_readings", str(file), "--mapping", str(path), "--date", "2026-12-02", "--dry-run",
+                     stdout=io.StringIO(), stderr=io.StringIO())
+    assert not Reading.objects.filter(read_on=date(2026, 12, 1)).exists()
     # The file's own controls still refuse it whole: a file with no readings.
     file.write_text(DRIVE_BY)
     with pytest.raises(CommandError):
@@ -286,7 +292,8 @@ def test_hourly_reads_find_a_trickle_daily_reads_cannot_and_keep_each_days_regis
     imported(interval_file("M-0000000001", start, [1] * 30), "--mapping", "ami_interval_csv")
     alert = UsageAlert.objects.get(meter=meter, kind="continuous_flow")
     assert "24 hours with water through the meter in every interval" in alert.detail
-    assert CustomerNotice.objects.filter(account=account, kind="usage_alert").count() == 1
+    told = CustomerNotice.objects.get(account=account, kind="usage_alert")
+    assert "every hour for 24 hours, never stopping" in told.body
     month = DailyRead.objects.get(meter=meter, month=date(2026, 11, 1)).values
     assert month[9] == 1_010_024 and month[10] == 1_010_030  # each day's last hour
     # The next day's hours, one at zero: the episode ends; no second alert.
