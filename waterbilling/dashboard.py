@@ -32,7 +32,7 @@ from billing.selectors import first_late_day
 from core.errors import ApplicationError
 from core.models import NightlyRun
 from core.money import ZERO, fmt_dollars
-from meters.models import Installation, Reading, UsageAlert
+from meters.models import Installation, MissedRead, Reading, UsageAlert
 from office.models import Refund
 from termination.models import CaseEvent
 from termination.selectors import case_board
@@ -40,6 +40,7 @@ from termination.selectors import case_board
 # How far ahead the next billing date is looked for, and the termination deadlines shown.
 CALENDAR_HORIZON_DAYS = 400
 DEADLINE_DAYS = 7
+MISSED_DAYS = 30  # how far back the meters not read are counted
 REOPENED_DAYS = 30  # how long a case changed by another part's event stays on the dashboard
 # Cases another part of the office changed (termination's receivers), by the kind of their event.
 CHANGED_BY_EVENTS = {"reopened": "Reopened", "withdrawn": "Withdrawn, bill voided",
@@ -183,7 +184,14 @@ def _readings_section(*, as_of: date) -> Section:
     alerts = UsageAlert.objects.filter(resolved_at__isnull=True).count()
     items.append(Item(f"{_plural(alerts, 'meter alert')} to look at",
                       _url("admin:meters_usagealert_changelist", query={"resolved_at__isempty": "1"}),
-                      "use far above usual, leaks, reverse flow, tamper, readings to re-read"))
+                      "use far above usual, leaks (one per episode), reverse flow, tamper, rollovers, readings to "
+                      "re-read"))
+    since = as_of - timedelta(days=MISSED_DAYS)
+    missed = MissedRead.objects.filter(read_on__gt=since, read_on__lte=as_of).count()
+    if missed:
+        items.append(Item(f"{_plural(missed, 'meter')} the readers could not read in the last {MISSED_DAYS} days",
+                          _url("admin:meters_missedread_changelist", query={"read_on__gte": (since + timedelta(days=1)).isoformat()}),
+                          "with the reader's code; their bills wait in the run's exceptions"))
     return Section("readings", "Readings waiting", items, [
         Item("Readings", _url("admin:meters_reading_changelist"))])
 

@@ -100,11 +100,19 @@ def test_a_no_read_code_is_a_missed_read_and_the_bill_waits_in_the_exceptions(mi
 
 
 def test_the_clerk_sees_the_missed_reads(mineola, imported, client):
+    from unittest import mock
+
     three_meters()
     imported((SAMPLES / "handheld_noread.txt").read_text(), "--mapping", "handheld_noread")
     client.force_login(staff("clara", "Clerk"))
     page = client.get("/admin/meters/missedread/")
     assert page.status_code == 200 and "M-0000000002" in page.content.decode()
+    with mock.patch("django.utils.timezone.localdate", return_value=date(2026, 12, 2)):
+        dashboard = client.get("/admin/").content.decode()
+    link = re.search(r'href="([^"]*missedread[^"]*)"[^>]*>([^<]*)', html.unescape(dashboard))
+    assert link and "1 meter the readers could not read" in link.group(2), dashboard[:200]
+    listed = client.get(link.group(1).replace("&amp;", "&"))
+    assert listed.status_code == 200 and "M-0000000002" in listed.content.decode()
 
 
 def test_a_truncated_file_and_an_empty_file_are_refused(mineola, imported):
