@@ -24,7 +24,7 @@ class Meter(models.Model):
                             help_text="Nominal size in inches, kept exact (5/8, 3/4, 1, 1 1/2, …).")
     unit = models.CharField(max_length=3, choices=Unit.choices, default=Unit.GALLONS)
     dials = models.PositiveSmallIntegerField(default=6, help_text="Register digits; the register rolls over after.")
-    places = models.PositiveSmallIntegerField(default=0, help_text=(
+    places = models.PositiveSmallIntegerField(default=0, db_default=0, help_text=(
         "Places the register shows after the unit (a cubic-feet register reading 50082.16 has 2). Its readings are "
         "kept in those steps; the gallons billed are worked out from them."))
     history = HistoricalRecords()
