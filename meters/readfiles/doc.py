@@ -91,10 +91,13 @@ def reading_doc() -> str:
            "sets it to its own folder sees only the mappings there, so copy the shipped ones it wants), named on "
            "`import_readings FILE --mapping NAME` or chosen on the readings upload page. A mapping is checked whole "
            "before a file is read: a key not listed here is refused, naming it and the nearest known one; every "
-           "value by its kind; every refusal at once.", "",
+           "value by its kind; every refusal at once. Each shipped mapping (at the end) is a worked example of the "
+           "keys.", "",
            "## The keys", ""]
     for name, key in MAPPING.keys.items():
         kind = key.kind
+        if isinstance(kind, (Shape, MapOf)) and out[-1]:
+            out.append("")
         if isinstance(kind, Shape):
             out += [f"### `[{name}]`", "", key.meaning, "", *doc_table(kind), ""]
         elif isinstance(kind, MapOf):
