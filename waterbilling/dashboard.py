@@ -190,7 +190,8 @@ def _readings_section(*, as_of: date) -> Section:
     missed = MissedRead.objects.filter(read_on__gt=since, read_on__lte=as_of).count()
     if missed:
         items.append(Item(f"{_plural(missed, 'meter')} the readers could not read in the last {MISSED_DAYS} days",
-                          _url("admin:meters_missedread_changelist", query={"read_on__gte": (since + timedelta(days=1)).isoformat()}),
+                          _url("admin:meters_missedread_changelist",
+                               query={"read_on__gte": (since + timedelta(days=1)).isoformat()}),
                           "with the reader's code; their bills wait in the run's exceptions"))
     return Section("readings", "Readings waiting", items, [
         Item("Readings", _url("admin:meters_reading_changelist"))])
