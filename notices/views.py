@@ -1,5 +1,5 @@
 """Twilio's callbacks: each reply to our texts (STOP, HELP, START) and each message's delivery status, both
-refused unless signed by Twilio (its request-signature check)."""
+refused unless signed by Twilio (its request-signature check), and off (404) without ``TWILIO_AUTH_TOKEN``."""
 
 from xml.sax.saxutils import escape
 
@@ -11,12 +11,14 @@ from ordinance.selectors import utility_required
 
 from .sms import signature_valid
 from .texts import text_reply, text_undelivered
+from .webhooks import only_when, text_webhooks_on
 
 UNDELIVERED = {"failed", "undelivered"}
 
 
 @csrf_exempt
 @require_POST
+@only_when(text_webhooks_on, "TWILIO_AUTH_TOKEN")
 def text_inbound(request):
     if not signature_valid(request):
         return HttpResponseForbidden("not signed by the text message provider")
@@ -28,6 +30,7 @@ def text_inbound(request):
 
 @csrf_exempt
 @require_POST
+@only_when(text_webhooks_on, "TWILIO_AUTH_TOKEN")
 def text_status(request):
     if not signature_valid(request):
         return HttpResponseForbidden("not signed by the text message provider")

@@ -6,6 +6,6 @@ class WaterbillingConfig(AppConfig):
     verbose_name = "Water billing"
 
     def ready(self):
-        from . import receivers
+        from . import checks, receivers  # noqa: F401 (checks registers the deploy checks)
 
         receivers.connect()

@@ -22,8 +22,9 @@ from demo.village import HISTORY_REASON
 from ordinance.models import Utility
 from ordinance.selectors import installed_utility, section_params
 
+from .checks import TEST_EMAIL, provider_problems
+
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "0.0.0.0", "::1", "testserver")
-TEST_EMAIL = ("console", "filebased", "locmem", "dummy")
 BEAT_SEEN_HOURS = 24
 
 
@@ -112,6 +113,8 @@ def _mail_and_site() -> list[Finding]:
         out.append(Finding("Mail", f"e-mail is not sent: the {backend} backend keeps it here",
                            "set EMAIL_BACKEND to django.core.mail.backends.smtp.EmailBackend and EMAIL_HOST "
                            "(docs/operations.md)"))
+    out += [Finding("Texts" if name.startswith("TWILIO") else "Mail", what, fix)
+            for name, what, fix in provider_problems()]
     site = urlparse(settings.SITE_URL)
     if site.hostname in LOCAL_HOSTS or site.scheme != "https":
         out.append(Finding("Site", f"the address printed on bills and e-mails is {settings.SITE_URL}",
