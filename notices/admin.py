@@ -6,11 +6,13 @@ from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.http import FileResponse, Http404, HttpResponse
+from django.http import FileResponse, Http404, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
 from django.template import Context, Engine
-from django.urls import path
+from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
+from django.utils.http import url_has_allowed_host_and_scheme
 
 from accounts.models import Account
 from core.admin import HistoryAdmin, ReadOnlyAdmin
@@ -20,20 +22,72 @@ from ordinance.selectors import installed_utility
 
 from .models import CustomerNotice, NoticePreference, NoticeTemplate, TextConsent
 from .printing import paper_notices_pdf, print_file_path
+from .services import notice_on_paper, notice_send_again
 from .wording import VARIABLES, shipped_words, variables_of, wording_check
 
 
 @admin.register(CustomerNotice)
 class CustomerNoticeAdmin(ReadOnlyAdmin):
     list_display = ("created_at", "account", "kind", "channel", "language", "sent_to", "sent_at", "printed_on",
-                    "error")
-    list_filter = ("kind", "channel", ("sent_at", admin.EmptyFieldListFilter), "language")
+                    "state")
+    list_filter = ("kind", "channel", ("sent_at", admin.EmptyFieldListFilter),
+                   ("failed_at", admin.EmptyFieldListFilter), ("withdrawn_at", admin.EmptyFieldListFilter), "language")
     search_fields = ("account__account_no", "sent_to", "subject")
     list_select_related = ("account",)
     date_hierarchy = "created_at"
     readonly_fields = ("account", "kind", "fact", "language", "channel", "sent_to", "subject", "body", "created_at",
-                       "send_after", "sent_at", "printed_on", "error")
-    actions = ["print_paper"]
+                       "send_after", "sent_at", "printed_on", "state", "attempts", "next_try_at", "tries_shown")
+    fields = readonly_fields
+    actions = ["print_paper", "send_again"]
+
+    @admin.display(description="state")
+    def state(self, obj):
+        return obj.state
+
+    @admin.display(description="every try")
+    def tries_shown(self, obj):
+        tries = list(obj.tries.all())
+        if not tries:
+            return "—"
+        return format_html_join("", "<div>{}: {}</div>", ((timezone.localtime(t.at).strftime("%b %-d, %Y %-I:%M %p"),
+                                                            "sent" if t.sent else t.error) for t in tries))
+
+    @admin.action(description="Send the notices chosen again (those that failed or wait to be tried again)")
+    def send_again(self, request, queryset):
+        sent = tried = 0
+        for notice in queryset.filter(sent_at__isnull=True, withdrawn_at__isnull=True).exclude(
+                channel=CustomerNotice.Channel.PAPER).exclude(error=""):
+            tried += 1
+            sent += notice_send_again(notice)
+        self.message_user(request, f"{sent} of {tried} sent.", messages.SUCCESS if sent == tried else messages.WARNING)
+
+    def _one(self, request, pk: int, do) -> HttpResponseRedirect:
+        if request.method != "POST" or not self.has_change_permission(request):
+            raise PermissionDenied
+        notice = get_object_or_404(CustomerNotice, pk=pk)
+        try:
+            said = do(notice)
+        except ApplicationError as exc:
+            self.message_user(request, str(exc), messages.ERROR)
+        else:
+            self.message_user(request, said, messages.SUCCESS)
+        back = request.META.get("HTTP_REFERER") or reverse("admin:accounts_account_change", args=[notice.account_id])
+        return HttpResponseRedirect(back if url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()})
+                                    else reverse("admin:accounts_account_change", args=[notice.account_id]))
+
+    def send_again_view(self, request, pk: int):
+        def do(notice):
+            if notice_send_again(notice):
+                return f"Sent: {notice.subject}."
+            notice.refresh_from_db()
+            return f"Not sent: {notice.state}."
+        return self._one(request, pk, do)
+
+    def on_paper_view(self, request, pk: int):
+        def do(notice):
+            paper = notice_on_paper(notice)
+            return f"A paper copy of {paper.subject!r} is ready to print and mail (Notices to customers → print)."
+        return self._one(request, pk, do)
     change_list_template = "admin/notices/customernotice/change_list.html"
 
     def has_change_permission(self, request, obj=None):
@@ -53,8 +107,11 @@ class CustomerNoticeAdmin(ReadOnlyAdmin):
         return response
 
     def get_urls(self):
-        return [path("print-files/<str:day>/", self.admin_site.admin_view(self.print_file),
-                     name="notices_customernotice_print_file"), *super().get_urls()]
+        view = self.admin_site.admin_view
+        return [path("print-files/<str:day>/", view(self.print_file), name="notices_customernotice_print_file"),
+                path("<int:pk>/send-again/", view(self.send_again_view), name="notices_customernotice_send_again"),
+                path("<int:pk>/on-paper/", view(self.on_paper_view), name="notices_customernotice_on_paper"),
+                *super().get_urls()]
 
     def print_file(self, request, day: str):
         """The nightly job's print file of a day's paper notices."""

@@ -46,6 +46,16 @@ class CustomerNotice(models.Model):
     printed_on = models.DateField(null=True, blank=True, help_text="A paper notice: the day it was printed to mail.")
     send_after = models.DateTimeField(null=True, blank=True,
                                       help_text="Decided in the quiet hours (9 pm to 8 am): sent from this time.")
+    # Sending, exactly once: a sender claims the notice in the database before it calls the provider; a refusal is
+    # tried again later, up to ``NOTICE_ATTEMPTS``, then the notice is left failed for the clerk.
+    attempts = models.PositiveSmallIntegerField(default=0, db_default=0, help_text="Tries to send it so far.")
+    claimed_at = models.DateTimeField(null=True, blank=True, help_text="A sender is sending it (since then).")
+    next_try_at = models.DateTimeField(null=True, blank=True, help_text="Refused: tried again from this time.")
+    failed_at = models.DateTimeField(null=True, blank=True,
+                                     help_text="Refused at every try: the clerk sends it again or on paper.")
+    withdrawn_at = models.DateTimeField(null=True, blank=True,
+                                        help_text="Not sent: what it reported was no longer so when it was to go.")
+    withdrawn_why = models.CharField(max_length=300, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -53,6 +63,34 @@ class CustomerNotice(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} to {self.account} ({self.get_channel_display().lower()})"
+
+    @property
+    def state(self) -> str:
+        """Sent, printed, waiting, to try again, failed or withdrawn, in words for the clerk."""
+        if self.withdrawn_at:
+            return f"withdrawn: {self.withdrawn_why}"
+        if self.sent_at:
+            return "printed" if self.channel == self.Channel.PAPER else "sent"
+        if self.failed_at:
+            return f"failed after {self.attempts} tries: {self.error}"
+        if self.error:
+            return f"refused ({self.error}); tried again"
+        return "to print" if self.channel == self.Channel.PAPER else "waiting"
+
+
+class NoticeAttempt(models.Model):
+    """One try to send a notice: when, and what the provider answered."""
+
+    notice = models.ForeignKey(CustomerNotice, on_delete=models.CASCADE, related_name="tries")
+    at = models.DateTimeField()
+    sent = models.BooleanField()
+    error = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        ordering = ["notice", "at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.notice_id} at {self.at:%Y-%m-%d %H:%M}: {'sent' if self.sent else self.error}"
 
 
 class NoticePreference(models.Model):

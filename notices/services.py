@@ -7,7 +7,12 @@ retried task, a replayed signal, the nightly job run again) tells no one again.
 Design overview:
 
 * **Once** — each row is created before anything is sent, under the unique (kind, fact, channel) key; a duplicate
-  is nothing to do. A message the server refuses keeps the row with its error and no ``sent_at`` for the clerk.
+  is nothing to do. Sending claims the row in the database first (``claimed_at``), so any number of senders send it
+  once. A message the server refuses keeps its error and is tried again with backoff (``next_try_at``) up to
+  ``NOTICE_ATTEMPTS``, then is left failed for the clerk to send again or on paper; every try is recorded
+  (``NoticeAttempt``).
+* **True when it goes** — just before sending, what the notice reports is checked again (``notices.truth``): one no
+  longer so is withdrawn with the reason, never sent.
 * **Language** — rendered inside ``core.i18n.customer_language``: subject and body in the account's language.
 * **The customer's choice** — ``NoticePreference``: e-mail, text (with consent, never after STOP), paper as well, and
   the optional notices turned off. The notices about money taken or a case (a payment returned, autopay stopped, a
@@ -25,16 +30,19 @@ from datetime import datetime, time, timedelta
 from django.conf import settings
 from django.core.mail import EmailMessage
 from django.db import IntegrityError, transaction
+from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from accounts.models import Account, PortalLink
+from core.errors import ApplicationError
 from core.i18n import customer_language
 from remittance.autopay import autopay_notice_sent
 
-from .models import CustomerNotice, NoticePreference
+from .models import CustomerNotice, NoticeAttempt, NoticePreference
 from .signals import notices_queued
 from .sms import sms_send
+from .truth import withdrawn_why
 from .wording import notice_words, wordings_for
 
 logger = logging.getLogger(__name__)
@@ -190,9 +198,35 @@ def notices_give_many(items: list[NoticeItem]) -> int:
     return made
 
 
-def notice_send(notice: CustomerNotice) -> bool:
-    """Send one e-mail or text notice not yet sent (paper is printed by the clerk); True when it went."""
+# Sending exactly once: a sender claims a notice (``claimed_at``) in one UPDATE before it calls the provider, so two
+# senders, a task run twice or a worker restarted never send it twice; a claim older than this (a sender that died
+# mid-send) may be taken again.
+CLAIM_HOLD = timedelta(minutes=15)
+NOTICE_ATTEMPTS = 5  # a refusal is tried again after 5, 10, 20 and 40 minutes, then left failed for the clerk
+FIRST_RETRY = timedelta(minutes=5)
+
+
+def _claim(notice: CustomerNotice, now: datetime) -> bool:
+    """Take ``notice`` for sending, in the database: False when another sender has it, or it went, or it is over."""
+    return bool(CustomerNotice.objects.filter(
+        pk=notice.pk, sent_at__isnull=True, withdrawn_at__isnull=True, failed_at__isnull=True).filter(
+        Q(claimed_at__isnull=True) | Q(claimed_at__lt=now - CLAIM_HOLD)).update(
+        claimed_at=now, attempts=F("attempts") + 1))
+
+
+def notice_send(notice: CustomerNotice, *, now: datetime | None = None) -> bool:
+    """Send one e-mail or text notice not yet sent (paper is printed by the clerk), exactly once; True when it went.
+    Claimed first; what it reports checked again (``truth``: withdrawn, never sent, when no longer so); a refusal
+    recorded and tried again later, up to ``NOTICE_ATTEMPTS``, then left failed for the clerk."""
     if notice.channel == CustomerNotice.Channel.PAPER or notice.sent_at is not None:
+        return False
+    now = now or timezone.now()
+    if not _claim(notice, now):
+        return False
+    attempts = notice.attempts = CustomerNotice.objects.values_list("attempts", flat=True).get(pk=notice.pk)
+    why = withdrawn_why(notice, on=timezone.localdate(now))
+    if why:
+        CustomerNotice.objects.filter(pk=notice.pk).update(withdrawn_at=now, withdrawn_why=why[:300], claimed_at=None)
         return False
     try:
         if notice.channel == CustomerNotice.Channel.EMAIL:
@@ -201,11 +235,17 @@ def notice_send(notice: CustomerNotice) -> bool:
         else:
             sms_send(notice.sent_to, notice.body)
     except Exception as exc:  # noqa: BLE001 - kept on the notice for the clerk; the event itself stands
-        logger.warning("notice %s to %s not sent: %s", notice.pk, notice.sent_to, exc)
-        CustomerNotice.objects.filter(pk=notice.pk).update(error=str(exc)[:300])
+        logger.warning("notice %s to %s not sent (try %s): %s", notice.pk, notice.sent_to, attempts, exc)
+        error = str(exc)[:300] or exc.__class__.__name__
+        last = attempts >= NOTICE_ATTEMPTS
+        CustomerNotice.objects.filter(pk=notice.pk).update(
+            error=error, claimed_at=None, failed_at=now if last else None,
+            next_try_at=None if last else now + FIRST_RETRY * 2 ** (attempts - 1))
+        NoticeAttempt.objects.create(notice_id=notice.pk, at=now, sent=False, error=error)
+        notice.error = error
         return False
-    now = timezone.now()
-    CustomerNotice.objects.filter(pk=notice.pk).update(sent_at=now, error="")
+    CustomerNotice.objects.filter(pk=notice.pk).update(sent_at=now, error="", claimed_at=None, next_try_at=None)
+    NoticeAttempt.objects.create(notice_id=notice.pk, at=now, sent=True)
     notice.sent_at = now
     if notice.kind == CustomerNotice.Kind.AUTOPAY_SCHEDULED and notice.fact.startswith(AUTOPAY_FACT):
         # The debit may be made the notice period after the customer was told (Reg E § 1005.10(d)).
@@ -214,13 +254,42 @@ def notice_send(notice: CustomerNotice) -> bool:
 
 
 def notices_send_waiting(*, now: datetime | None = None) -> int:
-    """Send the e-mail and text notices that waited out the quiet hours; returns how many went."""
+    """Send the e-mail and text notices waiting — decided in the quiet hours, or refused and due to be tried again;
+    returns how many went."""
     now = now or timezone.now()
     if quiet_until(now) is not None:
         return 0
-    waiting = CustomerNotice.objects.filter(sent_at__isnull=True, error="", send_after__lte=now).exclude(
-        channel=CustomerNotice.Channel.PAPER).order_by("id")
-    return sum(1 for notice in waiting if notice_send(notice))
+    waiting = (CustomerNotice.objects.filter(sent_at__isnull=True, withdrawn_at__isnull=True, failed_at__isnull=True)
+               .filter(Q(send_after__isnull=True) | Q(send_after__lte=now))
+               .filter(Q(next_try_at__isnull=True) | Q(next_try_at__lte=now))
+               .exclude(channel=CustomerNotice.Channel.PAPER).order_by("id"))
+    return sum(1 for notice in waiting if notice_send(notice, now=now))
+
+
+def notice_send_again(notice: CustomerNotice) -> bool:
+    """The clerk's "send again" of a notice that failed (or is waiting to be tried again): one more try now."""
+    if notice.sent_at or notice.withdrawn_at or notice.channel == CustomerNotice.Channel.PAPER:
+        raise ApplicationError(f"this notice is {notice.state}: there is nothing to send again", field="notice")
+    CustomerNotice.objects.filter(pk=notice.pk).update(failed_at=None, next_try_at=None, claimed_at=None,
+                                                       attempts=min(notice.attempts, NOTICE_ATTEMPTS - 1))
+    notice.refresh_from_db()
+    return notice_send(notice)
+
+
+def notice_on_paper(notice: CustomerNotice) -> CustomerNotice:
+    """The clerk's "send on paper instead" of an e-mail or text that did not go: the same words, to print and mail
+    (the customer's mailing address); the e-mail or text is not tried again."""
+    if notice.sent_at or notice.withdrawn_at or notice.channel == CustomerNotice.Channel.PAPER:
+        raise ApplicationError(f"this notice is {notice.state}: it needs no paper copy", field="notice")
+    with transaction.atomic():
+        paper, made = CustomerNotice.objects.get_or_create(
+            kind=notice.kind, fact=notice.fact, channel=CustomerNotice.Channel.PAPER,
+            defaults={"account": notice.account, "language": notice.language, "subject": notice.subject,
+                      "body": notice.body, "sent_to": _mailing_address(notice.account)})
+        CustomerNotice.objects.filter(pk=notice.pk).update(
+            failed_at=notice.failed_at or timezone.now(), next_try_at=None, claimed_at=None,
+            error=(notice.error or "not sent") + "; sent on paper instead")
+    return paper
 
 
 def _once(emails: list[str]) -> list[str]:

@@ -135,7 +135,11 @@ class AccountAdmin(AccountListMixin, CsvExportMixin, AccountMetersAdmin, Account
             {"url": reverse("admin:notices_customernotice_change", args=[notice.pk]), "subject": notice.subject,
              "kind": notice.get_kind_display(), "channel": notice.get_channel_display(), "to": notice.sent_to,
              "created_at": notice.created_at, "sent_at": notice.sent_at, "error": notice.error,
-             "printed_on": notice.printed_on}
+             "printed_on": notice.printed_on, "state": notice.state, "withdrawn": bool(notice.withdrawn_at),
+             **({"resend_url": reverse("admin:notices_customernotice_send_again", args=[notice.pk]),
+                 "paper_url": reverse("admin:notices_customernotice_on_paper", args=[notice.pk])}
+                if notice.error and not (notice.sent_at or notice.withdrawn_at or notice.channel == "paper")
+                and request.user.has_perm("notices.change_customernotice") else {})}
             for notice in account.notices.order_by("-created_at", "-id")[:ACCOUNT_LIST_ROWS]]
         user, number = request.user, account.account_no
         context["office_actions"] = [(label, f"{reverse(url)}?account={number}") for label, url, allowed in (
