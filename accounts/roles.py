@@ -61,7 +61,7 @@ CLERK = [
     # What the customers were told (returned payments, autopay stopped, a case reopened); print the paper ones.
     *_perms("view change", "notices.customernotice"),
     # How each customer chose to hear from the office, and their consents to text messages (kept as given).
-    *_perms("view", "notices.noticepreference", "notices.textconsent"),
+    *_perms("view", "notices.noticepreference", "notices.textconsent", "notices.textnumber"),
     # The readings worth a look (a leak, use on a vacant account, a stopped meter): mark each looked at.
     *_perms("view change", "meters.usagealert"),
     # The meters a reader's file says were not read, with the file's code (the bill waits in the run's exceptions).

@@ -20,7 +20,7 @@ from core.dates import iso_date
 from core.errors import ApplicationError
 from ordinance.selectors import installed_utility
 
-from .models import CustomerNotice, NoticePreference, NoticeTemplate, TextConsent
+from .models import CustomerNotice, NoticePreference, NoticeTemplate, TextConsent, TextNumber
 from .printing import paper_notices_pdf, print_file_path
 from .services import notice_on_paper, notice_send_again
 from .wording import VARIABLES, shipped_words, variables_of, wording_check
@@ -151,6 +151,25 @@ class TextConsentAdmin(ReadOnlyAdmin):
     list_display = ("account", "number", "given_at", "given_how", "ended_at", "ended_how")
     search_fields = ("account__account_no", "number")
     list_select_related = ("account",)
+
+
+@admin.register(TextNumber)
+class TextNumberAdmin(ReadOnlyAdmin):
+    """Each mobile number as a number: whether it replied STOP (and START since), and every consent any account gave
+    for it, with how each ended — the number's consent history."""
+
+    list_display = ("number", "stopped_at", "stopped_how", "started_at")
+    list_filter = (("stopped_at", admin.EmptyFieldListFilter),)
+    search_fields = ("number",)
+    fields = readonly_fields = ("number", "stopped_at", "stopped_how", "started_at", "consents")
+
+    @admin.display(description="consents given for this number")
+    def consents(self, obj):
+        rows = TextConsent.objects.filter(number=obj.number).select_related("account").order_by("given_at", "id")
+        return format_html_join("", "<div>{} · {} · {}{}</div>", (
+            (c.account.account_no, timezone.localtime(c.given_at).strftime("%b %-d, %Y %-I:%M %p"), c.given_how,
+             f" · ended {timezone.localtime(c.ended_at):%b %-d, %Y}: {c.ended_how}" if c.ended_at else "")
+            for c in rows)) or "—"
 
 
 class NoticeWordingForm(forms.ModelForm):

@@ -143,6 +143,43 @@ class TextConsent(models.Model):
         return f"Consent to texts at {self.number} ({self.account})"
 
 
+class TextNumber(models.Model):
+    """A mobile number as a number, whoever gave it: whether it replied STOP. A number that said STOP gets no text
+    from any account, and only START from the number itself starts texts to it again."""
+
+    number = models.CharField(max_length=16, unique=True)
+    stopped_at = models.DateTimeField(null=True, blank=True)
+    stopped_how = models.CharField(max_length=60, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True, help_text="The last START from the number.")
+
+    class Meta:
+        ordering = ["number"]
+
+    def __str__(self) -> str:
+        return self.number
+
+
+class TextVerification(models.Model):
+    """A code texted to a number a customer gave, to show the number is theirs before texts start: consent to texts
+    is recorded only once the code comes back (so no one can sign another's phone up)."""
+
+    account = models.ForeignKey("accounts.Account", on_delete=models.CASCADE, related_name="text_verifications")
+    number = models.CharField(max_length=16)
+    code_digest = models.CharField(max_length=64)
+    words = models.TextField(help_text="The consent words the customer agreed to when asking for the code.")
+    asked_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                                 related_name="+")
+    sent_at = models.DateTimeField()
+    tries = models.PositiveSmallIntegerField(default=0)
+    confirmed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-sent_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"Code to {self.number} for {self.account}"
+
+
 class NoticeTemplate(models.Model):
     """The office's own words for one notice in one language: its subject and text, with the variables its kind
     offers (``notices.wording``). Where there is none, the shipped words are used. Every change is kept. The legal

@@ -16,6 +16,11 @@ INSTALLMENT_KINDS = (CustomerNotice.Kind.INSTALLMENT_DUE, CustomerNotice.Kind.IN
 def withdrawn_why(notice: CustomerNotice, *, on: date) -> str:
     """Why the fact ``notice`` reports is no longer so ``on``, or "" while it is."""
     kind, fact = notice.kind, notice.fact
+    if notice.channel == CustomerNotice.Channel.TEXT:
+        from .models import TextNumber
+
+        if TextNumber.objects.filter(number=notice.sent_to, stopped_at__isnull=False).exists():
+            return f"{notice.sent_to} replied STOP"
     if kind in BILL_KINDS and fact.startswith("bill:"):
         return _bill_settled(int(fact.removeprefix("bill:")), on=on)
     if kind in INSTALLMENT_KINDS and fact.startswith("installment:"):

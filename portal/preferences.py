@@ -13,7 +13,7 @@ from accounts.services import account_language_set
 from core.errors import ApplicationError
 from notices.models import CustomerNotice
 from notices.services import OPTIONAL_KINDS, preference_of
-from notices.texts import consent_words, preferences_set
+from notices.texts import consent_words, preferences_set, text_number_verify, verification_pending
 
 from . import selectors
 
@@ -50,6 +50,15 @@ def notifications(request, public_id):
     utility = selectors.installed_ordinance(timezone.localdate())
     words = consent_words(utility.utility.name if utility else "")
     status = 200
+    if request.method == "POST" and "confirm_code" in request.POST:
+        # The code texted to the number comes back: texts start.
+        try:
+            text_number_verify(account=account, code=request.POST.get("code", ""), actor=request.user)
+        except ApplicationError as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, _("Your number is confirmed: our notices will come by text."))
+        return redirect("portal:notifications", public_id=account.public_id)
     if request.method == "POST":
         form = PreferencesForm(request.POST)
         if form.is_valid():
@@ -65,6 +74,10 @@ def notifications(request, public_id):
                     form.add_error(error.field if error.field in form.fields else None, error.message)
             else:
                 messages.success(request, _("Your notification choices are saved."))
+                pending = verification_pending(account)
+                if pending is not None and data["by_text"]:
+                    messages.info(request, _("We texted a code to %(number)s: enter it below to start texts "
+                                             "there.") % {"number": pending.number})
                 return redirect("portal:notifications", public_id=account.public_id)
         status = 400
     else:
@@ -73,4 +86,5 @@ def notifications(request, public_id):
             "text_number": preference.text_number, "language": account.language,
             "kinds": [k for k in OPTIONAL_KINDS if k not in (preference.kinds_off or [])]})
     return _render(request, "portal/notifications.html", {"account": account, "form": form, "consent_words": words,
-                                                          "preference": preference}, status=status)
+                                                          "preference": preference,
+                                                          "pending": verification_pending(account)}, status=status)
