@@ -1,6 +1,7 @@
 """True when it goes: just before a notice is sent, what it reports is checked again. A reminder or late notice about
-a bill that is paid, credited or voided since it was decided, or an installment reminder of a plan that ended or an
-installment paid since, is withdrawn with the reason and never sent (the night decides, the morning sends: a dispute
+a bill that is paid, credited or voided since it was decided, an installment reminder of a plan that ended or an
+installment paid since, a debit notice whose autopay ended or whose bill was voided, or a text to a number that
+replied STOP, is withdrawn with the reason and never sent (the night decides, the morning sends: a dispute
 won or a payment posted in between must not be answered with "past due")."""
 
 from datetime import date
@@ -25,6 +26,20 @@ def withdrawn_why(notice: CustomerNotice, *, on: date) -> str:
         return _bill_settled(int(fact.removeprefix("bill:")), on=on)
     if kind in INSTALLMENT_KINDS and fact.startswith("installment:"):
         return _installment_settled(int(fact.removeprefix("installment:")), on=on)
+    if kind == CustomerNotice.Kind.AUTOPAY_SCHEDULED and fact.startswith("autopay-notice:"):
+        return _debit_off(int(fact.removeprefix("autopay-notice:")))
+    return ""
+
+
+def _debit_off(notice_id: int) -> str:
+    from billing.models import Bill
+    from remittance.models import AutopayEnrolment, AutopayNotice
+
+    notice = AutopayNotice.objects.filter(pk=notice_id).select_related("enrolment", "bill").first()
+    if notice is None or notice.enrolment.status != AutopayEnrolment.Status.ACTIVE:
+        return "autopay is no longer on: no debit will be made"
+    if notice.bill is not None and notice.bill.status == Bill.Status.VOID:
+        return f"bill {notice.bill.number} was voided: no debit will be made for it"
     return ""
 
 

@@ -79,3 +79,19 @@ def test_an_e_mail_the_server_refused_is_tried_again_and_only_then_counts(enroll
     failed.refresh_from_db()
     assert failed.sent_at and failed.error == "" and AutopayNotice.objects.get(bill=bill).sent_at is not None
     assert CustomerNotice.objects.filter(kind=SCHEDULED).count() == 1
+
+
+def test_a_debit_notice_held_overnight_is_withdrawn_when_autopay_ended_in_the_night(enrolled, settings):
+    from remittance.models import AutopayEnrolment
+
+    settings.NOTICES_QUIET_HOURS = (21, 8)
+    account, _, _ = enrolled
+    bill = account.bills.get()
+    with mock.patch.object(timezone, "now", return_value=datetime(2026, 2, 2, 1, 30, tzinfo=NY)):
+        autopay_notices_send([bill.pk])
+    AutopayEnrolment.objects.filter(account=account).update(status=AutopayEnrolment.Status.CANCELLED)
+    morning = datetime(2026, 2, 2, 8, 5, tzinfo=NY)
+    assert notices_send_waiting(now=morning) == 0
+    notice = CustomerNotice.objects.get(kind=SCHEDULED, channel="email")
+    assert notice.sent_at is None and "autopay is no longer on" in notice.withdrawn_why
+    assert AutopayNotice.objects.get(bill=bill).sent_at is None  # so nothing is debited under it
