@@ -83,6 +83,8 @@ def test_a_refused_message_is_tried_again_then_failed_then_sent_again_by_the_cle
     client.force_login(staff("clara", "Clerk"))
     page = client.get(reverse("admin:accounts_account_change", args=[account.pk])).content.decode()
     assert "failed after 5 tries" in page and "Send again" in page and "Send on paper instead" in page
+    shown = client.get(reverse("admin:notices_customernotice_change", args=[notice.pk])).content.decode()
+    assert shown.count("mailbox unavailable") >= NOTICE_ATTEMPTS  # every try, with the provider's answer
     response = client.post(reverse("admin:notices_customernotice_send_again", args=[notice.pk]))
     assert response.status_code == 302
     notice.refresh_from_db()
