@@ -8,7 +8,10 @@ PostgreSQL database).
 The days measured, as the nightly job's ``customer_notices`` step does them: the bills ready the day they are
 issued (the demo village's e-mail addresses and paperless accounts as made), the reminders the office's 7 days before
 the month's due date, and the late notices the day after it (the bills unpaid: the demo village pays nothing). Then
-each day again (nothing new: once). Prints one line per day and a JSON line (``RESULT {...}``).
+each day again (nothing new: once). Then a worker's sending of every e-mail and text queued (to Django's and the
+texts' in-memory outboxes, so the provider's own time is not counted): each claimed in the database, what it reports
+checked again against the ledger, sent and its try recorded. Prints one line per day, one for the sending, and a JSON
+line (``RESULT {...}``).
 """
 
 import argparse
@@ -55,6 +58,17 @@ def measure(accounts: int) -> dict:
         figures[f"{name}_again_s"] = round(time.perf_counter() - started, 2)
         figures[f"{name}_again_given"] = again["reminders_given"]
     figures["rows"] = CustomerNotice.objects.count()
+    from django.conf import settings
+    from django.utils import timezone
+
+    from notices.services import notices_send_waiting, quiet_until
+
+    settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+    settings.SMS_BACKEND = "notices.sms.LocmemBackend"
+    started = time.perf_counter()
+    figures["sent"] = notices_send_waiting(now=quiet_until() or timezone.now())  # out of the quiet hours
+    figures["send_s"] = round(time.perf_counter() - started, 1)
+    figures["withdrawn"] = CustomerNotice.objects.filter(withdrawn_at__isnull=False).count()
     return figures
 
 
@@ -73,6 +87,8 @@ def main() -> int:
         print(f"  {day} ({name}): {f[f'{name}_decided']:,} decided, {f[f'{name}_given']:,} given and queued in "
               f"{f[f'{name}_s']} s ({rate:,.0f} a second); again {f[f'{name}_again_s']} s, "
               f"{f[f'{name}_again_given']} new")
+    print(f"  sending every e-mail and text queued: {f['sent']:,} sent, {f['withdrawn']:,} withdrawn, in "
+          f"{f['send_s']} s ({f['sent'] / max(f['send_s'], 0.1):,.0f} a second; the provider's own time not counted)")
     print("RESULT " + json.dumps(f))
     return 0
 

@@ -54,6 +54,7 @@ def test_an_installed_preset_lists_its_samples_and_defaults(mineola):
 
 def test_a_configured_site_lists_nothing(mineola, settings, tmp_path):
     settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.ANYMAIL = {"WEBHOOK_SECRET": "postmark:a-long-secret"}  # bounces and complaints heard
     settings.SITE_URL = "https://water.example-village.org"
     RateSchedule.objects.update(is_sample=False)
     Utility.objects.update(returned_payment_fee=Decimal("20.00"), is_demo_site=False)
