@@ -75,7 +75,17 @@ def preferences_set(*, account: Account, by_email: bool, by_text: bool, by_paper
     return preference
 
 
+CODES_A_DAY = 5  # codes texted to one number in 24 hours, whatever account asks: no one can flood a phone
+CODE_AGAIN_AFTER = timedelta(minutes=1)  # saving twice in a row texts one code
+
+
 def _code_send(*, account: Account, number: str, words: str, actor, now) -> None:
+    sent = TextVerification.objects.filter(number=number, sent_at__gt=now - timedelta(days=1))
+    if sent.filter(account=account, confirmed_at__isnull=True, sent_at__gt=now - CODE_AGAIN_AFTER).exists():
+        return
+    if sent.count() >= CODES_A_DAY:
+        raise ApplicationError(_("Too many codes were sent to this number today. Try again tomorrow, or call the "
+                                 "office."), field="text_number")
     code = f"{secrets.randbelow(10 ** 6):06d}"
     TextVerification.objects.create(account=account, number=number, code_digest=_digest(account.pk, number, code),
                                     words=words, asked_by=actor if getattr(actor, "pk", None) else None, sent_at=now)

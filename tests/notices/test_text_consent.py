@@ -86,3 +86,23 @@ def test_the_clerk_reads_the_numbers_consent_history(signed_in, client):  # noqa
     page = client.get(reverse("admin:notices_textnumber_change", args=[number.pk]))
     said = page.content.decode()
     assert page.status_code == 200 and account.account_no in said and "replied STOP" in said
+
+
+def test_no_one_can_flood_a_phone_with_codes(signed_in):  # noqa: F811
+    from datetime import timedelta
+    from unittest import mock
+
+    from django.utils import timezone
+
+    client, account = signed_in
+    sms.outbox.clear()
+    data = {"by_email": "on", "language": "en", "by_text": "on", "text_number": "5165550177", "consent": "on"}
+    client.post(page_of(account), data)
+    client.post(page_of(account), data)  # saved twice in a row: one code
+    assert len(sms.outbox) == 1
+    start = timezone.now()
+    for minutes in range(2, 12, 2):
+        with mock.patch.object(timezone, "now", return_value=start + timedelta(minutes=minutes)):
+            response = client.post(page_of(account), data)
+    assert len(sms.outbox) == 5 and response.status_code == 400
+    assert "Too many codes" in response.content.decode()
