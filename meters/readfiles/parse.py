@@ -319,16 +319,15 @@ def _batch_parsed(records: list, mapping: ReadMapping, errors: ImportErrors, met
         reading = values[READING].strip()
         multiplier = scale
         if values[MULTIPLIER]:
-            try:
-                multiplier = int(values[MULTIPLIER]) * scale
-            except ValueError:
+            own = values[MULTIPLIER].strip()
+            if not (own.isascii() and own.isdigit() and int(own) >= 1):
                 errors.add(line=line, field=named("multiplier"),
-                           message=f"'{values[MULTIPLIER]}' is not a whole number")
+                           message=f"'{values[MULTIPLIER]}' is not a whole number, 1 or more")
                 continue
-        if plain and reading.isascii() and reading.isdigit() and (
-                value := int(reading) * multiplier * 10 ** places) <= top:  # the usual case
-            pass
-        else:
+            multiplier = int(own) * scale
+        value = int(reading) * multiplier * 10 ** places \
+            if plain and reading.isascii() and reading.isdigit() else top + 1  # the usual case, quickly
+        if value > top:
             try:
                 value = register_of(reading, mapping=mapping, multiplier=multiplier, meter_unit=unit, places=places)
             except ValueError as exc:

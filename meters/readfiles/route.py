@@ -120,7 +120,7 @@ def _fixed_line(width: int, fields: list[tuple[tuple[int, int], str, str]]) -> s
         # Numbers right-aligned with zeros, words left-aligned with spaces, as handhelds read them.
         padded = value.rjust(size, "0") if value.isdigit() else value.ljust(size)
         line[first - 1:last] = list(padded)
-    return "".join(line).rstrip() if width is None else "".join(line)
+    return "".join(line)
 
 
 def _control_line(control: Control, *, count: int, total: Decimal, mapping: ReadMapping) -> str:

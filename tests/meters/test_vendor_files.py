@@ -318,3 +318,27 @@ def test_an_ordinary_day_of_hours_is_not_continuous_flow(mineola, imported):
     uses = [0 if hour % 8 == 3 else 12 for hour in range(48)]
     imported(interval_file("M-0000000001", datetime(2026, 11, 10, 0, 0), uses), "--mapping", "ami_interval_csv")
     assert not UsageAlert.objects.filter(meter=meter, kind="continuous_flow").exists()
+
+
+@pytest.mark.parametrize("multiplier", ["-10", "0", "x", "1.5"])
+def test_a_records_own_multiplier_must_be_a_whole_number_of_one_or_more(mineola, imported, tmp_path, multiplier):
+    three_meters()
+    shipped = (Path(settings.READ_MAPPINGS_DIR) / "drive_by_csv.toml").read_text()
+    custom = tmp_path / "drive_by_with_multiplier.toml"
+    custom.write_text(shipped.replace('no_flow_days = "Days No Flow"',
+                                      'no_flow_days = "Days No Flow"\nmultiplier = "Mult"'))
+    with pytest.raises(CommandError, match="rejected with 1 error"):
+        imported("Meter Number,Account,Read Date,Reading,Read Code,Alarms,Days No Flow,Mult\n"
+                 f"M-0000000001,x,12/01/2026,101800,REG,,0,{multiplier}\n", "--mapping", str(custom))
+    assert not Reading.objects.filter(read_on=date(2026, 12, 1)).exists()
+
+
+def test_a_records_own_multiplier_scales_its_register(mineola, imported, tmp_path):
+    three_meters()
+    shipped = (Path(settings.READ_MAPPINGS_DIR) / "drive_by_csv.toml").read_text()
+    custom = tmp_path / "drive_by_with_multiplier.toml"
+    custom.write_text(shipped.replace('no_flow_days = "Days No Flow"',
+                                      'no_flow_days = "Days No Flow"\nmultiplier = "Mult"'))
+    imported("Meter Number,Account,Read Date,Reading,Read Code,Alarms,Days No Flow,Mult\n"
+             "M-0000000001,x,12/01/2026,101800,REG,,0,10\n", "--mapping", str(custom))
+    assert Reading.objects.get(meter__serial="M-0000000001", read_on=date(2026, 12, 1)).value == 1_018_000
