@@ -8,7 +8,7 @@ from datetime import date
 
 from core.money import ZERO
 
-from .models import CustomerNotice
+from .models import CustomerNotice, TextNumber
 
 BILL_KINDS = (CustomerNotice.Kind.DUE_SOON, CustomerNotice.Kind.LATE_NOTICE)
 INSTALLMENT_KINDS = (CustomerNotice.Kind.INSTALLMENT_DUE, CustomerNotice.Kind.INSTALLMENT_MISSED)
@@ -18,8 +18,6 @@ def withdrawn_why(notice: CustomerNotice, *, on: date) -> str:
     """Why the fact ``notice`` reports is no longer so ``on``, or "" while it is."""
     kind, fact = notice.kind, notice.fact
     if notice.channel == CustomerNotice.Channel.TEXT:
-        from .models import TextNumber
-
         if TextNumber.objects.filter(number=notice.sent_to, stopped_at__isnull=False).exists():
             return f"{notice.sent_to} replied STOP"
     if kind in BILL_KINDS and fact.startswith("bill:"):

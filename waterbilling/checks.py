@@ -9,9 +9,14 @@ from notices.webhooks import mail_webhooks_on
 TEST_EMAIL = ("console", "filebased", "locmem", "dummy")
 
 
+def mail_backend_name() -> str:
+    """The e-mail backend's short name: smtp, console, filebased, locmem, dummy, or a provider's."""
+    backend = settings.EMAIL_BACKEND
+    return backend.rsplit(".", 2)[-2] if "." in backend else backend
+
+
 def sends_real_mail() -> bool:
-    backend = settings.EMAIL_BACKEND.rsplit(".", 2)[-2] if "." in settings.EMAIL_BACKEND else settings.EMAIL_BACKEND
-    return backend not in TEST_EMAIL
+    return mail_backend_name() not in TEST_EMAIL
 
 
 def sends_real_texts() -> bool:

@@ -22,7 +22,7 @@ from demo.village import HISTORY_REASON
 from ordinance.models import Utility
 from ordinance.selectors import installed_utility, section_params
 
-from .checks import TEST_EMAIL, provider_problems
+from .checks import mail_backend_name, provider_problems, sends_real_mail
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "0.0.0.0", "::1", "testserver")
 BEAT_SEEN_HOURS = 24
@@ -108,8 +108,8 @@ def _money(utility: Utility) -> list[Finding]:
 
 def _mail_and_site() -> list[Finding]:
     out = []
-    backend = settings.EMAIL_BACKEND.rsplit(".", 2)[-2] if "." in settings.EMAIL_BACKEND else settings.EMAIL_BACKEND
-    if backend in TEST_EMAIL:
+    backend = mail_backend_name()
+    if not sends_real_mail():
         out.append(Finding("Mail", f"e-mail is not sent: the {backend} backend keeps it here",
                            "set EMAIL_BACKEND to django.core.mail.backends.smtp.EmailBackend and EMAIL_HOST "
                            "(docs/operations.md)"))

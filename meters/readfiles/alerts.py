@@ -55,6 +55,14 @@ def open_episodes(meter_ids, kinds=EPISODES) -> dict[tuple[int, str], UsageAlert
     return found
 
 
+def episodes_close(ended: list[tuple[UsageAlert, str]]) -> None:
+    """Close each episode (an open alert) with why it is over, for the clerk."""
+    now = timezone.now()
+    for alert, why in ended:
+        alert.resolved_at, alert.note = now, f"{why}: the episode is over"[:300]
+    UsageAlert.objects.bulk_update([alert for alert, _ in ended], ["resolved_at", "note"], batch_size=1000)
+
+
 def episodes_end(seen: dict[int, dict[date, set[str]]], kinds=EPISODES - {UsageAlert.Kind.CONTINUOUS}) -> int:
     """End the episodes the reads show over: ``seen`` is each meter's days read with the alert kinds each day
     shows; an open episode of a kind ends on the first day read after it was last seen without it."""
@@ -62,10 +70,8 @@ def episodes_end(seen: dict[int, dict[date, set[str]]], kinds=EPISODES - {UsageA
     for (meter_id, kind), alert in open_episodes(seen, kinds).items():
         quiet = [day for day, shown in seen[meter_id].items() if day > alert.seen_through and kind not in shown]
         if quiet:
-            alert.resolved_at = timezone.now()
-            alert.note = f"not reported on {min(quiet)}: the episode is over"[:300]
-            ended.append(alert)
-    UsageAlert.objects.bulk_update(ended, ["resolved_at", "note"], batch_size=1000)
+            ended.append((alert, f"not reported on {min(quiet)}"))
+    episodes_close(ended)
     return len(ended)
 
 

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 
 from core.csvimport import CsvRow, ImportErrors, ImportFile, ImportResult, change_reason, chunked
 from core.db import copy_rows, is_postgres
@@ -21,7 +20,7 @@ from .. import rules
 from ..models import DailyRead, Meter, UsageAlert
 from ..services import FILE, READINGS_LAYOUT, readings_record
 from ..units import register_text, to_gallons
-from .alerts import alerts_write, open_episodes, spans_of
+from .alerts import alerts_write, episodes_close, open_episodes, spans_of
 from .intervals import interval_flow_raise, intervals_as_days
 from .mapping import FLAGS, ReadMapping
 from .missed import missed_problems, missed_record
@@ -227,9 +226,7 @@ def continuous_flow_raise(meter_ids, *, through: date, months: dict | None = Non
         if episode is not None:
             still = [day for day, use in series if day > episode.seen_through and use == 0]
             if still:
-                episode.resolved_at = timezone.now()
-                episode.note = f"the meter stood still on {min(still)}: the episode is over"
-                ended.append(episode)
+                ended.append((episode, f"the meter stood still on {min(still)}"))
             elif series and series[-1][1]:
                 wanted.append((meter_id, through, UsageAlert.Kind.CONTINUOUS, days, ""))
             continue
@@ -237,6 +234,6 @@ def continuous_flow_raise(meter_ids, *, through: date, months: dict | None = Non
         found = rules.continuous_flow(gallons, days=days, margin=settings.CONTINUOUS_FLOW_MARGIN_GALLONS)
         if found:
             wanted.append((meter_id, through, UsageAlert.Kind.CONTINUOUS, days, found))
-    UsageAlert.objects.bulk_update(ended, ["resolved_at", "note"], batch_size=1000)
+    episodes_close(ended)
     return alerts_write(wanted)
 

@@ -12,11 +12,9 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import date, datetime, timedelta
 
-from django.utils import timezone
-
 from ..models import UsageAlert
 from ..units import to_gallons
-from .alerts import alerts_write, open_episodes
+from .alerts import alerts_write, episodes_close, open_episodes
 from .parse import _Read
 
 HOURS = 24
@@ -67,13 +65,11 @@ def interval_flow_raise(reads: list[_Read], *, meters: dict) -> list[int]:
         found, zero, lowest = running_since(reads_of)
         episode = episodes.get(meter_id)
         if episode is not None and zero is not None and (found is None or zero > found):
-            episode.resolved_at = timezone.now()
-            episode.note = f"an interval at zero at {zero:%Y-%m-%d %H:%M}: the episode is over"
-            ended.append(episode)
+            ended.append((episode, f"an interval at zero at {zero:%Y-%m-%d %H:%M}"))
             continue
         if found is not None:
             wanted.append((meter_id, found.date(), UsageAlert.Kind.CONTINUOUS, 0,
                            f"{HOURS} hours with water through the meter in every interval, none at zero (the lowest "
                            f"{to_gallons(lowest, *units[meter_id]):,} gal), to {found:%Y-%m-%d %H:%M}: a leak?"))
-    UsageAlert.objects.bulk_update(ended, ["resolved_at", "note"], batch_size=1000)
+    episodes_close(ended)
     return alerts_write(wanted)

@@ -132,8 +132,7 @@ def _rollovers(reads: list[_Read], *, meters: dict, history: dict) -> dict[int, 
     """Each read below its meter's last reading that fits a rollover of the meter's dials (``rules.rolled_over``)
     is rewritten as the register it stands for; the shown read of each one, by line. One that does not fit is left
     for the reading rules to refuse (a register never runs backwards)."""
-    last_of = history
-    below = [r for r in sorted(reads, key=lambda r: r.read_on) if (rows := last_of.get(meters[r.serial][0]))
+    below = [r for r in sorted(reads, key=lambda r: r.read_on) if (rows := history.get(meters[r.serial][0]))
              and (earlier := [v for d, v in rows if d < r.read_on]) and r.value < earlier[-1]]
     if not below:
         return {}
@@ -141,7 +140,7 @@ def _rollovers(reads: list[_Read], *, meters: dict, history: dict) -> dict[int, 
     shown = {}
     for read in below:
         meter_id = meters[read.serial][0]
-        last = [v for d, v in last_of[meter_id] if d < read.read_on][-1]
+        last = [v for d, v in history[meter_id] if d < read.read_on][-1]
         register = rules.rolled_over(last, read.value, dials=dials[meter_id])
         if register is not None:
             turn = 10 ** dials[meter_id]
