@@ -23,7 +23,7 @@ from ..services import FILE, READINGS_LAYOUT, meter_change, readings_record
 from ..units import register_text
 from .alerts import alerts_write, episodes_end
 from .daily import daily_reads_import
-from .mapping import FLAGS, mapping_load
+from .mapping import FLAGS, UNITS, ReadMapping, mapping_load
 from .missed import missed_problems, missed_record
 from .parse import Parsed, _Read, parsed
 
@@ -47,7 +47,7 @@ def readings_import_mapped(*, file: ImportSource, as_of: date, actor: AbstractBa
     got = parsed(source.text, found, errors, meters=meters, file_errors=file_errors)
     missed_problems(got.missed, as_of=as_of, errors=errors, mapping=found)
     file_errors.raise_if_any()
-    recorded = partial(_recorded, got, meters=meters, as_of=as_of, actor=actor, progress=progress,
+    recorded = partial(_recorded, got, mapping=found, meters=meters, as_of=as_of, actor=actor, progress=progress,
                        reason=change_reason(command=f"import_readings --mapping {found.name}", file=source),
                        source_name=source.name)
     if not found.partial:
@@ -55,14 +55,15 @@ def readings_import_mapped(*, file: ImportSource, as_of: date, actor: AbstractBa
     return _partially_recorded(got, errors=errors, recorded=recorded)
 
 
-def _recorded(got: Parsed, *, meters: dict, as_of: date, actor, progress: bool, reason: str, source_name: str,
-              errors: ImportErrors, held: frozenset[str] = frozenset()) -> ImportResult:
+def _recorded(got: Parsed, *, mapping: ReadMapping, meters: dict, as_of: date, actor, progress: bool, reason: str,
+              source_name: str, errors: ImportErrors, held: frozenset[str] = frozenset()) -> ImportResult:
     """Record the file's reads, change-outs, alerts and missed reads (but the ``held`` meters'), all or nothing."""
     errors.raise_if_any()
     reads = [r for r in got.reads if r.serial not in held]
     plain = [r for r in reads if r.change is None]
     history = history_of({meters[r.serial][0] for r in plain}, before=max(r.read_on for r in plain) + timedelta(1)) \
         if plain else {}
+    _as_recorded(plain, mapping=mapping, meters=meters, history=history)
     rollovers = _rollovers(plain, meters=meters, history=history)
     rows = [CsvRow(line=r.line, values={"meter_serial": r.serial, "read_date": r.read_on.isoformat(),
                                         "reading": register_text(r.value, meters[r.serial][3], grouped=False),
@@ -126,6 +127,20 @@ def history_of(meter_ids, *, before: date) -> dict[int, list[tuple[date, int]]]:
                                          .order_by("meter_id", "read_on").values_list("meter_id", "read_on", "value")):
             history[meter_id].append((read_on, value))
     return history
+
+
+def _as_recorded(reads: list[_Read], *, mapping: ReadMapping, meters: dict, history: dict) -> None:
+    """A read that is the reading on file for its meter and day, as the file's resolution shows it (a fixed layout in
+    tens of gallons gives 241153 for 2,411,535), is that reading: a route keyed back unchanged records nothing."""
+    if mapping.layout != "fixed":
+        return  # a CSV layout writes the register whole, to its last place
+    for read in reads:
+        _pk, unit, _size, places = meters[read.serial]
+        step = mapping.multiplier * UNITS.get(mapping.unit or unit, (unit, 1))[1] * 10 ** places
+        step //= 10 ** mapping.implied_decimals
+        on_file = dict(history.get(meters[read.serial][0], [])).get(read.read_on)
+        if step > 1 and on_file is not None and on_file != read.value and on_file - on_file % step == read.value:
+            read.value = on_file
 
 
 def _rollovers(reads: list[_Read], *, meters: dict, history: dict) -> dict[int, int]:

@@ -165,7 +165,8 @@ REGISTER_MAPPINGS = [path.stem for path in sorted(Path(settings.READ_MAPPINGS_DI
 @pytest.mark.parametrize("name", REGISTER_MAPPINGS)
 def test_the_route_file_comes_back_as_it_went_out(mineola, imported, name, django_capture_on_commit_callbacks):
     three_meters()
-    for n, value in ((1, 1_012_340), (2, 1_010_000), (3, 1_013_500)):  # one read between, none a multiple of 1,000
+    # One read between, none a multiple of 10: a fixed layout in tens shows them cut to its resolution.
+    for n, value in ((1, 1_012_345), (2, 1_010_003), (3, 1_013_507)):
         from tests.billing.steps import read
 
         read(Meter.objects.get(serial=f"M-000000000{n}"), date(2026, 9, 1), value)
