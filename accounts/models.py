@@ -55,6 +55,27 @@ class Premises(models.Model):
         return self.service_address
 
 
+class PremisesDistrict(models.Model):
+    """The district a premises is in from a day on (``ordinance.District``): a dated history, so a premises moved
+    from one district to another by a change of boundaries is billed by the days in each (``billing.districts``).
+    A premises with no row is in no district: the installation's own tables bill it, as every village's do."""
+
+    premises = models.ForeignKey(Premises, on_delete=models.PROTECT, related_name="districts")
+    district = models.ForeignKey("ordinance.District", on_delete=models.PROTECT, related_name="premises_in")
+    effective_on = models.DateField(help_text="The first day the premises is in the district.")
+    note = models.CharField(max_length=200, blank=True, help_text="The resolution or local law that moved it.")
+    history = HistoricalRecords()
+
+    class Meta:
+        verbose_name = "premises district"
+        ordering = ["premises", "-effective_on"]
+        constraints = [models.UniqueConstraint(fields=["premises", "effective_on"],
+                                               name="one_district_change_a_day")]
+
+    def __str__(self) -> str:
+        return f"{self.premises} in {self.district} from {self.effective_on}"
+
+
 def new_access_code() -> str:
     # Printed on the bill; a customer types it to link the account online. No 0/O/1/I ambiguity.
     alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"

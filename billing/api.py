@@ -72,11 +72,14 @@ class BillSerializer(serializers.ModelSerializer):
     account_no = serializers.CharField(source="account.account_no", read_only=True)
     total = serializers.SerializerMethodField(help_text="Dollars, two decimals.")
     lines = serializers.SerializerMethodField()
+    district = serializers.CharField(source="district_id", read_only=True, allow_null=True,
+                                     help_text="A town's water district whose rules billed it (its code); null "
+                                               "where the installation names no districts.")
 
     class Meta:
         model = Bill
         fields = ("number", "account_no", "status", "frequency", "bill_date", "due_date", "period_start",
-                  "period_end", "gallons", "estimated", "total", "lines")
+                  "period_end", "gallons", "estimated", "total", "district", "lines")
         read_only_fields = fields
 
     def get_total(self, obj) -> str:

@@ -8,6 +8,7 @@ letter, its own deposit liability) writes them in its preset's ``[gl]``; each ke
 
     [gl]
     fund = "F"
+    sewer_fund = "G"      # the fund sewer rents are revenue of
     cash = "200"          # payments and deposits received
     ...
 
@@ -30,7 +31,15 @@ DEFAULTS: dict[str, tuple[str, str]] = {
     "penalties": ("2148", "Interest and penalties on water rents"),
     "fines": ("2610", "Fines and forfeited bail"),
     "adjustments": ("2140", "Metered water sales (corrections)"),
+    # Sewer rents billed with the water (General Municipal Law art. 14-F) are the sewer fund's revenue: the water
+    # fund, which receives every payment, owes them to the sewer fund until the treasurer settles between funds.
+    "due_to_sewer": ("630", "Due to the sewer fund"),
+    "due_from_water": ("391", "Due from the water fund"),
+    "sewer_rents": ("2120", "Sewer rents"),
 }
+SEWER_FUND = "G"
+# The accounts kept in the sewer fund (``sewer_fund``), not the water fund.
+IN_SEWER_FUND = ("due_from_water", "sewer_rents")
 
 
 @dataclass(frozen=True)
@@ -49,9 +58,10 @@ def gl_accounts_from(params: dict) -> dict[str, GlAccount]:
     """The accounts the ``[gl]`` table ``params`` names (each a code, or ``[code, name]``) over the defaults;
     an unknown key or a blank code is refused naming it."""
     fund = str(params.get("fund", FUND)).strip()
-    if not fund:
-        raise ApplicationError("[gl] fund is blank; the water fund is F", field="gl")
-    unknown = sorted(set(params) - set(DEFAULTS) - {"fund", "confirmed"})
+    sewer_fund = str(params.get("sewer_fund", SEWER_FUND)).strip()
+    if not fund or not sewer_fund:
+        raise ApplicationError("[gl] fund is blank; the water fund is F (the sewer fund G)", field="gl")
+    unknown = sorted(set(params) - set(DEFAULTS) - {"fund", "sewer_fund", "confirmed"})
     if unknown:
         raise ApplicationError(f"[gl] {', '.join(unknown)}: not a key; the keys are fund, {', '.join(DEFAULTS)}",
                                field="gl")
@@ -64,5 +74,6 @@ def gl_accounts_from(params: dict) -> dict[str, GlAccount]:
             code = str(given)
         if not code.strip():
             raise ApplicationError(f"[gl] {key} needs an account code (or [code, name])", field="gl")
-        out[key] = GlAccount(key=key, fund=fund, code=code.strip(), name=name)
+        out[key] = GlAccount(key=key, fund=sewer_fund if key in IN_SEWER_FUND else fund, code=code.strip(),
+                             name=name)
     return out

@@ -22,7 +22,7 @@ from typing import ClassVar, Protocol, runtime_checkable
 
 from core.errors import ApplicationError
 from ordinance.models import Utility
-from ordinance.selectors import section, section_params, section_versions, utility_required
+from ordinance.selectors import districts, section, section_params, section_versions, utility_required
 
 # Importing the rule modules registers their strategy classes.
 from . import fees  # noqa: F401
@@ -33,6 +33,7 @@ from .owrs import structure as owrs_structure  # noqa: F401
 from .penalties.rules import PenaltyDue
 from .rating import EarlierBill, Rated, RatingInput
 from .registries import CALENDARS, FEE_RULES, PENALTY_SCHEMES, RATE_STRUCTURES, Registry
+from .sewer import SewerRents
 
 __all__ = ["CALENDARS", "FEE_RULES", "PENALTY_SCHEMES", "RATE_STRUCTURES", "BillingCalendar", "FeeRule", "Ordinance",
            "PenaltyScheme", "RateStructure", "Registry", "ordinance_on", "payment_order", "rate_structure_for",
@@ -158,6 +159,7 @@ class Ordinance:
     calendar: BillingCalendar
     penalties: PenaltyScheme
     payment_order: str
+    district: str = ""  # the district whose rules these are ("": the installation's, every village's)
 
     @property
     def payment_order_words(self) -> str:
@@ -169,7 +171,8 @@ class Ordinance:
         """A penalty or interest charge above this many dollars is waived only with a supervisor's approval;
         at or below it a clerk's waiver takes effect at once (``[penalty] waiver_approval_above``, office
         policy, not the ordinance's)."""
-        return waiver_approval_above(section_params("penalty", self.on, installed=self.utility))
+        return waiver_approval_above(section_params("penalty", self.on, installed=self.utility,
+                                                    district=self.district))
 
     @property
     def high_usage_factor(self) -> Decimal:
@@ -178,9 +181,20 @@ class Ordinance:
         return self.utility.high_usage_factor
 
     @cached_property
+    def sewer(self) -> SewerRents:
+        """The sewer rents in force in the district (none: the bill carries no sewer rent)."""
+        return section("sewer", self.on, installed=self.utility, district=self.district)
+
+    @property
+    def district_name(self) -> str:
+        """The district's name as the bill prints it ("" for the installation's rules)."""
+        found = districts(installed=self.utility).get(self.district)
+        return found.name if found else ""
+
+    @cached_property
     def rate_schedule(self) -> RateSchedule:
-        """The rate schedule row in force on ``on``."""
-        return _schedule_row(self.on)
+        """The rate schedule row in force on ``on`` in the district."""
+        return _schedule_row(self.on, self.district)
 
     @cached_property
     def rates(self) -> RateStructure:
@@ -206,23 +220,26 @@ def waiver_approval_above(penalty: dict) -> Decimal:
     return amount
 
 
-def ordinance_on(on: date) -> Ordinance:
-    """The installed preset's ordinance on ``on``: each table as in force that day (a late charge on each of its
-    days by the penalty rule in force on that day); refused when no preset is installed."""
+def ordinance_on(on: date, district: str = "") -> Ordinance:
+    """The installed preset's ordinance on ``on`` in ``district`` (its own tables where it has them, else the
+    installation's; blank: the installation's): each table as in force that day (a late charge on each of its days
+    by the penalty rule in force on that day); refused when no preset is installed."""
     utility = utility_required()
-    return Ordinance(on=on, utility=utility, calendar=section("calendar", on, installed=utility),
-                     penalties=penalties_through(on, installed=utility),
-                     payment_order=section("policy", on, installed=utility).payment_order)
+    return Ordinance(on=on, utility=utility, calendar=section("calendar", on, installed=utility, district=district),
+                     penalties=penalties_through(on, installed=utility, district=district),
+                     payment_order=section("policy", on, installed=utility).payment_order, district=district)
 
 
-def penalties_through(on: date, *, installed: Utility) -> PenaltyScheme:
+def penalties_through(on: date, *, installed: Utility, district: str = "") -> PenaltyScheme:
     """The penalty rule of each day up to ``on``: the one version in force, or, across an amendment, each version
     on its own days (``DatedPenalties``)."""
-    versions = [effective_on for effective_on, _ in reversed(section_versions("penalty", installed=installed))
+    versions = [effective_on for effective_on, _ in reversed(section_versions("penalty", installed=installed,
+                                                                              district=district))
                 if effective_on <= on]
     if len(versions) <= 1:
-        return section("penalty", on, installed=installed)
-    return DatedPenalties(tuple((effective_on, section("penalty", effective_on, installed=installed))
+        return section("penalty", on, installed=installed, district=district)
+    return DatedPenalties(tuple((effective_on, section("penalty", effective_on, installed=installed,
+                                                       district=district))
                                 for effective_on in versions))
 
 
@@ -271,39 +288,51 @@ class DatedPenalties:
         return all(scheme.owes_no_more_late_charges(unpaid) for _, scheme in self.versions)
 
 
-def schedule_in_force(on: date) -> tuple[RateSchedule, RateStructure]:
-    """The rate schedule in force on a bill date and its rate structure; refused when none is in force."""
-    row = _schedule_row(on)
+def schedule_in_force(on: date, district: str = "") -> tuple[RateSchedule, RateStructure]:
+    """The rate schedule in force on a bill date in ``district`` and its rate structure; refused when none is in
+    force."""
+    row = _schedule_row(on, district)
     return row, rate_structure_for(row.rules)
 
 
-def _schedule_row(on: date) -> RateSchedule:
-    """The latest rate schedule effective on or before ``on``."""
-    row = RateSchedule.objects.filter(effective_on__lte=on).order_by("-effective_on").first()
+def _schedule_row(on: date, district: str = "") -> RateSchedule:
+    """The latest rate schedule effective on or before ``on``: the district's own where it has any, else the
+    installation's."""
+    rows = RateSchedule.objects.filter(district=district)
+    if district and not rows.exists():
+        rows = RateSchedule.objects.filter(district="")
+    row = rows.filter(effective_on__lte=on).order_by("-effective_on").first()
     if row is None:
-        earliest = RateSchedule.objects.order_by("effective_on").values_list("effective_on", flat=True).first()
-        raise ApplicationError(f"no rate schedule is in force on {on}; the earliest takes effect {earliest}",
+        earliest = rows.order_by("effective_on").values_list("effective_on", flat=True).first()
+        whose = f" in district {district}" if district else ""
+        raise ApplicationError(f"no rate schedule is in force{whose} on {on}; the earliest takes effect {earliest}",
                                field="date")
     return row
 
 
 def sample_rates_refusal(*, on: date, accept_sample_rates: bool) -> str:
-    """Why billing on ``on`` is refused because the rates in force are a preset's sample values, or "".
+    """Why billing on ``on`` is refused because rates in force (the installation's or a district's) are a preset's
+    sample values, or "".
 
     A preset ships a **sample** schedule where the ordinance's own schedule is not in the published text
     (docs/ordinances.md: "Sample rates are not for real bills"). Billing on it is allowed on a demo/training site,
     or when the clerk accepts it for one run (recorded on the run); otherwise it is refused.
     """
-    row = _schedule_row(on)
-    if not row.is_sample or accept_sample_rates:
-        return ""
     utility = ordinance_on(on).utility
-    if utility.is_demo_site:
+    if accept_sample_rates or utility.is_demo_site:
         return ""
-    return (f"the rate schedule in force on {on} (effective {row.effective_on}, {row.citation}) is the preset's "
-            "sample schedule, a placeholder for rates the published ordinance does not contain, and sample "
-            "rates are not for real bills; install the adopted rates (a [[rate_schedule]] without `sample = true` "
-            f"in the preset file, then setup_utility {utility.preset}), mark this a demo/training site (setup_utility "
-            f"{utility.preset} --demo N), or accept the sample rates for this run (run_billing "
-            "--accept-sample-rates, “Accept sample rates” on the admin's start page, or accept_sample_rates in "
-            "the API), which is recorded on the run")
+    town = districts(installed=utility)
+    for district in ("", *town):
+        if district == "" and town and not RateSchedule.objects.filter(district="").exists():
+            continue  # a town whose every district has its own rates
+        row = _schedule_row(on, district)
+        if row.is_sample:
+            whose = f" of {town[district].name}" if district else ""
+            return (f"the rate schedule{whose} in force on {on} (effective {row.effective_on}, {row.citation}) is the "
+                    "preset's sample schedule, a placeholder for rates the published ordinance does not contain, and "
+                    "sample rates are not for real bills; install the adopted rates (a [[rate_schedule]] without "
+                    f"`sample = true` in the preset file, then setup_utility {utility.preset}), mark this a "
+                    f"demo/training site (setup_utility {utility.preset} --demo N), or accept the sample rates for "
+                    "this run (run_billing --accept-sample-rates, “Accept sample rates” on the admin's start page, or "
+                    "accept_sample_rates in the API), which is recorded on the run")
+    return ""

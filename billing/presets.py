@@ -12,9 +12,9 @@ from djmoney.money import Money
 
 from core.errors import ApplicationError
 from ordinance.files import PresetFile
-from ordinance.install import InstallReport, jsonable
+from ordinance.install import InstallReport, district_tables, jsonable
 from ordinance.preview import PreviewTable
-from ordinance.selectors import section_params
+from ordinance.selectors import districts, section_params
 
 from .fees import rule_for
 from .models import Bill, Fee, RateSchedule
@@ -22,13 +22,16 @@ from .preview import bills_preview
 
 
 def rates_and_fees_install(file: PresetFile, report: InstallReport) -> None:
-    """The file's ``[[rate_schedule]]`` and ``[[fee]]`` versions (already checked by their readers)."""
-    for schedule in file.data.get("rate_schedule", []):
-        effective_on = schedule["effective_on"]
-        rules = jsonable({k: v for k, v in schedule.items() if k not in ("effective_on", "citation", "sample")})
-        values = {"citation": schedule["citation"], "is_sample": schedule.get("sample", False), "rules": rules}
-        _upsert_version(RateSchedule, {"effective_on": effective_on}, values, report,
-                        label=f"rate schedule {effective_on}", in_use=lambda obj: obj.bills.exists())
+    """The file's ``[[rate_schedule]]`` (the installation's and each district's) and ``[[fee]]`` versions (already
+    checked by their readers)."""
+    for district, tables in district_tables(file.data):
+        for schedule in tables.get("rate_schedule", []):
+            effective_on = schedule["effective_on"]
+            rules = jsonable({k: v for k, v in schedule.items() if k not in ("effective_on", "citation", "sample")})
+            values = {"citation": schedule["citation"], "is_sample": schedule.get("sample", False), "rules": rules}
+            whose = f"district {district} " if district else ""
+            _upsert_version(RateSchedule, {"district": district, "effective_on": effective_on}, values, report,
+                            label=f"{whose}rate schedule {effective_on}", in_use=lambda obj: obj.bills.exists())
 
     for fee in file.data.get("fee", []):
         by_size = {str(size): str(amount) for size, amount in fee.get("by_size", {}).items()}
@@ -46,10 +49,23 @@ def rates_and_fees_install(file: PresetFile, report: InstallReport) -> None:
 def preset_bills_preview(data: dict | None) -> list[PreviewTable]:
     """What the preset's tables (``data``, a checked file's) or the installed preset's would bill."""
     if data is None:
-        data = {"calendar": section_params("calendar"), "penalty": section_params("penalty"),
-                "rate_schedule": [{**row.rules, "effective_on": row.effective_on.isoformat(),
-                                   "citation": row.citation} for row in RateSchedule.objects.order_by("effective_on")]}
+        town = districts()
+        data = {**_installed_tables(""), "district": [
+            {"code": code, "name": district.name, "citation": district.citation, **_installed_tables(code)}
+            for code, district in town.items()]}
     return bills_preview(data)
+
+
+def _installed_tables(district: str) -> dict:
+    """The installed tables a bill reads in ``district`` (its own, else the installation's)."""
+    schedules = RateSchedule.objects.filter(district=district)
+    if district and not schedules.exists():
+        schedules = RateSchedule.objects.filter(district="")
+    return {"calendar": section_params("calendar", district=district),
+            "penalty": section_params("penalty", district=district),
+            "sewer": section_params("sewer", district=district),
+            "rate_schedule": [{**row.rules, "effective_on": row.effective_on.isoformat(), "citation": row.citation}
+                              for row in schedules.order_by("effective_on")]}
 
 
 def bills_issued_guard() -> str:

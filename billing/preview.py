@@ -20,6 +20,9 @@ from .penalties.rules import BillTerms, penalties_owed
 from .rate_tables import category_words
 from .rating import RatingError, RatingInput
 from .registries import CALENDARS, PENALTY_SCHEMES, RATE_STRUCTURES
+from .sewer import SewerFacts, SewerRents, sewer_rents_from
+
+NO_SEWER = SewerRents()
 
 DEFAULT_STRUCTURE = "minimum_and_blocks"
 LATE_EXAMPLE = Decimal("100.00")
@@ -43,19 +46,23 @@ def _ladder(category: dict) -> list[int]:
     return sorted(steps)
 
 
-def _rows(structure, bill: RatingInput) -> list[tuple[str, ...]]:
-    """One usage's rows: the gallons and the bill's total on its first line, then each line with its citation."""
+def _rows(structure, bill: RatingInput, sewer: SewerRents) -> list[tuple[str, ...]]:
+    """One usage's rows: the gallons and the bill's total on its first line, then each line with its citation (the
+    sewer rents after the water's, on a quarter's days)."""
     gallons = f"{fmt_gallons(bill.gallons)} gal"
     try:
         rated = structure.rate(bill)
     except RatingError as exc:
         return [(gallons, "refused", str(exc), "", "")]
-    lines = [(line.description, fmt_dollars(line.amount), line.citation) for line in rated.lines]
-    return [(gallons, fmt_dollars(rated.total), *lines[0])] + [("", "", *line) for line in lines[1:]]
+    all_lines = rated.lines + sewer.lines(SewerFacts(category=bill.category, gallons=bill.gallons,
+                                                     water_rent=rated.total, period_days=91, units=bill.units))
+    lines = [(line.description, fmt_dollars(line.amount), line.citation) for line in all_lines]
+    total = sum((line.amount for line in all_lines), Decimal(0))
+    return [(gallons, fmt_dollars(total), *lines[0])] + [("", "", *line) for line in lines[1:]]
 
 
-def _usage_table(title: str, structure, bills) -> PreviewTable:
-    return PreviewTable(title, USAGE_HEADERS, [row for bill in bills for row in _rows(structure, bill)],
+def _usage_table(title: str, structure, bills, sewer: SewerRents) -> PreviewTable:
+    return PreviewTable(title, USAGE_HEADERS, [row for bill in bills for row in _rows(structure, bill, sewer)],
                         numeric=frozenset({0, 1, 3}))
 
 
@@ -68,8 +75,10 @@ def _per_bill_frequency(calendar) -> str:
     return frequency if frequency != "monthly" else "quarterly"
 
 
-def rate_tables_preview(schedule: dict, *, calendar=None) -> list[PreviewTable]:
-    """The ladder of one ``[[rate_schedule]]`` (as in the file), each class a table."""
+def rate_tables_preview(schedule: dict, *, calendar=None, sewer: SewerRents = NO_SEWER,
+                        whose: str = "") -> list[PreviewTable]:
+    """The ladder of one ``[[rate_schedule]]`` (as in the file), each class a table (``whose``: the district's name
+    before each title), with the sewer rents in force beside it."""
     rules = {k: v for k, v in schedule.items() if k not in ("effective_on", "citation", "sample")}
     name = rules.get("structure", DEFAULT_STRUCTURE)
     structure = RATE_STRUCTURES.build(name, rules)
@@ -85,25 +94,27 @@ def rate_tables_preview(schedule: dict, *, calendar=None) -> list[PreviewTable]:
             allowance = minimum["allowance_gallons"] * units
             ladder = _ladder({**spec, "minimum": {**minimum, "allowance_gallons": allowance}})
             tables.append(_usage_table(
-                f"{category_words(category)}, one {frequency} bill{unit_words} — {when}", structure,
-                (RatingInput(frequency=frequency, category=category, gallons=g, units=units) for g in ladder)))
+                f"{whose}{category_words(category)}, one {frequency} bill{unit_words} — {when}", structure,
+                (RatingInput(frequency=frequency, category=category, gallons=g, units=units) for g in ladder),
+                sewer))
     for minimum in (rules.get("monthly") or {}).get("annual_minimum", []):
         allowance = int(minimum["allowance_gallons"])
         tables.append(_usage_table(
-            f'Monthly bills, {minimum["size"]}" meter, the first bill of the billable year — {when}', structure,
+            f'{whose}Monthly bills, {minimum["size"]}" meter, the first bill of the billable year — {when}', structure,
             (RatingInput(frequency="monthly", category="other", gallons=g, meter_size=minimum["size"])
-             for g in (0, allowance, 2 * allowance))))
+             for g in (0, allowance, 2 * allowance)), sewer))
     if not tables:
         # A structure without per-bill tables of our shape (an OWRS file): each category on the calendar's bills.
         for category in ("one_two_family", "other", "nonprofit"):
             tables.append(_usage_table(
-                f"{category_words(category)}, one {frequency} bill — {when}", structure,
+                f"{whose}{category_words(category)}, one {frequency} bill — {when}", structure,
                 (RatingInput(frequency=frequency, category=category, gallons=g)
-                 for g in (0, 5_000, 10_000, 20_000, 50_000, 100_000))))
+                 for g in (0, 5_000, 10_000, 20_000, 50_000, 100_000)), sewer))
     return tables
 
 
-def late_charge_preview(penalty: dict, calendar_table: dict | None, *, bill_date: date) -> PreviewTable:
+def late_charge_preview(penalty: dict, calendar_table: dict | None, *, bill_date: date,
+                        whose: str = "") -> PreviewTable:
     """A $100.00 water bill dated ``bill_date``, never paid: each late charge through a year, as the scheme says."""
     scheme = PENALTY_SCHEMES.build(penalty["scheme"], penalty)
     due_date = bill_date + timedelta(days=30)
@@ -118,14 +129,28 @@ def late_charge_preview(penalty: dict, calendar_table: dict | None, *, bill_date
                           through=bill_date + timedelta(days=365))
     total = sum((p.amount for p in owed), Decimal(0))
     rows = [(p.due.on.isoformat(), p.due.description, fmt_dollars(p.amount), p.due.citation) for p in owed]
-    title = (f"Late charges on a {fmt_dollars(LATE_EXAMPLE)} water bill dated {bill_date.isoformat()}, due "
+    title = (f"{whose}Late charges on a {fmt_dollars(LATE_EXAMPLE)} water bill dated {bill_date.isoformat()}, due "
              f"{due_date.isoformat()}, never paid: {len(owed)} charge{'s' if len(owed) != 1 else ''}, "
              f"{fmt_dollars(total)} in the year ({penalty.get('citation', '')})")
     return PreviewTable(title, LATE_HEADERS, rows, numeric=frozenset({2}))
 
 
 def bills_preview(data: dict) -> list[PreviewTable]:
-    """Every table of what the preset ``data`` (a preset file's tables, checked) would bill."""
+    """Every table of what the preset ``data`` (a preset file's tables, checked) would bill: the installation's,
+    then each district's under its own tables (the installation's where it names none)."""
+    tables = _tables_of(data)
+    for district in data.get("district") or []:
+        own = {name: value for name, value in district.items() if name not in ("code", "name", "citation")}
+        whose = f"{district['name']} ({district['code']}): "
+        if not own.keys() & {"calendar", "penalty", "rate_schedule", "sewer"}:
+            tables.append(PreviewTable(f"{whose}billed by the installation's tables above", ("District", "Law"),
+                                       [(district["name"], district["citation"])]))
+            continue
+        tables += _tables_of({**data, **own}, whose=whose)
+    return tables
+
+
+def _tables_of(data: dict, *, whose: str = "") -> list[PreviewTable]:
     calendar_table = data.get("calendar") or None
     calendar = None
     if calendar_table:
@@ -134,11 +159,13 @@ def bills_preview(data: dict) -> list[PreviewTable]:
         except Exception:  # noqa: BLE001 - the check names the calendar's fault; the rates are shown all the same
             calendar = None
     tables = []
+    sewer = sewer_rents_from(data.get("sewer") or [])
     schedules = data.get("rate_schedule") or []
     for schedule in schedules:
-        tables += rate_tables_preview(schedule, calendar=calendar)
+        tables += rate_tables_preview(schedule, calendar=calendar, sewer=sewer, whose=whose)
     if data.get("penalty"):
         first = schedules[0].get("effective_on") if schedules else None
         day = date.fromisoformat(str(first)) if first else date(2025, 1, 1)
-        tables.append(late_charge_preview(data["penalty"], calendar_table, bill_date=day.replace(day=1)))
+        tables.append(late_charge_preview(data["penalty"], calendar_table, bill_date=day.replace(day=1),
+                                          whose=whose))
     return tables

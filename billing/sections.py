@@ -20,6 +20,7 @@ from .ledger.allocation import PRINCIPAL_CATEGORIES
 from .models import PaymentOrder
 from .ordinance import CALENDARS, PENALTY_SCHEMES, RATE_STRUCTURES, rate_structure_for, waiver_approval_above
 from .rating import CITED
+from .sewer import SEWER_KEYS, SEWER_RENTS, sewer_rents_from
 
 
 @dataclass(frozen=True)
@@ -208,7 +209,7 @@ def register() -> None:
               "citation": Key("the section that sets the charge", Text()),
               "words": Key("the rule as printed on the bill", Text()),
               "description": Key("the late charge's name on the bill", Text()),
-              "charges_on": Key("the bill's categories the charge is computed on: water, fee, fine",
+              "charges_on": Key("the bill's categories the charge is computed on: water, sewer, fee, fine",
                                 ListOf(Text(PRINCIPAL_CATEGORIES))),
               "waiver_approval_above": Key("office policy: a waiver of more than this many dollars needs a "
                                            "supervisor (25.00 by default)", amount("100000"))})
@@ -227,9 +228,15 @@ def register() -> None:
         "gl", gl_accounts_from, owner="billing",
         meaning="The general ledger accounts the day's journal posts to (New York's Uniform System of Accounts, "
                 "fund F, where the table says nothing).",
-        keys={"fund": Key("the fund letter (F)", Text(blank=False)),
+        keys={"fund": Key("the fund letter (F; a town's district its own, SW1)", Text(blank=False)),
+              "sewer_fund": Key("the fund sewer rents are revenue of (G)", Text(blank=False)),
               "confirmed": Key("true once the treasurer has confirmed the codes", Flag()),
               **{key: Key(f"{name} ({code} by default)", GlCode()) for key, (code, name) in GL_DEFAULTS.items()}})
+    section_register(
+        "sewer", sewer_rents_from, owner="billing", is_list=True, schemes=SEWER_RENTS, keys=SEWER_KEYS,
+        meaning="Sewer rents billed on the water bill (General Municipal Law art. 14-F), one [[sewer]] per rent: a "
+                "share of the water rent, a rate per 1,000 gallons (with a winter cap), or a flat charge, each for "
+                "the classes it names.")
     section_register(
         "final_bill", final_bill_rule_from, owner="billing",
         meaning="An off-cycle final bill at a move-out or a sale: its minimum, its due days, and whether arrears "

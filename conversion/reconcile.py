@@ -6,10 +6,10 @@ Design overview:
   account's charges by kind, its credit and its deposits, the open bills, and the open charges by how long past
   due they were at the close of the day before the cutover.
 * **The books' side** is the ledger as it stands for those accounts, every row dated before the cutover (the
-  opening position; what happens from the cutover on is ours): its rows by kind as the file's kinds (``water``
-  holds water and sewer, as a bill's water charge does; a late charge and its corrections are the late
-  charge), the converted bills, and their charges by the same aging. A clerk's memo dated before the cutover,
-  a row missing or doubled: each shows as a difference of its account.
+  opening position; what happens from the cutover on is ours): its rows by kind as the file's kinds (a sewer rent
+  its own kind, as the ledger keeps it; a late charge and its corrections are the late charge), the converted
+  bills, and their charges by the same aging. A clerk's memo dated before the cutover, a row missing or doubled:
+  each shows as a difference of its account.
 * **Every account whose kinds or balance differ** is listed with both sides and the difference; the control
   totals and the aging close the report. Money is added in Python (Decimal), never by the database.
 * Drawn as a report (``reports.render``): the page, CSV (the differences), JSON and PDF agree.
@@ -38,18 +38,18 @@ from .notes import notes_reconciled
 from .plans import plans_reconciled
 from .posting import batches_for
 
-# The reconciliation's kinds, in order: the file's, with water and sewer together as the ledger keeps them.
-KINDS = ("water", "fee", "fine", "penalty", "interest", "credit", "deposit")
-KIND_WORDS = {"water": "Water and sewer", "fee": "Fees", "fine": "Fines", "penalty": "Penalties",
+# The reconciliation's kinds, in order: the file's, each as the ledger keeps it.
+KINDS = ("water", "sewer", "fee", "fine", "penalty", "interest", "credit", "deposit")
+KIND_WORDS = {"water": "Water", "sewer": "Sewer rents", "fee": "Fees", "fine": "Fines", "penalty": "Penalties",
               "interest": "Interest", "credit": "Credits", "deposit": "Deposits held"}
-FILE_KIND = {"water": "water", "sewer": "water", "fee": "fee", "fine": "fine", "penalty": "penalty",
+FILE_KIND = {"water": "water", "sewer": "sewer", "fee": "fee", "fine": "fine", "penalty": "penalty",
              "interest": "interest", "credit": "credit", "deposit": "deposit"}
-BOOK_KIND = {"water": "water", "fee": "fee", "debit": "fee", "fine": "fine", "penalty": "penalty",
+BOOK_KIND = {"water": "water", "sewer": "sewer", "fee": "fee", "debit": "fee", "fine": "fine", "penalty": "penalty",
              "penalty_correction": "penalty", "converted_penalty": "penalty", "interest": "interest",
              "interest_correction": "interest", "converted_interest": "interest", "credit": "credit",
              "payment": "credit", "void": "credit", "payment_reversal": "credit", "deposit": "deposit",
              "deposit_refund": "deposit", "refund": "credit"}
-CHARGES = ("water", "fee", "fine", "penalty", "interest")
+CHARGES = ("water", "sewer", "fee", "fine", "penalty", "interest")
 COUNT_TOTALS = ("accounts", "open_bills")
 LEGACY_WORDS = {"accounts": "Accounts", "open_bills": "Open bills", **{"charges": "Charges", "owed": "Owed"}}
 CREDITS = ("credit", "deposit")  # the file writes them positive; the ledger negative
@@ -114,7 +114,7 @@ class Reconciliation:
                  **{k: self.books.by_kind[k] for k in KINDS}}
         given = defaultdict(Decimal)
         for name, value in self.legacy.items():
-            given[FILE_KIND.get(name, name)] += value  # sewer with water, as the ledger keeps them
+            given[FILE_KIND.get(name, name)] += value
         return [(name, given[name], books[name]) for name in (*COUNT_TOTALS, *KINDS, "charges", "owed")
                 if name in given]
 
@@ -269,8 +269,8 @@ def reconciliation_view(r: Reconciliation) -> ReportView:
         name="conversion_reconciliation", title="Conversion reconciliation", as_of=r.cutover,
         parameters=[("cutover", "Cutover", r.cutover)],
         notes=[verdict, f"Conversion batch(es) {', '.join(str(b) for b in r.batches)}: the files' rows against every "
-                        "ledger row of their accounts dated before the cutover. Water holds water and sewer, as a "
-                        "bill's water charge does; owed is charges less credits (deposits are held, not owed)."],
+                        "ledger row of their accounts dated before the cutover. Sewer rents are their own kind, as "
+                        "the ledger keeps them; owed is charges less credits (deposits are held, not owed)."],
         main=Table(key="rows", title="Accounts that differ", columns=(
             Column("account_no", "Account", TEXT, width=10), Column("what", "What differs", TEXT, width=40),
             Column("file", "File owes", MONEY), Column("books", "Books owe", MONEY),

@@ -62,6 +62,7 @@ CONDITIONS = {
     "south_farmingdale": (["permanent_service", "water_cooled_equipment"], ["permanent_service"]),
     "lansing": (["private_hydrant"], ["auxiliary_approved"]),
     "old_westbury": (["cross_connection"], ["boiler_feed"]),
+    "smithtown": (["hazardous"], ["aesthetically_objectionable"]),
 }
 
 

@@ -42,11 +42,12 @@ from django.db import connection, models, reset_queries, transaction
 from django.utils import timezone
 from tqdm import tqdm
 
-from accounts.models import Account, Customer, Ownership, Premises, new_access_code
+from accounts.models import Account, Customer, Ownership, Premises, PremisesDistrict, new_access_code
 from core.db import copy_rows, is_postgres, reserve_ids
 from core.errors import ApplicationError
 from meters.models import Installation, Meter, Reading
 from meters.units import GALLONS_PER_CUBIC_FOOT
+from ordinance.models import BEGINNING, District
 
 from .directory import (
     BUSINESS_KINDS,
@@ -109,14 +110,21 @@ def _next_account_seq() -> int:
     return highest + 1
 
 
-def _calendar():
-    """The installed utility's billing calendar, or Mineola's when no preset is installed yet."""
+def _calendar(district: str = ""):
+    """The installed utility's billing calendar (a district's own where it has one)."""
     from ordinance.selectors import installed_utility, section
 
     utility = installed_utility()
     if utility is None:
         raise ApplicationError("no preset is installed; run `manage.py setup_utility mineola` first", field="preset")
-    return section("calendar", installed=utility)
+    return section("calendar", installed=utility, district=district)
+
+
+def _districts() -> list[str]:
+    """A town's districts by code ([] for a village): the demo's streets are shared out among them."""
+    from ordinance.selectors import districts
+
+    return list(districts())
 
 
 def _town_line() -> str:
@@ -200,6 +208,13 @@ class _Premises:
     service_address: str
     sbl: str
     use_category: str
+    district: str = ""  # a town's water district (its code)
+    id: int | None = None
+
+
+@dataclass(slots=True, eq=False)
+class _InDistrict:
+    premises: _Premises
     id: int | None = None
 
 
@@ -264,6 +279,12 @@ def _write(chunk: _Chunk) -> None:
             lambda c: (c.name, c.mailing_address, c.email, c.phone), now=now)
     _insert(Premises, ("service_address", "sbl", "use_category"), chunk.premises,
             lambda p: (p.service_address, p.sbl, p.use_category), now=now)
+    town = {p.district for p in chunk.premises if p.district}
+    if town:
+        district_ids = dict(District.objects.filter(code__in=town).values_list("code", "id"))
+        _insert(PremisesDistrict, ("premises_id", "district_id", "effective_on", "note"),
+                [_InDistrict(p) for p in chunk.premises if p.district],
+                lambda row: (row.premises.id, district_ids[row.premises.district], BEGINNING, "demo"), now=now)
     _insert(Meter, ("serial", "make", "size", "unit", "dials"), chunk.meters,
             lambda m: (m.serial, m.make, m.size, m.unit, m.dials), now=now)
     _insert(Account, ("account_no", "public_id", "access_code", "book", "category", "premises_id", "owner_id",
@@ -335,6 +356,9 @@ class _Village:
         self.as_of = as_of
         self.first_seq = first_seq
         self.calendar = _calendar()
+        # A town's streets are shared out among its districts, each read and billed by its district's calendar.
+        self.districts = _districts()
+        self.calendars = {code: _calendar(code) for code in self.districts}
         self.town_line = _town_line()
         self.town = self.town_line.split(",")[0]
         billable = _Billable(self.calendar, _rates(as_of))
@@ -346,7 +370,7 @@ class _Village:
                            for category, large in DECK]
         self.deck: list = []
         self.open_base = _two_years_before(as_of)
-        self._windows: dict[tuple[int, str], list[tuple[date, date]]] = {}
+        self._windows: dict[tuple[int, str, str], list[tuple[date, date]]] = {}
 
     # -- the pieces of one account ------------------------------------------------------------
 
@@ -373,7 +397,9 @@ class _Village:
                f"-{1 + row % 30 + rng.choice((0, 0, 0, 30, 60))}")
         opened_on = self._weekday_on_or_before(self.open_base - timedelta(days=rng.randint(0, 20)))
 
-        premises = _Premises(service_address=service_address, sbl=sbl, use_category=self._use(category))
+        district = self.districts[street_index % len(self.districts)] if self.districts else ""
+        premises = _Premises(service_address=service_address, sbl=sbl, use_category=self._use(category),
+                             district=district)
         owner = self._owner(category, service_address)
         occupant = self._occupant(category, service_address)
         if occupant is not None and rng.random() < 0.85:
@@ -398,7 +424,7 @@ class _Village:
         meter = _Meter(serial=f"{prefix}{seq:08d}", make=make, size=size, unit=unit)
         out.meters.append(meter)
         out.installations.append(_Installation(meter=meter, account=account, installed_on=opened_on))
-        self._readings(out, meter, book=book, category=category, opened_on=opened_on)
+        self._readings(out, meter, book=book, category=category, opened_on=opened_on, district=district)
 
     def _use(self, category: str) -> str:
         if category == Account.Category.ONE_TWO_FAMILY:
@@ -500,16 +526,17 @@ class _Village:
 
     # -- readings -----------------------------------------------------------------------------
 
-    def _read_windows(self, book: int, frequency: str) -> list[tuple[date, date]]:
+    def _read_windows(self, book: int, frequency: str, district: str = "") -> list[tuple[date, date]]:
         """Read windows of every bill date from before the install reading up to just after as_of."""
-        key = (book, frequency)
+        key = (book, frequency, district)
+        calendar = self.calendars.get(district, self.calendar)
         if key not in self._windows:
             windows = []
             bill_date = _first_of_month(self.open_base, -1)
             last = _first_of_month(self.as_of, 2)
             while bill_date <= last:
-                if self.calendar.is_due(book=book, frequency=frequency, on=bill_date):
-                    windows.append(self.calendar.cycle(book=book, frequency=frequency, bill_date=bill_date)
+                if calendar.is_due(book=book, frequency=frequency, on=bill_date):
+                    windows.append(calendar.cycle(book=book, frequency=frequency, bill_date=bill_date)
                                    .read_window)
                 bill_date = _first_of_month(bill_date, 1)
             self._windows[key] = windows
@@ -534,7 +561,8 @@ class _Village:
         a, b = start.toordinal() - PEAK_DAY, end.toordinal() - PEAK_DAY
         return (b - a) + swing / w * (math.sin(w * b) - math.sin(w * a))
 
-    def _readings(self, out: _Chunk, meter: _Meter, *, book: int, category: str, opened_on: date) -> None:
+    def _readings(self, out: _Chunk, meter: _Meter, *, book: int, category: str, opened_on: date,
+                  district: str = "") -> None:
         rng = self.rng
         frequency = self.calendar.frequency_for(meter.size)
         daily, swing = self._daily_use(category, meter.size)
@@ -547,7 +575,7 @@ class _Village:
         reads = [(opened_on, start_value, Reading.ReadType.ACTUAL, "install", "")]
         gallons = 0.0
         previous_day, value = opened_on, start_value
-        for first, last in self._read_windows(book, frequency):
+        for first, last in self._read_windows(book, frequency, district):
             day = self._route_date(first, last, route_day + rng.randint(-2, 2))
             # The install reading stands for the window it falls in, so the first bill is a full period.
             if first <= opened_on or day > self.as_of:

@@ -6,7 +6,7 @@ meters floor, above accounts.
 One row per account and meter::
 
     account_no,book,category,owner_name,owner_address,occupant_name,service_address,sbl,
-    meter_serial,meter_size,meter_unit,initial_reading,initial_read_date[,status]
+    meter_serial,meter_size,meter_unit,initial_reading,initial_read_date[,status][,closed_on][,units][,district]
 
 An account with several meters (a domestic meter and a bypass meter on its sprinkler service, Mineola
 § 45.28 C(2); irrigation; the two registers of a compound meter read as two meters) is on one row per meter:
@@ -17,7 +17,9 @@ meter installed on the account.
 ``status`` (optional, active or vacant; blank is active) is what a new account opens with. An account the old
 system closed comes over closed with ``status`` closed and its ``closed_on`` day (the optional last column, blank
 otherwise), its meter removed that day, so what it still owes (its final bill, in the opening balances) is owed on
-a closed account, as the relevy and the delinquency list read it.
+a closed account, as the relevy and the delinquency list read it. ``district`` (optional) puts a town's premises in
+one of its water districts since before any bill; a premises already in another district is refused (a move is a
+dated change on the premises).
 
 The file is taken whole or not at all; every bad row is listed with its line, column and rule.
 
@@ -62,7 +64,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import OuterRef, Subquery
 from simple_history.utils import bulk_create_with_history, bulk_update_with_history
 
-from accounts.models import Account, Customer, Ownership, Premises
+from accounts.models import Account, Customer, Ownership, Premises, PremisesDistrict
 from core.csvimport import (
     CHUNK_SIZE,
     CsvLayout,
@@ -83,6 +85,8 @@ from core.csvimport import (
     whole_number,
 )
 from core.errors import Conflict
+from ordinance.models import BEGINNING
+from ordinance.selectors import districts
 
 from . import rules
 from .models import Installation, Meter, Reading
@@ -96,7 +100,7 @@ if TYPE_CHECKING:
 ACCOUNTS_LAYOUT = CsvLayout(required=(
     "account_no", "book", "category", "owner_name", "owner_address", "occupant_name", "service_address",
     "sbl", "meter_serial", "meter_size", "meter_unit", "initial_reading", "initial_read_date"),
-    optional=("status", "closed_on", "units"))
+    optional=("status", "closed_on", "units", "district"))
 # The statuses a file may open an account with (blank: active); both are billed. A shut-off or a closing is a
 # workflow of its own, never a file's.
 IMPORT_STATUSES = (Account.Status.ACTIVE.value, Account.Status.VACANT.value)
@@ -122,6 +126,14 @@ def _mailing_address(value: str) -> str:
     if problem:
         raise ValueError(problem)
     return address
+
+
+def _district(value: str) -> str:
+    town = districts()
+    if value not in town:
+        known = ", ".join(town) or "none: this installation names no districts"
+        raise ValueError(f"'{value}' is not a district of this installation (known: {known})")
+    return value
 
 
 def _size(value: str) -> str:
@@ -193,6 +205,7 @@ class _Plan:
     new_owners: dict[int, Customer] = field(default_factory=dict)  # by account id
     new_occupants: dict[int, Customer] = field(default_factory=dict)
     ownerships_ended: list[Ownership] = field(default_factory=list)
+    districts_added: list[tuple[int, str]] = field(default_factory=list)  # (premises id, district) of a town
     unchanged: int = 0
 
 
@@ -250,6 +263,9 @@ def _row_parse(row: CsvRow, *, as_of: date, errors: ImportErrors) -> _Row:
     if row["units"]:
         # The dwelling or commercial units the service supplies (1 when blank): a minimum "for each unit" counts them.
         parsers["units"] = whole_number(minimum=1, maximum=9999)
+    if row["district"]:
+        # A town's water district the premises is in (its code): its rules bill the account.
+        parsers["district"] = _district
     values = {}
     for column, parser in parsers.items():
         value = errors.parse(row, column, parser)
@@ -269,7 +285,7 @@ def _row_parse(row: CsvRow, *, as_of: date, errors: ImportErrors) -> _Row:
 
 # The columns that describe the account, not the meter: the same on each row of an account with several meters.
 ACCOUNT_COLUMNS = ("book", "category", "owner_name", "owner_address", "occupant_name", "service_address", "sbl",
-                   "status", "closed_on", "units")
+                   "status", "closed_on", "units", "district")
 
 
 def _meter_rows_check(rows: Sequence[_Row], *, errors: ImportErrors) -> dict[str, _Row]:
@@ -405,6 +421,17 @@ def _update_plan(row: _Row, existing: _Existing, *, plan: _Plan, as_of: date, er
     if row.line in errors.bad_lines:
         return
     changed = False
+    if row.district:
+        current = PremisesDistrict.objects.filter(premises_id=account.premises_id).order_by(
+            "-effective_on").values_list("district__code", flat=True).first()
+        if current is None:
+            plan.districts_added.append((account.premises_id, row.district))
+            changed = True
+        elif current != row.district:
+            errors.add(line=row.line, field="district",
+                       message=f"the premises of account {account.account_no} is in district {current}; a premises "
+                               "moves to another district by a dated change on the premises, not by a file")
+            return
 
     owner = account.owner
     if _same_name(owner.name, row.owner_name):
@@ -550,6 +577,14 @@ def _plan_save(plan: _Plan, *, as_of: date, actor: AbstractBaseUser | None, reas
         for r, p, o in zip(new, premises, owners, strict=True)])
     create(Ownership, [Ownership(account=a, owner=a.owner, started_on=r.initial_read_date)
                        for r, a in zip(new, accounts, strict=True)])
+    # A town's premises in its district since before any bill (a later move is the clerk's dated change).
+    town = districts()
+    create(PremisesDistrict, [
+        *(PremisesDistrict(premises=p, district=town[r.district], effective_on=BEGINNING,
+                           note="brought over with the account") for r, p in zip(new, premises, strict=True)
+          if r.district),
+        *(PremisesDistrict(premises_id=premises_id, district=town[code], effective_on=BEGINNING,
+                           note="brought over with the account") for premises_id, code in plan.districts_added)])
     # Each account's meters: its own row's, then one more for each later row of the account.
     by_line = {r.line: a for r, a in zip(new, accounts, strict=True)}
     metered = [*((r, a) for r, a in zip(new, accounts, strict=True)),

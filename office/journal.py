@@ -6,7 +6,9 @@ Every ledger entry of a day is one debit and one credit of the same amount, so e
 journal             ledger entries                         debit / credit (a positive entry)
 ==================  =====================================  ==========================================
 billing             water charges, fees and fines a bill   receivable / metered sales, service charges,
-                    carries                                fines
+                    carries; its sewer rents               fines; a sewer rent: receivable / due to the
+                                                           sewer fund, and in the sewer fund due from the
+                                                           water fund / sewer rents
 invoices            a fee billed on its own invoice        receivable / service charges
 penalties           penalties, interest, their corrections receivable / interest and penalties
 payments            payments (negative), reversals         cash / receivable (a payment); the reverse
@@ -23,6 +25,10 @@ account in one journal entry are netted to one debit or one credit. The accounts
 (``billing.gl``). The conversion's opening balances (ledger sources ``convert:…``) are the previous system's
 receivables, already in the general ledger, and are left out. Money is added in Python with Decimal.
 
+A town books each of its water districts in its own fund (each district's ``[gl]``): an entry on a bill is the bill's
+district's; any other (a payment, a memo, a counter fee) is the district the account's premises was in that day. Each
+day's journal then has one entry per district (its reference ends with the district's code).
+
 Ties, checked by ``tests/office/test_journal.py`` on PostgreSQL: a day's payments journal debits cash by the cash
 report's total; its billing journal credits revenue by the billing register's total for the bills issued that day.
 """
@@ -34,12 +40,13 @@ from decimal import Decimal
 
 from django.db.models.functions import Coalesce
 
+from billing.districts import district_history, district_on
 from billing.gl import GlAccount, gl_accounts_from
-from billing.models import LedgerEntry
+from billing.models import Bill, LedgerEntry
 from core.dates import fmt_day
 from core.errors import ApplicationError
 from core.money import ZERO
-from ordinance.selectors import installed_utility, section
+from ordinance.selectors import districts, installed_utility, section
 
 JOURNALS = {
     "billing": "Water bills issued",
@@ -50,11 +57,12 @@ JOURNALS = {
     "deposits": "Refundable deposits",
     "refunds": "Credits refunded by check",
 }
-_REVENUE = {"water": "metered_sales", "fee": "service_charges", "fine": "fines", "debit": "adjustments",
-            "credit": "adjustments", "penalty": "penalties", "interest": "penalties",
+_REVENUE = {"water": "metered_sales", "sewer": "due_to_sewer", "fee": "service_charges", "fine": "fines",
+            "debit": "adjustments", "credit": "adjustments", "penalty": "penalties", "interest": "penalties",
             "penalty_correction": "penalties", "interest_correction": "penalties"}
-_JOURNAL = {"water": "billing", "fee": "billing", "fine": "billing", "penalty": "penalties", "interest": "penalties",
-            "penalty_correction": "penalties", "interest_correction": "penalties", "payment": "payments",
+_JOURNAL = {"water": "billing", "sewer": "billing", "fee": "billing", "fine": "billing", "penalty": "penalties",
+            "interest": "penalties", "penalty_correction": "penalties", "interest_correction": "penalties",
+            "payment": "payments",
             "payment_reversal": "payments", "credit": "adjustments", "debit": "adjustments", "void": "adjustments",
             "deposit": "deposits", "deposit_refund": "deposits", "refund": "refunds"}
 _OTHER_SIDE = {"payment": "cash", "payment_reversal": "cash", "deposit": "cash", "deposit_refund": "cash",
@@ -70,11 +78,12 @@ class JournalLine:
     account: GlAccount
     debit: Decimal
     credit: Decimal
+    district: str = ""  # a town's district ("" where the installation names none)
 
     @property
     def entry_id(self) -> str:
-        """The journal entry's reference: one per day and journal."""
-        return f"WB-{self.day:%Y%m%d}-{self.journal}"
+        """The journal entry's reference: one per day, journal (and district, in a town)."""
+        return f"WB-{self.day:%Y%m%d}-{self.journal}" + (f"-{self.district}" if self.district else "")
 
 
 @dataclass(frozen=True)
@@ -84,6 +93,7 @@ class JournalEntry:
     lines: list[JournalLine]
     ledger_rows: int
     late_days: tuple[date, ...] = ()  # the own dates of late entries booked here, their days closed already
+    district: str = ""
 
     @property
     def late_words(self) -> str:
@@ -112,26 +122,30 @@ def journal_entries(*, start: date, end: date) -> list[JournalEntry]:
     if (end - start).days >= MOST_DAYS:
         raise ApplicationError(f"{start} to {end} is more than a year; export a year at a time", field="end")
     utility = installed_utility()
-    accounts = section("gl", end, installed=utility) if utility else gl_accounts_from({})
+    town = districts(installed=utility)
+    accounts = {code: section("gl", end, installed=utility, district=code) if utility else gl_accounts_from({})
+                for code in ("", *town)}
     # An entry belongs to the day it reached the books: its own, or for a late entry dated on a day already closed
     # the day it was entered (``LedgerEntry.booked_on``), so a closed day's journal is the same forever.
     rows = list(LedgerEntry.objects.annotate(day=Coalesce("booked_on", "posted_on"))
                 .filter(day__range=(start, end)).exclude(source__startswith=CONVERSION_PREFIX)
-                .values_list("kind", "day", "amount", "source", "bill_id", "posted_on"))
-    voided = {bill_id for kind, _, _, _, bill_id, _ in rows if kind == "void"}
+                .values_list("kind", "day", "amount", "source", "bill_id", "posted_on", "account_id"))
+    voided = {row[4] for row in rows if row[0] == "void"}
     bill_revenue: dict[int, list[tuple[str, Decimal]]] = defaultdict(list)  # a voided bill's charges by kind
-    for bill_id, kind, amount in (LedgerEntry.objects.filter(bill_id__in=voided, kind__in=("water", "fee", "fine"))
+    for bill_id, kind, amount in (LedgerEntry.objects.filter(bill_id__in=voided,
+                                                             kind__in=("water", "sewer", "fee", "fine"))
                                   .values_list("bill_id", "kind", "amount")):
         bill_revenue[bill_id].append((kind, amount))
+    district_of = _districts_of(rows) if town else None
 
-    net: dict[tuple[date, str], dict[str, Decimal]] = defaultdict(lambda: defaultdict(Decimal))  # debit positive
-    counts: dict[tuple[date, str], int] = defaultdict(int)
-    late: dict[tuple[date, str], set[date]] = defaultdict(set)  # the own dates of late entries, by journal entry
-    for kind, day, amount, source, bill_id, own_day in rows:
+    net: dict[tuple, dict[str, Decimal]] = defaultdict(lambda: defaultdict(Decimal))  # debit positive
+    counts: dict[tuple, int] = defaultdict(int)
+    late: dict[tuple, set[date]] = defaultdict(set)  # the own dates of late entries, by journal entry
+    for kind, day, amount, source, bill_id, own_day, account_id in rows:
         journal = "invoices" if kind == "fee" and source.startswith("invoice:") else _JOURNAL.get(kind)
         if journal is None:
             raise ApplicationError(f"ledger kind '{kind}' has no general ledger account", field="kind")
-        key = (day, journal)
+        key = (day, journal, district_of(bill_id, account_id, own_day) if district_of else "")
         counts[key] += 1
         if own_day != day:
             late[key].add(own_day)
@@ -139,18 +153,45 @@ def journal_entries(*, start: date, end: date) -> list[JournalEntry]:
         books["deposits" if kind in ("deposit", "deposit_refund") else "receivable"] += amount
         if kind == "void":
             for charged_kind, charged in bill_revenue[bill_id]:
-                books[_REVENUE[charged_kind]] += charged  # the void takes each revenue back (a debit)
+                _revenue(books, charged_kind, -charged)  # the void takes each revenue back (a debit)
+        elif kind in _OTHER_SIDE:
+            books[_OTHER_SIDE[kind]] -= amount
         else:
-            books[_OTHER_SIDE.get(kind) or _REVENUE[kind]] -= amount
-    order = list(accounts)
+            _revenue(books, kind, amount)
     out = []
-    for (day, journal), books in sorted(net.items(), key=lambda item: (item[0][0], list(JOURNALS).index(item[0][1]))):
-        lines = [JournalLine(day=day, journal=journal, account=accounts[key], debit=value if value > 0 else ZERO,
-                             credit=-value if value < 0 else ZERO)
+    for (day, journal, district), books in sorted(
+            net.items(), key=lambda item: (item[0][0], list(JOURNALS).index(item[0][1]), item[0][2])):
+        chart = accounts[district]
+        order = list(chart)
+        lines = [JournalLine(day=day, journal=journal, account=chart[key], debit=value if value > 0 else ZERO,
+                             credit=-value if value < 0 else ZERO, district=district)
                  for key, value in sorted(books.items(), key=lambda kv: (kv[1] < 0, order.index(kv[0]))) if value]
-        out.append(JournalEntry(day=day, journal=journal, lines=lines, ledger_rows=counts[(day, journal)],
-                                late_days=tuple(sorted(late[(day, journal)]))))
+        out.append(JournalEntry(day=day, journal=journal, lines=lines, ledger_rows=counts[(day, journal, district)],
+                                late_days=tuple(sorted(late[(day, journal, district)])), district=district))
     return out
+
+
+def _revenue(books: dict[str, Decimal], kind: str, amount: Decimal) -> None:
+    """Credit what a charge of ``amount`` earns: its revenue account; a sewer rent, the water fund's debt to the sewer
+    fund and, in the sewer fund, what the water fund owes it and the sewer rent earned."""
+    books[_REVENUE[kind]] -= amount
+    if kind == "sewer":
+        books["due_from_water"] += amount
+        books["sewer_rents"] -= amount
+
+
+def _districts_of(rows):
+    """``district_of(bill_id, account_id, day)``: the district an entry is booked in — its bill's, else the
+    district the account's premises was in on the entry's own day."""
+    bills = dict(Bill.objects.filter(id__in={row[4] for row in rows if row[4]}).values_list("id", "district_id"))
+    history = district_history({row[6] for row in rows})
+
+    def district_of(bill_id, account_id, day) -> str:
+        if bill_id is not None:
+            return bills.get(bill_id) or ""
+        return district_on(history.get(account_id, []), day)
+
+    return district_of
 
 
 CSV_HEADER = ("entry", "date", "journal", "fund", "account", "account_name", "debit", "credit", "memo")

@@ -10,6 +10,7 @@ from pathlib import Path
 from django.conf import settings
 
 from .files import PRESET_DIR, shipped_presets
+from .install import BY_DISTRICT, DISTRICT
 from .keys import Shape, doc_table
 from .sections import TABLES
 
@@ -68,6 +69,24 @@ def presets_doc() -> str:
         required = " (required)" if table.required else ""
         out.append(f"| `{shape}` | {table.owner} | {table.meaning}{required} |")
     out.append("| `effective_on` | ordinance | (top-level key) the day an amendment's changed tables take effect |")
+    out.append("| `[[district]]` | ordinance | a town's water districts (rate areas), each with its own version of the "
+               "tables where its law differs |")
+    out += ["", "## `[[district]]`", "",
+            "A town bills by water district (Town Law art. 12 and 12-A): each district may have its own rates, "
+            "billing calendar, penalty, final-bill rule, general ledger fund, lien and relevy rule, termination "
+            "periods and sewer rents. A `[[district]]` names the district and holds its own version of any of "
+            f"{', '.join(f'`{name}`' for name in BY_DISTRICT)} as a sub-table (`[district.penalty]`, "
+            "`[[district.rate_schedule]]`, `[[district.sewer]]`), checked by the same rules as the installation's; "
+            "a table the district does not name is the installation's. A village names no districts, and every "
+            "table is the installation's. A premises is put in a district from a day (the premises' *District* "
+            "rows in the admin, or the conversion file's `district` column); a premises moved from one district to "
+            "another in a billing period is billed by the days in each, each part under its district's rules with "
+            "its minimum and allowance pro rata by those days. Its own keys:", ""]
+    out += doc_table(Shape({k: v for k, v in DISTRICT.keys.items() if k not in BY_DISTRICT}))
+    example = _example("district")
+    if example:
+        text, code = example
+        out += ["", f"Example (`fixtures/presets/{code}.toml`):", "", "```toml", text, "```"]
     for name in sorted(TABLES):
         table = TABLES[name]
         shape = f"[[{name}]]" if table.is_list else f"[{name}]"

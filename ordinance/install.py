@@ -23,9 +23,9 @@ from django.utils import timezone
 
 from core.errors import ApplicationError
 
-from .files import PresetFile, preset_read
+from .files import CODE, PresetFile, preset_read
 from .keys import Key, Shape, Text, problems
-from .models import BEGINNING, InstalledPreset, Section, Utility, _token
+from .models import BEGINNING, District, InstalledPreset, Section, Utility, _token
 from .sections import TABLES
 from .selectors import sections_forget
 
@@ -35,7 +35,27 @@ UTILITY = Shape({
     "name": Key("the utility's name on every bill and page", Text(blank=False), required=True),
     "office_address": Key("the office's address, lines split by \\n", Text(blank=False), required=True),
     "phone": Key("the office's telephone", Text()), "chapter": Key("the chapter of the local law", Text())})
-TOP_LEVEL = {"utility", "effective_on"}
+TOP_LEVEL = {"utility", "effective_on", "district"}
+# The tables a district may have its own version of (``[district.penalty]``, ``[[district.rate_schedule]]``); every
+# other table is the installation's alone (its office policy, its notes, its meters and backflow programme).
+BY_DISTRICT = ("calendar", "penalty", "final_bill", "gl", "lien", "rate_schedule", "sewer")
+DISTRICT = Shape({
+    "code": Key("the district's code: lower-case letters, digits and _, starting with a letter (premises and "
+                "conversion files name it)", Text(blank=False), required=True),
+    "name": Key("its name as the bill prints it (\"Plainview Water District\")", Text(blank=False), required=True),
+    "citation": Key("the law that forms it or sets its rules (the town's chapter and article)", Text(blank=False),
+                    required=True),
+    **{name: Key(f"the district's own [{name}] (else the installation's)") for name in BY_DISTRICT}})
+
+
+def district_tables(data: dict) -> list[tuple[str, dict]]:
+    """("", the file's tables) and, for each ``[[district]]``, (its code, its own tables): who each version is of."""
+    found = [("", data)]
+    for district in data.get("district", []) if isinstance(data.get("district"), list) else []:
+        if isinstance(district, dict):
+            found.append((str(district.get("code", "")),
+                          {k: v for k, v in district.items() if k in BY_DISTRICT}))
+    return found
 
 
 @dataclass
@@ -121,26 +141,50 @@ def check_data(file: PresetFile) -> list[str]:
     for name in sorted(set(data) - TOP_LEVEL - set(TABLES)):
         refusals.append(f"[{name}] is not a table any part of the product reads; known tables: "
                         f"{', '.join(sorted(TABLES))}")
-    for name, table in TABLES.items():
-        params = data.get(name)
-        if params is None:
-            if table.required:
-                refusals.append(f"[{name}] is missing: every preset has one ({table.meaning})")
-            continue
-        if table.is_list != isinstance(params, list):
-            shape = f"[[{name}]] (an array of tables)" if table.is_list else f"[{name}] (a table)"
-            refusals.append(f"[{name}] must be written {shape}")
-            continue
-        found = problems(table.shape, params, f"[{name}]")
-        if found:
-            refusals.extend(found)
-            continue
-        try:
-            table.read(jsonable(params))
-        except ApplicationError as exc:
-            for error in exc.errors:
-                refusals.append(error.message if error.message.startswith("[") else f"[{name}] {error.message}")
+    refusals.extend(_districts_check(data.get("district")))
+    for district, tables in district_tables(data):
+        prefix = f"district.{district} " if district else ""
+        for name, table in TABLES.items():
+            params = tables.get(name)
+            if params is None:
+                if table.required and not district:
+                    refusals.append(f"[{name}] is missing: every preset has one ({table.meaning})")
+                continue
+            if table.is_list != isinstance(params, list):
+                shape = f"[[{name}]] (an array of tables)" if table.is_list else f"[{name}] (a table)"
+                refusals.append(f"{prefix}[{name}] must be written {shape}")
+                continue
+            found = problems(table.shape, params, f"[{prefix}{name}]" if district else f"[{name}]")
+            if found:
+                refusals.extend(found)
+                continue
+            try:
+                table.read(jsonable(params))
+            except ApplicationError as exc:
+                for error in exc.errors:
+                    message = error.message if error.message.startswith("[") else f"[{name}] {error.message}"
+                    refusals.append(f"{prefix}{message}")
     return refusals
+
+
+def _districts_check(value) -> list[str]:
+    """The ``[[district]]`` tables: each of its shape, with a code of its own."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        return ["[district] must be written [[district]] (an array of tables, one per district)"]
+    found, seen = [], set()
+    for n, district in enumerate(value, 1):
+        found += problems(DISTRICT, district, f"[district #{n}]")
+        code = district.get("code")
+        if isinstance(code, str) and code:
+            if not CODE.fullmatch(code):
+                found.append(f"[district #{n}] code = {code!r} is not a code (lower-case letters, digits and _, "
+                             "starting with a letter)")
+            if code in seen:
+                found.append(f"[district #{n}] code = {code!r} names two districts; each has its own code")
+            seen.add(code)
+    return found
 
 
 def preset_check(*, code: str | None = None, path: str | Path | None = None) -> list[str]:
@@ -184,6 +228,7 @@ def preset_install(*, code: str | None = None, path: str | Path | None = None,
         # Asked before the new rows are written: the steps read what the install is about to change.
         report.updated.extend(step(file, effective, install, actor) for step in _rebill_steps)
     sections_changed = _utility_install(file, report, mark_demo_site=mark_demo_site)
+    sections_changed |= _districts_install(file, install, report)
     sections_changed |= _sections_install(file, install, effective or BEGINNING, report)
     for step in _steps:
         step(file, report)
@@ -206,6 +251,7 @@ def _utility_install(file: PresetFile, report: InstallReport, *, mark_demo_site:
     if replaced:
         # Another village's rules are no rules of this one: its sections go with it.
         Section.objects.all().delete()
+        District.objects.all().delete()
     current = Utility.objects.filter(preset=file.code).first()
     changed = False
     if current is None:
@@ -226,31 +272,56 @@ def _utility_install(file: PresetFile, report: InstallReport, *, mark_demo_site:
     return changed
 
 
+def _districts_install(file: PresetFile, install: InstalledPreset, report: InstallReport) -> bool:
+    """The file's ``[[district]]`` rows: added, renamed; a district the file no longer names is kept (premises and
+    bills name it) and its own tables stop applying only by a dated amendment."""
+    changed = False
+    for district in file.data.get("district", []):
+        values = {"name": district["name"], "citation": district["citation"]}
+        row = District.objects.filter(code=district["code"]).first()
+        if row is None:
+            District.objects.create(code=district["code"], installed=install, **values)
+            report.created.append(f"district {district['code']}")
+            changed = True
+        elif any(getattr(row, k) != v for k, v in values.items()):
+            District.objects.filter(pk=row.pk).update(installed=install, **values)
+            report.updated.append(f"district {district['code']}")
+            changed = True
+    return changed
+
+
 def _sections_install(file: PresetFile, install: InstalledPreset, effective_on: datetime.date,
                       report: InstallReport) -> bool:
-    existing: dict[str, list[Section]] = {}
-    for row in Section.objects.select_for_update().order_by("table", "-effective_on"):
-        existing.setdefault(row.table, []).append(row)
+    existing: dict[tuple[str, str], list[Section]] = {}
+    for row in Section.objects.select_for_update().order_by("table", "district", "-effective_on"):
+        existing.setdefault((row.district, row.table), []).append(row)
     rewrites, writes = [], []
-    for name, table in TABLES.items():
-        if not table.stored:
-            continue
-        params = jsonable(file.data.get(name, table.empty))
-        versions = existing.get(name, [])
-        same_day = next((row for row in versions if row.effective_on == effective_on), None)
-        in_force = next((row for row in versions if row.effective_on < effective_on), None)
-        label = f"[{name}] in force from {effective_on}" if effective_on != BEGINNING else f"[{name}]"
-        if same_day is not None:
-            if same_day.params == params:
-                report.unchanged += 1
+    for district, tables in district_tables(file.data):
+        for name, table in TABLES.items():
+            if not table.stored or (district and name not in BY_DISTRICT):
+                continue
+            versions = existing.get((district, name), [])
+            if district and name not in tables:
+                # The installation's table applies in the district (a district's own version, once installed, stays
+                # in force until the file gives it another).
+                continue
+            params = jsonable(tables.get(name, table.empty))
+            same_day = next((row for row in versions if row.effective_on == effective_on), None)
+            in_force = next((row for row in versions if row.effective_on < effective_on), None)
+            whose = f"[district.{district}.{name}]" if district else f"[{name}]"
+            label = f"{whose} in force from {effective_on}" if effective_on != BEGINNING else whose
+            if same_day is not None:
+                if same_day.params == params:
+                    report.unchanged += 1
+                else:
+                    rewrites.append((same_day, params, label))
+            elif (in_force.params if in_force else table.empty) == params:
+                if versions or params != table.empty:
+                    report.unchanged += 1
             else:
-                rewrites.append((same_day, params, label))
-        elif (in_force.params if in_force else table.empty) == params:
-            if versions or params != table.empty:
-                report.unchanged += 1
-        else:
-            writes.append(Section(table=name, effective_on=effective_on, params=params, installed=install))
-            report.created.append(label)
+                writes.append(Section(table=name, district=district, effective_on=effective_on, params=params,
+                                      installed=install))
+                report.created.append(label)
     if rewrites:
         why = "; ".join(filter(None, (guard() for guard in _guards)))
         if why:

@@ -97,18 +97,45 @@ class InstalledPreset(models.Model):
         return f"{self.code} v{self.version} ({self.sha256[:12]})"
 
 
+class District(models.Model):
+    """A water district (a rate area) of the installation: a town bills each of its districts (Town Law art. 12 and
+    12-A) by its own rules where they differ, books it in its own fund (its ``[district.gl]``) and levies its unpaid
+    rents on its own list.
+
+    A village is one district and names none: every table is then the installation's. A district's own version of a
+    table (``[district.penalty]``, ``[[district.rate_schedule]]`` in the preset file) is a ``Section`` (or a rate
+    schedule) with its ``district``; a table the district does not name is the installation's (``section``)."""
+
+    code = models.CharField(max_length=40, unique=True, help_text="As the preset file names it: lower-case, no spaces.")
+    name = models.CharField(max_length=200, help_text="As printed on the bill: \"Plainview Water District\".")
+    citation = models.CharField(max_length=200, help_text="The law that creates it or sets its rates.")
+    installed = models.ForeignKey(InstalledPreset, on_delete=models.PROTECT, related_name="districts")
+
+    class Meta:
+        ordering = ["code"]
+        constraints = [models.CheckConstraint(condition=~Q(code=""), name="district_code_not_blank")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class Section(models.Model):
-    """One table of the installed preset, in force from ``effective_on`` until the next version of the table."""
+    """One table of the installed preset, in force from ``effective_on`` until the next version of the table: the
+    installation's (``district`` blank) or one district's own version of it."""
 
     table = models.CharField(max_length=40)
+    district = models.CharField(max_length=40, blank=True, default="", db_default="",
+                                help_text="The district whose own version this is; blank: the installation's.")
     effective_on = models.DateField()
     params = models.JSONField(default=dict, blank=True)
     installed = models.ForeignKey(InstalledPreset, on_delete=models.PROTECT, related_name="sections")
     history = HistoricalRecords()
 
     class Meta:
-        ordering = ["table", "-effective_on"]
-        constraints = [models.UniqueConstraint(fields=["table", "effective_on"], name="section_one_version_a_day")]
+        ordering = ["table", "district", "-effective_on"]
+        constraints = [models.UniqueConstraint(fields=["table", "district", "effective_on"],
+                                               name="section_one_version_a_day")]
 
     def __str__(self) -> str:
-        return f"[{self.table}] in force from {self.effective_on}"
+        where = f" of district {self.district}" if self.district else ""
+        return f"[{self.table}]{where} in force from {self.effective_on}"

@@ -1,4 +1,5 @@
-"""The one door to the installed ordinance: the utility row, and each table's section in force on a date.
+"""The one door to the installed ordinance: the utility row, its districts, and each table's section in force on a
+date — a district's own version where it has one, else the installation's.
 
 A process reads the sections once per install (``Utility.rules_token`` changes with every install that changes one),
 so asking for a section costs the one query for the utility row that asking for the utility did before.
@@ -9,14 +10,16 @@ from datetime import date
 from core.clock import today
 from core.errors import ApplicationError
 
-from .models import Section, Utility
+from .models import District, Section, Utility
 from .sections import table
 
 NOT_INSTALLED = "no ordinance preset is installed; run `manage.py setup_utility mineola`"
 
-# token → table → [(effective_on, params)], latest first; and the typed sections built from them.
-_versions: dict[str, dict[str, list[tuple[date, object]]]] = {}
-_typed: dict[tuple[str, str, date | None], object] = {}
+# token → (district, table) → [(effective_on, params)], latest first; the typed sections built from them; and the
+# districts of each install.
+_versions: dict[str, dict[tuple[str, str], list[tuple[date, object]]]] = {}
+_typed: dict[tuple[str, str, str, date | None], object] = {}
+_districts: dict[str, dict[str, District]] = {}
 
 
 def installed_utility() -> Utility | None:
@@ -31,59 +34,81 @@ def utility_required() -> Utility:
     return found
 
 
-def _table_versions(token: str) -> dict[str, list[tuple[date, object]]]:
+def _table_versions(token: str) -> dict[tuple[str, str], list[tuple[date, object]]]:
     if token not in _versions:
         if len(_versions) > 8:
-            _versions.clear()
-            _typed.clear()
-        found: dict[str, list[tuple[date, object]]] = {}
-        for name, effective_on, params in (Section.objects.order_by("table", "-effective_on")
-                                           .values_list("table", "effective_on", "params")):
-            found.setdefault(name, []).append((effective_on, params))
+            sections_forget()
+        found: dict[tuple[str, str], list[tuple[date, object]]] = {}
+        for name, district, effective_on, params in (
+                Section.objects.order_by("table", "district", "-effective_on")
+                .values_list("table", "district", "effective_on", "params")):
+            found.setdefault((district, name), []).append((effective_on, params))
         _versions[token] = found
+        _districts[token] = {d.code: d for d in District.objects.order_by("code")}
     return _versions[token]
 
 
-def section_params(name: str, on: date | None = None, *, installed: Utility | None = None):
-    """Table ``name`` as installed and in force on ``on`` (today by default); the empty table where the preset has
-    none."""
+def _own_versions(name: str, district: str, installed: Utility) -> tuple[str, list[tuple[date, object]]]:
+    """The versions of ``name`` that apply in ``district``: the district's own where it names the table, else the
+    installation's; with whose they are ("" for the installation's)."""
+    versions = _table_versions(installed.rules_token)
+    if district and (district, name) in versions:
+        return district, versions[(district, name)]
+    return "", versions.get(("", name), [])
+
+
+def section_params(name: str, on: date | None = None, *, installed: Utility | None = None, district: str = ""):
+    """Table ``name`` as installed and in force on ``on`` (today by default) in ``district`` (its own version where
+    it has one, else the installation's); the empty table where the preset has none."""
     installed = installed or utility_required()
     on = on or today()
-    for effective_on, params in _table_versions(installed.rules_token).get(name, ()):
+    for effective_on, params in _own_versions(name, district, installed)[1]:
         if effective_on <= on:
             return params
     return table(name).empty
 
 
-def section_effective_on(name: str, on: date | None = None, *, installed: Utility | None = None) -> date | None:
+def section_effective_on(name: str, on: date | None = None, *, installed: Utility | None = None,
+                         district: str = "") -> date | None:
     """The day the version of ``name`` in force on ``on`` took effect (None: the preset has no such table then)."""
     installed = installed or utility_required()
     on = on or today()
-    return next((d for d, _ in _table_versions(installed.rules_token).get(name, ()) if d <= on), None)
+    return next((d for d, _ in _own_versions(name, district, installed)[1] if d <= on), None)
 
 
-def section(name: str, on: date | None = None, *, installed: Utility | None = None):
-    """The typed rule of table ``name`` in force on ``on`` (today by default), made by the reader its app
-    registered; refused before a preset is installed."""
+def section(name: str, on: date | None = None, *, installed: Utility | None = None, district: str = ""):
+    """The typed rule of table ``name`` in force on ``on`` (today by default) in ``district`` (blank: the
+    installation's), made by the reader its app registered; refused before a preset is installed."""
     if not table(name).stored:
         raise ApplicationError(f"[{name}] is kept by {table(name).owner} as its own dated rows (bills point at them); "
                                "ask it for the version in force", field=name)
     installed = installed or utility_required()
     on = on or today()
-    effective_on = section_effective_on(name, on, installed=installed)
-    key = (installed.rules_token, name, effective_on)
+    whose, versions = _own_versions(name, district, installed)
+    effective_on = next((d for d, _ in versions if d <= on), None)
+    key = (installed.rules_token, whose, name, effective_on)
     if key not in _typed:
-        _typed[key] = table(name).read(section_params(name, on, installed=installed))
+        _typed[key] = table(name).read(section_params(name, on, installed=installed, district=whose))
     return _typed[key]
 
 
-def section_versions(name: str, *, installed: Utility | None = None) -> list[tuple[date, object]]:
-    """Every version of table ``name``, latest first, as installed (the raw tables)."""
+def section_versions(name: str, *, installed: Utility | None = None, district: str = "") -> list[tuple[date, object]]:
+    """Every version of table ``name`` that applies in ``district``, latest first, as installed (the raw tables)."""
     installed = installed or utility_required()
-    return list(_table_versions(installed.rules_token).get(name, ()))
+    return list(_own_versions(name, district, installed)[1])
+
+
+def districts(*, installed: Utility | None = None) -> dict[str, District]:
+    """The installation's districts by code, in code order ({} for a village, which names none)."""
+    installed = installed or installed_utility()
+    if installed is None:
+        return {}
+    _table_versions(installed.rules_token)  # read with the sections, once per install
+    return _districts[installed.rules_token]
 
 
 def sections_forget() -> None:
     """Drop what this process has read (an install in this process calls it; others see the new token)."""
     _versions.clear()
     _typed.clear()
+    _districts.clear()

@@ -5,6 +5,7 @@ the command says it as its option (``--bill-date``, ``--from``), the page under 
 from dataclasses import dataclass
 from datetime import date
 
+from billing.districts import district_named
 from core.clock import refuse_future
 from core.errors import ApplicationError
 
@@ -35,7 +36,7 @@ REPORTS = {kind.name: kind for kind in (
 
 # What each parameter is called, for people.
 PARAM_WORDS = {"date": "the report's date", "bill_date": "the bill date", "start": "the first day",
-               "end": "the last day", "levy_date": "the levy date"}
+               "end": "the last day", "levy_date": "the levy date", "district": "the district"}
 
 
 def report_kind(name: str) -> ReportKind:
@@ -46,10 +47,11 @@ def report_kind(name: str) -> ReportKind:
 
 
 def report_check(*, name: str, as_of: date, bill_date: date | None = None, start: date | None = None,
-                 end: date | None = None, levy_date: date | None = None) -> None:
+                 end: date | None = None, levy_date: date | None = None, district: str | None = None) -> None:
     """Refuse what ``report_build`` would refuse, naming the parameter, without building the report (a report
     made in the background is checked when it is asked for)."""
     kind = report_kind(name)
+    district_named(district)
     _refusals(kind, as_of=as_of, bill_date=bill_date, start=start, end=end, levy_date=levy_date)
     if kind.name == "register":
         _bill_date(bill_date, as_of=as_of)
@@ -69,25 +71,27 @@ def _refusals(kind: ReportKind, *, as_of: date, **given) -> None:
 
 
 def report_build(*, name: str, as_of: date, bill_date: date | None = None, start: date | None = None,
-                 end: date | None = None, levy_date: date | None = None):
+                 end: date | None = None, levy_date: date | None = None, district: str | None = None):
     """The report ``name`` as of ``as_of``, from the selectors. Defaults: the register's bill date is the
     latest bill date on or before ``as_of``; the receipts' range is ``as_of`` alone (or from ``start`` to
-    ``as_of``, or ``end`` alone); the relevy's levy date is ``as_of``."""
+    ``as_of``, or ``end`` alone); the relevy's levy date is ``as_of``. A town's report may be narrowed to one
+    ``district`` (every report takes it; None: the whole installation)."""
     kind = report_kind(name)
     _refusals(kind, as_of=as_of, bill_date=bill_date, start=start, end=end, levy_date=levy_date)
+    district = district_named(district)
     if kind.name == "register":
-        return selectors.register(bill_date=_bill_date(bill_date, as_of=as_of))
+        return selectors.register(bill_date=_bill_date(bill_date, as_of=as_of), district=district)
     if kind.name == "aging":
-        return selectors.aging(as_of=as_of)
+        return selectors.aging(as_of=as_of, district=district)
     if kind.name == "delinquency":
-        return selectors.delinquency(as_of=as_of)
+        return selectors.delinquency(as_of=as_of, district=district)
     if kind.name == "relevy":
-        return selectors.relevy(levy_on=levy_date or as_of)
+        return selectors.relevy(levy_on=levy_date or as_of, district=district)
     end = end or as_of
     start = start or end
     if start > end:
         raise ApplicationError(f"{start} is after the last day, {end}", field="start")
-    return selectors.receipts(start=start, end=end)
+    return selectors.receipts(start=start, end=end, district=district)
 
 
 def _bill_date(bill_date: date | None, *, as_of: date) -> date:

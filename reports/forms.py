@@ -6,6 +6,7 @@ from django import forms
 from accounts.models import Account
 from core.clock import today
 from core.errors import ApplicationError
+from ordinance.selectors import districts
 
 from .catalog import REPORTS, report_build, report_check
 from .filters import AMOUNT_COLUMN, ReportFilter
@@ -28,6 +29,8 @@ class ReportForm(forms.Form):
     start = forms.DateField(label="From", widget=DATE_WIDGET, required=False,
                             help_text="Default: the “as of” date.")
     end = forms.DateField(label="To", widget=DATE_WIDGET, required=False, help_text="Default: the “as of” date.")
+    district = forms.ChoiceField(label="District", required=False,
+                                 help_text="A town's report of one water district; default: every district.")
     book = forms.IntegerField(label="Book", required=False, min_value=0, help_text="Default: every book.")
     minimum = forms.DecimalField(label="Owing at least ($)", required=False, min_value=0, max_digits=12,
                                  decimal_places=2, help_text="Default: every amount.")
@@ -52,6 +55,11 @@ class ReportForm(forms.Form):
         if name not in AMOUNT_COLUMN:
             for field in self.FILTERS:
                 del self.fields[field]
+        town = districts()
+        if town:
+            self.fields["district"].choices = [("", "Every district"), *((code, d.name) for code, d in town.items())]
+        else:
+            del self.fields["district"]
 
     def chosen(self) -> ReportFilter:
         d = self.cleaned_data
@@ -65,7 +73,7 @@ class ReportForm(forms.Form):
 
     def _dates(self) -> dict:
         d = self.cleaned_data
-        return {"name": self.kind.name, "as_of": d.get("date") or today(),
+        return {"name": self.kind.name, "as_of": d.get("date") or today(), "district": d.get("district") or None,
                 **{field: d.get(field) for field in self.kind.params}}
 
     def build(self):

@@ -299,8 +299,9 @@ def _relevy(r: s.Relevy) -> ReportView:
     if r.late_charges_not_posted:
         notes.append(f"Penalties and interest owed through the levy date differ from those posted by "
                      f"{fmt_dollars(r.late_charges_not_posted)}: run assess_penalties --date {r.levy_on} first.")
+    whose = f", {r.district.name}" if r.district else ""
     return ReportView(
-        name="relevy", title=REPORTS["relevy"].title + f" ({lien.citation})", as_of=r.levy_on,
+        name="relevy", title=REPORTS["relevy"].title + f"{whose} ({lien.citation})", as_of=r.levy_on,
         parameters=[("levy_date", "Levy date", r.levy_on)], notes=notes,
         main=Table("rows", "Accounts by SBL", (
             Column("sbl", "SBL", width=9), Column("owner", "Owner", width=18),

@@ -27,6 +27,7 @@ from django.db.models import Max
 
 from accounts.models import Account
 from billing.balances import BillBalance, accounts_that_may_owe, balances, bill_id_of, entry_id_of
+from billing.districts import accounts_in_district
 from billing.models import Bill, BillLine, Payment
 from billing.ordinance import ordinance_on
 from billing.penalties.unposted import late_charges_not_posted
@@ -36,7 +37,7 @@ from billing.selectors import lone_due_dates
 from core.csvimport import chunked
 from core.db import collector_paused
 from core.money import ZERO
-from ordinance.selectors import section
+from ordinance.selectors import districts, section
 from termination.policy import termination_policy
 from termination.selectors import delinquencies, list_floor
 
@@ -102,9 +103,12 @@ def latest_bill_date(*, on_or_before: date) -> date | None:
             .aggregate(latest=Max("bill_date"))["latest"])
 
 
-def register(*, bill_date: date) -> Register:
-    """A bill date's live bills by book and account, the bills' lines by kind and citation, and totals."""
+def register(*, bill_date: date, district: str | None = None) -> Register:
+    """A bill date's live bills by book and account, the bills' lines by kind and citation, and totals (a town's:
+    only ``district``'s bills, when given)."""
     live = Bill.objects.filter(bill_date=bill_date).exclude(status=Bill.Status.VOID)
+    if district is not None:
+        live = live.filter(district_id=district or None)
     bills = [RegisterBill(book=book, account_no=account_no, owner=recipient or owner, number=number, gallons=gallons,
                           total=total)
              for book, account_no, recipient, owner, number, gallons, total in live.order_by(
@@ -169,10 +173,11 @@ class Aging:
 
 
 @collector_paused()  # many small objects, none in a cycle: no collection while they pile up
-def aging(*, as_of: date) -> Aging:
-    """Every account whose balance on ``as_of`` is not zero, its balance split by how long past due."""
+def aging(*, as_of: date, district: str | None = None) -> Aging:
+    """Every account whose balance on ``as_of`` is not zero, its balance split by how long past due (a town's: only
+    the accounts whose premises is in ``district`` that day, when given)."""
     rows: list[AgingRow] = []
-    for chunk in chunked(accounts_that_may_owe(through=as_of), CHUNK):
+    for chunk in chunked(_in_district(accounts_that_may_owe(through=as_of), district, on=as_of), CHUNK):
         owing = {account_id: state for account_id, state in balances(chunk, through=as_of).items() if state.balance}
         if not owing:
             continue
@@ -223,7 +228,7 @@ class DelinquencyList:
         return sum(1 for row in self.rows if row.case_number)
 
 
-def delinquency(*, as_of: date) -> DelinquencyList:
+def delinquency(*, as_of: date, district: str | None = None) -> DelinquencyList:
     """The accounts that qualify for termination for nonpayment on ``as_of`` under the preset's rule
     (``termination.selectors.delinquencies``), with what each still owes and its open case, if any."""
     policy = termination_policy()
@@ -232,6 +237,10 @@ def delinquency(*, as_of: date) -> DelinquencyList:
         return DelinquencyList(as_of=as_of, citation=policy.cite("grounds"), rows=[], total=ZERO, floor=floor,
                                why_empty=policy.no_nonpayment)
     found = delinquencies(as_of=as_of, policy=policy, floor=ZERO)
+    if district is not None:
+        inside = set(Account.objects.filter(id__in=accounts_in_district(district, on=as_of)).values_list(
+            "account_no", flat=True))
+        found = [d for d in found if d.account_no in inside]
     listed = [d for d in found if d.amount >= floor or d.case_number]
     books = {no: (book, status) for no, book, status in Account.objects.filter(
         account_no__in=[d.account_no for d in listed]).values_list("account_no", "book", "status")}
@@ -278,6 +287,7 @@ class Relevy:
     floor: Decimal = ZERO  # office policy: an account owing less is left off the list
     below_floor: int = 0  # how many accounts that is
     below_floor_amount: Decimal = ZERO  # and what they owe together
+    district: object = None  # a town's district whose list this is (``ordinance.District``)
 
     @property
     def total(self) -> Decimal:
@@ -296,22 +306,30 @@ def sbl_order(sbl: str) -> tuple:
 
 
 @collector_paused()  # many small objects, none in a cycle: no collection while they pile up
-def relevy(*, levy_on: date) -> Relevy:
+def relevy(*, levy_on: date, district: str | None = None) -> Relevy:
     """Each account with charges past due and unpaid on the levy date, as the tax roll wants them: by SBL,
     with the owner and the owner's mailing address, the unpaid charges, and the penalties and interest
-    through the levy date apart."""
+    through the levy date apart. A town levies each district's rents on its own list (Town Law § 198(3)(d)): with
+    ``district``, only the bills that district issued (and the charges on no bill of accounts in it that day),
+    under its lien rule."""
     ordinance = ordinance_on(levy_on)
+    in_district = accounts_in_district(district, on=levy_on) if district is not None else None
     rows: list[RelevyRow] = []
     # An account whose ledger nets to zero (and has no charge below zero) has no bill unpaid
     # (``accounts_that_may_owe``): no row. The others' open bills come from their standings.
     found: dict[int, tuple[Decimal, Decimal]] = {}
     for chunk in chunked(accounts_that_may_owe(through=levy_on), CHUNK):
         states = balances(chunk, through=levy_on, order=ordinance.payment_order)
-        due_dates = dict(Bill.objects.filter(account_id__in=chunk).values_list("id", "due_date"))
+        due_dates, bill_district = {}, {}
+        for bill_id, due_date, bill_in in Bill.objects.filter(account_id__in=chunk).values_list(
+                "id", "due_date", "district_id"):
+            due_dates[bill_id], bill_district[bill_id] = due_date, bill_in or ""
         lone_due = lone_due_dates(states=states.values())
         for account_id in chunk:
             past_due = [bill for key, bill in states[account_id].bills.items()
-                        if _due_on(key, due_dates, lone_due) < levy_on]
+                        if _due_on(key, due_dates, lone_due) < levy_on
+                        and (district is None or (bill_district[bill_id_of(key)] == district
+                                                  if bill_id_of(key) is not None else account_id in in_district))]
             charges = sum((bill.unpaid_principal for bill in past_due), ZERO)
             late = sum((_unpaid_late(bill) for bill in past_due), ZERO)
             if charges + late > ZERO:
@@ -330,7 +348,8 @@ def relevy(*, levy_on: date) -> Relevy:
                                   service_address=f.service_address, account_no=f.account_no, charges=charges,
                                   late_charges=late, book=f.book, status=f.status))
     rows.sort(key=lambda row: (sbl_order(row.sbl), row.account_no))
-    return Relevy(levy_on=levy_on, lien=section("lien", levy_on, installed=ordinance.utility), rows=rows,
+    return Relevy(levy_on=levy_on, lien=section("lien", levy_on, installed=ordinance.utility, district=district or ""),
+                  rows=rows, district=districts().get(district or ""),
                   charges=sum((row.charges for row in rows), ZERO),
                   late_charges=sum((row.late_charges for row in rows), ZERO), late_charges_not_posted=not_posted,
                   floor=floor, below_floor=len(below), below_floor_amount=sum(below.values(), ZERO))
@@ -378,14 +397,16 @@ class Receipts:
     tenders: list[TenderTotal]  # one per tender (``day`` None)
 
 
-def receipts(*, start: date, end: date) -> Receipts:
+def receipts(*, start: date, end: date, district: str | None = None) -> Receipts:
     """Payments dated ``start`` to ``end`` (both included), by day and source and by day and tender, with
-    counts and totals. A payment reversed since is still a receipt of its day (the day's cash report shows
-    the reversal on the day it was made)."""
+    counts and totals (a town's: of the accounts in ``district`` on ``end``, when given). A payment reversed since
+    is still a receipt of its day (the day's cash report shows the reversal on the day it was made)."""
     lines: dict[tuple[date, str], list[Decimal]] = defaultdict(list)
     by_tender: dict[tuple[date, str], list[Decimal]] = defaultdict(list)
-    for paid_on, source, tender, amount in Payment.objects.filter(paid_on__gte=start, paid_on__lte=end).values_list(
-            "paid_on", "source", "tender", "amount"):
+    paid = Payment.objects.filter(paid_on__gte=start, paid_on__lte=end)
+    if district is not None:
+        paid = paid.filter(account_id__in=accounts_in_district(district, on=end))
+    for paid_on, source, tender, amount in paid.values_list("paid_on", "source", "tender", "amount"):
         lines[(paid_on, source)].append(amount)
         by_tender[(paid_on, tender)].append(amount)
     tender_order = {t: i for i, t in enumerate(PAYMENT_TENDERS)}
@@ -412,3 +433,11 @@ def receipts(*, start: date, end: date) -> Receipts:
                                                           key=lambda kv: (kv[0][0], tender_order.get(kv[0][1], 99)))],
         tenders=[TenderTotal(day=None, tender=tender, count=len(amounts), total=sum(amounts, ZERO))
                  for tender, amounts in sorted(tenders.items(), key=lambda kv: tender_order.get(kv[0], 99))])
+
+
+def _in_district(account_ids, district: str | None, *, on: date) -> list[int]:
+    """``account_ids`` narrowed to those whose premises is in ``district`` on ``on`` (None: all of them)."""
+    if district is None:
+        return list(account_ids)
+    inside = accounts_in_district(district, on=on)
+    return [account_id for account_id in account_ids if account_id in inside]

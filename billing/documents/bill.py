@@ -27,6 +27,7 @@ from django.utils.translation import gettext as _
 from core.dates import fmt_day
 from core.i18n import customer_language
 from core.money import fmt_dollars, fmt_gallons, fmt_rate
+from ordinance.selectors import districts
 
 from ..charts import chart_points, chart_words, consumption_chart_svg
 from ..figures import bill_figures
@@ -135,9 +136,11 @@ def _load(bill_ids) -> list[Bill]:
 
 
 def _bill_view(bill: Bill, *, summary, scheme, utility, address_text: str, portal_url: str, history,
-               message: str) -> BillView:
+               message: str, district=None) -> BillView:
     account = bill.account
-    header = "\n".join([*([utility.chapter] if utility.chapter else []), *address_text.splitlines(),
+    # A town's bill names the district whose rules billed it, with the law that forms it.
+    where = [f"{district.name} ({district.citation})"] if district else []
+    header = "\n".join([*where, *([utility.chapter] if utility.chapter else []), *address_text.splitlines(),
                         *([_("Phone %(phone)s") % {"phone": utility.phone}] if utility.phone else [])])
     box = money_box(summary, late_charges=scheme.late_charges_label)
     readings = [_reading_row(r, label) for r, label in ((bill.start_reading, _("Previous")),
@@ -184,8 +187,14 @@ def bill_views(*, bill_ids) -> list[BillView]:
         return []
     latest = max(b.bill_date for b in bills)
     ordinance = ordinance_on(latest)
-    utility, scheme = ordinance.utility, ordinance.penalties
-    summaries = bill_figures(bills=bills, ordinance=ordinance)
+    utility = ordinance.utility
+    # Each bill under its district's penalty (a town's; a village's bills have none and share one ordinance).
+    ordinances = {code: ordinance if not code else ordinance_on(latest, code)
+                  for code in {b.district_id or "" for b in bills}}
+    summaries = {}
+    for code, own in ordinances.items():
+        summaries.update(bill_figures(bills=[b for b in bills if (b.district_id or "") == code], ordinance=own))
+    town = districts(installed=utility)
     messages = bill_messages(bills)
     history = consumption_history(account_ids=sorted({b.account_id for b in bills}), through=latest)
     address_text = _lines_of(utility.office_address)
@@ -194,7 +203,9 @@ def bill_views(*, bill_ids) -> list[BillView]:
     for bill in bills:
         # Each bill in its account's language (the ordinance's citations and words stay as written).
         with customer_language(bill.account):
-            views.append(_bill_view(bill, summary=summaries[bill.pk], scheme=scheme, utility=utility,
+            views.append(_bill_view(bill, summary=summaries[bill.pk],
+                                    scheme=ordinances[bill.district_id or ""].penalties, utility=utility,
                                     address_text=address_text, portal_url=portal_url,
-                                    history=history.get(bill.account_id, []), message=messages.get(bill.pk, "")))
+                                    history=history.get(bill.account_id, []), message=messages.get(bill.pk, ""),
+                                    district=town.get(bill.district_id or "")))
     return views

@@ -9,8 +9,8 @@ credit memos, voids; negative). Replaying them day by day gives every balance:
 * **What a payment pays** is the preset's policy (docs/ordinances.md, conventions). ``principal_first`` (the
   default): unpaid principal, oldest due first by each charge's own due date (a fine whose ordinance sets its
   time to pay is due then, even when a later bill carries it; ``Entry.due_on``), and among charges due the same
-  day water rents, then fines, then fees; only then late charges, oldest bill first, each bill's interest
-  before its penalties; an unpaid penalty therefore never turns into principal that draws more penalties.
+  day water rents, then sewer rents, then fines, then fees; only then late charges, oldest bill first, each bill's
+  interest before its penalties; an unpaid penalty therefore never turns into principal that draws more penalties.
   Interest is kept apart from penalties because a rule may charge a penalty on unpaid interest (Washingtonville
   § 169-26: 5% of the amount due "including accumulated interest") but never on penalties; paying a bill's
   interest first pays first what can still draw a charge. ``penalties_first``: each bill's penalties, then its
@@ -62,11 +62,13 @@ CATEGORIES = ("penalty", "fee", "water")
 # A fine is kept apart from fees (it joins a bill's dicts with its first fine, as interest does) because a
 # section may charge a late charge on fees but never on a fine (Lansing § 141-17: water rent only), and a
 # shut-off may be for a fine on its own days (Washingtonville § 169-26).
-PRINCIPAL_CATEGORIES = ("water", "fine", "fee")
+# A sewer rent (General Municipal Law art. 14-F), billed with the water, is paid right after the water rents of its
+# day: it joins a bill's dicts with its first sewer charge, as a fine does.
+PRINCIPAL_CATEGORIES = ("water", "sewer", "fine", "fee")
 # Order of a bill's charges for ``penalties_first``: its late charges, then its principal in the same order.
 PENALTIES_FIRST_ORDER = ("penalty", "interest", *PRINCIPAL_CATEGORIES)
 # Order when a bill's own credit (memo, void) applies: the charges first.
-CREDIT_ORDER = ("water", "fee", "fine", "interest", "penalty")
+CREDIT_ORDER = ("water", "sewer", "fee", "fine", "interest", "penalty")
 # What a payment pays of each bill once every bill's principal is paid (``principal_first``).
 LATE_ORDER = ("interest", "penalty")
 # Charges by the category they add to; a correction adds (usually a negative amount) to what it corrects.
@@ -74,7 +76,7 @@ LATE_ORDER = ("interest", "penalty")
 # ``converted_interest``) is owed like one of ours, but it is a fact: the penalty replay never makes its own.
 # A refund of the customer's credit is a charge not on a bill, paid by the credit it refunds (a refund is only
 # made of a credit the account has), so it is never owed unless that credit is taken back later (a returned check).
-CATEGORY = {"water": "water", "fee": "fee", "fine": "fine", "debit": "fee", "penalty": "penalty",
+CATEGORY = {"water": "water", "sewer": "sewer", "fee": "fee", "fine": "fine", "debit": "fee", "penalty": "penalty",
             "interest": "interest", "penalty_correction": "penalty", "interest_correction": "interest",
             "converted_penalty": "penalty", "converted_interest": "interest", "refund": "fee"}
 # Late charges: owed because of when principal was paid, never principal themselves.
@@ -87,10 +89,14 @@ REVERSAL_KIND = "payment_reversal"
 _NOT_OWED = frozenset((*DEPOSIT_KINDS, REVERSAL_KIND))  # neither a charge nor a credit in the replay
 
 
-# What a leftover credit pays, pass by pass, under each payment order; and the same without the fine category.
+# What a leftover credit pays, pass by pass, under each payment order; and the same without the categories a bill has
+# only once it is charged one (most ledgers never have a fine or a sewer rent), for each set of those charged.
 _PASSES = {PRINCIPAL_FIRST: (PRINCIPAL_CATEGORIES, LATE_ORDER), PENALTIES_FIRST: (PENALTIES_FIRST_ORDER,)}
-_PASSES_WITHOUT_FINES = {order: tuple(tuple(cat for cat in cats if cat != "fine") for cats in passes)
-                         for order, passes in _PASSES.items()}
+_JOINING = ("fine", "sewer")
+_PASSES_WITH = {(order, frozenset(present)): tuple(tuple(cat for cat in cats
+                                                         if cat not in _JOINING or cat in present) for cats in passes)
+                for order, passes in _PASSES.items()
+                for present in ((), ("fine",), ("sewer",), ("fine", "sewer"))}
 
 
 @dataclass(frozen=True)
@@ -119,7 +125,7 @@ class BillBalance:
     @property
     def unpaid_principal(self) -> Decimal:
         unpaid = self.unpaid
-        return unpaid["fee"] + unpaid.get("fine", ZERO) + unpaid["water"]
+        return unpaid["fee"] + unpaid.get("fine", ZERO) + unpaid.get("sewer", ZERO) + unpaid["water"]
 
     @property
     def unpaid_interest(self) -> Decimal:
@@ -211,9 +217,10 @@ class Ledger:
         self.applications: list[Application] = []
         self._sources: deque[list] = deque()  # [entry_id, amount still waiting]
         self._shortfall = ZERO  # a negative pool (a positive non-charge entry) that later credits fill first
-        # The categories a leftover credit pays, in order: without the fine category until a fine is charged (most
-        # ledgers never have one, and the replay settles every bill after every credit).
-        self._passes = _PASSES_WITHOUT_FINES[order]
+        # The categories a leftover credit pays, in order: without the fine and sewer categories until one is charged
+        # (most ledgers never have one, and the replay settles every bill after every credit).
+        self._joined: frozenset = frozenset()
+        self._passes = _PASSES_WITH[(order, self._joined)]
 
     def post(self, e: Entry) -> None:
         kind = e.kind
@@ -234,8 +241,9 @@ class Ledger:
             bill, amount = self.bills[key], e.amount
             charged, unpaid = bill.charged, bill.unpaid
             due_on = e.due_on
+            if cat in _JOINING and cat not in self._joined:
+                self._join(cat)
             if cat == "fine":
-                self._passes = _PASSES[self.order]
                 if due_on is not None and due_on < self._fine_due.get(key, due_on + _DAY):
                     self._fine_due[key] = due_on
             elif due_on is not None and key not in self._due:
@@ -274,13 +282,17 @@ class Ledger:
             self._settle()
         self._day = posted_on
         cat = CATEGORY[kind]
-        if cat == "fine":
-            self._passes = _PASSES[self.order]
+        if cat in _JOINING and cat not in self._joined:
+            self._join(cat)
         bill = self.bills[key]
         charged, unpaid = bill.charged, bill.unpaid
         charged[cat] = charged.get(cat, ZERO) + amount
         unpaid[cat] = unpaid.get(cat, ZERO) + amount
         self._unsettled = True
+
+    def _join(self, cat: str) -> None:
+        self._joined = self._joined | {cat}
+        self._passes = _PASSES_WITH[(self.order, self._joined)]
 
     def settle(self) -> None:
         """Offer a credit left over to the charges added since it was last offered (``state`` does first)."""

@@ -41,6 +41,10 @@ class Bill(models.Model):
     start_reading = models.ForeignKey("meters.Reading", null=True, on_delete=models.PROTECT, related_name="+")
     end_reading = models.ForeignKey("meters.Reading", null=True, on_delete=models.PROTECT, related_name="+")
     estimated = models.BooleanField(default=False)
+    district = models.ForeignKey(
+        "ordinance.District", to_field="code", null=True, blank=True, on_delete=models.PROTECT, related_name="bills",
+        db_index=False, help_text="The district whose rules billed it (the premises' district at the period's end); "
+                                  "none where the installation names no districts.")
     rate_schedule = models.ForeignKey(RateSchedule, null=True, blank=True, on_delete=models.PROTECT,
                                       related_name="bills",
                                       help_text="The schedule it was rated under; none for a converted bill.")

@@ -20,6 +20,7 @@ class LedgerEntry(models.Model):
 
     class Kind(models.TextChoices):
         WATER = "water", "Water charge"
+        SEWER = "sewer", "Sewer rent"
         FEE = "fee", "Fee"
         PENALTY = "penalty", "Penalty"
         PAYMENT = "payment", "Payment"
@@ -75,8 +76,9 @@ class LedgerEntry(models.Model):
             models.UniqueConstraint(fields=["source", "kind"], name="one_entry_per_source_and_kind"),
             models.CheckConstraint(condition=~Q(source=""), name="ledger_entry_has_source"),
             models.CheckConstraint(
-                condition=(Q(kind__in=["water", "fee", "fine", "penalty", "interest", "debit", "deposit_refund",
-                                       "payment_reversal", "converted_penalty", "converted_interest", "refund"],
+                condition=(Q(kind__in=["water", "sewer", "fee", "fine", "penalty", "interest", "debit",
+                                       "deposit_refund", "payment_reversal", "converted_penalty",
+                                       "converted_interest", "refund"],
                              amount__gte=0)
                            | Q(kind__in=["payment", "credit", "void", "deposit"], amount__lte=0)
                            | Q(kind__in=["penalty_correction", "interest_correction"])),

@@ -18,19 +18,25 @@ class PaymentOrder(models.TextChoices):
 
 
 class RateSchedule(models.Model):
-    """One effective-dated version of the water rate schedule; ``rules`` is the preset's declaration."""
+    """One effective-dated version of the water rate schedule; ``rules`` is the preset's declaration. A district's own
+    schedules (``[[district.rate_schedule]]``) name it; a district with none bills by the installation's."""
 
-    effective_on = models.DateField(unique=True)
+    district = models.CharField(max_length=40, blank=True, default="", db_default="",
+                                help_text="The district whose schedule this is; blank: the installation's.")
+    effective_on = models.DateField()
     citation = models.CharField(max_length=80)
     is_sample = models.BooleanField(default=False, help_text="Sample values a clerk replaces with the adopted ones.")
     rules = models.JSONField()
     history = HistoricalRecords()
 
     class Meta:
-        ordering = ["-effective_on"]
+        ordering = ["district", "-effective_on"]
+        constraints = [models.UniqueConstraint(fields=["district", "effective_on"],
+                                               name="one_rate_schedule_per_district_date")]
 
     def __str__(self) -> str:
-        return f"Rate schedule effective {self.effective_on}"
+        where = f" of district {self.district}" if self.district else ""
+        return f"Rate schedule{where} effective {self.effective_on}"
 
 
 class Fee(models.Model):

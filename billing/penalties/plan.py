@@ -17,6 +17,7 @@ from decimal import Decimal
 from core.db import collector_paused, values_rows
 from core.money import ZERO
 
+from ..districts import ordinances_by_account
 from ..ledger.allocation import DEPOSIT_KINDS, REVERSAL_KIND, Entry
 from ..ledger.posting import Posting, correction_source, late_charge_source
 from ..ledger.selectors import charge_due, fine_dues, replay_entry
@@ -136,21 +137,30 @@ def penalties_plan(*, through: dict[int, date]) -> list[Posting]:
     last_day = max(through.values())
     ordinance = ordinance_on(last_day)
     scheme, order = DatesOnce(ordinance.penalties), ordinance.payment_order
+    # A town: each account's late charges by its district's penalty rule (``billing.districts``).
+    schemes, by_district = {}, {}
+    for account_id, own in ordinances_by_account(account_ids, on=last_day, installed=ordinance.utility).items():
+        if own.district not in by_district:
+            by_district[own.district] = DatesOnce(own.penalties)
+        schemes[account_id] = by_district[own.district]
     with collector_paused():
         facts = plan_facts(account_ids, through=last_day)
         waived = waived_charges(account_ids=account_ids)
-        return _plan(account_ids, through=through, facts=facts, waived=waived, scheme=scheme, order=order)
+        return _plan(account_ids, through=through, facts=facts, waived=waived, scheme=scheme, order=order,
+                     schemes=schemes)
 
 
-def _plan(account_ids, *, through, facts: PlanFacts, waived, scheme, order) -> list[Posting]:
+def _plan(account_ids, *, through, facts: PlanFacts, waived, scheme, order, schemes=None) -> list[Posting]:
     numbers, corrected_times = facts.numbers, facts.corrected_times
     new: list[Posting] = []
+    schemes = schemes or {}
     for account_id in account_ids:
         mine = waived.get(account_id, {})
         posted = facts.posted.get(account_id, ())
         last = through[account_id]
         owed = penalties_owed(entries=facts.entries.get(account_id, ()), bills=facts.bills.get(account_id, ()),
-                              scheme=scheme, through=last, order=order, waived=mine.keys())
+                              scheme=schemes.get(account_id, scheme), through=last, order=order,
+                              waived=mine.keys())
         if not owed and not posted:
             continue
         rows = dict(posted)

@@ -12,7 +12,7 @@ from django.db.models import Count, Q, Sum
 
 from core.models import NightlyStep
 from core.money import ZERO
-from ordinance.selectors import installed_utility
+from ordinance.selectors import districts, installed_utility
 
 from ..fast_paths import fast_paths_on
 from ..ledger.allocation import CATEGORY, DEPOSIT_KINDS, PRINCIPAL_CATEGORIES, REVERSAL_KIND
@@ -86,7 +86,8 @@ class CandidatesSince:
 def penalty_candidates_split(*, as_of: date) -> CandidatesSince | None:
     """``penalty_candidates_since``, its candidates told apart (``CandidatesSince``); None, so that every
     candidate is planned in full, when there is no recent assessment to go from or the fast paths are off."""
-    if not fast_paths_on():
+    if not fast_paths_on() or districts():
+        # A town's accounts are charged by their districts' rules, each planned in full.
         return None
     last = last_nightly_assessment()
     if last is None:

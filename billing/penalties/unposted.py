@@ -13,6 +13,7 @@ from decimal import Decimal
 from core.csvimport import chunked
 from core.money import ZERO
 
+from ..districts import ordinances_by_account
 from ..ledger.allocation import DEPOSIT_KINDS, PENALTY_KINDS, Entry, Ledger, replay_order
 from ..ledger.selectors import entries_for_accounts
 from ..models import Bill, LedgerEntry
@@ -37,6 +38,8 @@ def late_charges_not_posted(*, through: date) -> Decimal:
     for chunk in chunked(unsettled, CHUNK):
         entries = entries_for_accounts(chunk, through=through)
         waived = waived_charges(account_ids=chunk)  # a waived charge is owed as nothing
+        schemes = {account_id: _DatesOnce(own.penalties)  # a town's: each account's district's rule
+                   for account_id, own in ordinances_by_account(chunk, on=through, installed=ordinance.utility).items()}
         terms: dict[int, list[BillTerms]] = defaultdict(list)
         for account_id, bill_date, bill_id, due_date, converted_on in Bill.objects.filter(
                 account_id__in=chunk, due_date__lt=through).exclude(status=Bill.Status.VOID).values_list(
@@ -46,11 +49,12 @@ def late_charges_not_posted(*, through: date) -> Decimal:
         for account_id in chunk:
             account_entries = entries.get(account_id, [])
             posted = sum((e.amount for e in account_entries if e.kind in PENALTY_KINDS), ZERO)
-            if _owes_no_late_charge(account_entries, terms.get(account_id, []), scheme=scheme, through=through,
+            own = schemes.get(account_id, scheme)
+            if _owes_no_late_charge(account_entries, terms.get(account_id, []), scheme=own, through=through,
                                     order=order):
                 owed = []
             else:
-                owed = penalties_owed(entries=account_entries, bills=terms.get(account_id, []), scheme=scheme,
+                owed = penalties_owed(entries=account_entries, bills=terms.get(account_id, []), scheme=own,
                                       through=through, order=order, waived=waived.get(account_id, {}).keys())
             not_posted += sum((p.amount for p in owed), ZERO) - posted
     return not_posted

@@ -1,11 +1,14 @@
-"""Which accounts may be due on a date: the calendar's books, and meters the calendar bills on their own."""
+"""Which accounts may be due on a date: the calendar's books, and meters the calendar bills on their own — in a town,
+each district's calendar for the accounts whose premises are in it that day."""
 
 from datetime import date
 
-from django.db.models import Q
+from django.db.models import OuterRef, Q, Subquery, Value
+from django.db.models.functions import Coalesce
 
-from accounts.models import Account
+from accounts.models import Account, PremisesDistrict
 from meters.models import Installation
+from ordinance.selectors import districts
 
 from ..ordinance import ordinance_on
 
@@ -15,7 +18,19 @@ BILLABLE_STATUSES = (Account.Status.ACTIVE, Account.Status.VACANT)
 def billing_candidates(*, run_on: date) -> list[int]:
     """Ids of accounts that may be due on ``run_on``: in a book the calendar bills that day, or with a meter
     of a size whose frequency it bills that day whatever the book. ``bill_accounts`` decides each one."""
-    calendar = ordinance_on(run_on).calendar
+    base = Account.objects.filter(status__in=BILLABLE_STATUSES)
+    town = districts()
+    if not town:
+        return _candidates(base, run_on=run_on, district="")
+    in_district = PremisesDistrict.objects.filter(premises=OuterRef("premises"), effective_on__lte=run_on).order_by(
+        "-effective_on").values("district__code")[:1]
+    base = base.annotate(district_on_day=Coalesce(Subquery(in_district), Value("")))
+    return sorted(account_id for code in ("", *town)
+                  for account_id in _candidates(base.filter(district_on_day=code), run_on=run_on, district=code))
+
+
+def _candidates(base, *, run_on: date, district: str) -> list[int]:
+    calendar = ordinance_on(run_on, district).calendar
     books = calendar.due_books(run_on)
     frequencies = calendar.due_frequencies(run_on)
     if not books and not frequencies:
@@ -27,5 +42,4 @@ def billing_candidates(*, run_on: date) -> list[int]:
         sizes_in_use = installed.values_list("meter__size", flat=True).distinct().order_by()
         sizes = [size for size in sizes_in_use if calendar.frequency_for(size) in frequencies]
         due |= Q(id__in=installed.filter(meter__size__in=sizes).values("account_id"))
-    base = Account.objects.filter(status__in=BILLABLE_STATUSES)
     return list(base.filter(due).order_by("id").values_list("id", flat=True))

@@ -1,6 +1,6 @@
 """Planning a final bill off the calendar with the billing run's own pieces: the account's facts (its row,
-installations and earlier bills, as ``load`` reads them) and its rating (``plan.rate_usage``), with the final bill's
-part of its period when the preset pro-rates the minimum. ``services.final_bills`` previews, issues and moves
+installations and earlier bills, as ``load`` reads them) and its rating (``plan.rate_with_sewer``), with the final
+bill's part of its period when the preset pro-rates the minimum. ``services.final_bills`` previews, issues and moves
 accounts with it; the closing letter quotes it."""
 
 from dataclasses import dataclass
@@ -14,7 +14,7 @@ from ..ordinance import ordinance_on
 from ..rating import ProRata, RatingError
 from ..sections import FinalBillRule
 from .load import AccountRow, earlier_bills, installation_spans
-from .plan import rate_usage
+from .plan import rate_with_sewer
 
 # How far the calendar is searched for the regular bill dates around a final bill (a year and a bit).
 _CALENDAR_SEARCH_DAYS = 400
@@ -65,18 +65,20 @@ def _pro_rata(rule: FinalBillRule, calendar, *, book: int, frequency: str, ancho
     return ProRata(days=days, of_days=of_days, citation=f"final bill pro rata: {rule.citation}")
 
 
-def final_bill_rated(facts: FinalBillFacts, *, bill_date: date, gallons: int, anchor: date, rule: FinalBillRule):
-    """(ordinance, frequency, pro rata, rated) for the final bill's gallons, on the schedule in force."""
-    ordinance = ordinance_on(bill_date)
+def final_bill_rated(facts: FinalBillFacts, *, bill_date: date, gallons: int, anchor: date, rule: FinalBillRule,
+                     district: str = "", period_days: int = 1):
+    """(ordinance, frequency, pro rata, rated) for the final bill's gallons, on the schedule in force in the
+    account's district (its sewer rents after the water)."""
+    ordinance = ordinance_on(bill_date, district)
     calendar = ordinance.calendar
     meter_size = max((s.size for s in facts.current), key=size_inches)
     frequency = calendar.frequency_for(meter_size)
     part = _pro_rata(rule, calendar, book=facts.row.book, frequency=frequency, anchor=anchor, bill_date=bill_date)
     try:
-        rated = rate_usage(ordinance.rates, frequency=frequency, account=facts.row, gallons=gallons,
-                           meter_size=meter_size, history=facts.history,
-                           billable_year_start=calendar.billable_year_start(book=facts.row.book, on=bill_date),
-                           pro_rata=part)
+        rated = rate_with_sewer(ordinance, frequency=frequency, account=facts.row, gallons=gallons,
+                                meter_size=meter_size, history=facts.history,
+                                billable_year_start=calendar.billable_year_start(book=facts.row.book, on=bill_date),
+                                pro_rata=part, period_days=max(period_days, 1), winter=None)
     except RatingError as exc:
         raise ApplicationError(str(exc), field="reading") from exc
     return ordinance, frequency, part, rated

@@ -2,8 +2,8 @@
 which accounts the calendar bills on the day. Nothing here decides a bill; ``plan`` does, in Python."""
 
 from collections import defaultdict
-from dataclasses import dataclass
-from datetime import date
+from dataclasses import dataclass, field
+from datetime import date, timedelta
 from decimal import Decimal
 
 from django.db import connection
@@ -19,6 +19,7 @@ from ..consumption import Read, Span
 from ..models import Bill, BillingException, LedgerEntry, PendingCharge
 from ..ordinance import BillingCalendar
 from ..rating import Line
+from ..sewer import winter_bill
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,6 +227,10 @@ class ChunkFacts:
     earlier: dict[int, list[dict]]
     readings: dict[int, list[Read]]
     widest_end: date | None  # the latest read window's end: the readings are loaded up to it
+    # The districts of each account's premises, oldest first, where the installation names districts
+    # (``billing.districts``); and each account's latest winter bill where a sewer rent caps at winter use.
+    districts: dict = field(default_factory=dict)
+    winter: dict[int, tuple[int, int]] = field(default_factory=dict)
 
     @property
     def due(self) -> list[int]:
@@ -233,10 +238,26 @@ class ChunkFacts:
         return [a.id for a in self.accounts if a.id in self.cycles and a.id not in self.billed]
 
 
-def chunk_load(*, account_ids: list[int], run_on: date, calendar: BillingCalendar, lock: bool) -> ChunkFacts:
+def winter_bills(account_ids, *, months: tuple[int, ...], before: date) -> dict[int, tuple[int, int]]:
+    """Each account's latest live bill whose period ended in ``months`` within the year before ``before``: (its
+    gallons, its days) — what a sewer rent's winter cap reads (``billing.sewer``)."""
+    history: dict[int, list[dict]] = defaultdict(list)
+    for account_id, start, end, gallons in Bill.objects.filter(
+            account_id__any=account_ids, period_end__gte=before - timedelta(days=366), period_end__lt=before,
+            period_end__month__in=months).exclude(status=Bill.Status.VOID).order_by("account_id", "period_end"
+                                                                                   ).values_list(
+            "account_id", "period_start", "period_end", "gallons"):
+        history[account_id].append({"period_start": start, "period_end": end, "gallons": gallons})
+    return {account_id: found for account_id, bills in history.items()
+            if (found := winter_bill(bills, months=months, before=before))}
+
+
+def chunk_load(*, account_ids: list[int], run_on: date, calendar: BillingCalendar, lock: bool,
+               districts: dict | None = None, winter_months: tuple[int, ...] = ()) -> ChunkFacts:
     """The facts of a chunk of accounts on ``run_on``. With ``lock``, the accounts (in id order: a concurrent run
     waits here, then sees our bills) and the charges their bills would carry are locked until the transaction
-    ends."""
+    ends. ``districts``: the accounts' district histories (``billing.districts.district_history``);
+    ``winter_months``: the months of a sewer rent's winter cap, whose latest bills are loaded."""
     account_rows = Account.objects.filter(id__any=account_ids)
     columns = ("id", "account_no", "book", "category", "sprinkler_supply_inches", "owner_id", "rate_fields", "units")
     rows = (lock_in_order(account_rows, *columns) if lock
@@ -253,7 +274,8 @@ def chunk_load(*, account_ids: list[int], run_on: date, calendar: BillingCalenda
     cycles = {account.id: found for account in accounts
               if (found := _due_cycle(day, book=account.book, spans=spans.get(account.id, [])))}
     facts = ChunkFacts(accounts=accounts, billed=billed, voided=voided, voided_on=voided_on, spans=spans,
-                       cycles=cycles, waiting={}, released=set(), earlier={}, readings={}, widest_end=None)
+                       cycles=cycles, waiting={}, released=set(), earlier={}, readings={}, widest_end=None,
+                       districts=districts or {})
     due = facts.due
     if not due:
         return facts
@@ -273,4 +295,6 @@ def chunk_load(*, account_ids: list[int], run_on: date, calendar: BillingCalenda
             since[span.meter_id] = min(start, since.get(span.meter_id, start))
     facts.readings = readings_since(since, until=facts.widest_end,
                                     also={b[-1]["end_reading_id"] for b in facts.earlier.values() if b})
+    if winter_months:
+        facts.winter = winter_bills(due, months=winter_months, before=run_on)
     return facts

@@ -13,9 +13,11 @@ from meters.rules import use_over
 from meters.units import size_inches
 
 from ..consumption import Problem, usage_for_bill
+from ..districts import days_by_district, gallons_by_days
 from ..models import BillingException
 from ..ordinance import Ordinance
-from ..rating import EarlierBill, ProRata, Rated, RatingError, RatingInput
+from ..rating import EarlierBill, Line, ProRata, Rated, RatingError, RatingInput
+from ..sewer import SewerFacts
 from .load import AccountRow, ChunkFacts
 
 
@@ -36,6 +38,24 @@ class ChunkResult:
     new_exceptions: list = field(default_factory=list)  # unsaved ``BillingException`` rows
     resolved: list = field(default_factory=list)  # accounts billed now: their open exceptions of the day resolve
     warning: str = ""
+
+    @classmethod
+    def merged(cls, plans: list["ChunkResult"]) -> "ChunkResult":
+        """One plan of the plans of a chunk's districts, its bills in account order (as one plan's are)."""
+        out = cls()
+        for plan in plans:
+            for name in ("bills", "already_billed", "exceptions", "total", "charges"):
+                setattr(out, name, getattr(out, name) + getattr(plan, name))
+            out.new_exceptions += plan.new_exceptions
+            out.resolved += plan.resolved
+            out.warning = out.warning or plan.warning
+        rows = sorted((bill.account_id, bill, lines, carried) for plan in plans for bill, lines, carried in
+                      zip(plan.new_bills, plan.new_lines, plan.carried, strict=True))
+        out.new_bills = [row[1] for row in rows]
+        out.new_lines = [row[2] for row in rows]
+        out.carried = [row[3] for row in rows]
+        out.new_exceptions.sort(key=lambda e: e.account_id)
+        return out
 
 
 @dataclass(slots=True)
@@ -62,6 +82,7 @@ class NewBill:
     estimated: bool
     rate_schedule_id: int
     total: Decimal
+    district_id: str | None = None  # the district whose rules bill it (None: the installation names none)
     pk: int | None = None
     final: bool = False  # an off-cycle final bill (``billing.services.final_bills``)
 
@@ -96,9 +117,45 @@ def rate_usage(rates, *, frequency: str, account: AccountRow, gallons: int, mete
         units=account.units, facts=account.rate_fields or {}))
 
 
-def plan_chunk(facts: ChunkFacts, *, ordinance: Ordinance, run_on: date, run=None) -> ChunkResult:
-    """Each due account's bill or exception on ``run_on``, in account order."""
-    calendar, rates, schedule_row = ordinance.calendar, ordinance.rates, ordinance.rate_schedule
+def rate_with_sewer(ordinance: Ordinance, *, frequency: str, account: AccountRow, gallons: int, meter_size: str,
+                    history: list[dict], billable_year_start: date, period_days: int, winter: tuple | None,
+                    pro_rata: ProRata | None = None) -> Rated:
+    """The water lines of a bill (or of its part in one district) under ``ordinance``, then its sewer rents."""
+    rated = rate_usage(ordinance.rates, frequency=frequency, account=account, gallons=gallons,
+                       meter_size=meter_size, history=history, billable_year_start=billable_year_start,
+                       pro_rata=pro_rata)
+    sewer = ordinance.sewer
+    if not sewer.rents:
+        return rated
+    sewer_lines = sewer.lines(SewerFacts(category=account.category, gallons=gallons, water_rent=rated.total,
+                                         period_days=period_days, units=account.units, winter=winter))
+    return Rated(rated.lines + sewer_lines, rated.schedule_gallons, rated.includes_annual_minimum)
+
+
+def rate_by_district(ordinance_of, parts: list[tuple[str, int]], *, gallons: int, **bill) -> Rated:
+    """A bill whose premises moved between districts in its period: its gallons shared by the days in each
+    (``districts.gallons_by_days``), each part rated under its district's rules with its minimum and allowance pro
+    rata by those days, its lines named with the district."""
+    of_days = sum(days for _, days in parts)
+    lines: list[Line] = []
+    schedule_gallons, includes_minimum = 0, False
+    for (code, days), part_gallons in zip(parts, gallons_by_days(gallons, parts), strict=True):
+        ordinance = ordinance_of(code)
+        name = ordinance.district_name
+        part = ProRata(days=days, of_days=of_days, citation=f"{name}, {days} of {of_days} days")
+        rated = rate_with_sewer(ordinance, gallons=part_gallons, pro_rata=part, period_days=days, **bill)
+        lines.extend(Line(line.kind, f"{name}: {line.description}", line.citation, line.quantity, line.rate,
+                          line.amount) for line in rated.lines)
+        schedule_gallons += rated.schedule_gallons
+        includes_minimum = includes_minimum or rated.includes_annual_minimum
+    return Rated(tuple(lines), schedule_gallons, includes_minimum)
+
+
+def plan_chunk(facts: ChunkFacts, *, ordinance: Ordinance, run_on: date, run=None, ordinance_of=None) -> ChunkResult:
+    """Each due account's bill or exception on ``run_on``, in account order, under ``ordinance`` (the rules of the
+    accounts' district on the day); a bill whose premises moved district in its period is rated part by part under
+    each district's (``ordinance_of(code)``)."""
+    calendar, schedule_row = ordinance.calendar, ordinance.rate_schedule
     factor = ordinance.high_usage_factor
     result = ChunkResult(already_billed=sum(1 for account_id in facts.cycles if account_id in facts.billed))
     readings, widest_end = facts.readings, facts.widest_end
@@ -132,10 +189,16 @@ def plan_chunk(facts: ChunkFacts, *, ordinance: Ordinance, run_on: date, run=Non
             if high:
                 hold(account.id, BillingException.Kind.HIGH_USAGE, f"{high}; held for review")
                 continue
+        moves = facts.districts.get(account.id)
+        parts = days_by_district(moves, usage.start.read_on, usage.end.read_on) if moves else ()
+        bill = {"frequency": frequency, "account": account,
+                "meter_size": max((s.size for s in current), key=size_inches), "history": history,
+                "billable_year_start": cycle.billable_year_start, "winter": facts.winter.get(account.id)}
         try:
-            rated = rate_usage(rates, frequency=frequency, account=account, gallons=usage.gallons,
-                               meter_size=max((s.size for s in current), key=size_inches), history=history,
-                               billable_year_start=cycle.billable_year_start)
+            if len(parts) > 1:
+                rated = rate_by_district(ordinance_of, list(parts), gallons=usage.gallons, **bill)
+            else:
+                rated = rate_with_sewer(ordinance, gallons=usage.gallons, period_days=period_days, **bill)
         except RatingError as exc:
             hold(account.id, BillingException.Kind.RATING, str(exc))
             continue
@@ -158,7 +221,7 @@ def plan_chunk(facts: ChunkFacts, *, ordinance: Ordinance, run_on: date, run=Non
             gallons=usage.gallons, schedule_gallons=rated.schedule_gallons,
             includes_annual_minimum=rated.includes_annual_minimum, start_reading_id=usage.start.id,
             end_reading_id=usage.end.id, estimated=usage.estimated, rate_schedule_id=schedule_row.pk,
-            total=total))
+            total=total, district_id=ordinance.district or None))
         result.new_lines.append((*rated.lines, *(c.line() for c in charges)))
         result.carried.append(charges)
         result.resolved.append(account.id)

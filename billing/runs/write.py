@@ -8,6 +8,7 @@ from django.utils import timezone
 from djmoney.money import Money
 
 from core.db import copy_rows, is_postgres, reserve_ids
+from core.money import ZERO
 
 from ..ledger.posting import Posting, bill_source, charge_source, ledger_post_many
 from ..models import Bill, BillingException, BillLine, LedgerEntry, PendingCharge
@@ -42,15 +43,24 @@ def bills_write(bills: list[NewBill], lines_per_bill: list[tuple],
         for bill, row in zip(bills, created, strict=True):
             bill.pk = row.pk
     lines, entries, billed_charges = [], [], []
-    water = LedgerEntry.Kind.WATER.value
+    water, sewer_kind = LedgerEntry.Kind.WATER.value, LedgerEntry.Kind.SEWER.value
     for bill, bill_lines, charges in zip(bills, lines_per_bill, charges_per_bill, strict=True):
+        sewer = ZERO
         for position, line in enumerate(bill_lines, start=1):
             lines.append((bill.pk, position, line.kind, line.description, line.citation, line.quantity, line.rate,
                           line.amount, "USD"))
+            if line.kind == sewer_kind:
+                sewer += line.amount
+        rents = bill.total - sum(c.amount for c in charges) if charges else bill.total
         entries.append(Posting(account_id=bill.account_id, kind=water, posted_on=bill.issued_on,
-                               amount=bill.total - sum(c.amount for c in charges) if charges else bill.total,
-                               source=bill_source(bill.pk), bill_id=bill.pk, description=f"Bill {bill.number}",
+                               amount=rents - sewer, source=bill_source(bill.pk), bill_id=bill.pk,
+                               description=f"Bill {bill.number}",
                                citation=bill_lines[0].citation if bill_lines else ""))
+        if sewer:
+            entries.append(Posting(account_id=bill.account_id, kind=sewer_kind, posted_on=bill.issued_on,
+                                   amount=sewer, source=bill_source(bill.pk), bill_id=bill.pk,
+                                   description=f"Sewer rent, bill {bill.number}",
+                                   citation=next(line.citation for line in bill_lines if line.kind == sewer_kind)))
         if charges:
             entries.extend(Posting(account_id=bill.account_id, kind=c.kind, posted_on=bill.issued_on,
                                    amount=c.amount, source=charge_source(c.id), bill_id=bill.pk, citation=c.citation,
@@ -64,13 +74,13 @@ def bills_write(bills: list[NewBill], lines_per_bill: list[tuple],
                         "period_end", "gallons", "schedule_gallons",
                         "includes_annual_minimum", "start_reading_id", "end_reading_id", "estimated",
                         "rate_schedule_id", "total", "total_currency", "created_at", "void_reason", "void_description",
-                        "pdf", "final")
+                        "pdf", "final", "district_id")
         copy_rows(Bill, bill_columns, [
             (b.pk, b.number, b.public_id, b.account_id, b.run_id, Bill.Status.ISSUED.value, b.frequency, b.bill_date,
              b.issued_on, b.recipient_name, b.recipient_address, b.due_date, b.period_start, b.period_end,
              b.gallons, b.schedule_gallons,
              b.includes_annual_minimum, b.start_reading_id, b.end_reading_id, b.estimated, b.rate_schedule_id,
-             b.total, "USD", now, "", "", "", b.final)
+             b.total, "USD", now, "", "", "", b.final, b.district_id)
             for b in bills])
         copy_rows(BillLine, line_columns, lines)
     else:

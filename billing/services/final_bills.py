@@ -46,6 +46,7 @@ from meters.services import reading_problems, reading_record
 from ordinance.selectors import section
 
 from ..consumption import Problem, Read, usage_for_bill
+from ..districts import district_history, district_on
 from ..ledger.selectors import account_balances
 from ..models import Bill
 from ..ordinance import sample_rates_refusal
@@ -120,7 +121,9 @@ def _plan(account: Account, *, read_on: date, end: Read, as_of: date, lock: bool
         raise ApplicationError(f"a bill of account {account.account_no} is dated {bill_date - timedelta(days=1)}, "
                                f"so the final bill is dated {bill_date}, after the issue date {as_of}; issue it "
                                "from that day on", field="read_on")
-    rule = section("final_bill", bill_date)
+    # A town's account is billed by its premises' district on the bill date: its final-bill rule, calendar, rates.
+    district = district_on(district_history([account.pk]).get(account.pk, []), bill_date)
+    rule = section("final_bill", bill_date, district=district)
     previous = facts.history[-1] if facts.history else None
     meter_ids = {s.meter_id for s in facts.spans}
     readings: dict[int, list[Read]] = {meter_id: [] for meter_id in meter_ids}
@@ -136,7 +139,8 @@ def _plan(account: Account, *, read_on: date, end: Read, as_of: date, lock: bool
         raise ApplicationError(usage.detail, field="reading")
     anchor = previous["bill_date"] if previous else usage.start.read_on
     ordinance, frequency, part, rated = final_bill_rated(facts, bill_date=bill_date, gallons=usage.gallons,
-                                                         anchor=anchor, rule=rule)
+                                                         anchor=anchor, rule=rule, district=district,
+                                                         period_days=(usage.end.read_on - usage.start.read_on).days)
     # A final bill carries every charge still waiting, even one meant for a later bill: there is none.
     charges = waiting_charges([account.pk], on=date.max, lock=lock).get(account.pk, [])
     total = rated.total + sum((c.amount for c in charges), ZERO)
@@ -149,7 +153,7 @@ def _plan(account: Account, *, read_on: date, end: Read, as_of: date, lock: bool
         period_start=usage.start.read_on, period_end=usage.end.read_on, gallons=usage.gallons,
         schedule_gallons=rated.schedule_gallons, includes_annual_minimum=rated.includes_annual_minimum,
         start_reading_id=usage.start.id, end_reading_id=usage.end.id, estimated=usage.estimated,
-        rate_schedule_id=ordinance.rate_schedule.pk, total=total, final=True)
+        rate_schedule_id=ordinance.rate_schedule.pk, total=total, final=True, district_id=district or None)
     high = high_usage_words(usage.gallons, (usage.end.read_on - usage.start.read_on).days, previous,
                             factor=ordinance.high_usage_factor) if previous else ""
     return FinalBillPlan(account=account, bill=bill, lines=(*rated.lines, *(c.line() for c in charges)),
@@ -257,7 +261,7 @@ def account_move(*, account: Account, on: date, new_owner: Customer, new_account
     installation._history_user = actor
     installation.save()
     transferred = ZERO
-    rule = section("final_bill", bill.bill_date)
+    rule = section("final_bill", bill.bill_date, district=bill.district_id or "")
     if rule.arrears_follow_property:
         transferred = _arrears_transfer(old=old, new=new, on=as_of, rule=rule, actor=actor)
     return Move(final_bill=bill, old_account=old, new_account=new, transferred=transferred)

@@ -10,7 +10,8 @@ Design overview:
 * **An open bill is a bill** (``Bill.converted_on`` = the cutover; no rate schedule, no readings, no gallons),
   with one line per charge as the old system described it, so aging, the relevy, shut-off eligibility and the
   payment order read it like any bill, from its own bill and due dates. Its ledger rows are posted on its bill
-  date: the water and sewer charges as ``water``, fees as ``fee``, fines as ``fine``.
+  date: the water charges as ``water``, a sewer rent as ``sewer`` (paid after the water, in the sewer fund), fees as
+  ``fee``, fines as ``fine``.
 * **Late charges the old system already charged** are ``converted_penalty`` and ``converted_interest`` rows on
   the bill, dated the day before the cutover: owed like ours and paid in the same order, but facts the penalty
   replay never recomputes; and a converted bill's late-charge days before the cutover are never ours
@@ -55,7 +56,7 @@ from ..runs.load import installation_spans
 # The old system's kinds of a bill's charge, as our bill lines and ledger kinds.
 LINE_KINDS = {"water": BillLine.Kind.CHARGE, "sewer": BillLine.Kind.SEWER, "fee": BillLine.Kind.FEE,
               "fine": BillLine.Kind.FINE}
-ENTRY_KINDS = {"water": LedgerEntry.Kind.WATER, "sewer": LedgerEntry.Kind.WATER, "fee": LedgerEntry.Kind.FEE,
+ENTRY_KINDS = {"water": LedgerEntry.Kind.WATER, "sewer": LedgerEntry.Kind.SEWER, "fee": LedgerEntry.Kind.FEE,
                "fine": LedgerEntry.Kind.FINE, "penalty": LedgerEntry.Kind.CONVERTED_PENALTY,
                "interest": LedgerEntry.Kind.CONVERTED_INTEREST}
 LATE_KINDS = ("penalty", "interest")

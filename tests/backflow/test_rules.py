@@ -25,7 +25,7 @@ from core.errors import ApplicationError
 from ordinance.files import preset_read
 
 D = Decimal
-PRESETS = ("mineola", "washingtonville", "south_farmingdale", "lansing", "old_westbury")
+PRESETS = ("mineola", "washingtonville", "south_farmingdale", "lansing", "old_westbury", "smithtown")
 PRESET_FILES = Path(__file__).resolve().parents[2] / "fixtures" / "presets"
 
 

@@ -148,6 +148,9 @@ LADDERS = {
                                                        20_000: "$86.10"}),
     "old_westbury": ("All other uses, one quarterly bill", {0: "$40.00", 15_000: "$40.00", 16_000: "$44.50",
                                                             30_000: "$107.50"}),
+    # The Smithtown Water District's sample schedule (the installation's): $22.00 with 15,000; $1.60 to 60,000; $2.10.
+    "smithtown": ("All other uses, one quarterly bill", {0: "$22.00", 15_000: "$22.00", 16_000: "$23.60",
+                                                         60_000: "$94.00", 61_000: "$96.10"}),
 }
 LATE = {
     "mineola": "11 charges, $15.00 in the year",  # 5% then 1% a month for ten months on $100.00 (§ 45.29 E)
@@ -155,6 +158,7 @@ LATE = {
     "south_farmingdale": "1 charge, $10.00 in the year",  # 10% once (§ 4.2)
     "lansing": "1 charge, $15.00 in the year",  # 15% once (§ 141-17)
     "old_westbury": "0 charges, $0.00 in the year",  # no late penalty in the text
+    "smithtown": "1 charge, $10.00 in the year",  # 10% once after 60 days (Ch. 312)
 }
 
 
@@ -271,3 +275,11 @@ def test_a_per_unit_minimum_and_a_30_day_period_read_in_spanish():
         assert "1.5% (período de 30 días n.º 12)" in said and "202501-1-0002" in said
         assert "(primer período de 30 días)" in charge_words("penalty", "Late payment penalty: 1.5% (first 30-day "
                                                                         "period)")
+
+
+def test_preset_check_bills_prints_each_districts_own_figures():
+    # St. James Water District's own sample schedule: $25.00 with 12,000 gal, then $1.90 per 1,000 (Ch. 312).
+    ladder = _ladder(_bills("smithtown"), "St. James Water District (st_james): All other uses, one quarterly bill")
+    assert {g: ladder.get(g) for g in (0, 12_000, 13_000, 24_000)} == {
+        0: "$25.00", 12_000: "$25.00", 13_000: "$26.90", 24_000: "$47.80"}
+    assert "Smithtown Water District (smithtown): billed by the installation's tables above" in _bills("smithtown")

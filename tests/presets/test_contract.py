@@ -85,8 +85,11 @@ def test_every_strategy_is_built_through_the_registries(installed):
     penalties = PENALTY_SCHEMES.build(data["penalty"]["scheme"], data["penalty"])
     assert isinstance(calendar, BillingCalendar) and calendar.name == data["calendar"]["scheme"]
     assert isinstance(penalties, PenaltyScheme) and penalties.name == data["penalty"]["scheme"]
-    schedules = list(RateSchedule.objects.order_by("effective_on"))
+    # The installation's schedules; a town's districts may have their own (``[[district.rate_schedule]]``).
+    schedules = list(RateSchedule.objects.filter(district="").order_by("effective_on"))
     assert len(schedules) == len(data.get("rate_schedule", [])) >= 1
+    own = [schedule for district in data.get("district", []) for schedule in district.get("rate_schedule", [])]
+    assert RateSchedule.objects.exclude(district="").count() == len(own)
     for row in schedules:
         assert isinstance(rate_structure_for(row.rules), RateStructure), row
     ordinance = ordinance_on(schedules[0].effective_on)
@@ -98,11 +101,12 @@ def test_every_penalty_schemes_shortcuts_give_what_its_dates_and_amount_give(ins
     """The fast paths ask a scheme its shortcuts (``billing.fast_paths``); each must answer as ``dates`` and
     ``amount`` do, for bills dated through a year and unpaid amounts of every kind."""
     scheme = ordinance_on(date(2026, 2, 1)).penalties
-    samples = [{"water": Decimal(w), "fee": Decimal(f), "fine": Decimal(i), "penalty": Decimal(p),
-                "interest": Decimal(n)} for w, f, i, p, n in (("0", "0", "0", "0", "0"), ("186.13", "0", "0", "0", "0"),
-                                                              ("0", "25.00", "0", "9.31", "0"),
-                                                              ("100.00", "10.00", "50.00", "5.00", "2.01"),
-                                                              ("0", "0", "0", "12.00", "3.00"))]
+    samples = [{"water": Decimal(w), "sewer": Decimal(s), "fee": Decimal(f), "fine": Decimal(i),
+                "penalty": Decimal(p), "interest": Decimal(n)}
+               for w, s, f, i, p, n in (("0", "0", "0", "0", "0", "0"), ("186.13", "0", "0", "0", "0", "0"),
+                                        ("0", "0", "25.00", "0", "9.31", "0"), ("0", "40.00", "0", "0", "0", "0"),
+                                        ("100.00", "24.80", "10.00", "50.00", "5.00", "2.01"),
+                                        ("0", "0", "0", "0", "12.00", "3.00"))]
     for month in range(1, 13):
         bill_date = date(2026, month, 1)
         due_date = bill_date + timedelta(days=30)

@@ -18,7 +18,7 @@ from ...render import as_csv, as_json, as_pdf, report_view
 FORMATS = ("csv", "json", "pdf")
 # The command's option for each parameter a refusal may name.
 OPTIONS = {"report": "NAME", "date": "--date", "bill_date": "--bill-date", "start": "--from", "end": "--to",
-           "levy_date": "--levy-date", "preset": "preset"}
+           "levy_date": "--levy-date", "preset": "preset", "district": "--district"}
 
 
 class Command(BaseCommand):
@@ -34,6 +34,9 @@ class Command(BaseCommand):
         parser.add_argument("--from", dest="start", metavar="D", help="receipts: the first day (default: --date)")
         parser.add_argument("--to", dest="end", metavar="D", help="receipts: the last day (default: --date)")
         parser.add_argument("--levy-date", metavar="D", help="relevy: the levy date (default: --date)")
+        parser.add_argument("--district", metavar="CODE",
+                            help="a town's report narrowed to one water district (its code; default: every one); "
+                                 "the relevy list is then that district's levy, under its lien rule")
 
     def handle(self, *args, name, **o):
         fmt = (o["format"] or "").lower()
@@ -45,7 +48,7 @@ class Command(BaseCommand):
         try:
             report = report_build(name=name, as_of=as_of, bill_date=_day(o["bill_date"], "bill_date"),
                                   start=_day(o["start"], "start"), end=_day(o["end"], "end"),
-                                  levy_date=_day(o["levy_date"], "levy_date"))
+                                  levy_date=_day(o["levy_date"], "levy_date"), district=o["district"])
         except ApplicationError as exc:
             raise CommandError("; ".join(f"{OPTIONS.get(e.field, e.field)}: {e.message}" if e.field else e.message
                                          for e in exc.errors)) from exc
