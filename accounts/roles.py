@@ -56,6 +56,9 @@ CLERK = [
     *_perms("view", "billing.bill", "billing.billline", "billing.ledgerentry", "billing.billingrun",
             "billing.billingexception", "billing.rateschedule", "billing.fee", "ordinance.utility"),
     "billing.change_billingexception",  # release an exception: "bill as read"
+    # A town's premises put in their water districts, each from a day (never edited: a later row corrects).
+    *_perms("view add", "accounts.premisesdistrict"), "accounts.view_historicalpremisesdistrict",
+    "ordinance.view_district",
     "billing.add_billingrun",           # start a billing run, make its print file, send its e-mails
     *_perms("view add change", "billing.billmessage"),  # messages printed on bills
     # What the customers were told (returned payments, autopay stopped, a case reopened); print the paper ones.

@@ -230,6 +230,29 @@ def ordinance_on(on: date, district: str = "") -> Ordinance:
                      payment_order=section("policy", on, installed=utility).payment_order, district=district)
 
 
+@dataclass(frozen=True)
+class BillingDays:
+    """Which days anyone is billed, over the installation's calendar and each district's own: a town's districts
+    bill on dates of their own, and the start page, the dashboard and the nightly job propose every one. Only
+    ``due_books`` and ``due_frequencies`` (unions); an account's own calendar is its district's."""
+
+    calendars: tuple[BillingCalendar, ...]
+
+    def due_books(self, on: date) -> list[int]:
+        return sorted({book for calendar in self.calendars for book in calendar.due_books(on)})
+
+    def due_frequencies(self, on: date) -> set[str]:
+        return {frequency for calendar in self.calendars for frequency in calendar.due_frequencies(on)}
+
+
+def billing_days_on(on: date) -> BillingDays:
+    """The calendars in force on ``on``: the installation's, and each district's own where it has one."""
+    utility = utility_required()
+    found = {id(c): c for c in (section("calendar", on, installed=utility, district=code)
+                                for code in ("", *districts(installed=utility)))}
+    return BillingDays(tuple(found.values()))
+
+
 def penalties_through(on: date, *, installed: Utility, district: str = "") -> PenaltyScheme:
     """The penalty rule of each day up to ``on``: the one version in force, or, across an amendment, each version
     on its own days (``DatedPenalties``)."""

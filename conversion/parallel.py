@@ -26,6 +26,7 @@ from datetime import date
 from decimal import Decimal
 
 from accounts.models import Account
+from billing.districts import district_history, district_on
 from billing.models import Bill, BillLine
 from billing.runs.candidates import billing_candidates
 from billing.runs.issue import bills_plan
@@ -83,6 +84,7 @@ class AccountCompared:
     status: str
     kinds: tuple[KindCompared, ...]
     note: str = ""  # why we would not bill it, or that the bill is already issued
+    district: str = ""  # a town's: the district the account's premises is in on the bill date
 
     @property
     def status_words(self) -> str:
@@ -129,12 +131,30 @@ class ParallelRun:
     def not_identical(self) -> list[AccountCompared]:
         return [a for a in self.accounts if a.status != IDENTICAL]
 
+    def by_district(self) -> list[dict]:
+        """A town's totals, district by district (empty where the installation names none)."""
+        groups: dict[str, list[AccountCompared]] = defaultdict(list)
+        for account in self.accounts:
+            groups[account.district].append(account)
+        if set(groups) <= {""}:
+            return []
+        out = []
+        for district, accounts in sorted(groups.items()):
+            legacy = sum((a.legacy_total for a in accounts), ZERO)
+            ours = sum((a.our_total for a in accounts), ZERO)
+            out.append({"district": district, "accounts": len(accounts),
+                        "identical": sum(1 for a in accounts if a.status == IDENTICAL),
+                        "legacy_total": f"{legacy:.2f}", "our_total": f"{ours:.2f}",
+                        "difference": f"{ours - legacy:.2f}"})
+        return out
+
     def as_dict(self) -> dict:
         return {"bill_date": self.bill_date.isoformat(),
                 "legacy_bill_date": self.legacy_bill_date.isoformat() if self.legacy_bill_date else None,
                 "accounts": len(self.accounts), **{status: self.count(status) for status in STATUS_WORDS},
                 "legacy_total": f"{self.legacy_total:.2f}", "our_total": f"{self.our_total:.2f}",
                 "difference": f"{self.our_total - self.legacy_total:.2f}",
+                **({"by_district": by} if (by := self.by_district()) else {}),
                 "differences": [a.as_dict() for a in self.not_identical]}
 
 
@@ -241,7 +261,9 @@ def parallel_run(*, legacy, run_on: date, today: date) -> ParallelRun:
     except ApplicationError as exc:
         raise ApplicationError("; ".join(e.message for e in exc.errors), field="date") from None
     result = ParallelRun(bill_date=run_on, legacy_bill_date=legacy_date)
-    for number in sorted(set(theirs) | set(ours) | set(why_not)):
+    numbers = set(theirs) | set(ours) | set(why_not)
+    district_of = _districts_of(numbers, on=run_on)
+    for number in sorted(numbers):
         legacy_kinds, our_kinds = theirs.get(number), ours.get(number)
         kinds = tuple(KindCompared(kind, (legacy_kinds or {}).get(kind), (our_kinds or {}).get(kind))
                       for kind in LEGACY_KINDS if kind in (legacy_kinds or {}) or kind in (our_kinds or {}))
@@ -254,5 +276,13 @@ def parallel_run(*, legacy, run_on: date, today: date) -> ParallelRun:
         note = f"not billed by us: {why_not[number]}" if number in why_not and our_kinds is None else ""
         if legacy_kinds is None and our_kinds is None:
             continue  # due, not billed by us, and not in the old system's file: nothing to compare
-        result.accounts.append(AccountCompared(account_no=number, status=status, kinds=kinds, note=note))
+        result.accounts.append(AccountCompared(account_no=number, status=status, kinds=kinds, note=note,
+                                               district=district_of.get(number, "")))
     return result
+
+
+def _districts_of(numbers, *, on: date) -> dict[str, str]:
+    """A town's accounts by number → the district each premises is in on ``on`` ({} for a village)."""
+    ids = dict(Account.objects.filter(account_no__in=list(numbers)).values_list("id", "account_no"))
+    history = district_history(list(ids))
+    return {ids[account_id]: district_on(moves, on) for account_id, moves in history.items()}

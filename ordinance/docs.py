@@ -45,11 +45,12 @@ def presets_doc() -> str:
            "<!-- Written by `manage.py preset_docs --write` from the registries; edit the readers' meanings and the "
            "walk-through (ordinance/walk_through.md), not this file. -->", "",
            "A preset is one TOML file holding a village's water ordinance: every number with the section it comes "
-           "from. The five shipped presets are in `fixtures/presets/`; a sixth is a file of its own, checked with "
-           "`manage.py preset_check PATH` and installed with `manage.py setup_utility --file PATH` (under Docker, "
-           "mount the file and give its path: no image rebuild). An amendment is the same file changed, installed "
-           "with the day it takes effect (`--effective YYYY-MM-DD`, or `effective_on = YYYY-MM-DD` at the top of "
-           "the file): bills, late charges, notices and case steps before that day keep the rules in force then.",
+           "from. The shipped presets are in `fixtures/presets/` (five villages' and a town's); another is a "
+           "file of its own, checked with `manage.py preset_check PATH` and installed with "
+           "`manage.py setup_utility --file PATH` (under Docker, mount the file and give its path: no image "
+           "rebuild). An amendment is the same file changed, installed with the day it takes effect "
+           "(`--effective YYYY-MM-DD`, or `effective_on = YYYY-MM-DD` at the top of the file): bills, late charges, "
+           "notices and case steps before that day keep the rules in force then.",
            "", "Every table is checked by meaning before anything is installed: a key no table below lists is refused, "
            "naming the table, the key, the keys it may hold and the nearest of them (`up_to_gallon`: did you mean "
            "`up_to_gallons`?); every value by its kind (no negative, NaN or impossibly large price, rate, fee or "

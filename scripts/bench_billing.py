@@ -4,7 +4,9 @@
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/wb_bench .venv/bin/python scripts/bench_billing.py \\
         --accounts 100000 --workers 2
 
-Migrates, installs the Mineola preset with N demo accounts (once; reused on later runs), then bills
+Migrates, installs the Mineola preset (or ``--file PRESET.toml``: a town's of two districts,
+``tests/districts/town.toml``, spreads the accounts over them street by street) with N demo accounts (once;
+reused on later runs), then bills
 every billing date of the last twelve months in order — so later runs rate against real history
 (allowances, averages for the high-usage hold) — with the chunks of each run shared by ``--workers``
 processes, as Celery workers would take them. Prints, per run: bills, seconds, bills per second, and the
@@ -46,6 +48,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--as-of", default=None, help="the last day billed (default: today)")
     parser.add_argument("--fresh", action="store_true", help="delete earlier bills, runs and penalties first")
+    parser.add_argument("--file", default=None, metavar="PRESET.toml",
+                        help="install this preset file instead of the demo preset (a town: its districts)")
     args = parser.parse_args()
 
     import django
@@ -64,7 +68,8 @@ def main() -> None:
     have = Account.objects.count()
     if have < args.accounts:
         started = time.perf_counter()
-        call_command("setup_utility", DEMO_PRESET, "--demo", str(args.accounts - have), "--date", as_of.isoformat())
+        preset = ("--file", args.file) if args.file else (DEMO_PRESET,)
+        call_command("setup_utility", *preset, "--demo", str(args.accounts - have), "--date", as_of.isoformat())
         print(f"demo: {args.accounts - have} accounts in {time.perf_counter() - started:.0f} s")
     if args.fresh:
         # TRUNCATE: the ledger and issued bills refuse DELETE by design.
@@ -72,6 +77,10 @@ def main() -> None:
         with connection.cursor() as cursor:
             cursor.execute(f"TRUNCATE {', '.join(tables)} CASCADE")
 
+    from ordinance.selectors import districts
+
+    if districts():
+        print(f"districts: {', '.join(districts())}")
     print(f"{'bill date':<12}{'bills':>8}{'seconds':>9}{'bills/s':>9}{'peak MB':>9}")
     billing_pool_measure(dates=twelve_months(as_of), workers=args.workers, on_month=_print_month)
 

@@ -40,13 +40,13 @@ def main() -> None:
     from django.urls import reverse
 
     from billing.models import Bill
-    from billing.ordinance import ordinance_on
+    from billing.ordinance import billing_days_on
     from billing.runs.preview import PREVIEW_DAYS_AHEAD, _billing_date, _billing_days, billing_run_proof
     from core.commands import today
     from core.dates import add_months
 
     now = today()
-    calendar = ordinance_on(now).calendar
+    calendar = billing_days_on(now)
     horizon = now + timedelta(days=PREVIEW_DAYS_AHEAD)
     days = [d for d in _billing_days(calendar, start=horizon, step=-1) if d >= add_months(now, -12)]
     busiest = max((_billing_date(calendar, d) for d in days), key=lambda d: (d.accounts_due, d.on))

@@ -25,8 +25,9 @@ from django.utils.http import urlencode
 from backflow.models import Device
 from backflow.services.compliance import devices_due
 from billing.balances import balances
+from billing.districts import ordinances_by_account
 from billing.models import Bill, BillingException, BillingRun, Payment
-from billing.ordinance import ordinance_on
+from billing.ordinance import billing_days_on, ordinance_on
 from billing.runs.candidates import billing_candidates
 from billing.selectors import first_late_day
 from core.errors import ApplicationError
@@ -123,7 +124,7 @@ def readings_waiting(*, as_of: date) -> ReadingsWaiting:
 
 
 def _next_billing_date(*, as_of: date) -> tuple[date | None, list[int]]:
-    calendar = ordinance_on(as_of).calendar
+    calendar = billing_days_on(as_of)
     day = as_of
     for _ in range(CALENDAR_HORIZON_DAYS):
         if calendar.due_books(day) or calendar.due_frequencies(day):
@@ -140,18 +141,21 @@ def _next_billing_date(*, as_of: date) -> tuple[date | None, list[int]]:
 def _without_reading(account_ids: list[int], *, bill_date: date) -> int:
     """Accounts with a meter in place whose frequency the calendar bills on ``bill_date`` and no reading of
     it inside that bill's read window."""
-    calendar = ordinance_on(bill_date).calendar
+    # Each account by its district's calendar (a town's; a village's accounts all by the one calendar).
+    by_account = ordinances_by_account(account_ids, on=bill_date)
+    village = ordinance_on(bill_date).calendar if len(by_account) < len(account_ids) else None
     meters: dict[int, list[tuple[int, tuple[date, date]]]] = defaultdict(list)
-    windows: dict[tuple[int, str], tuple[date, date] | None] = {}
+    windows: dict[tuple[int, int, str], tuple[date, date] | None] = {}
     for account_id, book, meter_id, size, installed_on, removed_on in Installation.objects.filter(
             account_id__in=account_ids, installed_on__lte=bill_date).values_list(
             "account_id", "account__book", "meter_id", "meter__size", "installed_on", "removed_on"):
+        calendar = by_account[account_id].calendar if account_id in by_account else village
         frequency = calendar.frequency_for(size)
-        if (book, frequency) not in windows:
-            windows[(book, frequency)] = (calendar.cycle(book=book, frequency=frequency, bill_date=bill_date)
-                                          .read_window
-                                          if calendar.is_due(book=book, frequency=frequency, on=bill_date) else None)
-        window = windows[(book, frequency)]
+        key = (id(calendar), book, frequency)
+        if key not in windows:
+            windows[key] = (calendar.cycle(book=book, frequency=frequency, bill_date=bill_date).read_window
+                            if calendar.is_due(book=book, frequency=frequency, on=bill_date) else None)
+        window = windows[key]
         if window is None or installed_on > window[1] or (removed_on is not None and removed_on <= window[1]):
             continue
         meters[account_id].append((meter_id, window))

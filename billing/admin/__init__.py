@@ -6,7 +6,7 @@ which are new records with a reason and the clerk. Writes go through the service
 The account page's billing part (``AccountBillingAdmin``) is composed in ``waterbilling/admin.py``.
 """
 
-from . import amendments, bills, charges, penalties, rates  # noqa: F401  (each registers its admins)
+from . import amendments, bills, charges, districts, penalties, rates  # noqa: F401  (each registers its admins)
 from .account import AccountBillingAdmin
 from .payments import PaymentAdmin
 from .runs import BillingRunAdmin

@@ -49,11 +49,21 @@ def _plan(account_ids: list[int], *, run_on: date, run: BillingRun | None, lock:
             ordinances[code] = ordinance_on(run_on, code)
         return ordinances[code]
 
-    plans = []
-    for code, ids in sorted(groups.items()):
+    if len(groups) == 1:
+        (code, ids), = groups.items()
         ordinance = ordinance_of(code)
         facts = chunk_load(account_ids=ids, run_on=run_on, calendar=ordinance.calendar, lock=lock,
                            districts={i: history[i] for i in ids if history.get(i)},
                            winter_months=ordinance.sewer.winter_months)
-        plans.append(plan_chunk(facts, ordinance=ordinance, run_on=run_on, run=run, ordinance_of=ordinance_of))
-    return plans[0] if len(plans) == 1 else ChunkResult.merged(plans)
+        return plan_chunk(facts, ordinance=ordinance, run_on=run_on, run=run, ordinance_of=ordinance_of)
+    # A town's chunk: its facts loaded once, each account due by its district's calendar, each district's accounts
+    # planned under its rules.
+    group_of = {account_id: code for code, ids in groups.items() for account_id in ids}
+    winter = {month for code in groups for month in ordinance_of(code).sewer.winter_months}
+    facts = chunk_load(account_ids=account_ids, run_on=run_on, calendar=ordinance_of("").calendar, lock=lock,
+                       districts={i: history[i] for i in account_ids if history.get(i)},
+                       winter_months=tuple(sorted(winter)),
+                       calendar_of={i: ordinance_of(group_of[i]).calendar for i in account_ids})
+    return ChunkResult.merged([plan_chunk(facts, ordinance=ordinance_of(code), run_on=run_on, run=run,
+                                          ordinance_of=ordinance_of, only=set(ids))
+                               for code, ids in sorted(groups.items())])

@@ -242,22 +242,29 @@ def winter_bills(account_ids, *, months: tuple[int, ...], before: date) -> dict[
     """Each account's latest live bill whose period ended in ``months`` within the year before ``before``: (its
     gallons, its days) — what a sewer rent's winter cap reads (``billing.sewer``)."""
     history: dict[int, list[dict]] = defaultdict(list)
+    # By the bill date, which the account's index orders (a period ends on or before its bill's date); the
+    # period's end and its months are picked here.
+    since = before - timedelta(days=366)
     for account_id, start, end, gallons in Bill.objects.filter(
-            account_id__any=account_ids, period_end__gte=before - timedelta(days=366), period_end__lt=before,
-            period_end__month__in=months).exclude(status=Bill.Status.VOID).order_by("account_id", "period_end"
-                                                                                   ).values_list(
+            account_id__any=account_ids, bill_date__gte=since, bill_date__lt=before + timedelta(days=366),
+            ).exclude(status=Bill.Status.VOID).order_by().values_list(
             "account_id", "period_start", "period_end", "gallons"):
-        history[account_id].append({"period_start": start, "period_end": end, "gallons": gallons})
+        if end.month in months and since <= end < before:
+            history[account_id].append({"period_start": start, "period_end": end, "gallons": gallons})
+    for bills in history.values():
+        bills.sort(key=lambda bill: bill["period_end"])
     return {account_id: found for account_id, bills in history.items()
             if (found := winter_bill(bills, months=months, before=before))}
 
 
 def chunk_load(*, account_ids: list[int], run_on: date, calendar: BillingCalendar, lock: bool,
-               districts: dict | None = None, winter_months: tuple[int, ...] = ()) -> ChunkFacts:
+               districts: dict | None = None, winter_months: tuple[int, ...] = (),
+               calendar_of: dict[int, BillingCalendar] | None = None) -> ChunkFacts:
     """The facts of a chunk of accounts on ``run_on``. With ``lock``, the accounts (in id order: a concurrent run
     waits here, then sees our bills) and the charges their bills would carry are locked until the transaction
     ends. ``districts``: the accounts' district histories (``billing.districts.district_history``);
-    ``winter_months``: the months of a sewer rent's winter cap, whose latest bills are loaded."""
+    ``winter_months``: the months of a sewer rent's winter cap, whose latest bills are loaded; ``calendar_of``: a
+    town's accounts whose district bills by a calendar of its own, each with it (``calendar`` for the others)."""
     account_rows = Account.objects.filter(id__any=account_ids)
     columns = ("id", "account_no", "book", "category", "sprinkler_supply_inches", "owner_id", "rate_fields", "units")
     rows = (lock_in_order(account_rows, *columns) if lock
@@ -271,8 +278,10 @@ def chunk_load(*, account_ids: list[int], run_on: date, calendar: BillingCalenda
     # Each account's own cycle; the rest is loaded only for the accounts the day bills and not yet billed.
     spans = installation_spans(account_ids)
     day = _RunDayCalendar(calendar, run_on)
+    days = {id(own): _RunDayCalendar(own, run_on) for own in (calendar_of or {}).values()}
     cycles = {account.id: found for account in accounts
-              if (found := _due_cycle(day, book=account.book, spans=spans.get(account.id, [])))}
+              if (found := _due_cycle(days[id(calendar_of[account.id])] if calendar_of and account.id in calendar_of
+                                      else day, book=account.book, spans=spans.get(account.id, [])))}
     facts = ChunkFacts(accounts=accounts, billed=billed, voided=voided, voided_on=voided_on, spans=spans,
                        cycles=cycles, waiting={}, released=set(), earlier={}, readings={}, widest_end=None,
                        districts=districts or {})

@@ -151,13 +151,15 @@ def rate_by_district(ordinance_of, parts: list[tuple[str, int]], *, gallons: int
     return Rated(tuple(lines), schedule_gallons, includes_minimum)
 
 
-def plan_chunk(facts: ChunkFacts, *, ordinance: Ordinance, run_on: date, run=None, ordinance_of=None) -> ChunkResult:
+def plan_chunk(facts: ChunkFacts, *, ordinance: Ordinance, run_on: date, run=None, ordinance_of=None,
+               only: set[int] | None = None) -> ChunkResult:
     """Each due account's bill or exception on ``run_on``, in account order, under ``ordinance`` (the rules of the
-    accounts' district on the day); a bill whose premises moved district in its period is rated part by part under
-    each district's (``ordinance_of(code)``)."""
+    accounts' district on the day; ``only``: a town's chunk, the accounts of that district); a bill whose premises
+    moved district in its period is rated part by part under each district's (``ordinance_of(code)``)."""
     calendar, schedule_row = ordinance.calendar, ordinance.rate_schedule
     factor = ordinance.high_usage_factor
-    result = ChunkResult(already_billed=sum(1 for account_id in facts.cycles if account_id in facts.billed))
+    result = ChunkResult(already_billed=sum(1 for account_id in facts.cycles if account_id in facts.billed
+                                            and (only is None or account_id in only)))
     readings, widest_end = facts.readings, facts.widest_end
     by_id = {r.id: r for reads in readings.values() for r in reads}
     exceptions = result.new_exceptions
@@ -167,7 +169,8 @@ def plan_chunk(facts: ChunkFacts, *, ordinance: Ordinance, run_on: date, run=Non
                                            run=run))
 
     for account in facts.accounts:
-        if account.id not in facts.cycles or account.id in facts.billed:
+        if account.id not in facts.cycles or account.id in facts.billed or (
+                only is not None and account.id not in only):
             continue
         cycle, current = facts.cycles[account.id]
         frequency, window = cycle.frequency, cycle.read_window

@@ -2,11 +2,11 @@
 
 Design overview:
 
-* **The calendar proposes the dates.** ``next_billing_dates`` walks the installed preset's calendar day by
-  day (pure code, no database) and keeps the days on which a book is due or a frequency is billed whatever
-  the book (Mineola § 45.29 A–C: books on their two months, meters over 1" on every 1st; a quarterly
-  preset: its four months). Each date counts the accounts due on it (``billing_candidates``) and those
-  still unbilled.
+* **The calendar proposes the dates.** ``next_billing_dates`` walks the installed preset's calendar (a town's:
+  every district's, ``billing_days_on``) day by day (pure code, no database) and keeps the days on which a book
+  is due or a frequency is billed whatever the book (Mineola § 45.29 A–C: books on their two months, meters over
+  1" on every 1st; a quarterly preset: its four months). Each date counts the accounts due on it
+  (``billing_candidates``) and those still unbilled.
 * **The proof is the run's own rating.** ``billing_run_proof`` rates every account due chunk by chunk with
   ``bills_plan`` — the very code a run issues with — so the register it shows is what
   issuing then writes: the same bills, lines, exceptions and holds, only not written.
@@ -24,9 +24,10 @@ from decimal import Decimal
 from accounts.models import Account
 from core.errors import ApplicationError
 from core.money import ZERO
+from ordinance.selectors import districts
 
 from ..models import Bill, BillingException, BillingRun, BillLine
-from ..ordinance import BillingCalendar, ordinance_on, sample_rates_refusal, schedule_in_force
+from ..ordinance import BillingDays, billing_days_on, sample_rates_refusal, schedule_in_force
 from .candidates import billing_candidates
 from .issue import bills_plan
 
@@ -61,7 +62,7 @@ class BillingDate:
         return " and ".join(parts)
 
 
-def _billing_days(calendar: BillingCalendar, *, start: date, step: int) -> Iterator[date]:
+def _billing_days(calendar: BillingDays, *, start: date, step: int) -> Iterator[date]:
     """The days from ``start`` (included) going forward (step 1) or back (step -1) on which the calendar
     bills a book or a frequency, within ``SCAN_DAYS``."""
     day = start
@@ -71,7 +72,7 @@ def _billing_days(calendar: BillingCalendar, *, start: date, step: int) -> Itera
         day += timedelta(days=step)
 
 
-def _billing_date(calendar: BillingCalendar, on: date) -> BillingDate:
+def _billing_date(calendar: BillingDays, on: date) -> BillingDate:
     ids = billing_candidates(run_on=on)
     billed = set(Bill.objects.filter(bill_date=on).exclude(status=Bill.Status.VOID)
                  .values_list("account_id", flat=True).order_by())
@@ -83,14 +84,14 @@ def _billing_date(calendar: BillingCalendar, on: date) -> BillingDate:
 def next_billing_dates(*, after: date, count: int = 3) -> list[BillingDate]:
     """The next ``count`` days after ``after`` on which the installed preset's calendar bills any book or
     meter, each with the books due and the number of accounts due."""
-    calendar = ordinance_on(after).calendar
+    calendar = billing_days_on(after)
     days = _billing_days(calendar, start=after + timedelta(days=1), step=1)
     return [_billing_date(calendar, day) for day, _ in zip(days, range(count), strict=False)]
 
 
 def last_billing_date(*, on_or_before: date) -> BillingDate | None:
     """The latest day on or before ``on_or_before`` on which the calendar bills, with its accounts."""
-    calendar = ordinance_on(on_or_before).calendar
+    calendar = billing_days_on(on_or_before)
     day = next(_billing_days(calendar, start=on_or_before, step=-1), None)
     return _billing_date(calendar, day) if day else None
 
@@ -148,26 +149,37 @@ class LineTotal:
 
 
 @dataclass(frozen=True)
+class DistrictTotal:
+    district: str  # its name as the bill prints it
+    bills: int
+    gallons: int
+    total: Decimal
+
+
+@dataclass(frozen=True)
 class Register:
-    """Bills by book, lines by kind and citation, and the totals (all Decimal, added in Python)."""
+    """Bills by book (and, in a town, by district), lines by kind and citation, and the totals (all Decimal, added
+    in Python)."""
 
     books: list[BookTotal]
     lines: list[LineTotal]
     bills: int
     gallons: int
     total: Decimal
+    districts: list[DistrictTotal] = field(default_factory=list)  # empty where the installation names none
 
 
 class _RegisterSum:
     def __init__(self):
         self.books: dict[int, list] = defaultdict(lambda: [0, 0, ZERO])
+        self.districts: dict[str, list] = defaultdict(lambda: [0, 0, ZERO])
         self.lines: dict[tuple[str, str], list] = defaultdict(lambda: [0, ZERO])
 
-    def bill(self, *, book: int, gallons: int, total: Decimal) -> None:
-        row = self.books[book]
-        row[0] += 1
-        row[1] += gallons
-        row[2] += total
+    def bill(self, *, book: int, gallons: int, total: Decimal, district: str | None = None) -> None:
+        for row in (self.books[book], self.districts[district or ""]):
+            row[0] += 1
+            row[1] += gallons
+            row[2] += total
 
     def line(self, *, kind: str, citation: str, amount: Decimal) -> None:
         row = self.lines[(kind, citation)]
@@ -179,16 +191,21 @@ class _RegisterSum:
         books = [BookTotal(book, bills, gallons, total) for book, (bills, gallons, total) in sorted(self.books.items())]
         lines = [LineTotal(kind, citation, count, amount) for (kind, citation), (count, amount) in
                  sorted(self.lines.items(), key=lambda item: (order.get(item[0][0], 99), item[0]))]
+        town = districts()
+        by_district = [DistrictTotal(town[code].name if code in town else "In no district", *row)
+                       for code, row in sorted(self.districts.items())] if town else []
         return Register(books=books, lines=lines, bills=sum(b.bills for b in books),
-                        gallons=sum(b.gallons for b in books), total=sum((b.total for b in books), ZERO))
+                        gallons=sum(b.gallons for b in books), total=sum((b.total for b in books), ZERO),
+                        districts=by_district)
 
 
 def billing_run_register(*, run: BillingRun) -> Register:
     """The live bills a run issued, by book, and their lines by kind and citation, from the stored rows."""
     live = Bill.objects.filter(run=run).exclude(status=Bill.Status.VOID)
     register = _RegisterSum()
-    for book, gallons, total in live.values_list("account__book", "gallons", "total").order_by():
-        register.bill(book=book, gallons=gallons, total=total)
+    for book, gallons, total, district in live.values_list("account__book", "gallons", "total",
+                                                           "district_id").order_by():
+        register.bill(book=book, gallons=gallons, total=total, district=district)
     for kind, citation, amount in BillLine.objects.filter(bill__in=live).values_list(
             "kind", "citation", "amount").order_by():
         register.line(kind=kind, citation=citation, amount=amount)
@@ -252,7 +269,8 @@ def billing_run_proof(*, run_on: date, today: date, accept_sample_rates: bool = 
         facts = {row[0]: row[1:] for row in Account.objects.filter(id__in=chunk).values_list(
             "id", "account_no", "book", "owner__name").order_by()}
         for bill, lines in zip(part.new_bills, part.new_lines, strict=True):
-            register.bill(book=facts[bill.account_id][1], gallons=bill.gallons, total=bill.total)
+            register.bill(book=facts[bill.account_id][1], gallons=bill.gallons, total=bill.total,
+                          district=bill.district_id)
             for line in lines:
                 register.line(kind=line.kind, citation=line.citation, amount=line.amount)
         for exception in part.new_exceptions:

@@ -267,3 +267,52 @@ def test_a_legacy_sewer_balance_comes_over_as_a_sewer_rent_paid_after_the_water(
     pay(account, "55.00", "2026-03-20", "CHK-55")
     (bill,) = balances([account.pk], through=date(2026, 3, 20))[account.pk].on_bills().values()
     assert (bill.unpaid["water"], bill.unpaid["sewer"]) == (D("0.00"), D("15.00"))
+
+
+def test_the_clerk_puts_a_premises_in_a_district_and_a_move_into_a_billed_period_is_refused_on_the_page(town, client):
+    from accounts.models import PremisesDistrict
+    from accounts.roles import roles_install
+    from ordinance.models import District
+    from tests.factories import clerk_user
+
+    roles_install()
+    account, _ = resident("north", 40_000)
+    run("run_billing", "--date", "2026-04-01")
+    client.force_login(clerk_user())
+    assert client.get("/admin/accounts/premisesdistrict/").status_code == 200
+    south = District.objects.get(code="south")
+    refused = client.post("/admin/accounts/premisesdistrict/add/", {
+        "premises": account.premises_id, "district": south.pk, "effective_on": "2026-03-01", "note": ""})
+    assert refused.status_code == 200 and "inside a period already billed" in refused.content.decode()
+    moved = client.post("/admin/accounts/premisesdistrict/add/", {
+        "premises": account.premises_id, "district": south.pk, "effective_on": "2026-04-02",
+        "note": "Town Board resolution 2026-41"})
+    assert moved.status_code == 302
+    row = PremisesDistrict.objects.get(premises=account.premises, effective_on=date(2026, 4, 2))
+    assert (row.district.code, row.note, row.history.get().history_user.username) == (
+        "south", "Town Board resolution 2026-41", "clerk")
+    # Recorded is recorded: the page shows it, an edit is refused (a later row corrects a wrong one).
+    assert client.get(f"/admin/accounts/premisesdistrict/{row.pk}/change/").status_code == 200
+    edit = client.post(f"/admin/accounts/premisesdistrict/{row.pk}/change/", {
+        "premises": account.premises_id, "district": south.pk, "effective_on": "2026-05-01", "note": ""})
+    assert edit.status_code == 403
+    assert PremisesDistrict.objects.get(pk=row.pk).effective_on == date(2026, 4, 2)
+
+
+def test_the_parallel_run_compares_water_and_sewer_and_adds_up_by_district(town, tmp_path):
+    from conversion.parallel import parallel_run
+
+    north, _ = resident("north", 40_000)
+    south, _ = resident("south", 40_000)
+    legacy = tmp_path / "legacy.csv"
+    legacy.write_text("account_no,bill_date,kind,amount\n"
+                      f"{north.account_no},2026-04-01,water,62.00\n{north.account_no},2026-04-01,sewer,24.80\n"
+                      f"{south.account_no},2026-04-01,water,78.20\n{south.account_no},2026-04-01,sewer,95.00\n")
+    result = parallel_run(legacy=str(legacy), run_on=date(2026, 4, 1), today=date(2026, 4, 1))
+    assert result.by_district() == [
+        {"district": "north", "accounts": 1, "identical": 1, "legacy_total": "86.80", "our_total": "86.80",
+         "difference": "0.00"},
+        {"district": "south", "accounts": 1, "identical": 0, "legacy_total": "173.20", "our_total": "178.20",
+         "difference": "5.00"}]
+    (different,) = result.not_identical
+    assert [(k.kind, k.difference) for k in different.kinds if k.difference] == [("sewer", D("5.00"))]

@@ -47,3 +47,22 @@ def test_each_district_bills_on_its_own_dates_and_rates_and_charges_ten_percent_
     funds = {entry.district: {line.account.number for line in entry.lines}
              for day in (date(2026, 4, 1), date(2026, 5, 1)) for entry in journal_entries(start=day, end=day)}
     assert funds == {"smithtown": {"SW1350", "SW12140"}, "st_james": {"SW2350", "SW22140"}}
+
+
+def test_the_start_page_proposes_every_districts_dates_and_the_proof_adds_up_by_district(town):
+    from billing.runs.preview import billing_run_proof, billing_run_register, next_billing_dates
+
+    resident("smithtown", read_on=date(2026, 3, 31), gallons=40_000)
+    resident("st_james", read_on=date(2026, 4, 30), gallons=40_000)
+    # Smithtown bills in Jan/Apr/Jul/Oct, St. James in Feb/May/Aug/Nov: both are proposed.
+    assert [d.on for d in next_billing_dates(after=date(2026, 3, 15), count=3)] == [
+        date(2026, 4, 1), date(2026, 5, 1), date(2026, 7, 1)]
+    proof = billing_run_proof(run_on=date(2026, 4, 1), today=date(2026, 4, 1))
+    assert [(d.district, d.bills, d.total) for d in proof.register.districts] == [
+        ("Smithtown Water District", 1, D("62.00"))]
+    run("run_billing", "--date", "2026-05-01")
+    from billing.models import BillingRun
+
+    register = billing_run_register(run=BillingRun.objects.get(run_on=date(2026, 5, 1)))
+    assert [(d.district, d.bills, d.total) for d in register.districts] == [("St. James Water District", 1,
+                                                                             D("78.20"))]

@@ -271,6 +271,10 @@ class Command(BaseCommand):
                  + f" ({len(result.accounts)} accounts)",
                  f"  totals: old system {fmt_dollars(result.legacy_total)}, ours {fmt_dollars(result.our_total)}, "
                  f"difference {fmt_dollars(result.our_total - result.legacy_total)}"]
+        for district in result.by_district():
+            lines.append(f"  district {district['district'] or '(none)'}: {district['accounts']} accounts, "
+                         f"{district['identical']} identical; old system ${district['legacy_total']}, ours "
+                         f"${district['our_total']}, difference ${district['difference']}")
         for account in result.not_identical:
             lines.append(f"{account.account_no}: {STATUS_WORDS[account.status]}, old system "
                          f"{fmt_dollars(account.legacy_total)}, ours {fmt_dollars(account.our_total)}"
