@@ -30,6 +30,7 @@ from billing.selectors import (
 )
 from core.dates import fmt_day, fmt_time
 from core.errors import ApplicationError
+from ordinance.selectors import districts
 from termination.models import ACTIVE, CaseEvent, Notice, TerminationCase
 from termination.policy import METHOD_WORDS, termination_policy
 from termination.selectors import case_bills, case_deadlines, case_next_step, case_pay
@@ -170,7 +171,8 @@ def bill_detail(*, bill: Bill, as_of: date) -> dict:
     the page's heading, from the ordinance read for them)."""
     account_id = bill.account_id
     history = consumption_history(account_ids=[account_id], through=bill.bill_date).get(account_id, [])
-    ordinance = ordinance_on(bill.bill_date)
+    # A town's bill under its district's rules (its penalty words and late charges); a village's, the one ordinance.
+    ordinance = ordinance_on(bill.bill_date, bill.district_id or "")
     summary = bill_figures(bills=[bill], ordinance=ordinance)[bill.pk]
     scheme = ordinance.penalties
     state = _balances([account_id], as_of=as_of, ordinance=ordinance)[account_id]
@@ -192,6 +194,7 @@ def bill_detail(*, bill: Bill, as_of: date) -> dict:
                      if r is not None],
         "points": chart_points(history, through=bill.bill_date),
         "utility": ordinance.utility,
+        "district": districts(installed=ordinance.utility).get(bill.district_id or ""),
     }
 
 

@@ -316,3 +316,67 @@ def test_the_parallel_run_compares_water_and_sewer_and_adds_up_by_district(town,
          "difference": "5.00"}]
     (different,) = result.not_identical
     assert [(k.kind, k.difference) for k in different.kinds if k.difference] == [("sewer", D("5.00"))]
+
+
+def test_a_districts_table_is_amended_from_its_day_and_a_district_added_later(town, tmp_path):
+    from ordinance.models import District
+    from ordinance.selectors import section, section_params
+
+    amended = TOWN.read_text().replace('first_percent = "5"', 'first_percent = "6"') + (
+        '\n[[district]]\ncode = "east"\nname = "East Water District"\ncitation = "Town Law art. 12; § 200-20"\n')
+    path = tmp_path / "town.toml"
+    path.write_text(amended)
+    report = preset_install(path=path, effective_on=date(2026, 7, 1))
+    assert "[district.south.penalty] in force from 2026-07-01" in report.created
+    assert "district east" in report.created
+    assert section_params("penalty", date(2026, 6, 30), district="south")["first_percent"] == "5"
+    assert section_params("penalty", date(2026, 7, 1), district="south")["first_percent"] == "6"
+    # North has no penalty of its own: the installation's, whatever the day.
+    assert section("penalty", date(2026, 7, 1), district="north").citation == "§ 200-6"
+    assert District.objects.get(code="east").name == "East Water District"
+    assert section("penalty", date(2026, 7, 1), district="east").citation == "§ 200-6"
+
+
+def test_a_preset_whose_district_breaks_the_rules_is_refused_naming_the_district_table_and_key(tmp_path):
+    from ordinance.install import preset_check
+
+    broken = TOWN.read_text().replace('per_1000 = "2.50"', 'per_1000 = "-2.50"').replace(
+        'first_percent = "5"', 'first_percnt = "5"') + '\n[[district]]\ncode = "north"\nname = "Again"\ncitation = "x"\n'
+    path = tmp_path / "broken.toml"
+    path.write_text(broken)
+    refusals = preset_check(path=path)
+    assert any("district.south" in r and "first_percnt" in r and "did you mean first_percent" in r for r in refusals)
+    assert any("district.south" in r and "per_1000" in r for r in refusals), refusals
+    assert any("code = 'north' names two districts" in r for r in refusals)
+
+
+def test_the_walk_throughs_second_district_is_a_sound_preset():
+    import tomllib
+
+    from ordinance.docs import DOC
+    from ordinance.files import PresetFile
+    from ordinance.install import check_data
+
+    text = DOC.read_text()
+    springfield = tomllib.loads(text.split("```toml\n")[-1].split("```")[0])
+    snippet = text.split("8. **A town: a second district.**")[1].split("```")[1]
+    district = tomllib.loads("\n".join(line[3:] for line in snippet.splitlines()))
+    data = {**springfield, **district}
+    assert data["district"][0]["code"] == "east"
+    assert check_data(PresetFile("springfield", "springfield.toml", data, "")) == []
+
+
+def test_the_customer_sees_the_bill_of_their_district_under_its_rules(town, client):
+    from accounts.models import PortalLink
+    from tests.portal.conftest import customer
+
+    resident("north", 40_000)
+    account, _ = resident("south", 40_000)
+    run("run_billing", "--date", "2026-04-01")
+    user = customer("south@example.org")
+    PortalLink.objects.create(user=user, account=account)
+    client.force_login(user)
+    page = client.get(f"/portal/bills/{Bill.objects.get(account=account).public_id}/").content.decode()
+    assert "South Water District" in page and "§ 200-3" in page
+    # South's penalty: 5% the day after its 30-day due date, $178.20 → $187.11 if paid after May 1, 2026.
+    assert "$187.11" in page and "§ 200-16" in page
