@@ -108,3 +108,8 @@ def district_named(code: str | None) -> str | None:
         known = ", ".join(town) or "none: this installation names no districts"
         raise ApplicationError(f"'{code}' is not a district of this installation (known: {known})", field="district")
     return code
+
+
+def account_district(account_id: int, *, on: date) -> str:
+    """The district the account's premises is in on ``on`` ("" in a village, or in none)."""
+    return district_on(district_history([account_id]).get(account_id, []), on)

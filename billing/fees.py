@@ -394,25 +394,32 @@ def fee_codes() -> list[str]:
     return sorted(set(Fee.objects.values_list("code", flat=True)))
 
 
-def fee_in_force(*, code: str, on: date) -> Fee:
-    fee = Fee.objects.filter(code=code, effective_on__lte=on).order_by("-effective_on").first()
+def fee_in_force(*, code: str, on: date, district: str = "") -> Fee:
+    """Fee ``code`` in force on ``on``: in a town's ``district``, its own version where it has one in force, else
+    the installation's."""
+    fee = _fee_on(code, on, district)
     if fee is None:
         raise NotFound(f"no fee '{code}' in force on {on}; fees: {', '.join(fee_codes())}", field="code")
     return fee
 
 
-def fees_in_force(*, on: date) -> list[Fee]:
-    """The fee schedule on a date: each code's version in force then, by code; a code not yet in force
-    on the date is left out."""
-    fees = (Fee.objects.filter(code=code, effective_on__lte=on).order_by("-effective_on").first()
-            for code in fee_codes())
+def _fee_on(code: str, on: date, district: str) -> Fee | None:
+    versions = Fee.objects.filter(code=code, effective_on__lte=on).order_by("-effective_on")
+    own = versions.filter(district=district).first() if district else None
+    return own or versions.filter(district="").first()
+
+
+def fees_in_force(*, on: date, district: str = "") -> list[Fee]:
+    """The fee schedule on a date (in a town's ``district``: its own fees over the installation's): each code's
+    version in force then, by code; a code not yet in force on the date is left out."""
+    fees = (_fee_on(code, on, district) for code in fee_codes())
     return [fee for fee in fees if fee is not None]
 
 
-def fee_with_rule(*, rule: str, on: date, field: str = "code") -> Fee:
+def fee_with_rule(*, rule: str, on: date, field: str = "code", district: str = "") -> Fee:
     """The fee of the schedule in force on a date whose rule is ``rule`` (the hydrant deposit, the meter test
     fee): the preset says which of its fees it is; refused when it has none, or more than one."""
-    found = [fee for fee in fees_in_force(on=on) if fee.rule == rule]
+    found = [fee for fee in fees_in_force(on=on, district=district) if fee.rule == rule]
     if len(found) != 1:
         codes = ", ".join(fee.code for fee in found)
         raise ApplicationError(f"the fee schedule in force on {on} has {'no' if not found else 'more than one'} "

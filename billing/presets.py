@@ -22,7 +22,7 @@ from .preview import bills_preview
 
 
 def rates_and_fees_install(file: PresetFile, report: InstallReport) -> None:
-    """The file's ``[[rate_schedule]]`` (the installation's and each district's) and ``[[fee]]`` versions (already
+    """The file's ``[[rate_schedule]]`` and ``[[fee]]`` versions, the installation's and each district's (already
     checked by their readers)."""
     for district, tables in district_tables(file.data):
         for schedule in tables.get("rate_schedule", []):
@@ -33,17 +33,21 @@ def rates_and_fees_install(file: PresetFile, report: InstallReport) -> None:
             _upsert_version(RateSchedule, {"district": district, "effective_on": effective_on}, values, report,
                             label=f"{whose}rate schedule {effective_on}", in_use=lambda obj: obj.bills.exists())
 
-    for fee in file.data.get("fee", []):
-        by_size = {str(size): str(amount) for size, amount in fee.get("by_size", {}).items()}
-        values = {
-            "description": fee["description"], "citation": fee["citation"], "note": fee.get("note", ""),
-            "amount": Money(Decimal(fee["amount"]), "USD") if "amount" in fee else None,
-            "rate": Decimal(fee["rate"]) if "rate" in fee else None,
-            "by_size": by_size, "params": jsonable(fee.get("params", {})),
-            "rule": rule_for(amount=fee.get("amount"), rate=fee.get("rate"), by_size=by_size, rule=fee.get("rule")),
-        }
-        _upsert_version(Fee, {"code": fee["code"], "effective_on": fee["effective_on"]}, values, report,
-                        label=f"fee {fee['code']} {fee['effective_on']}", in_use=lambda obj: False)
+    for district, tables in district_tables(file.data):
+        for fee in tables.get("fee", []):
+            by_size = {str(size): str(amount) for size, amount in fee.get("by_size", {}).items()}
+            values = {
+                "description": fee["description"], "citation": fee["citation"], "note": fee.get("note", ""),
+                "amount": Money(Decimal(fee["amount"]), "USD") if "amount" in fee else None,
+                "rate": Decimal(fee["rate"]) if "rate" in fee else None,
+                "by_size": by_size, "params": jsonable(fee.get("params", {})),
+                "rule": rule_for(amount=fee.get("amount"), rate=fee.get("rate"), by_size=by_size,
+                                 rule=fee.get("rule")),
+            }
+            whose = f"district {district} " if district else ""
+            _upsert_version(Fee, {"code": fee["code"], "district": district, "effective_on": fee["effective_on"]},
+                            values, report, label=f"{whose}fee {fee['code']} {fee['effective_on']}",
+                            in_use=lambda obj: False)
 
 
 def preset_bills_preview(data: dict | None) -> list[PreviewTable]:

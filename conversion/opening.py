@@ -205,6 +205,16 @@ class OpeningBalances:
         owed)."""
         return self.charges - self.by_kind.get("credit", ZERO)
 
+    def subset(self, account_nos: set[str]) -> "OpeningBalances":
+        """The file's rows of these accounts alone, with their own totals (a town's district)."""
+        items = [item for item in self.items if item.account_no in account_nos]
+        by_kind: dict[str, Decimal] = defaultdict(Decimal)
+        for item in items:
+            by_kind[item.kind] += item.amount
+        return OpeningBalances(items=items, accounts=len({item.account_no for item in items}),
+                               bills=len({item.bill_no for item in items if item.bill_no}), by_kind=dict(by_kind),
+                               name=self.name)
+
     def control_totals(self) -> dict:
         return {"rows": len(self.items), "accounts": self.accounts, "open_bills": self.bills,
                 "by_kind": {kind: f"{self.by_kind.get(kind, ZERO):.2f}" for kind in KINDS},

@@ -38,7 +38,7 @@ UTILITY = Shape({
 TOP_LEVEL = {"utility", "effective_on", "district"}
 # The tables a district may have its own version of (``[district.penalty]``, ``[[district.rate_schedule]]``); every
 # other table is the installation's alone (its office policy, its notes, its meters and backflow programme).
-BY_DISTRICT = ("calendar", "penalty", "final_bill", "gl", "lien", "rate_schedule", "sewer")
+BY_DISTRICT = ("calendar", "penalty", "final_bill", "gl", "lien", "rate_schedule", "fee", "sewer")
 DISTRICT = Shape({
     "code": Key("the district's code: lower-case letters, digits and _, starting with a letter (premises and "
                 "conversion files name it)", Text(blank=False), required=True),

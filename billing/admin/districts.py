@@ -40,9 +40,12 @@ class PremisesDistrictAdmin(HistoryAdmin):
     autocomplete_fields = ("premises",)
     date_hierarchy = "effective_on"
 
-    def has_module_permission(self, request):
-        # Only a town names districts: a village's office never sees an empty page.
-        return bool(districts()) and super().has_module_permission(request)
+    def changelist_view(self, request, extra_context=None):
+        # A village names no districts: the page says so rather than listing nothing.
+        extra_context = {**(extra_context or {}), "subtitle": None if districts() else (
+            "This installation names no water districts: a village is one district, and every premises is billed "
+            "by its own tables. A town's preset names its districts ([[district]]).")}
+        return super().changelist_view(request, extra_context=extra_context)
 
     def has_change_permission(self, request, obj=None):
         return obj is None and super().has_change_permission(request, obj)

@@ -27,6 +27,7 @@ from core.dates import first_of_next_month
 from core.errors import ApplicationError, FieldError
 from core.money import fmt_dollars, fmt_gallons, fmt_rate
 from meters.units import METER_SIZES
+from ordinance.selectors import districts
 
 from ..fees import fee_rule
 from ..models import (
@@ -334,6 +335,10 @@ class RateScheduleAdmin(RateScheduleOwrsMixin, HistoryAdmin):
     OWRS rate file" on the list), and each schedule downloads as one ("Download as OWRS")."""
 
     list_display = ("effective_on", "citation", "summary", "is_sample", "bills_using")
+
+    def get_list_display(self, request):
+        # A town's schedules name their district (blank: the installation's).
+        return ("district", *super().get_list_display(request)) if districts() else super().get_list_display(request)
     readonly_fields = ("rates", "bills_using")
     change_list_template = "admin/billing/rateschedule/change_list.html"  # "Import an OWRS rate file"
     change_form_template = "admin/billing/rateschedule/change_form.html"  # "Download as OWRS"
@@ -375,6 +380,9 @@ class RateScheduleAdmin(RateScheduleOwrsMixin, HistoryAdmin):
 @admin.register(Fee)
 class FeeAdmin(HistoryAdmin):
     list_display = ("code", "description", "terms", "citation", "effective_on")
+
+    def get_list_display(self, request):
+        return ("district", *super().get_list_display(request)) if districts() else super().get_list_display(request)
     list_filter = ("code",)
     readonly_fields = ("terms", "size_and_terms")
 

@@ -44,6 +44,9 @@ class Fee(models.Model):
     (``billing.fees``), and the fields it needs are filled."""
 
     code = models.CharField(max_length=40)
+    district = models.CharField(max_length=40, blank=True, default="", db_default="",
+                                help_text="The district whose own fee this is ([[district.fee]]); blank: the "
+                                          "installation's, charged in every district that has none of its own.")
     effective_on = models.DateField()
     description = models.CharField(max_length=200)
     rule = models.CharField(max_length=20, default="flat",
@@ -62,8 +65,9 @@ class Fee(models.Model):
     history = HistoricalRecords()
 
     class Meta:
-        ordering = ["code", "-effective_on"]
-        constraints = [models.UniqueConstraint(fields=["code", "effective_on"], name="one_fee_version_per_date")]
+        ordering = ["code", "district", "-effective_on"]
+        constraints = [models.UniqueConstraint(fields=["code", "district", "effective_on"],
+                                               name="one_fee_version_per_date")]
 
     def __str__(self) -> str:
         return f"{self.description} ({self.citation})"

@@ -26,6 +26,7 @@ from core.errors import ApplicationError, FieldError, NotFound
 from core.money import fmt_dollars
 
 from ..appointments import Appointment
+from ..districts import account_district
 from ..fees import BASE_MAX, CHARGE_MAX, fee_codes, fee_in_force, fee_rule
 from ..models import Bill, PendingCharge
 from ..selectors import account_amounts_due
@@ -137,7 +138,7 @@ def charge_terms(*, account: Account, code: str, as_of: date, amount: Decimal | 
     appointment rule is not kept or the account's arrears bar it."""
     errors: list[FieldError] = []
     try:
-        fee = fee_in_force(code=code, on=as_of)
+        fee = fee_in_force(code=code, on=as_of, district=account_district(account.pk, on=as_of))
     except NotFound:
         codes = ", ".join(fee_codes()) or "none"
         raise ApplicationError(f"no fee '{code}' in the fee schedule in force on {as_of}; the preset's fees: {codes}",

@@ -19,6 +19,7 @@ from accounts.models import Account
 from core.clock import refuse_future
 from core.errors import ApplicationError, FieldError
 
+from ..districts import account_district
 from ..fees import fee_in_force, fee_rule, fee_with_rule
 from ..ledger.posting import Posting, deposit_source, ledger_post
 from ..models import Deposit, LedgerEntry
@@ -40,7 +41,9 @@ def deposit_receive(*, account: Account, received_on: date, actor, code: str | N
         errors.append(FieldError(field="account_no", message=f"account {account.account_no} is closed"))
     fee = rule = None
     try:
-        fee = fee_in_force(code=code, on=received_on) if code else fee_with_rule(rule="deposit", on=received_on)
+        district = account_district(account.pk, on=received_on)
+        fee = (fee_in_force(code=code, on=received_on, district=district) if code
+               else fee_with_rule(rule="deposit", on=received_on, district=district))
     except ApplicationError as exc:
         errors.extend(exc.errors)
     else:

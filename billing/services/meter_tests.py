@@ -32,6 +32,7 @@ from core.money import ZERO, fmt_dollars
 from meters.models import MeterTest
 from meters.services import meter_test_settled
 
+from ..districts import account_district
 from ..fees import fee_in_force, fee_rule, fee_with_rule
 from ..models import Adjustment, Bill, PendingCharge
 from ..ordinance import ordinance_on, rate_structure_for
@@ -97,7 +98,9 @@ def meter_test_settle(*, test: MeterTest, as_of: date, actor, code: str | None =
         raise ApplicationError(f"the test was settled on {test.settled_on}: {test.outcome}", field="settled_on")
     if as_of < test.tested_on:
         raise ApplicationError(f"{as_of} is before the test ({test.tested_on})", field="as_of")
-    fee = fee_in_force(code=code, on=test.tested_on) if code else fee_with_rule(rule="meter_test", on=test.tested_on)
+    district = account_district(test.account_id, on=test.tested_on)
+    fee = (fee_in_force(code=code, on=test.tested_on, district=district) if code
+           else fee_with_rule(rule="meter_test", on=test.tested_on, district=district))
     rule = fee_rule(fee)
     if not hasattr(rule, "outcome"):
         raise ApplicationError(f"{fee.description} ({fee.citation}) is not a meter test fee", field="code")

@@ -15,6 +15,7 @@ from accounts.models import Account
 from core.errors import NotFound
 from ordinance.selectors import installed_utility
 
+from ..districts import account_district
 from ..fees import fee_in_force
 from ..models import PendingCharge
 from ..signals import charge_posted
@@ -30,7 +31,7 @@ def returned_payment_fee_charge(*, account: Account, as_of: date, what: str, act
     ``what`` says which payment came back, for the charge's note."""
     for code in RETURNED_FEE_CODES:
         try:
-            fee_in_force(code=code, on=as_of)
+            fee_in_force(code=code, on=as_of, district=account_district(account.pk, on=as_of))
         except NotFound:
             continue
         return charge_add(account=account, code=code, as_of=as_of, actor=actor, note=what)

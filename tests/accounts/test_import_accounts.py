@@ -318,7 +318,7 @@ def test_wrong_header_is_one_error_naming_expected_and_found(tmp_path, db):
     message, listed = rejected(tmp_path, csv_text(without_sbl, columns=columns))
     assert "1 error(s)" in message
     assert listed.strip() == (f"line 1: header: expected columns {','.join(COLUMNS)}[,status][,closed_on]"
-                              "[,units]; "
+                              "[,units][,district]; "
                               f"found {','.join(columns)} (missing sbl)")
 
 

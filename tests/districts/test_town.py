@@ -380,3 +380,63 @@ def test_the_customer_sees_the_bill_of_their_district_under_its_rules(town, clie
     assert "South Water District" in page and "§ 200-3" in page
     # South's penalty: 5% the day after its 30-day due date, $178.20 → $187.11 if paid after May 1, 2026.
     assert "$187.11" in page and "§ 200-16" in page
+
+
+def test_preset_check_bills_as_json_gives_each_districts_tables():
+    import io
+    import json
+
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    call_command("preset_check", str(TOWN), "--bills", "--json", stdout=out)
+    tables = {table["title"]: table for table in json.loads(out.getvalue())["bills"]}
+    north = tables["North Water District (north): All other uses, one quarterly bill — in force from 2024-01-01 "
+                   "(§ 200-4)"]
+    # 15,000 gal: the $22.00 minimum, and the sewer rent of 40% of it: $8.80.
+    assert ["15,000 gal", "$30.80", "Minimum charge, includes 15,000 gal", "$22.00", "§ 200-4 A"] in north["rows"]
+    assert ["", "", "Sewer rent, 40% of the water rent $22.00", "$8.80", "§ 200-9"] in north["rows"]
+
+
+def test_the_old_systems_control_report_is_held_to_the_file_district_by_district(town, tmp_path):
+    import io
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    north, _ = resident("north", 0)
+    south, _ = resident("south", 0)
+    opening = tmp_path / "open.csv"
+    opening.write_text("account_no,bill_no,bill_date,due_date,kind,amount,description\n"
+                       f"{north.account_no},L-1,2026-02-01,2026-03-01,water,50.00,Water\n"
+                       f"{north.account_no},L-1,2026-02-01,2026-03-01,sewer,20.00,Sewer rent\n"
+                       f"{south.account_no},L-2,2026-02-01,2026-03-01,water,80.00,Water\n")
+    control = tmp_path / "control.csv"
+    control.write_text("total,value,district\nowed,150.00,\nowed,70.00,north\nsewer,20.00,north\n"
+                       "accounts,1,south\nowed,80.00,south\n")
+    out = io.StringIO()
+    call_command("convert", "check", str(opening), "--control", str(control), stdout=out)
+    control.write_text("total,value,district\nowed,150.00,\nowed,75.00,north\nowed,1.00,east\n")
+    said = io.StringIO()
+    with pytest.raises(CommandError):
+        call_command("convert", "check", str(opening), "--control", str(control), stdout=said, stderr=said)
+    assert "'east' is not a district of this installation" in said.getvalue()
+    control.write_text("total,value,district\nowed,150.00,\nowed,75.00,north\n")
+    said = io.StringIO()
+    with pytest.raises(CommandError):
+        call_command("convert", "check", str(opening), "--control", str(control), stdout=said, stderr=said)
+    assert "the control report says $75.00 for district north; the file holds $70.00" in said.getvalue()
+
+
+def test_a_districts_own_fee_is_charged_in_it_and_the_installations_elsewhere(town):
+    from billing.fees import fees_in_force
+    from billing.services.charges import charge_create
+
+    north, _ = resident("north", 40_000)
+    south, _ = resident("south", 40_000)
+    assert charge_create(account=north, code="service_charge", as_of=date(2026, 3, 2),
+                         actor=None).amount.amount == D("50.00")
+    charged = charge_create(account=south, code="service_charge", as_of=date(2026, 3, 2), actor=None)
+    assert (charged.amount.amount, charged.citation) == (D("75.00"), "§ 200-19")
+    assert [(fee.code, fee.amount.amount) for fee in fees_in_force(on=date(2026, 3, 2), district="south")] == [
+        ("service_charge", D("75.00"))]

@@ -16,9 +16,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("file", help=f"a preset file's path, or a shipped preset: {', '.join(shipped_presets())}")
-        parser.add_argument("--json", action="store_true", help='print {"file": …, "refusals": […]}')
+        parser.add_argument("--json", action="store_true",
+                            help='print {"file": …, "refusals": […]} (with --bills, and "bills": its tables)')
         parser.add_argument("--bills", action="store_true",
-                            help="and print what the preset would bill, per class, for a ladder of usages (0, the "
+                            help="and print what the preset would bill, per class and district, for a ladder of "
+                                 "usages (0, the "
                                  "allowance, each block's edges, twice the last bound) and a late charge through a "
                                  "year, each line with its citation")
 
@@ -26,7 +28,13 @@ class Command(BaseCommand):
         shipped = not Path(file).suffix and file in shipped_presets()
         refusals = preset_check(code=file) if shipped else preset_check(path=file)
         if options["json"]:
-            self.stdout.write(json.dumps({"file": file, "refusals": refusals}, indent=2))
+            out = {"file": file, "refusals": refusals}
+            if options["bills"] and not refusals:
+                data = preset_read(code=file) if shipped else preset_read(path=file)
+                out["bills"] = [{"title": table.title, "headers": list(table.headers),
+                                 "rows": [list(row) for row in table.rows]}
+                                for table in preset_preview(jsonable(data.data))]
+            self.stdout.write(json.dumps(out, indent=2))
         elif not refusals:
             self.stdout.write(f"{file}: fit to install (setup_utility {'' if shipped else '--file '}{file})")
             if options["bills"]:
