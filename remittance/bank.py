@@ -23,8 +23,10 @@ from decimal import Decimal
 
 from django.conf import settings
 
+from billing.districts import district_history, district_on
 from billing.models import Payment
 from core.money import ZERO, fmt_dollars
+from ordinance.selectors import districts
 
 from .models import AchFile, BankDeposit, OnlinePayment, PaymentException
 from .processors import ProcessorUnavailable
@@ -52,6 +54,9 @@ class DepositsReconciled:
     not_paid_out: list[OnlinePayment] = field(default_factory=list)  # posted online, in no payout since
     notes: list[str] = field(default_factory=list)
     unreached: list[str] = field(default_factory=list)  # what could not be asked (the processor down), in words
+    # A town's: the day's payments posted, by the district each account is in (each district's fund is owed its
+    # part of the day's deposits); empty where the installation names no districts.
+    by_district: list[tuple[str, int, Decimal]] = field(default_factory=list)
 
     @property
     def matches(self) -> bool:
@@ -126,7 +131,24 @@ def deposits_reconcile(*, on: date, processor=None) -> DepositsReconciled:
                                                 deposits["processor"], processor, result.notes))
             result.not_paid_out = _not_paid_out(on, payouts, processor)
     result.unmatched = deposits["other"]
+    result.by_district = _payments_by_district(on)
     return result
+
+
+def _payments_by_district(on: date) -> list[tuple[str, int, Decimal]]:
+    """The payments posted on ``on`` by the district of their account that day: (district's name, count, total)."""
+    town = districts()
+    if not town:
+        return []
+    paid = list(Payment.objects.filter(paid_on=on).values_list("account_id", "amount"))
+    history = district_history({account_id for account_id, _ in paid})
+    sums: dict[str, list] = defaultdict(lambda: [0, ZERO])
+    for account_id, amount in paid:
+        row = sums[district_on(history.get(account_id, []), on)]
+        row[0] += 1
+        row[1] += Decimal(amount)
+    return [(town[code].name if code in town else "In no district", count, total)
+            for code, (count, total) in sorted(sums.items())]
 
 
 def _processor_line(on: date, payouts, deposits: list[BankDeposit], processor, notes: list[str]) -> ChannelLine:

@@ -440,3 +440,22 @@ def test_a_districts_own_fee_is_charged_in_it_and_the_installations_elsewhere(to
     assert (charged.amount.amount, charged.citation) == (D("75.00"), "§ 200-19")
     assert [(fee.code, fee.amount.amount) for fee in fees_in_force(on=date(2026, 3, 2), district="south")] == [
         ("service_charge", D("75.00"))]
+
+
+def test_the_deposits_reconciliation_names_what_each_districts_fund_is_owed_of_the_day(town):
+    import io
+    import json
+
+    from django.core.management import call_command
+
+    north, _ = resident("north", 40_000)
+    south, _ = resident("south", 40_000)
+    run("run_billing", "--date", "2026-04-01")
+    pay(north, "86.80", "2026-04-10", "CHK-N")
+    pay(south, "100.00", "2026-04-10", "CHK-S1")
+    pay(south, "78.20", "2026-04-10", "CHK-S2")
+    out = io.StringIO()
+    call_command("reconcile_deposits", "--date", "2026-04-10", "--format", "json", stdout=out)
+    assert json.loads(out.getvalue())["by_district"] == [
+        {"district": "North Water District", "payments": 1, "total": "86.80"},
+        {"district": "South Water District", "payments": 2, "total": "178.20"}]

@@ -32,8 +32,11 @@ class Command(BaseCommand):
                   "detail": f"{o.payment.reference} paid {o.payment.paid_on} by {o.account.account_no}, "
                             f"processor's {o.payment_ref}"} for o in result.not_paid_out]
         if options["format"] == "json":
+            by_district = [{"district": name, "payments": count, "total": f"{total:.2f}"}
+                           for name, count, total in result.by_district]
             self.stdout.write(json.dumps({"date": result.on.isoformat(), "matches": result.matches, "lines": rows,
-                                          "notes": result.notes, "unreached": result.unreached}, indent=2))
+                                          "notes": result.notes, "unreached": result.unreached,
+                                          **({"by_district": by_district} if by_district else {})}, indent=2))
             return
         if options["format"] == "csv":
             out = io.StringIO()
@@ -54,6 +57,8 @@ class Command(BaseCommand):
             self.stdout.write(f"  posted online, in no payout since: {online.payment.reference} "
                               f"{fmt_dollars(online.amount.amount)} paid {online.payment.paid_on} by account "
                               f"{online.account.account_no} (processor's {online.payment_ref})")
+        for name, count, total in result.by_district:
+            self.stdout.write(f"  paid that day in {name}: {count} payment(s), {fmt_dollars(total)}")
         for note in result.notes:
             self.stdout.write(f"  {note}")
         for said in result.unreached:
