@@ -18,7 +18,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from core.errors import ApplicationError
@@ -247,6 +247,11 @@ def preset_install(*, code: str | None = None, path: str | Path | None = None,
 
 def _utility_install(file: PresetFile, report: InstallReport, *, mark_demo_site: bool) -> bool:
     values = {key: file.data["utility"].get(key, "") for key in ("name", "office_address", "phone", "chapter")}
+    other = Utility.objects.exclude(preset=file.code).first()
+    if other is not None and District.objects.filter(Q(premises_in__isnull=False) | Q(bills__isnull=False)).exists():
+        raise ApplicationError(
+            f"{other.name}'s districts have premises in them (and bills rest on them); another preset cannot replace "
+            f"it here: install {file.code} on a database of its own", field="preset")
     replaced = Utility.objects.exclude(preset=file.code).delete()[0]
     if replaced:
         # Another village's rules are no rules of this one: its sections go with it.

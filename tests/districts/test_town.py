@@ -459,3 +459,9 @@ def test_the_deposits_reconciliation_names_what_each_districts_fund_is_owed_of_t
     assert json.loads(out.getvalue())["by_district"] == [
         {"district": "North Water District", "payments": 1, "total": "86.80"},
         {"district": "South Water District", "payments": 2, "total": "178.20"}]
+
+
+def test_another_preset_cannot_replace_a_town_whose_premises_are_in_its_districts(town):
+    resident("north", 40_000)
+    with pytest.raises(ApplicationError, match="districts have premises in them"):
+        preset_install(code="mineola")
