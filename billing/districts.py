@@ -16,7 +16,6 @@ from django.db.models.functions import Coalesce
 
 from accounts.models import Account, PremisesDistrict
 from core.db import is_any_of
-from core.errors import ApplicationError
 from ordinance.models import District
 from ordinance.selectors import districts
 
@@ -101,23 +100,18 @@ def ordinances_by_account(account_ids, *, on: date, installed=None) -> dict:
     return out
 
 
-def accounts_in_district(code: str, *, on: date) -> set[int]:
-    """The accounts whose premises is in district ``code`` on ``on`` ("" : in none)."""
+def with_district_on(accounts, *, on: date):
+    """``accounts`` (a queryset) with ``district_on_day``: the code of the district each premises is in on ``on``
+    ("" in none)."""
     latest = PremisesDistrict.objects.filter(premises=OuterRef("premises"), effective_on__lte=on).order_by(
         "-effective_on").values("district__code")[:1]
-    return set(Account.objects.annotate(district_on_day=Coalesce(Subquery(latest), Value(""))).filter(
-        district_on_day=code).values_list("id", flat=True))
+    return accounts.annotate(district_on_day=Coalesce(Subquery(latest), Value("")))
 
 
-def district_named(code: str | None) -> str | None:
-    """``code`` checked against the installation's districts (None: every district); refused naming the field."""
-    if code is None:
-        return None
-    town = districts()
-    if code not in town:
-        known = ", ".join(town) or "none: this installation names no districts"
-        raise ApplicationError(f"'{code}' is not a district of this installation (known: {known})", field="district")
-    return code
+def accounts_in_district(code: str, *, on: date) -> set[int]:
+    """The accounts whose premises is in district ``code`` on ``on`` ("" : in none)."""
+    return set(with_district_on(Account.objects.all(), on=on).filter(district_on_day=code).values_list(
+        "id", flat=True))
 
 
 def account_district(account_id: int, *, on: date) -> str:

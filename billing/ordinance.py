@@ -318,12 +318,18 @@ def schedule_in_force(on: date, district: str = "") -> tuple[RateSchedule, RateS
     return row, rate_structure_for(row.rules)
 
 
-def _schedule_row(on: date, district: str = "") -> RateSchedule:
-    """The latest rate schedule effective on or before ``on``: the district's own where it has any, else the
-    installation's."""
+def district_schedules(district: str = ""):
+    """The rate schedules that apply in ``district``: its own where it has any, else the installation's."""
     rows = RateSchedule.objects.filter(district=district)
     if district and not rows.exists():
         rows = RateSchedule.objects.filter(district="")
+    return rows
+
+
+def _schedule_row(on: date, district: str = "") -> RateSchedule:
+    """The latest rate schedule effective on or before ``on``: the district's own where it has any, else the
+    installation's."""
+    rows = district_schedules(district)
     row = rows.filter(effective_on__lte=on).order_by("-effective_on").first()
     if row is None:
         earliest = rows.order_by("effective_on").values_list("effective_on", flat=True).first()

@@ -18,6 +18,7 @@ from ordinance.selectors import districts, section_params
 
 from .fees import rule_for
 from .models import Bill, Fee, RateSchedule
+from .ordinance import district_schedules
 from .preview import bills_preview
 
 
@@ -62,9 +63,7 @@ def preset_bills_preview(data: dict | None) -> list[PreviewTable]:
 
 def _installed_tables(district: str) -> dict:
     """The installed tables a bill reads in ``district`` (its own, else the installation's)."""
-    schedules = RateSchedule.objects.filter(district=district)
-    if district and not schedules.exists():
-        schedules = RateSchedule.objects.filter(district="")
+    schedules = district_schedules(district)
     return {"calendar": section_params("calendar", district=district),
             "penalty": section_params("penalty", district=district),
             "sewer": section_params("sewer", district=district),

@@ -30,11 +30,12 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from accounts.models import Account
-from billing.districts import accounts_in_district, district_named
+from billing.districts import accounts_in_district
 from core.clock import today
 from core.csvimport import TRIMMED, control_problem
 from core.errors import ApplicationError, FieldError
 from core.money import fmt_dollars
+from ordinance.selectors import district_named
 
 from .opening import KINDS, OpeningBalances
 

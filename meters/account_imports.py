@@ -84,9 +84,9 @@ from core.csvimport import (
     text,
     whole_number,
 )
-from core.errors import Conflict
+from core.errors import ApplicationError, Conflict
 from ordinance.models import BEGINNING
-from ordinance.selectors import districts
+from ordinance.selectors import district_named, districts
 
 from . import rules
 from .models import Installation, Meter, Reading
@@ -129,11 +129,10 @@ def _mailing_address(value: str) -> str:
 
 
 def _district(value: str) -> str:
-    town = districts()
-    if value not in town:
-        known = ", ".join(town) or "none: this installation names no districts"
-        raise ValueError(f"'{value}' is not a district of this installation (known: {known})")
-    return value
+    try:
+        return district_named(value)
+    except ApplicationError as exc:
+        raise ValueError(exc.errors[0].message) from None
 
 
 def _size(value: str) -> str:

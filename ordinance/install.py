@@ -154,7 +154,7 @@ def check_data(file: PresetFile) -> list[str]:
                 shape = f"[[{name}]] (an array of tables)" if table.is_list else f"[{name}] (a table)"
                 refusals.append(f"{prefix}[{name}] must be written {shape}")
                 continue
-            found = problems(table.shape, params, f"[{prefix}{name}]" if district else f"[{name}]")
+            found = problems(table.shape, params, f"[district.{district}.{name}]" if district else f"[{name}]")
             if found:
                 refusals.extend(found)
                 continue

@@ -107,6 +107,17 @@ def districts(*, installed: Utility | None = None) -> dict[str, District]:
     return _districts[installed.rules_token]
 
 
+def district_named(code: str | None) -> str | None:
+    """``code`` checked against the installation's districts (None: every district); refused naming the field."""
+    if code is None:
+        return None
+    town = districts()
+    if code not in town:
+        known = ", ".join(town) or "none: this installation names no districts"
+        raise ApplicationError(f"'{code}' is not a district of this installation (known: {known})", field="district")
+    return code
+
+
 def sections_forget() -> None:
     """Drop what this process has read (an install in this process calls it; others see the new token)."""
     _versions.clear()

@@ -5,9 +5,9 @@ the command says it as its option (``--bill-date``, ``--from``), the page under 
 from dataclasses import dataclass
 from datetime import date
 
-from billing.districts import district_named
 from core.clock import refuse_future
 from core.errors import ApplicationError
+from ordinance.selectors import district_named
 
 from . import selectors
 

@@ -3,13 +3,13 @@ each district's calendar for the accounts whose premises are in it that day."""
 
 from datetime import date
 
-from django.db.models import OuterRef, Q, Subquery, Value
-from django.db.models.functions import Coalesce
+from django.db.models import Q
 
-from accounts.models import Account, PremisesDistrict
+from accounts.models import Account
 from meters.models import Installation
 from ordinance.selectors import districts
 
+from ..districts import with_district_on
 from ..ordinance import ordinance_on
 
 BILLABLE_STATUSES = (Account.Status.ACTIVE, Account.Status.VACANT)
@@ -22,9 +22,7 @@ def billing_candidates(*, run_on: date) -> list[int]:
     town = districts()
     if not town:
         return _candidates(base, run_on=run_on, district="")
-    in_district = PremisesDistrict.objects.filter(premises=OuterRef("premises"), effective_on__lte=run_on).order_by(
-        "-effective_on").values("district__code")[:1]
-    base = base.annotate(district_on_day=Coalesce(Subquery(in_district), Value("")))
+    base = with_district_on(base, on=run_on)
     return sorted(account_id for code in ("", *town)
                   for account_id in _candidates(base.filter(district_on_day=code), run_on=run_on, district=code))
 

@@ -43,27 +43,24 @@ def _plan(account_ids: list[int], *, run_on: date, run: BillingRun | None, lock:
     groups: dict[str, list[int]] = defaultdict(list)
     for account_id in account_ids:
         groups[district_on(history.get(account_id, ()), run_on)].append(account_id)
+    if not groups:
+        groups[""] = []  # an empty chunk plans nothing, as it always did
 
     def ordinance_of(code: str) -> Ordinance:
         if code not in ordinances:
             ordinances[code] = ordinance_on(run_on, code)
         return ordinances[code]
 
-    if len(groups) == 1:
-        (code, ids), = groups.items()
-        ordinance = ordinance_of(code)
-        facts = chunk_load(account_ids=ids, run_on=run_on, calendar=ordinance.calendar, lock=lock,
-                           districts={i: history[i] for i in ids if history.get(i)},
-                           winter_months=ordinance.sewer.winter_months)
-        return plan_chunk(facts, ordinance=ordinance, run_on=run_on, run=run, ordinance_of=ordinance_of)
-    # A town's chunk: its facts loaded once, each account due by its district's calendar, each district's accounts
-    # planned under its rules.
+    # A chunk's facts are loaded once; in a town's chunk of several districts each account is due by its district's
+    # calendar and each district's accounts are planned under its rules.
+    town = len(groups) > 1
     group_of = {account_id: code for code, ids in groups.items() for account_id in ids}
     winter = {month for code in groups for month in ordinance_of(code).sewer.winter_months}
-    facts = chunk_load(account_ids=account_ids, run_on=run_on, calendar=ordinance_of("").calendar, lock=lock,
-                       districts={i: history[i] for i in account_ids if history.get(i)},
+    facts = chunk_load(account_ids=account_ids, run_on=run_on, calendar=ordinance_of(next(iter(groups))).calendar,
+                       lock=lock, districts={i: history[i] for i in account_ids if history.get(i)},
                        winter_months=tuple(sorted(winter)),
-                       calendar_of={i: ordinance_of(group_of[i]).calendar for i in account_ids})
-    return ChunkResult.merged([plan_chunk(facts, ordinance=ordinance_of(code), run_on=run_on, run=run,
-                                          ordinance_of=ordinance_of, only=set(ids))
-                               for code, ids in sorted(groups.items())])
+                       calendar_of={i: ordinance_of(group_of[i]).calendar for i in account_ids} if town else None)
+    plans = [plan_chunk(facts, ordinance=ordinance_of(code), run_on=run_on, run=run, ordinance_of=ordinance_of,
+                        only=set(ids) if town else None)
+             for code, ids in sorted(groups.items())]
+    return ChunkResult.merged(plans) if town else plans[0]

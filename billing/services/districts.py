@@ -13,9 +13,8 @@ from django.db.models import Max
 
 from accounts.models import Premises, PremisesDistrict
 from core.errors import ApplicationError
-from ordinance.selectors import districts
+from ordinance.selectors import district_named, districts
 
-from ..districts import district_named
 from ..models import Bill
 
 
