@@ -424,9 +424,10 @@ class DelinquentListForm(forms.Form):
     shown a page at a time; refusals name their field and show every row."""
 
     PAGE_ROWS = 100
+    # In the order of the table's columns (the service address and the bills, not sortable, stand before "since").
     SORTS = {"account": ("Account", lambda d: d.account_no), "owner": ("Owner", lambda d: d.owner.lower()),
-             "amount": ("Amount", lambda d: d.amount),
-             "since": ("Delinquent since", lambda d: min(b.delinquent_from for b in d.bills))}
+             "since": ("Delinquent since", lambda d: min(b.delinquent_from for b in d.bills)),
+             "amount": ("Amount", lambda d: d.amount)}
 
     book = forms.IntegerField(label="Book", required=False, min_value=0)
     minimum = forms.DecimalField(label="Owing at least ($)", required=False, min_value=0, max_digits=12,

@@ -13,6 +13,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group, Permission
 from django.urls import reverse
 
+from core.dates import fmt_day
 from termination.models import Interruption, Notice, TerminationCase, WorkOrder
 
 from .steps import delinquent_account, served_case, term, terminated_case
@@ -146,6 +147,28 @@ def test_the_delinquency_list_opens_cases_for_the_selected_accounts(clerk):
     html = done.content.decode()
     assert f"{first.account_no}: not opened: account {first.account_no} already has case {case.number}" in html
     assert TerminationCase.objects.filter(account=second).count() == 1
+
+
+def test_the_delinquency_list_heads_each_column_with_what_it_holds(clerk):
+    """Read column by column: the heading over each cell names what the cell holds, whatever the sort."""
+    account, _ = delinquent_account()
+    listing = reverse("admin:termination_terminationcase_delinquent")
+    for sort in ("account", "amount", "since"):
+        page = clerk.get(listing, {"as_of": "2026-03-20", "sort": sort})
+        html, rows = page.content.decode(), page.context["rows"]
+        start = html.index('<table id="delinquent-accounts">')
+        table = html[start:html.index("</table>", start)]
+        heads = [re.sub(r"<[^>]+>|[▲▼]", "", h).strip()
+                 for h in re.findall(r"<th[^>]*>(.*?)</th>", table, re.S)]
+        row = re.search(r"<tbody>(.*?)</tbody>", table, re.S).group(1)
+        cells = [re.sub(r"<[^>]+>", " ", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+        assert len(heads) == len(cells)
+        column = dict(zip(heads, cells, strict=True))
+        assert column["Account"] == account.account_no
+        assert column["Amount"] == "$186.13"
+        assert column["Delinquent since"] == fmt_day(min(b.delinquent_from for b in rows[0].bills))
+        assert column["Service address"] == account.premises.service_address
+        assert "due" in column["Bills"] and column["Case"] == "—"
 
 
 def test_the_delinquency_list_narrowed_ordered_and_paged(clerk, monkeypatch):
