@@ -45,6 +45,9 @@ class Premises(models.Model):
         "route stop", null=True, blank=True,
         help_text="Its stop on the book's meter-reading route: lists for the field (shut-offs, work orders) follow "
                   "it. Blank: after the numbered stops, by address.")
+    meter_location = models.CharField(
+        "where the meter is", max_length=200, blank=True,
+        help_text="For the crew and the reader: the basement by the stairs, a pit by the curb, the key at the office.")
     history = HistoricalRecords()
 
     class Meta:

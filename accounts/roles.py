@@ -13,6 +13,8 @@ delete audit history (the ``Historical*`` models), issued bills, ledger entries 
 made by adjustments and voids, which are themselves recorded.
 """
 
+from dataclasses import dataclass
+
 from django.apps import apps
 from django.contrib.auth.management import create_permissions
 from django.contrib.auth.models import Group, Permission
@@ -99,8 +101,10 @@ CLERK = [
     *_perms("view add", "office.refund", "office.transfer", "office.invoice", "office.dayclose",
             "office.dayreopen", "arrears.paymentplan"),
     "arrears.view_planinstallment",
+    "reports.run_reportfile",  # the office's reports and their files
+    "conversion.view_conversionbatch",  # conversion: check the old system's files, bring its accounts over
     # Work orders for the field: made, completed from the field with what was found, cancelled.
-    *_perms("view add change", "fieldwork.fieldorder"),
+    *_perms("view add change", "fieldwork.fieldorder"), "fieldwork.cancel_fieldorder",
     # Payments online and from the bank: the exceptions queue (post or send back), and what came in online, by
     # autopay and through the bank, read; the deposits reconciliation reads payments.
     *_perms("view change", "remittance.paymentexception"),
@@ -125,7 +129,8 @@ SUPERVISOR = [
     "office.approve_refund",            # approve or refuse a refund of a credit
     "office.approve_dayreopen",         # approve or refuse reopening a closed day (never their own request)
     "meters.delete_reading",
-    "termination.order_terminationcase",  # issue and carry out shut-off orders, restore service
+    "termination.order_terminationcase",  # issue shut-off orders
+    "termination.carry_out_terminationcase",  # record a shut-off carried out, restore service
     "remittance.approve_achfile",       # approve (posting its debits) or refuse a debit file (never their own)
     "remittance.approve_paymentexception",  # post a queued payment over the clerk's limit or what is owed
     # The nightly job's runs (the home page's *Last nightly job*) and every import made by a worker.
@@ -152,6 +157,7 @@ TREASURER = [
             "remittance.onlinepayment", "remittance.processorevent", "remittance.achfile",
             "remittance.bankdeposit", "remittance.paymentexception",
             "arrears.paymentplan", "core.nightlyrun"),
+    "reports.run_reportfile",
 ]
 
 HEARING_OFFICER = [
@@ -168,12 +174,27 @@ BACKFLOW_INSPECTOR = [
     *BACKFLOW_RECORDS,
 ]
 
+# The mayor, the treasurer or a trustee the office names to decide what two people must: approves or refuses a
+# refund, a penalty waiver above the office's limit, reopening a closed day, the autopay debit file, rebilling after a
+# late amendment and a conversion post — and prepares none of them (no "add"), so a clerk and a supervisor with an
+# approver are an office where every request has someone to decide it. Reads what each decision is about.
+APPROVER = [
+    *_perms("view", "accounts.account", "accounts.customer", "accounts.premises",
+            "billing.bill", "billing.billline", "billing.ledgerentry", "billing.payment",
+            "office.refund", "office.dayclose", "office.dayreopen", "remittance.achfile",
+            "billing.penaltywaiver", "billing.amendmentrebill", "conversion.conversionbatch"),
+    "office.approve_refund", "office.approve_dayreopen", "remittance.approve_achfile",
+    "billing.change_penaltywaiver", "billing.change_amendmentrebill", "conversion.approve_conversionjob",
+]
+
 # The field crew: the day sheet and the shut-off list, work orders completed from the field (readings and meters are
 # recorded by the completion); the accounts, meters and termination cases they go to, read.
 FIELD_CREW = [
     *_perms("view", "accounts.account", "accounts.premises", "accounts.customer", "meters.meter",
             "meters.installation", "meters.reading", "termination.terminationcase", "termination.workorder"),
     *_perms("view change", "fieldwork.fieldorder"),
+    # The shut-off the case board assigns them, recorded when done, and service restored; cancelling is the office's.
+    "termination.carry_out_terminationcase",
 ]
 
 ROLE_PERMISSIONS: dict[str, list[str]] = {
@@ -183,7 +204,124 @@ ROLE_PERMISSIONS: dict[str, list[str]] = {
     "Backflow inspector": BACKFLOW_INSPECTOR,
     "Field crew": FIELD_CREW,
     "Treasurer": TREASURER,
+    "Approver": APPROVER,
 }
+
+
+@dataclass(frozen=True)
+class Duty:
+    """One row of the table in docs/roles.md: what it is about, the permissions that do it, and each role's words
+    (in ``ROLE_PERMISSIONS``' order). The words are held to the permissions (``tests/accounts/test_roles_doc.py``):
+    "—" is none of them, words beginning "read" are only the ``view_`` ones, any other words at least one that is
+    not; and every permission a role holds that is not a ``view_`` is in some row."""
+
+    what: str
+    perms: tuple[str, ...]
+    words: tuple[str, ...]
+
+
+def _duty(what: str, perms: list[str], *words: str) -> Duty:
+    if len(words) != len(ROLE_PERMISSIONS):
+        raise ValueError(f"{what}: {len(words)} roles' words for {len(ROLE_PERMISSIONS)} roles")
+    return Duty(what, tuple(perms), words)
+
+
+NO = "—"
+DUTIES = [
+    _duty("accounts, customers, premises (where the meter is), owners",
+          _perms("view add change", "accounts.account", "accounts.customer", "accounts.premises", "accounts.ownership"),
+          "keep", "keep", "read", "read", "read", "read", "read"),
+    _duty("who is linked to an account online (a sale ends the links by itself)",
+          _perms("view delete", "accounts.portallink"), "see, end a link", "see, end a link", NO, NO, NO, NO, NO),
+    _duty("a town's premises in their water districts, each from a day (never edited: a later row corrects)",
+          _perms("view add", "accounts.premisesdistrict"), "record", "record", NO, NO, NO, NO, NO),
+    _duty("notes on an account, and its alerts (a dog, a meter inside, \"do not shut off\")",
+          [*_perms("view add", "accounts.accountnote"), *_perms("view add change", "accounts.accountalert")],
+          "write notes, set alerts", "and end an alert", NO, NO, NO, NO, NO),
+    _duty("meters, installations, readings (import and export), meter tests",
+          _perms("view add change delete", "meters.meter", "meters.installation", "meters.reading", "meters.metertest"),
+          "keep", "keep, delete a reading", NO, NO, "read", NO, NO),
+    _duty("adjustments, charges waiting for the next bill, deposits, a run's exceptions",
+          _perms("view add change", "billing.adjustment", "billing.pendingcharge", "billing.deposit",
+                 "billing.billingexception"),
+          "keep; release an exception (\"bill as read\")", "keep; release an exception", NO, NO, NO, "read", NO),
+    _duty("payments: the counter, batches, lockbox and payment files, reversals",
+          [*_perms("view add change", "billing.payment"), "billing.view_paymentreversal"],
+          "take and reverse", "take and reverse", "read", NO, NO, "read", "read"),
+    _duty("payments online, autopay, ACH files, bank deposits, the deposits reconciliation",
+          [*_perms("view", "remittance.onlinepayment", "remittance.processorevent", "remittance.autopayenrolment"),
+           *_perms("view add change approve", "remittance.achfile"), *_perms("view add", "remittance.bankdeposit")],
+          "prepare the ACH debit file; read the BAI2 report and the ACH returns; read the rest",
+          "and approve or refuse the ACH debit file (never their own)", NO, NO, NO, "read",
+          "approve or refuse the ACH debit file (never one they prepared)"),
+    _duty("the exceptions queue (lockbox, bill pay, online); the lockbox file",
+          _perms("view change approve", "remittance.paymentexception"),
+          "post (up to `EXCEPTION_POST_LIMIT` and what the account owes) or send back; read the file",
+          "post any amount or send back; read the file", NO, NO, NO, "read", NO),
+    _duty("bills, runs, print files, bill messages",
+          [*_perms("view change", "billing.bill"), *_perms("view add", "billing.billingrun"),
+           *_perms("view add change", "billing.billmessage")],
+          "run, print, release held bills", "and void a bill, or void it and bill it again with the reading corrected",
+          "read", NO, NO, "read", "read"),
+    _duty("rates, fees, the utility's settings",
+          [*_perms("view add change", "billing.rateschedule", "billing.fee"),
+           *_perms("view change", "ordinance.utility")],
+          "read", "change", NO, NO, NO, "read", NO),
+    _duty("rebilling after an amendment installed late (`setup_utility --rebill`)",
+          _perms("view change", "billing.amendmentrebill"),
+          "read", "approve or refuse (never their own)", NO, NO, NO, "read", "approve or refuse"),
+    _duty("penalties: waive with a reason", _perms("view add change", "billing.penaltywaiver"),
+          "ask (at once within the office's limit)", "approve or refuse above it (never their own)", NO, NO, NO, "read",
+          "approve or refuse above the limit"),
+    _duty("refunds, transfers, invoices, the day's close, the journal",
+          [*_perms("view add", "office.refund", "office.transfer", "office.invoice", "office.dayclose",
+                   "office.dayreopen"), "office.approve_refund", "office.approve_dayreopen"],
+          "ask (cleared money only), make, close a day, ask to reopen one",
+          "and approve a refund or reopening a closed day (never their own request)", NO, NO, NO, "read",
+          "approve or refuse a refund or reopening a closed day"),
+    _duty("payment plans", _perms("view add", "arrears.paymentplan"), "make", "make", NO, NO, NO, "read", NO),
+    _duty("notices to customers (paper ones to print)", _perms("view change", "notices.customernotice"),
+          "print, read", "print, read", NO, NO, NO, NO, NO),
+    _duty("the office's words for each notice (English and Spanish)",
+          _perms("view add change", "notices.noticetemplate"), NO, "write", NO, NO, NO, NO, NO),
+    _duty("termination cases: open, serve, record requests, emergencies",
+          [*_perms("view add change", "termination.terminationcase", "termination.notice"),
+           *_perms("view add", "termination.interruption")],
+          "keep", "keep", "read", NO, "read", NO, NO),
+    _duty("hearings, determinations, appeals' decisions", ["termination.determine_terminationcase"],
+          NO, NO, "record", NO, NO, NO, NO),
+    _duty("shut-off orders", ["termination.order_terminationcase"], NO, "issue", NO, NO, NO, NO, NO),
+    _duty("a shut-off carried out, service restored", ["termination.carry_out_terminationcase"],
+          NO, "record", NO, NO, "record", NO, NO),
+    _duty("work orders, the day sheet, the shut-off list",
+          [*_perms("view add change cancel", "fieldwork.fieldorder"), "termination.view_workorder"],
+          "make, complete, cancel", "make, complete, cancel", "read (a case's)", NO, "complete (never cancel)", NO, NO),
+    _duty("backflow: assessments, devices, testers, tests, notices",
+          [*_perms("view add change", "backflow.assessment", "backflow.device", "backflow.devicetest",
+                   "backflow.compliancenotice", "backflow.tester"), "backflow.charge_compliancenotice"],
+          "keep, charge fines", "keep, charge fines", NO, "keep", NO, NO, NO),
+    _duty("backflow: reverse-flow follow-ups (opened by a meter's flag)", _perms("view change", "backflow.reverseflow"),
+          "follow up", "follow up", NO, "follow up", NO, NO, NO),
+    _duty("meter alerts (use, flags, continuous flow, out of range)", _perms("view change", "meters.usagealert"),
+          "mark looked at", "mark looked at", NO, NO, NO, NO, NO),
+    _duty("conversion from the old system",
+          [*_perms("view add change", "conversion.conversionbatch"), "conversion.approve_conversionjob",
+           "accounts.add_account"],
+          "check, bring accounts over",
+          "and ask for a post, approve or refuse one another asked for (never their own), roll a batch back",
+          NO, NO, NO, NO, "approve or refuse a post"),
+    _duty("reports and their files", ["reports.run_reportfile"], "run", "run", NO, NO, NO, "run", NO),
+    _duty("the nightly job's runs, import jobs", _perms("view", "core.nightlyrun", "core.importjob"),
+          NO, "read", NO, NO, NO, "read (runs)", NO),
+]
+
+
+def roles_table() -> str:
+    """The table of docs/roles.md, written from ``DUTIES`` (``manage.py roles_docs --write``)."""
+    roles = list(ROLE_PERMISSIONS)
+    lines = ["| | " + " | ".join(roles) + " |", "|---|" + "---|" * len(roles)]
+    lines += [f"| {duty.what} | " + " | ".join(duty.words) + " |" for duty in DUTIES]
+    return "\n".join(lines) + "\n"
 
 
 def _installed_permissions(names: list[str]) -> list[Permission]:
@@ -193,7 +331,7 @@ def _installed_permissions(names: list[str]) -> list[Permission]:
     for name in names:
         app_label, codename = name.split(".")
         try:
-            model = apps.get_model(app_label, codename.split("_", 1)[1])
+            model = apps.get_model(app_label, codename.rsplit("_", 1)[1])  # a model name has no "_"
         except LookupError:
             continue
         wanted.setdefault(model, set()).add(codename)

@@ -36,7 +36,7 @@ from .posting import conversion_read, conversion_rollback, rollback_refusal
 from .reconcile import reconciliation, reconciliation_view
 from .tasks import conversion_job_run
 
-PERMISSION = "billing.view_bill"
+PERMISSION = "conversion.view_conversionbatch"  # the clerk's (check, bring accounts over), the supervisor's
 POST_PERMISSION = "conversion.add_conversionbatch"
 ACCOUNTS_PERMISSION = "accounts.add_account"
 ROLLBACK_PERMISSION = "conversion.change_conversionbatch"

@@ -90,12 +90,13 @@ class ConversionJob(models.Model):
         ALREADY = "already", "Posted already"
         REFUSED = "refused", "Refused: nothing was saved"
         FAILED = "failed", "Failed: nothing was saved"
+        WITHDRAWN = "withdrawn", "Withdrawn by who asked"
 
     RUNNING = (Status.APPROVED, Status.CHECKING, Status.POSTING)
     # Posted from the admin it takes two people: a supervisor asks, another decides (core.approval); a refusal
     # keeps its note. Then the worker's steps (conversion.jobs).
     workflow = Workflow("status", {
-        Status.WAITING: {Status.APPROVED, Status.REFUSED},
+        Status.WAITING: {Status.APPROVED, Status.REFUSED, Status.WITHDRAWN},
         Status.APPROVED: {Status.CHECKING},
         Status.CHECKING: {Status.POSTING, Status.ALREADY, Status.REFUSED, Status.FAILED},
         Status.POSTING: {Status.POSTED, Status.REFUSED, Status.FAILED}})

@@ -181,6 +181,69 @@ class ServiceFormMixin:
         return self.form_page(request, form, **page)
 
 
+class WithdrawForm(ServiceForm):
+    """Whoever asked ends their own request before anyone decides it (``core.approval.approval_withdraw``)."""
+
+    note = forms.CharField(widget=TEXT_WIDGET, required=False, label="Why (optional)",
+                           help_text="Kept with the request: a mistake, asked again another way, no longer needed.")
+    whole_fields = ("", "actor", "status")
+    submit = "Withdraw my request"
+
+    def __init__(self, *args, obj, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.obj = obj
+
+    def perform(self, *, actor) -> str:
+        from .approval import approval_of, approval_withdraw
+
+        approval_withdraw(self.obj, actor=actor, note=self.cleaned_data["note"])
+        return f"Your {approval_of(self.obj).noun} ({self.obj}) is withdrawn: nobody will decide it."
+
+
+class ApprovalPagesMixin(ServiceFormMixin):
+    """The pages of a model whose records wait for a second person (``core.approval``): a waiting record's page says
+    who may decide it (by name, or what the office does when nobody can) and offers whoever asked a button to
+    withdraw it. Put before the admin's base: ``class RefundAdmin(ApprovalPagesMixin, ServicePagesAdmin)``."""
+
+    change_form_template = "admin/service_change_form.html"
+
+    def get_urls(self):
+        name = f"{self.model._meta.app_label}_{self.model._meta.model_name}_withdraw"
+        return [path("<int:pk>/withdraw/", self.admin_site.admin_view(self.withdraw_view), name=name),
+                *super().get_urls()]
+
+    def withdraw_url(self, obj) -> str:
+        return reverse(f"admin:{obj._meta.app_label}_{obj._meta.model_name}_withdraw", args=[obj.pk])
+
+    def can_withdraw(self, request, obj) -> bool:
+        from .approval import approval_withdraw_problems
+
+        return not approval_withdraw_problems(obj, actor=request.user)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        from .approval import approval_who
+
+        obj = self.get_object(request, object_id) if str(object_id).isdigit() else None
+        extra = {"approval_who": approval_who(obj) if obj is not None else ""}
+        if obj is not None and self.has_view_permission(request, obj):
+            own = getattr(self, "page_buttons", None)
+            extra["page_buttons"] = [*(own(request, obj) if own is not None else []),
+                                     *([("Withdraw my request", self.withdraw_url(obj))]
+                                       if self.can_withdraw(request, obj) else [])]
+        return super().change_view(request, object_id, form_url, {**extra, **(extra_context or {})})
+
+    def withdraw_view(self, request, pk):
+        obj = self.get_object(request, str(pk))
+        if obj is None or not self.has_view_permission(request, obj):
+            raise PermissionDenied
+        form = WithdrawForm(request.POST or None, obj=obj)
+        from .approval import approval_of, approval_who
+
+        return self.run_form(request, form, done_url=self.object_url(obj), obj=obj,
+                             title=f"Withdraw {approval_of(obj).noun} {obj}", intro=approval_who(obj),
+                             facts=[("Status", getattr(obj, f"get_{obj.workflow.field}_display")())])
+
+
 class ServicePagesAdmin(ServiceFormMixin, admin.ModelAdmin):
     """Read-only pages of records made by services, the admin kit every app's service pages share.
 
@@ -258,7 +321,7 @@ class ServicePagesAdmin(ServiceFormMixin, admin.ModelAdmin):
     def change_view(self, request, object_id, form_url="", extra_context=None):
         obj = self.get_object(request, object_id) if str(object_id).isdigit() else None
         buttons = self.page_buttons(request, obj) if obj is not None and self.has_view_permission(request, obj) else []
-        return super().change_view(request, object_id, form_url, {**(extra_context or {}), "page_buttons": buttons})
+        return super().change_view(request, object_id, form_url, {"page_buttons": buttons, **(extra_context or {})})
 
 
 class _ClerkWords(HistoricalRecordContextHelper):

@@ -18,7 +18,7 @@ from core.dates import fmt_day
 from .documents import shutoff_pdf
 from .forms import CancelForm, CompleteForm, FieldOrderForm
 from .models import FieldOrder
-from .services import day_sheet, shutoff_list
+from .services import day_sheet, previous_reads, shutoff_list
 
 
 def _day(request) -> date:
@@ -55,18 +55,23 @@ class FieldOrderAdmin(ServicePagesAdmin):
     def _may_do(self, request) -> bool:
         return request.user.has_perm("fieldwork.change_fieldorder")
 
+    def _may_cancel(self, request) -> bool:
+        return request.user.has_perm("fieldwork.cancel_fieldorder")
+
     def header_links(self, request) -> list[tuple[str, str]]:
         return [("Today's day sheet", reverse("admin:fieldwork_fieldorder_day")),
                 ("Shut-off list", reverse("admin:fieldwork_fieldorder_shutoffs"))]
 
     def page_buttons(self, request, obj) -> list[tuple[str, str]]:
+        buttons = []
         if obj.status == FieldOrder.Status.OPEN and self._may_do(request):
-            return [("Complete", reverse("admin:fieldwork_fieldorder_complete", args=[obj.pk])),
-                    ("Cancel the order", reverse("admin:fieldwork_fieldorder_cancel", args=[obj.pk]))]
-        return []
+            buttons.append(("Complete", reverse("admin:fieldwork_fieldorder_complete", args=[obj.pk])))
+        if obj.status == FieldOrder.Status.OPEN and self._may_cancel(request):
+            buttons.append(("Cancel the order", reverse("admin:fieldwork_fieldorder_cancel", args=[obj.pk])))
+        return buttons
 
     def _order_page(self, request, pk, form_class, title: str):
-        if not self._may_do(request):
+        if not (self._may_cancel(request) if form_class is CancelForm else self._may_do(request)):
             raise PermissionDenied
         order = get_object_or_404(FieldOrder.objects.select_related("account__premises", "account__owner"), pk=pk)
         form = form_class(request.POST or None, order=order)
@@ -76,6 +81,13 @@ class FieldOrderAdmin(ServicePagesAdmin):
                  ("Service address", account.premises.service_address),
                  ("Meter", ", ".join(f"{i.meter.serial} ({i.meter.size}\")" for i in account.installations.filter(
                      removed_on__isnull=True).select_related("meter")) or "—")]
+        if account.premises.meter_location:
+            facts.append(("Where the meter is", account.premises.meter_location))
+        last_read, expected = previous_reads([account], on=today()).get(account.pk, ("", ""))
+        if last_read:
+            facts.append(("Previous reading", last_read))
+        if expected:
+            facts.append(("Expected today", expected))
         return self.run_form(request, form, done_url=reverse("admin:fieldwork_fieldorder_day"), obj=order,
                              facts=facts, title=f"{title} {order.number}")
 
@@ -89,9 +101,18 @@ class FieldOrderAdmin(ServicePagesAdmin):
         if not self.has_view_permission(request):
             raise PermissionDenied
         on = _day(request)
+        carry_out = request.user.has_perm("termination.carry_out_terminationcase")
+        carried = reverse("admin:termination_terminationcase_carried_out", args=[0])
+
+        def shutoff_url(stop) -> str:
+            if stop.work_order is None or not carry_out or stop.held:
+                return ""
+            return carried.replace("/0/", f"/{stop.work_order.case.pk}/") + f"?done_on={on.isoformat()}"
+
         return TemplateResponse(request, "admin/fieldwork/fieldorder/day.html", {
             **self.admin_site.each_context(request), "opts": self.model._meta, "title": f"Day sheet for {fmt_day(on)}",
-            "on": on, "stops": day_sheet(on=on), "may_do": self._may_do(request)})
+            "on": on, "stops": [(stop, shutoff_url(stop)) for stop in day_sheet(on=on)],
+            "may_do": self._may_do(request)})
 
     def shutoffs_view(self, request):
         if not self.has_view_permission(request):

@@ -46,6 +46,8 @@ class FieldOrder(models.Model):
     class Meta:
         ordering = ["scheduled_on", "id"]
         verbose_name = "work order"
+        # Completing is the crew's (the change permission); cancelling belongs to the office.
+        permissions = [("cancel_fieldorder", "Can cancel a work order")]
         constraints = [
             models.UniqueConstraint(fields=["account", "kind"], condition=Q(status="open"),
                                     name="one_open_field_order_per_account_and_kind",

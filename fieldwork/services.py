@@ -8,7 +8,8 @@ route order (``accounts.selectors.route_key``).
   new one with its first reading; a shut-off marks the account shut off; a turn-on restores a shut-off case's
   service where one is open (refused while anything is owed, ``termination.services``) or marks the account
   active. Every refusal names its field and nothing changes.
-* ``day_sheet``: the open orders due by a day with the termination cases' shut-off orders, in route order.
+* ``day_sheet``: the open orders due by a day with the termination cases' shut-off orders, in route order, each with
+  the meter's previous reading and the range a reading that day is expected in (``previous_reads``).
 * ``shutoff_list``: the termination cases whose shut-off is ordered, in route order, with what each owes.
 """
 
@@ -146,6 +147,8 @@ class Stop:
     work_order: WorkOrder | None = None
     held: tuple[str, ...] = ()  # why the shut-off may not be carried out today (a plan, a payment, an appeal…)
     alerts: tuple[str, ...] = ()  # the account's alerts in force (a dog, a meter inside, a medical certificate)
+    last_read: str = ""  # the meter's previous reading and its day
+    expected: str = ""  # the range a reading today is expected in (the route file's rule)
 
 
 def _meters(accounts) -> dict[int, str]:
@@ -153,6 +156,32 @@ def _meters(accounts) -> dict[int, str]:
     for i in Installation.objects.filter(account__in=accounts, removed_on__isnull=True).select_related("meter"):
         out.setdefault(i.account_id, []).append(f'{i.meter.serial} ({i.meter.size}")')
     return {k: ", ".join(v) for k, v in out.items()}
+
+
+def previous_reads(accounts, *, on: date) -> dict[int, tuple[str, str]]:
+    """Each account's meter in place: its previous reading with its day, and the range a reading ``on`` is expected in
+    (``meters.rules.expected_range``, as the handheld's route file has it)."""
+    from core.dates import fmt_day
+    from meters.readfiles.registers import history_of
+    from meters.rules import expected_range
+    from ordinance.selectors import installed_utility
+
+    utility = installed_utility()
+    factor = utility.high_usage_factor if utility else Decimal(3)
+    installations = list(Installation.objects.filter(account__in=accounts, removed_on__isnull=True))
+    history = history_of({i.meter_id for i in installations}, before=on)
+    out = {}
+    for installation in installations:
+        earlier = history.get(installation.meter_id, [])
+        if not earlier:
+            out[installation.account_id] = ("no reading yet", "")
+            continue
+        last_on, last = earlier[-1]
+        span = expected_range(earlier, on, factor=factor)
+        expected = "" if span is None else (f"{span[0]:,} to {span[1]:,}" if span[1] is not None
+                                            else f"{span[0]:,} or more")
+        out[installation.account_id] = (f"{last:,} on {fmt_day(last_on)}", expected)
+    return out
 
 
 def shutoff_list(*, as_of: date) -> list[Stop]:
@@ -180,5 +209,7 @@ def day_sheet(*, on: date) -> list[Stop]:
                   meter=meters.get(o.account_id, "—"), reason=o.reason, owed=None, field_order=o) for o in orders]
     stops += shutoff_list(as_of=on)
     alerts = alerts_on({s.account.pk for s in stops}, on=on)
-    return sorted((replace(s, alerts=tuple(a.words for a in alerts.get(s.account.pk, []))) for s in stops),
-                  key=lambda s: s.key)
+    reads = previous_reads([s.account for s in stops], on=on)
+    return sorted((replace(s, alerts=tuple(a.words for a in alerts.get(s.account.pk, [])),
+                           **dict(zip(("last_read", "expected"), reads.get(s.account.pk, ("", "")), strict=True)))
+                   for s in stops), key=lambda s: s.key)

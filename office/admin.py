@@ -12,7 +12,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from core.admin import ServicePagesAdmin
+from core.admin import ApprovalPagesMixin, ServicePagesAdmin
 from core.clock import today
 from core.csvout import csv_writer
 from core.errors import ApplicationError
@@ -43,7 +43,7 @@ def _csv(rows, filename: str) -> HttpResponse:
 
 
 @admin.register(Refund)
-class RefundAdmin(ServicePagesAdmin):
+class RefundAdmin(ApprovalPagesMixin, ServicePagesAdmin):
     form_class = RefundForm
     intro = ("A credit balance paid back by check: a clerk asks, a supervisor (not the same person) approves or "
              "refuses. The approval posts the refund on the account and puts the check on the register accounts "
@@ -281,7 +281,7 @@ class DayCloseAdmin(ServicePagesAdmin):
 
 
 @admin.register(DayReopen)
-class DayReopenAdmin(ServicePagesAdmin):
+class DayReopenAdmin(ApprovalPagesMixin, ServicePagesAdmin):
     form_class = DayReopenForm
     intro = ("Ask to open a closed day again, saying why: a supervisor who is not you approves or refuses. Approved, "
              "entries dated the day reach its books again until the day is closed again.")

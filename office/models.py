@@ -30,6 +30,7 @@ class Refund(models.Model):
         PENDING = "pending", "Waiting for a supervisor"
         APPROVED = "approved", "Approved: on the check register"
         REFUSED = "refused", "Refused"
+        WITHDRAWN = "withdrawn", "Withdrawn by who asked"
 
     account = models.ForeignKey("accounts.Account", on_delete=models.PROTECT, related_name="refunds")
     amount = money_field(help_text="At most the account's credit.")
@@ -38,7 +39,7 @@ class Refund(models.Model):
     reason = models.TextField(help_text="Internal: why the credit is paid back (kept for the audit).")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     # A supervisor approves or refuses it, through core.workflow.transition.
-    workflow = Workflow("status", {Status.PENDING: {Status.APPROVED, Status.REFUSED}})
+    workflow = Workflow("status", {Status.PENDING: {Status.APPROVED, Status.REFUSED, Status.WITHDRAWN}})
     # A clerk asks; a supervisor who is not that clerk decides (core.approval).
     approval = Approval(permission="office.approve_refund", noun="refund")
     requested_on = models.DateField()
@@ -190,11 +191,12 @@ class DayReopen(models.Model):
         PENDING = "pending", "Waiting for a supervisor"
         APPROVED = "approved", "Approved: the day is open again"
         REFUSED = "refused", "Refused"
+        WITHDRAWN = "withdrawn", "Withdrawn by who asked"
 
     close = models.ForeignKey(DayClose, on_delete=models.PROTECT, related_name="reopenings")
     reason = models.TextField(help_text="Why the closed day must change (kept for the audit).")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
-    workflow = Workflow("status", {Status.PENDING: {Status.APPROVED, Status.REFUSED}})
+    workflow = Workflow("status", {Status.PENDING: {Status.APPROVED, Status.REFUSED, Status.WITHDRAWN}})
     approval = Approval(permission="office.approve_dayreopen", noun="reopening of a closed day")
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+")
     requested_at = models.DateTimeField(auto_now_add=True)

@@ -21,8 +21,9 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from core.admin import DATE_WIDGET, ReadOnlyAdmin, ReadOnlyInline, admin_page_register
+from core.admin import DATE_WIDGET, ApprovalPagesMixin, ReadOnlyAdmin, ReadOnlyInline, admin_page_register
 from core.admin_imports import CsvImportAdminMixin, file_size
+from core.approval import approval_who
 from core.clock import refuse_future, today
 from core.errors import ApplicationError
 
@@ -82,7 +83,7 @@ class DebitInline(ReadOnlyInline):
 
 
 @admin.register(AchFile)
-class AchFileAdmin(ReadOnlyAdmin):
+class AchFileAdmin(ApprovalPagesMixin, ReadOnlyAdmin):
     """The debit files made: each kept sealed, so the file the bank did not get is downloaded again, identical."""
 
     list_display = ("created_on", "modifier", "effective_on", "same_day", "entries", "total", "status",
@@ -166,7 +167,8 @@ class AchFileAdmin(ReadOnlyAdmin):
             **self.admin_site.each_context(request), "opts": AchFile._meta, "title": f"Debit file {file.pk}",
             "file": file, "errors": errors, "can_decide": can_decide, "has_view_permission": True,
             "debits": [{**d, "amount": Decimal(d["amount"])} for d in file.proposed],
-            "own": file.created_by_id == request.user.pk})
+            "own": file.created_by_id == request.user.pk, "approval_who": approval_who(file),
+            "can_withdraw": self.can_withdraw(request, file)})
 
     def returns_view(self, request):
         return _bank_file_read(
@@ -182,8 +184,8 @@ class AchFileAdmin(ReadOnlyAdmin):
         if obj.status == AchFile.Status.PENDING:
             return format_html('<a href="{}">Waiting for a supervisor: see its debits</a>',
                                reverse("admin:remittance_achfile_decide", args=[obj.pk]))
-        if obj.status == AchFile.Status.REFUSED:
-            return "refused: nothing posted"
+        if obj.status in (AchFile.Status.REFUSED, AchFile.Status.WITHDRAWN):
+            return f"{obj.get_status_display().lower()}: nothing posted"
         if not obj.sealed_text:
             return "not kept (made before files were kept)"
         return format_html('<a href="{}">Download again (identical)</a>',
@@ -384,8 +386,11 @@ class DayForm(forms.Form):
     on = forms.DateField(label="Day", widget=DATE_WIDGET)
 
 
+DEPOSITS_PERMISSION = "remittance.view_bankdeposit"  # the clerk's, the supervisor's, the treasurer's
+
+
 def deposits_view(request):
-    if not request.user.has_perm("billing.view_payment"):
+    if not request.user.has_perm(DEPOSITS_PERMISSION):
         raise PermissionDenied
     form = DayForm(request.GET if "on" in request.GET else None, initial={"on": today()})
     result = None

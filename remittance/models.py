@@ -135,9 +135,10 @@ class AchFile(models.Model):
         PENDING = "pending", "Waiting for a supervisor"
         APPROVED = "approved", "Approved: debits posted"
         REFUSED = "refused", "Refused"
+        WITHDRAWN = "withdrawn", "Withdrawn by who asked"
 
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
-    workflow = Workflow("status", {Status.PENDING: {Status.APPROVED, Status.REFUSED}})
+    workflow = Workflow("status", {Status.PENDING: {Status.APPROVED, Status.REFUSED, Status.WITHDRAWN}})
     approval = Approval(permission="remittance.approve_achfile", noun="debit file", requester="created_by")
     proposed = models.JSONField(default=list, blank=True,
                                 help_text="The debits as prepared: account, amount and presentment of each.")

@@ -6,7 +6,7 @@ model would bring a migration, a content type and permissions for a table that d
 module adds one URL to the admin site the way ``admin.site.register`` adds a model's:
 ``core.admin.admin_page_register`` wraps the site's ``get_urls`` when the admin discovers this module, before
 the URLconf reads the site's URLs. The page sits under the admin's login (``admin_view``) at ``admin:reports``;
-staff who may view bills (``billing.view_bill``) may read it.
+staff who may run the reports (``reports.run_reportfile``: the clerk, the supervisor, the treasurer) may read it.
 """
 
 import json
@@ -32,7 +32,7 @@ from .forms import ReportForm
 from .models import ReportFile
 from .render import as_csv, as_json, as_pdf, printed, report_view, subtitle
 
-PERMISSION = "billing.view_bill"
+PERMISSION = "reports.run_reportfile"
 
 
 SAVED = "report_settings"  # the session's last settings of each report, to open its form with

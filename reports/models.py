@@ -29,6 +29,9 @@ class ReportFile(models.Model):
     class Meta:
         ordering = ["-created_at", "-id"]
         verbose_name = "report file"
+        # The office's reports (and the files made of them) are the clerk's, the supervisor's and the treasurer's
+        # (accounts.roles): not every role that reads a bill.
+        permissions = [("run_reportfile", "Can run the office's reports and download their files")]
 
     def __str__(self) -> str:
         return f"{self.title} ({self.get_format_display()}, {self.get_status_display().lower()})"

@@ -122,7 +122,8 @@ class TerminationCase(models.Model):
     class Meta:
         ordering = ["-opened_on", "-id"]
         permissions = [("determine_terminationcase", "Can record hearings, determinations and appeal decisions"),
-                       ("order_terminationcase", "Can issue and carry out shut-off and restoration orders")]
+                       ("order_terminationcase", "Can issue shut-off orders"),
+                       ("carry_out_terminationcase", "Can record a shut-off carried out and service restored")]
         constraints = [
             # One case at a time per account until it is closed.
             models.UniqueConstraint(fields=["account"], condition=Q(status__in=[*ACTIVE, "shut_off"]),

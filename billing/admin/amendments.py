@@ -3,7 +3,7 @@
 from django.contrib import admin
 from django.utils.html import format_html_join
 
-from core.admin import ReadOnlyAdmin, act_on_each, action_page
+from core.admin import ApprovalPagesMixin, ReadOnlyAdmin, act_on_each, action_page
 from core.commands import today
 
 from ..models import AmendmentRebill
@@ -12,7 +12,7 @@ from .penalties import DecideForm
 
 
 @admin.register(AmendmentRebill)
-class AmendmentRebillAdmin(ReadOnlyAdmin):
+class AmendmentRebillAdmin(ApprovalPagesMixin, ReadOnlyAdmin):
     list_display = ("requested_at", "effective_on", "reason", "bill_count", "status", "requested_by", "decided_by",
                     "decided_at")
     list_filter = ("status",)

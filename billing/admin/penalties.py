@@ -17,7 +17,15 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from core.admin import DATE_WIDGET, TEXT_WIDGET, ReadOnlyAdmin, ServiceForm, act_on_each, action_page
+from core.admin import (
+    DATE_WIDGET,
+    TEXT_WIDGET,
+    ApprovalPagesMixin,
+    ReadOnlyAdmin,
+    ServiceForm,
+    act_on_each,
+    action_page,
+)
 from core.commands import today
 from core.csvout import csv_writer
 from core.errors import ApplicationError
@@ -206,7 +214,7 @@ class DecideForm(forms.Form):
 
 
 @admin.register(PenaltyWaiver)
-class PenaltyWaiverAdmin(ReadOnlyAdmin):
+class PenaltyWaiverAdmin(ApprovalPagesMixin, ReadOnlyAdmin):
     list_display = ("requested_at", "account", "bill", "charge", "amount", "reason", "status", "requested_by",
                     "decided_by", "decided_at")
     list_filter = ("status",)

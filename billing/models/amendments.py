@@ -21,6 +21,7 @@ class AmendmentRebill(models.Model):
         PENDING = "pending", "Waiting for a supervisor"
         APPROVED = "approved", "Approved: billed again"
         REFUSED = "refused", "Refused"
+        WITHDRAWN = "withdrawn", "Withdrawn by who asked"
 
     installed = models.ForeignKey("ordinance.InstalledPreset", on_delete=models.PROTECT, related_name="+",
                                   help_text="The install of the amended preset.")
@@ -28,7 +29,7 @@ class AmendmentRebill(models.Model):
     bills = models.ManyToManyField(Bill, related_name="+", help_text="The bills to void and bill again.")
     reason = models.TextField(help_text="What the amendment changes for these bills.")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
-    workflow = Workflow("status", {Status.PENDING: {Status.APPROVED, Status.REFUSED}})
+    workflow = Workflow("status", {Status.PENDING: {Status.APPROVED, Status.REFUSED, Status.WITHDRAWN}})
     approval = Approval(permission="billing.change_amendmentrebill", noun="rebilling after an amendment")
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT,
                                      related_name="+")

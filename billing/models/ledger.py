@@ -174,6 +174,7 @@ class PenaltyWaiver(models.Model):
         PENDING = "pending", "Waiting for a supervisor"
         APPROVED = "approved", "Waived"
         REFUSED = "refused", "Refused"
+        WITHDRAWN = "withdrawn", "Withdrawn by who asked"
 
     entry = models.ForeignKey(LedgerEntry, on_delete=models.PROTECT, related_name="waivers",
                               help_text="The penalty or interest charge waived.")
@@ -184,7 +185,7 @@ class PenaltyWaiver(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
     # A supervisor approves or refuses it, through core.workflow.transition (one within the clerk's limit is made
     # approved).
-    workflow = Workflow("status", {Status.PENDING: {Status.APPROVED, Status.REFUSED}})
+    workflow = Workflow("status", {Status.PENDING: {Status.APPROVED, Status.REFUSED, Status.WITHDRAWN}})
     # Above the limit a clerk asks and a supervisor who is not that clerk decides (core.approval).
     approval = Approval(permission="billing.change_penaltywaiver", noun="waiver")
     requested_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.PROTECT, related_name="+")

@@ -6,8 +6,9 @@ and each step of the due process is a button leading to a small page of its own 
 service of ``termination.services.cases``. A refusal comes back on that page as form errors, each under
 the field it names (or above the form when it is about the case as a whole), never as a server error.
 The buttons shown follow the case's status and the user's permissions: the hearing file, the
-determination and the Commission's decision need ``termination.determine_terminationcase``; issuing and
-carrying out a shut-off and restoring service need ``termination.order_terminationcase``; the other steps
+determination and the Commission's decision need ``termination.determine_terminationcase``; issuing a shut-off
+order needs ``termination.order_terminationcase``, recording it carried out and restoring service
+``termination.carry_out_terminationcase`` (the crew and the supervisor); the other steps
 ``termination.change_terminationcase``. Each form's date is the day the step happened (default today).
 
 Beside the case pages: opening a case ("Add"), the delinquency list with "Open cases for the selected

@@ -16,7 +16,7 @@ from .forms import (
     DecisionForm,
     DeterminationForm,
     DismissForm,
-    HearingForm,
+    HearingDeterminationForm,
     ReceiptForm,
     RequestForm,
     RestoreForm,
@@ -66,9 +66,10 @@ ACTIONS = {a.slug: a for a in (
                lambda c: c.status in ("noticed", "no_request") and c.request_received_on is None,
                "A written request for the hearing that came by mail or at the counter. One after the window "
                "closed is accepted and flagged for the hearing officer."),
-    CaseAction("hearing", "Hearing file", "determine", HearingForm,
+    CaseAction("hearing", "Hearing and determination", "determine", HearingDeterminationForm,
                lambda c: c.status in ("noticed", "no_request", "requested") and c.hearing_on is not None,
-               "Who appeared at the hearing and the proof heard."),
+               "The hearing held — who appeared and the proof heard — and the determination made at its close, on "
+               "one page and one day: on or after the hearing date the notice named."),
     CaseAction("determine", "Record determination", "determine", DeterminationForm,
                lambda c: c.status in ("noticed", "no_request", "requested"),
                "The hearing officer's determination and the day its notice was mailed: after the hearing, or by "
@@ -84,10 +85,10 @@ ACTIONS = {a.slug: a for a in (
                lambda c: c.status in ("determined", "final"),
                "The order is issued only when every condition of the guard holds on the day it is issued.",
                shutoff_refusals_on, "What keeps a shut-off order from issuing on this day"),
-    CaseAction("carried_out", "Shut-off carried out", "order", CarriedOutForm, lambda c: c.status == "ordered",
+    CaseAction("carried_out", "Shut-off carried out", "carry_out", CarriedOutForm, lambda c: c.status == "ordered",
                "The field crew shut the service off: the account is shut off and the disconnect charge, where the "
                "preset has one, waits for the next bill."),
-    CaseAction("restore", "Restore service", "order", RestoreForm, lambda c: c.status == "shut_off",
+    CaseAction("restore", "Restore service", "carry_out", RestoreForm, lambda c: c.status == "shut_off",
                "Service is restored once the preset's conditions hold; the restoration charge, where the preset "
                "has one, waits for the next bill.",
                restore_refusals_on, "What keeps service from being restored on this day"),

@@ -33,10 +33,12 @@ from ..selectors import (
     case_deadlines,
     case_next_step,
     case_pay,
+    current_notices,
     delinquencies,
     list_floor,
 )
 from ..services import cases as svc
+from ..services.cases import HEARD
 from .actions import ACTIONS, CaseAction
 from .common import PERMISSIONS, TerminationAdmin, day_param, installed_policy, pdf_response
 from .forms import OpenCaseForm
@@ -261,6 +263,7 @@ class TerminationCaseAdmin(CsvExportMixin, TerminationAdmin):
         urls = [
             path("board/", view(self.board_view), name="termination_terminationcase_board"),
             path("delinquent/", view(self.delinquent_view), name="termination_terminationcase_delinquent"),
+            path("docket/", view(self.docket_view), name="termination_terminationcase_docket"),
             path("<int:pk>/timeline/", view(self.timeline_view), name="termination_terminationcase_timeline"),
             path("<int:pk>/notices/<int:notice_pk>/pdf/", view(self.notice_pdf_view),
                  name="termination_terminationcase_notice_pdf"),
@@ -284,7 +287,8 @@ class TerminationCaseAdmin(CsvExportMixin, TerminationAdmin):
 
     def header_links(self, request) -> list[tuple[str, str]]:
         return [("Case board", reverse("admin:termination_terminationcase_board")),
-                ("Delinquency list", reverse("admin:termination_terminationcase_delinquent"))]
+                ("Delinquency list", reverse("admin:termination_terminationcase_delinquent")),
+                ("Hearing docket", reverse("admin:termination_terminationcase_docket"))]
 
     def page_buttons(self, request, obj) -> list[tuple[str, str]]:
         return [(a.label, reverse(f"admin:{a.url_name}", args=[obj.pk])) for a in self.offered_actions(request, obj)]
@@ -338,6 +342,28 @@ class TerminationCaseAdmin(CsvExportMixin, TerminationAdmin):
         return TemplateResponse(request, "admin/termination/terminationcase/board.html", self.page_context(
             request, stages=stages, as_of=as_of, title=f"Case board on {fmt_day(as_of)}",
             total=sum(len(rows) for _, _, rows in stages)))
+
+    def docket_view(self, request):
+        """The hearing officer's docket: every case waiting for its hearing, by hearing date, with its file, the
+        notices served, the earliest lawful hearing date, and the one page that records the hearing and the
+        determination once the day has come."""
+        if not self.has_view_permission(request):
+            raise PermissionDenied
+        policy = self.installed_rules()
+        if policy is None:
+            return self.no_rules_redirect(request)
+        on = today()
+        may_decide = request.user.has_perm(PERMISSIONS["determine"])
+        hearing = reverse(f"admin:{ACTIONS['hearing'].url_name}", args=[0])
+        cases = (TerminationCase.objects.filter(status__in=HEARD, hearing_on__isnull=False)
+                 .select_related("account__owner", "account__premises").prefetch_related("notices")
+                 .order_by("hearing_on", "number"))
+        rows = [{"case": case, "deadlines": case_deadlines(case, policy=policy),
+                 "notices": list(current_notices(case).values()), "due": case.hearing_on <= on,
+                 "url": hearing.replace("/0/", f"/{case.pk}/") + f"?held_on={on.isoformat()}"
+                 if may_decide and case.hearing_on <= on else ""} for case in cases]
+        return TemplateResponse(request, "admin/termination/terminationcase/docket.html", self.page_context(
+            request, rows=rows, on=on, may_decide=may_decide, title="Hearing docket"))
 
     def delinquent_view(self, request):
         if not self.has_view_permission(request):

@@ -10,7 +10,9 @@ from ..policy import TerminationPolicy, termination_policy
 
 PERMISSIONS = {"change": "termination.change_terminationcase",
                "determine": "termination.determine_terminationcase",
-               "order": "termination.order_terminationcase"}
+               "order": "termination.order_terminationcase",
+               # The crew that went: a shut-off carried out, service restored (the supervisor too).
+               "carry_out": "termination.carry_out_terminationcase"}
 
 
 def installed_policy() -> TerminationPolicy | None:

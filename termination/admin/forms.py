@@ -128,18 +128,28 @@ class RequestForm(CaseForm):
                    else "."))
 
 
-class HearingForm(CaseForm):
-    submit = "Record the hearing file"
+class HearingDeterminationForm(CaseForm):
+    """The hearing officer's day on one page: the hearing held, and the determination made at its close."""
+
+    submit = "Record the hearing and the determination"
     aliases = {"date": "held_on"}
-    held_on = DayField(label="Held on")
+    held_on = DayField(label="Held and determined on",
+                       help_text="On or after the hearing date the notice named; the determination is made the same "
+                                 "day, at the close of the hearing.")
     attendance = forms.CharField(label="Who appeared", required=False, widget=TEXT_WIDGET)
     evidence_notes = forms.CharField(label="Proof heard", required=False, widget=TEXT_WIDGET)
+    outcome = forms.ChoiceField(label="Outcome", choices=TerminationCase.Outcome.choices)
+    mailed_on = DayField(label="Notice of the determination mailed on")
+    notes = forms.CharField(label="Notes", required=False, widget=TEXT_WIDGET,
+                            help_text="Printed on the notice of the determination.")
 
     def perform(self, *, actor) -> str:
         d = self.cleaned_data
-        svc.hearing_record(case=self.case, attendance=d["attendance"], evidence_notes=d["evidence_notes"],
-                           actor=actor, held_on=d["held_on"])
-        return f"Hearing file recorded (held {fmt_day(d['held_on'])})."
+        case = svc.hearing_determine(case=self.case, held_on=d["held_on"], attendance=d["attendance"],
+                                     evidence_notes=d["evidence_notes"], outcome=d["outcome"],
+                                     mailed_on=d["mailed_on"], actor=actor, notes=d["notes"])
+        return (f"Hearing held and determination recorded on {fmt_day(d['held_on'])}: "
+                f"{case.get_outcome_display().lower()}. The case is now: {case.get_status_display().lower()}.")
 
 
 class DeterminationForm(CaseForm):

@@ -242,16 +242,55 @@ def hearing_request(*, case: TerminationCase, received_on: date, actor, via: str
 
 # --- The hearing and the determination ----------------------------------------------------------------------
 
-@transaction.atomic(durable=True)
-def hearing_record(*, case: TerminationCase, attendance: str, evidence_notes: str, actor,
-                   held_on: date) -> TerminationCase:
-    """The hearing file: who appeared and the proof heard (§§ 45.33–45.34)."""
+HEARD = ("noticed", "no_request", "requested")  # the stages at which the hearing is held and the determination made
+
+
+def hearing_day_errors(case: TerminationCase, day: date, *, policy, field: str = "date",
+                       by_default: bool = False) -> list[FieldError]:
+    """The one date rule of the hearing and of the determination made at its close: not before the hearing date the
+    notice named (itself no earlier than the law's minimum after service, ``case_deadlines``), and a case at the
+    stage of its hearing. Empty when ``day`` will do."""
+    errors = []
+    if case.status not in HEARD:
+        errors.append(FieldError("case", f"case {case.number} is {case.get_status_display().lower()}; the hearing "
+                                         "and its determination follow the notice and the hearing date"))
+    if case.hearing_on is None:
+        errors.append(FieldError("case", "no notice naming a hearing date has been served"))
+    elif day < case.hearing_on:
+        errors.append(FieldError(field, (
+            f"the hearing is on {case.hearing_on}; {policy.cite('hearing')}: the hearing officer determines at "
+            f"the close of the hearing" + (", and by default only on or after the hearing date named in the "
+                                             f"notice ({policy.cite('request')})" if by_default else ""))))
+    return errors
+
+
+def _hearing_file(case: TerminationCase, *, attendance: str, evidence_notes: str, actor, held_on: date) -> None:
+    refuse_future(held_on, field="held_on", doing="recorded")
+    refuse_any(hearing_day_errors(case, held_on, policy=termination_policy(held_on), field="held_on"))
     case.attendance = case_text(attendance, "attendance")
     case.evidence_notes = case_text(evidence_notes, "evidence_notes")
     case.save(update_fields=["attendance", "evidence_notes"])
     case_event(case, on=held_on, kind="hearing", what="Hearing held" + (f"; appeared: {case.attendance}"
                                                                      if case.attendance else ""), actor=actor)
+
+
+@transaction.atomic(durable=True)
+def hearing_record(*, case: TerminationCase, attendance: str, evidence_notes: str, actor,
+                   held_on: date) -> TerminationCase:
+    """The hearing file: who appeared and the proof heard (§§ 45.33–45.34), held on or after the hearing date the
+    notice named (``hearing_day_errors``, the determination's own rule)."""
+    _hearing_file(case, attendance=attendance, evidence_notes=evidence_notes, actor=actor, held_on=held_on)
     return case
+
+
+@transaction.atomic(durable=True)
+def hearing_determine(*, case: TerminationCase, held_on: date, attendance: str, evidence_notes: str, outcome: str,
+                      mailed_on: date, actor, notes: str = "") -> TerminationCase:
+    """The hearing officer's day on one page: the hearing file and the determination made at its close, on the same
+    day under the same date rule (``hearing_day_errors``), both or neither."""
+    _hearing_file(case, attendance=attendance, evidence_notes=evidence_notes, actor=actor, held_on=held_on)
+    return determination_record(case=case, outcome=outcome, mailed_on=mailed_on, actor=actor, as_of=held_on,
+                                notes=notes)
 
 
 OUTCOME_STATUS = {"terminate": "determined", "arrangement": "resolved", "other": "resolved", "dismiss": "dismissed"}
@@ -276,13 +315,8 @@ def determination_record(*, case: TerminationCase, outcome: str, mailed_on: date
                                          "determination follows the notice and the hearing date"))
     timely_request = case.request_received_on is not None and not case.request_late
     by_default = not timely_request
-    if case.hearing_on is None:
-        errors.append(FieldError("case", "no notice naming a hearing date has been served"))
-    elif as_of < case.hearing_on:
-        errors.append(FieldError("date", (
-            f"the hearing is on {case.hearing_on}; {policy.cite('hearing')}: the hearing officer determines at "
-            f"the close of the hearing" + (", and by default only on or after the hearing date named in the "
-                                             f"notice ({policy.cite('request')})" if by_default else ""))))
+    errors += [e for e in hearing_day_errors(case, as_of, policy=policy, by_default=by_default)
+               if e.field != "case" or case.status in HEARD]
     if by_default and outcome == "terminate" and case.request_received_on is None:
         if deadlines.request_by is None:
             errors.append(FieldError("case", "the receipt of the notice is not recorded, so the request window "

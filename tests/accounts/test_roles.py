@@ -10,7 +10,7 @@ from billing.models import RateSchedule
 
 pytestmark = pytest.mark.django_db
 
-GROUPS = ["Clerk", "Supervisor", "Hearing officer", "Backflow inspector", "Field crew", "Treasurer"]
+GROUPS = ["Clerk", "Supervisor", "Hearing officer", "Backflow inspector", "Field crew", "Treasurer", "Approver"]
 
 
 def perms_of(group_name: str) -> set[str]:
@@ -25,7 +25,7 @@ def staff_in(group_name: str, username: str = "clerk"):
     return get_user_model().objects.get(pk=user.pk)  # fresh: no cached permissions
 
 
-def test_install_creates_the_six_groups():
+def test_install_creates_the_seven_groups():
     assert roles_install() == GROUPS
     assert sorted(Group.objects.values_list("name", flat=True)) == sorted(GROUPS)
 
@@ -37,7 +37,7 @@ def test_install_is_idempotent_and_restores_the_table():
     clerk.permissions.add(Permission.objects.get(codename="delete_rateschedule"))
 
     assert roles_install() == GROUPS
-    assert Group.objects.count() == len(GROUPS) == 6
+    assert Group.objects.count() == len(GROUPS) == 7
     assert {name: perms_of(name) for name in GROUPS} == before
 
 

@@ -35,7 +35,7 @@ def work_as_the_printed_staff(said: str) -> None:
     found = re.search(r"Staff, one login per role \(([^)]*)\).*\n  password: (\S+)\n", said)
     assert found, said
     logins, password = found.group(1).split(", "), found.group(2)
-    assert logins == ["clerk", "supervisor", "hearing", "inspector", "crew", "treasurer"]
+    assert logins == ["clerk", "supervisor", "hearing", "inspector", "crew", "treasurer", "approver"]
     for username in ("clerk", "treasurer"):
         client = Client()
         signed_in = client.post(reverse("admin:login"), {"username": username, "password": password,

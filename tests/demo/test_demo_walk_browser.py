@@ -75,7 +75,7 @@ def test_the_demo_walked_by_the_customer_the_clerk_the_supervisor_and_the_treasu
     clerk.goto(live_server.url + "/admin/remittance/achfile/")
     clerk.get_by_role("link", name="Prepare the debit file").click()
     clerk.get_by_role("button", name="Prepare the file").click()
-    expect(clerk.get_by_text("Waiting for a supervisor who did not prepare it")).to_be_visible()
+    expect(clerk.get_by_text("Waiting for a supervisor or an approver who did not prepare it")).to_be_visible()
     debits = clerk.get_by_role("table", name=re.compile("The debits it will post"))
     expect(debits.locator("tbody tr")).to_have_count(3)
     file = AchFile.objects.get(status="pending")

@@ -148,7 +148,7 @@ def test_the_crew_completes_a_stop_from_the_day_sheet(round_of_stops, client):
     owed, reread, change, number = round_of_stops
     client.force_login(staff("fred", "Field crew"))
     sheet = client.get(reverse("admin:fieldwork_fieldorder_day"))
-    assert sheet.status_code == 200 and f"Open case {number}".encode() in sheet.content
+    assert sheet.status_code == 200 and f"Record the shut-off ({number})".encode() in sheet.content
     wo = FieldOrder.objects.get(account=reread)
     complete = reverse("admin:fieldwork_fieldorder_complete", args=[wo.pk])
     refused = client.post(complete, {"done_on": "2026-05-05", "value": ""})
@@ -162,6 +162,51 @@ def test_the_crew_completes_a_stop_from_the_day_sheet(round_of_stops, client):
     pdf = client.get(reverse("admin:fieldwork_fieldorder_shutoffs"), {"on": "2026-05-05", "format": "pdf"})
     assert pdf["Content-Type"] == "application/pdf"
     assert client.post(reverse("admin:fieldwork_fieldorder_add"), {}).status_code == 403  # the office makes orders
+
+
+def test_the_crew_reads_each_stop_records_the_shut_off_and_the_restore_and_never_cancels(round_of_stops, client):
+    """The crew's phone page: each stop with the meter's previous reading, the range expected today and where the
+    meter is; the shut-off the case board assigned recorded from it, service restored once paid; cancelling an order
+    is the office's (no button, 403), as docs/roles.md says."""
+    from billing.services.payments import payment_post
+    from termination.models import TerminationCase
+
+    owed, reread, change, number = round_of_stops
+    read(Installation.objects.get(account=reread).meter, date(2026, 3, 1), 1_005_000)
+    reread.premises.meter_location = "basement, left of the stairs"
+    reread.premises.save()
+    crew = staff("fred", "Field crew")
+    client.force_login(crew)
+    sheet = client.get(reverse("admin:fieldwork_fieldorder_day"), {"on": "2026-05-05"}).content.decode()
+    assert "Meter: basement, left of the stairs" in sheet
+    assert "Previous reading 1,005,000 on Mar 1, 2026; expected today" in sheet
+    order_ = FieldOrder.objects.get(account=reread)
+    complete = client.get(reverse("admin:fieldwork_fieldorder_complete", args=[order_.pk])).content.decode()
+    assert "Previous reading" in complete and "1,005,000 on Mar 1, 2026" in complete and "Expected today" in complete
+    assert "Where the meter is" in complete
+    # No cancelling from the field.
+    page = client.get(reverse("admin:fieldwork_fieldorder_change", args=[order_.pk])).content.decode()
+    assert "Cancel the order" not in page and "Complete" in page
+    assert client.get(reverse("admin:fieldwork_fieldorder_cancel", args=[order_.pk])).status_code == 403
+    # The shut-off, recorded from the sheet's link on the day it was done.
+    case = TerminationCase.objects.get(number=number)
+    carried = reverse("admin:termination_terminationcase_carried_out", args=[case.pk])
+    assert f'href="{carried}?done_on=2026-05-05"' in sheet
+    done = client.post(carried, {"done_on": "2026-05-05"}, follow=True)
+    assert "Service shut off on May 5, 2026." in done.content.decode()
+    case.refresh_from_db()
+    assert case.status == "shut_off"
+    # Restored: refused while owed (the guard's reasons shown), done once paid.
+    restore = reverse("admin:termination_terminationcase_restore", args=[case.pk])
+    refused = client.post(restore, {"restored_on": "2026-05-06"})
+    assert refused.status_code == 400
+    payment_post(account_no=owed.account_no, amount=Decimal("500.00"), paid_on=date(2026, 5, 6), reference="PAID")
+    restored = client.post(restore, {"restored_on": "2026-05-06"}, follow=True)
+    assert "Service restored on May 6, 2026." in restored.content.decode()
+    # The office cancels.
+    client.force_login(staff("clara", "Clerk"))
+    page = client.get(reverse("admin:fieldwork_fieldorder_change", args=[order_.pk])).content.decode()
+    assert "Cancel the order" in page
 
 
 def test_a_plan_signed_after_the_order_holds_the_stop_on_every_sheet_and_the_carry_out(round_of_stops, client):

@@ -97,7 +97,7 @@ def test_a_supervisor_reopens_a_day_at_a_clerks_request_and_it_closes_again(clos
     reopen = day_reopen_request(close=close, reason="a check found in the drawer after the count", actor=clerk)
     with pytest.raises(ApplicationError) as same:
         day_reopen_decide(reopen=reopen, approve=True, note="", actor=clerk)
-    assert "only a supervisor approves" in str(same.value)
+    assert "only a supervisor or an approver approves" in str(same.value)
     day_reopen_decide(reopen=reopen, approve=True, note="seen the check", actor=supervisor)
     close.refresh_from_db()
     assert not close.is_closed and DayReopen.objects.get().decided_by == supervisor

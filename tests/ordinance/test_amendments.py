@@ -195,7 +195,7 @@ def test_a_rate_amendment_installed_after_its_bills_is_refused_then_rebilled_onc
     request = AmendmentRebill.objects.get()
     assert (request.status, request.requested_by, list(request.bills.all())) == ("pending", clerk, [issued])
     # The clerk who installed it neither approves nor sees the action; nothing is rebilled before a supervisor.
-    with pytest.raises(ApplicationError, match="only a supervisor approves"):
+    with pytest.raises(ApplicationError, match="only a supervisor or an approver approves"):
         amendment_rebill_decide(request=request, approve=True, note="", actor=clerk, as_of=date(2026, 2, 10))
     client.force_login(clerk)
     page = client.get("/admin/billing/amendmentrebill/")

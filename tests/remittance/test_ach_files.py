@@ -306,7 +306,7 @@ def test_a_prepared_file_posts_nothing_until_another_supervisor_approves_it(enro
     with pytest.raises(ApplicationError) as refused:
         ach_file_decide(file, approve=True, note="", actor=clerk, on=date(2026, 3, 2))
     said = [(e.field, e.message) for e in refused.value.errors]
-    assert said == [("actor", "only a supervisor approves or refuses a debit file"),
+    assert said == [("actor", "only a supervisor or an approver approves or refuses a debit file"),
                     ("date", "a debit file is approved the day it is prepared (2026-03-01); it is 2026-03-02: "
                              "refuse this one and prepare the day's file")]
     with pytest.raises(ApplicationError, match="whoever asked for a debit file does not decide it"):

@@ -80,7 +80,7 @@ def test_the_clerk_prepares_the_debit_file_a_supervisor_approves_it_and_the_cler
     # Prepared, nothing is posted and there is nothing to download; the clerk cannot approve it.
     assert file.status == "pending" and not Payment.objects.filter(account=account).exists()
     page = clerk.get(prepared["Location"]).content.decode()
-    assert account.account_no in page and "Waiting for a supervisor who did not prepare it" in page
+    assert account.account_no in page and "Waiting for a supervisor or an approver who did not prepare it" in page
     assert clerk.post(prepared["Location"], {"approve": "1"}).status_code == 403
     assert clerk.get(reverse("admin:remittance_achfile_nacha", args=[file.pk])).status_code == 302
     # A second file cannot be prepared while this one waits.

@@ -93,12 +93,21 @@ def test_a_refusal_shows_under_the_field_it_names_and_nothing_is_downloaded(cler
     assert "Enter a valid date." in html and 'id="report-result"' not in html
 
 
-def test_only_staff_who_may_view_bills_see_the_page(client, mineola):
-    inspector = get_user_model().objects.create_user("inspector", is_staff=True)
-    inspector.groups.add(Group.objects.get(name="Backflow inspector"))
-    client.force_login(inspector)
+@pytest.mark.parametrize("role", ["Backflow inspector", "Hearing officer", "Field crew", "Approver"])
+def test_only_the_roles_that_run_reports_see_the_page_and_its_files(client, mineola, role):
+    """The clerk, the supervisor and the treasurer run the reports; a hearing officer reads bills for a case but
+    neither runs the office's reports nor downloads a report file by its number."""
+    from reports.models import ReportFile
+
+    maker = get_user_model().objects.create_user("maker", is_staff=True)
+    made = ReportFile.objects.create(name="aging", title="Aging", params={}, format="csv", created_by=maker,
+                                     status=ReportFile.Status.DONE)
+    other = get_user_model().objects.create_user("other", is_staff=True)
+    other.groups.add(Group.objects.get(name=role))
+    client.force_login(other)
     assert page(client).status_code == 403
     assert "reports-pages" not in client.get(reverse("admin:index")).content.decode()
+    assert client.get(reverse("admin:reports_file", args=[made.pk])).status_code == 403
     client.logout()
     assert page(client).status_code == 302  # to the admin's login
 

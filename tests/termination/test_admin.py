@@ -252,15 +252,14 @@ def test_record_hearing_request_then_the_officer_holds_the_hearing_and_determine
                                                "mailed_on": "2026-04-16"}).status_code == 403
 
     client.force_login(staff("Hearing officer", "officer"))
-    assert buttons(client, case) == ["Hearing file", "Record determination"]
-    assert client.post(url("hearing", case), {"held_on": "2026-04-16", "attendance": "the owner",
-                                              "evidence_notes": "the bill is unpaid"}).status_code == 302
+    assert buttons(client, case) == ["Hearing and determination", "Record determination"]
     refused = errors(client.post(url("determine", case), {"outcome": "terminate", "determined_on": "2026-04-15",
                                                           "mailed_on": "2026-04-16"}))
     assert "the hearing is on 2026-04-16" in refused["determined_on"][0]
     assert "2026-04-16 is after 2026-04-15; record the mailing once done" in refused["mailed_on"][0]
-    assert client.post(url("determine", case), {"outcome": "terminate", "determined_on": "2026-04-16",
-                                                "mailed_on": "2026-04-16"}).status_code == 302
+    assert client.post(url("hearing", case), {"held_on": "2026-04-16", "attendance": "the owner",
+                                              "evidence_notes": "the bill is unpaid", "outcome": "terminate",
+                                              "mailed_on": "2026-04-16"}).status_code == 302
     case.refresh_from_db()
     assert (case.status, case.outcome, case.by_default, case.attendance) == ("determined", "terminate", False,
                                                                              "the owner")
@@ -269,6 +268,43 @@ def test_record_hearing_request_then_the_officer_holds_the_hearing_and_determine
     assert client.get(url("shutoff", case)).status_code == 403
     assert client.post(url("shutoff", case), {"issued_on": "2026-05-05"}).status_code == 403
     assert not WorkOrder.objects.exists()
+
+
+def test_the_hearing_officers_docket_and_one_date_rule_for_the_hearing_and_its_determination(clerk, client):
+    """The docket lists the case by its hearing date with the earliest lawful one and the notices served; a hearing
+    "held" before the hearing date is refused on the same rule the determination keeps, and nothing is recorded;
+    on the day, the hearing and the determination are recorded on one page."""
+    from termination.models import CaseEvent
+
+    account, _ = delinquent_account(occupant=False)
+    case = case_of(served_case(account, occupant=False))
+    clerk.post(url("request", case), {"received_on": "2026-04-10", "text": "I dispute the bill"})
+    client.force_login(staff("Hearing officer", "officer"))
+    assert "Hearing docket" in client.get(reverse("admin:termination_terminationcase_changelist")).content.decode()
+    docket = client.get(reverse("admin:termination_terminationcase_docket"))
+    html = docket.content.decode()
+    assert docket.status_code == 200 and case.number in html
+    row = html[html.index(case.number) - 400:html.index(case.number) + 1500]
+    assert "Apr 16, 2026" in row and "Owner: personal service, Apr 1, 2026" in row and "Apr 10, 2026" in row
+    [(shown, earliest)] = [(r["case"], r["deadlines"].hearing_earliest) for r in docket.context["rows"]]
+    assert shown == case and earliest is not None and earliest <= case.hearing_on
+    assert f'{url("hearing", case)}?held_on=' in html
+    early = errors(client.post(url("hearing", case), {"held_on": "2026-04-06", "attendance": "the owner",
+                                                      "outcome": "terminate", "mailed_on": "2026-04-06"}))
+    assert "the hearing is on 2026-04-16" in early["held_on"][0]
+    case.refresh_from_db()
+    assert case.attendance == "" and not CaseEvent.objects.filter(case=case, kind="hearing").exists()
+    done = client.post(url("hearing", case), {"held_on": "2026-04-16", "attendance": "the owner",
+                                              "evidence_notes": "the bill is unpaid", "outcome": "arrangement",
+                                              "mailed_on": "2026-04-16", "notes": "pays by June"}, follow=True)
+    assert done.status_code == 200, done.context["form"].errors
+    assert "Hearing held and determination recorded on Apr 16, 2026: " in done.content.decode()
+    case.refresh_from_db()
+    assert (case.status, case.determined_on, case.attendance) == ("resolved", date(2026, 4, 16), "the owner")
+    assert case.number not in client.get(reverse("admin:termination_terminationcase_docket")).content.decode()
+    # The clerk reads the docket but records nothing from it.
+    page = clerk.get(reverse("admin:termination_terminationcase_docket"))
+    assert page.status_code == 200
 
 
 def test_appeal_and_the_commissions_decision(clerk, client):

@@ -164,7 +164,8 @@ def _admin_with_new_password() -> str:
 
 # One demo login per shipped role, so a trainee works as the office does: never as the superuser.
 STAFF_LOGINS = {"clerk": "Clerk", "supervisor": "Supervisor", "hearing": "Hearing officer",
-                "inspector": "Backflow inspector", "crew": "Field crew", "treasurer": "Treasurer"}
+                "inspector": "Backflow inspector", "crew": "Field crew", "treasurer": "Treasurer",
+                "approver": "Approver"}
 
 
 def _staff_with_new_password() -> str:
