@@ -30,7 +30,7 @@ from core.errors import ApplicationError
 
 from .alerts import alert_problems
 from .models import Account, AccountAlert, Customer, Ownership, PortalLink, Premises
-from .selectors import account_search
+from .selectors import account_by_code, account_search
 from .services import account_note_add, account_owner_change, portal_links_end
 
 
@@ -190,6 +190,8 @@ class AccountAdmin(HistoryAdmin):
     list_filter = ("book", "category", "status", "paperless", "language")
     search_fields = ("account_no", "owner__name", "occupant__name", "premises__service_address",
                      "premises__sbl")
+    search_help_text = ("An account number (or a bill stub scanned) opens the account; a name, an address or an SBL "
+                        "lists the accounts that match.")
     autocomplete_fields = ("premises", "owner", "occupant")
     readonly_fields = ("public_id",)
     change_form_template = "admin/accounts/account/change_form.html"
@@ -225,6 +227,26 @@ class AccountAdmin(HistoryAdmin):
         actions = super().get_actions(request)
         actions.pop("delete_selected", None)
         return actions
+
+    RECENT = "recent_accounts"  # the session's accounts opened last, newest first
+    RECENT_KEPT = 8
+
+    def changelist_view(self, request, extra_context=None):
+        """An exact account number, or a bill stub's scan line read by a scanner into the search box, opens the
+        account itself; the list shows the accounts this user opened last."""
+        typed = request.GET.get("q", "").strip()
+        if typed and set(request.GET) <= {"q"}:
+            account = account_by_code(typed)
+            if account is not None:
+                return HttpResponseRedirect(reverse("admin:accounts_account_change", args=[account.pk]))
+        recent_ids = request.session.get(self.RECENT, [])
+        found = Account.objects.in_bulk(recent_ids)
+        recent = [found[pk] for pk in recent_ids if pk in found]
+        return super().changelist_view(request, {"recent_accounts": recent, **(extra_context or {})})
+
+    def remember_opened(self, request, account) -> None:
+        recent = [account.pk, *(pk for pk in request.session.get(self.RECENT, []) if pk != account.pk)]
+        request.session[self.RECENT] = recent[:self.RECENT_KEPT]
 
     def get_search_results(self, request, queryset, search_term):
         """The one search box: number, owner, occupant, service address or SBL, by ``account_search``'s
@@ -268,6 +290,8 @@ class AccountAdmin(HistoryAdmin):
         account = (Account.objects.select_related("owner", "occupant", "premises").filter(pk=object_id).first()
                    if str(object_id).isdigit() else None)
         request.account_inquiry = account is not None and request.method == "GET" and "edit" not in request.GET
+        if account is not None and request.account_inquiry and self.has_view_permission(request, account):
+            self.remember_opened(request, account)
         if account is not None:
             extra_context = {**self.account_glance(request, account), "inquiry": request.account_inquiry,
                              "may_edit": self.may_edit(request),

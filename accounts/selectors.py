@@ -1,5 +1,7 @@
 """Reads of accounts: one by its number, and the search the clerk's list and the API share."""
 
+import re
+
 from django.db.models import F, Q, QuerySet, Subquery, Value
 from django.db.models.functions import Replace, Upper
 from django.db.models.lookups import Contains, Exact
@@ -18,6 +20,19 @@ def account_no_key(typed: str) -> str:
 def _key_of(field: str):
     return Replace(Replace(Replace(Upper(F(field)), Value("-"), Value("")), Value(" "), Value("")), Value("/"),
                    Value(""))
+
+
+# A bill stub's scan line as a lockbox scanner reads it (``remittance.lockbox.SCAN``): account, bill, two numbers.
+STUB = re.compile(r"\s*(\S+)\s+(\S+)\s+(\d{10})\s+(\d{10})\s*", re.ASCII)
+
+
+def account_by_code(typed: str) -> Account | None:
+    """The account a clerk typed or scanned into a search box: its number (``account_find``), or a bill stub's scan
+    line (account, bill, then two ten-digit fields: the lockbox's ``remittance.lockbox.SCAN``), whose first word is
+    the account number; None otherwise (a name or an address is searched for, never opened)."""
+    stub = STUB.fullmatch(typed)
+    return account_find(stub.group(1) if stub else typed)
+
 
 
 def account_find(typed: str, queryset: QuerySet[Account] | None = None) -> Account | None:

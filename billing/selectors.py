@@ -366,6 +366,7 @@ class LedgerRow:
     paid: tuple[PaidPart, ...] = ()  # what a payment or credit paid, from the ledger allocation
     waiting: Decimal = ZERO  # what is still unapplied of it (a credit on the account)
     reversed_on: date | None = None  # a payment later reversed
+    entry_id: int | None = None  # the ledger entry of a row that is one (a late charge, a payment, a memo…)
 
 
 def account_ledger(*, account: Account, as_of: date) -> list[LedgerRow]:
@@ -451,7 +452,8 @@ def account_ledger_and_state(*, account: Account, as_of: date) -> tuple[list[Led
                       for (key, category, later), value in paid.get(entry_id, {}).items())
         out.append(LedgerRow(on=posted_on, kind=kind, label=label, detail=detail, amount=amount, balance=balance,
                              bill_id=bill_id, bill_number=number or "", paid=parts,
-                             waiting=waiting.get(entry_id, ZERO), reversed_on=reversed_on.get(entry_id)))
+                             waiting=waiting.get(entry_id, ZERO), reversed_on=reversed_on.get(entry_id),
+                             entry_id=entry_id if kind != "bill" else None))
     return out, state
 
 

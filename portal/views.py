@@ -29,6 +29,7 @@ from core.errors import ApplicationError
 from core.i18n import office_language
 from core.net import client_ip
 from core.ratelimit import rate_limit_hit
+from remittance.autopay import autopay_active
 from remittance.configured import processor_configured
 from remittance.vault import vault_ready
 from termination.documents import determination_pdf_store, notice_pdf_store
@@ -207,6 +208,7 @@ def account_detail(request, public_id):
         "chart": _chart(overview["points"], "chart-account"),
         **_daily(account),
         "paperless_form": PaperlessForm(initial={"paperless": account.paperless}),
+        "autopay_enrolment": autopay_active(account),
     })
 
 

@@ -118,6 +118,11 @@ def autopay_enrol(*, account: Account, holder_name: str, routing: str, account_n
     return enrolment
 
 
+def autopay_active(account) -> AutopayEnrolment | None:
+    """The account's enrolment in force, if any (one at a time: a new one replaces it)."""
+    return AutopayEnrolment.objects.filter(account=account, status=AutopayEnrolment.Status.ACTIVE).first()
+
+
 def autopay_cancel(*, enrolment: AutopayEnrolment, why: str, actor=None) -> AutopayEnrolment:
     return transition(enrolment, to=AutopayEnrolment.Status.CANCELLED, actor=actor, note=why,
                       changes={"status_note": why[:200], "status_changed_at": timezone.now()})

@@ -33,6 +33,7 @@ from meters.models import MeterTest
 from ordinance.selectors import installed_utility
 from portal.notify import bills_emailed_counts
 from portal.tasks import bills_issued_notify_task
+from remittance.autopay import autopay_active
 from termination.models import CLOSED, TerminationCase
 from termination.selectors import case_pay
 
@@ -88,6 +89,7 @@ class AccountAdmin(AccountListMixin, CsvExportMixin, AccountMetersAdmin, Account
     and the account's own fields."""
 
     change_form_template = "admin/accounts/account/account_page.html"
+    change_list_template = "admin/accounts/account/change_list.html"  # the import's, with the recently opened
 
     def account_glance(self, request, account):
         """The top of the page also shows the meters installed now with their latest readings, and an open
@@ -99,6 +101,7 @@ class AccountAdmin(AccountListMixin, CsvExportMixin, AccountMetersAdmin, Account
             {"serial": i.meter.serial, "size": i.meter.size, "unit": i.meter.get_unit_display(),
              "installed_on": i.installed_on} for i in installed]
         readings = list(account_readings(account))
+        context["autopay"] = autopay_active(account)
         context["glance_readings"] = [
             {"read_on": r.read_on, "serial": r.meter.serial, "value": f"{r.value:,} {r.meter.unit}",
              "type": r.get_read_type_display()} for r in readings[:GLANCE_READINGS]]

@@ -28,6 +28,7 @@ from core.money import ADJUSTMENT_MAX, ZERO, fmt_dollars, fmt_gallons
 
 from ..documents.statement import statement_pdf
 from ..models import Adjustment, Bill
+from ..penalties.plan import LATE_CHARGE_KINDS
 from ..selectors import account_amounts_due, account_ledger_and_state, bill_balances, bill_status
 from ..services.adjustments import adjustment_create
 from ..services.bill_pdfs import bill_pdf_bytes, bill_pdf_render
@@ -130,6 +131,13 @@ def bill_pdf_view(request, pk):
     return response
 
 
+def _balance_words(balance) -> dict:
+    """The balance as the office says it: "Balance $186.13", or a credit as "Credit $7.00", never a negative."""
+    if balance < 0:
+        return {"balance_label": "Credit", "balance": fmt_dollars(-balance)}
+    return {"balance_label": "Balance", "balance": fmt_dollars(balance)}
+
+
 def _ledger_line(row) -> dict:
     """A ledger row as the page prints it."""
     return {"on": row.on, "kind": row.kind, "label": row.label, "detail": row.detail, "bill_id": row.bill_id,
@@ -138,7 +146,8 @@ def _ledger_line(row) -> dict:
             "balance": fmt_dollars(row.balance), "reversed_on": row.reversed_on,
             "paid": [{"amount": fmt_dollars(part.amount), "what": part.what, "bill_id": part.bill_id,
                       "category": part.category_words, "applied_on": part.applied_on} for part in row.paid],
-            "waiting": fmt_dollars(row.waiting) if row.waiting else ""}
+            "waiting": fmt_dollars(row.waiting) if row.waiting else "",
+            "late_charge_id": row.entry_id if row.kind in LATE_CHARGE_KINDS and row.amount > 0 else None}
 
 
 def account_billing_context(*, request, account: Account, as_of: date) -> dict:
@@ -163,7 +172,7 @@ def account_billing_context(*, request, account: Account, as_of: date) -> dict:
                       "pdf_url": reverse("admin:billing_bill_pdf", args=[bill.pk])})
     user = request.user
     return {
-        "billing_as_of": as_of, "amount_due": due, "balance": fmt_dollars(rows[-1].balance if rows else ZERO),
+        "billing_as_of": as_of, "amount_due": due, **_balance_words(rows[-1].balance if rows else ZERO),
         "past_due": fmt_dollars(due.past_due), "account_bills": bills,
         "ledger_rows": [_ledger_line(row) for row in rows],
         "billing_actions": [(label, url) for label, url, allowed in (

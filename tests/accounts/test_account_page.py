@@ -138,7 +138,7 @@ def test_a_memo_by_bill_number(clerk, worked):
     memo = Adjustment.objects.get()
     assert memo.bill == bill and str(memo.amount.amount) == "10.00" and memo.created_by.username == "clerk"
     html = text(page(clerk, account))
-    assert "Credit memo" in html and "Balance −$10.00" in html
+    assert "Credit memo" in html and "Credit $10.00" in html and "Balance −$10.00" not in html
 
 
 def test_the_adjustment_form_takes_the_bill_by_number(clerk, worked):
