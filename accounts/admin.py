@@ -245,7 +245,10 @@ class AccountAdmin(HistoryAdmin):
         return super().changelist_view(request, {"recent_accounts": recent, **(extra_context or {})})
 
     def remember_opened(self, request, account) -> None:
-        recent = [account.pk, *(pk for pk in request.session.get(self.RECENT, []) if pk != account.pk)]
+        kept = request.session.get(self.RECENT, [])
+        if kept[:1] == [account.pk]:
+            return  # opened again: the session is not written
+        recent = [account.pk, *(pk for pk in kept if pk != account.pk)]
         request.session[self.RECENT] = recent[:self.RECENT_KEPT]
 
     def get_search_results(self, request, queryset, search_term):

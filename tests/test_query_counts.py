@@ -214,8 +214,8 @@ PORTAL_BILL = {"postgresql": 10, "sqlite": 10}
 # and the amount due; the account's live bills (the list, the chart, the due dates); deposits; the payments;
 # the payments made to a previous billing system and what it relevied to the tax roll (history brought over by a
 # conversion); the charges other than bills; termination cases; the account's payment plan; whether its meters
-# send daily reads (the last 60 days' use); the tester menu.
-PORTAL_ACCOUNT = {"postgresql": 16, "sqlite": 16}
+# send daily reads (the last 60 days' use); the tester menu; the autopay enrolment in force.
+PORTAL_ACCOUNT = {"postgresql": 17, "sqlite": 17}
 
 
 def test_the_portal_bill_page_takes_the_same_queries_with_2_bills_as_with_20(books):
@@ -240,8 +240,9 @@ def test_the_portal_account_page_takes_the_same_queries_with_2_bills_as_with_20(
 # dates with them); meters, installations and readings (once, for the top and the readings' tab); the termination
 # cases and the payment plans (once each, for the flags at the top and the cases' tab); the account's alerts in
 # force; the work orders and the notices (their tabs); owners, portal links, premises and customers for the
-# account's fields; the utility's name.
-ADMIN_ACCOUNT = {"postgresql": 24, "sqlite": 24}
+# account's fields; the utility's name; the autopay enrolment in force. (The session is written only when the account
+# is not already the first of the recently opened: not on the page opened again.)
+ADMIN_ACCOUNT = {"postgresql": 25, "sqlite": 25}
 
 
 def test_the_admin_account_page_takes_the_same_queries_with_2_bills_as_with_20(client, books):

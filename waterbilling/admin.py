@@ -6,7 +6,9 @@ payments) and termination's (the account's cases), and the meter test page with 
 site header names the installed utility.
 """
 
+from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseRedirect
 from django.shortcuts import get_object_or_404
@@ -17,6 +19,7 @@ from django.utils.functional import lazy
 from accounts.admin import AccountAdmin as AccountsAccountAdmin
 from accounts.alerts import alerts_on
 from accounts.models import Account, AccountAlert
+from accounts.roles import ROLE_PERMISSIONS, staff_add
 from arrears.models import PaymentPlan
 from arrears.services import plan_standing
 from billing.admin import AccountBillingAdmin
@@ -26,6 +29,7 @@ from billing.models import Bill, BillingRun, Payment
 from billing.services.meter_tests import meter_test_settle
 from core.admin import CsvExportMixin, act_on_each, admin_page_register
 from core.commands import today
+from core.errors import ApplicationError
 from core.money import fmt_amount, fmt_dollars
 from meters.admin import AccountMetersAdmin, account_readings, readings_table
 from meters.admin import MeterTestAdmin as MetersMeterTestAdmin
@@ -265,3 +269,37 @@ def readiness_view(request):
 
 
 admin_page_register(admin.site, "readiness/", readiness_view, "readiness")
+
+
+class StaffAddForm(forms.Form):
+    email = forms.EmailField(label="E-mail", help_text="Their login, and where the office's mail to them goes.")
+    name = forms.CharField(label="Name", required=False, max_length=150)
+    role = forms.ChoiceField(label="Role", choices=[(role, role) for role in ROLE_PERMISSIONS],
+                             help_text="What they do: docs/roles.md has each role's table.")
+
+
+def staff_add_view(request):
+    """The superuser adds a member of staff in one step (``accounts.roles.staff_add``, as ``manage.py staff_add``):
+    the temporary password is shown once, to hand over."""
+    if not request.user.has_perm("auth.add_user"):
+        raise PermissionDenied
+    form = StaffAddForm(request.POST or None)
+    context = {**admin.site.each_context(request), "title": "Add a member of staff", "form": form,
+               "intro": "A login named by their e-mail, with staff status, in the group of their role, and a "
+                        "temporary password they change under \"Change password\" once signed in."}
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            user, password = staff_add(email=data["email"], role=data["role"], name=data["name"])
+        except ApplicationError as exc:
+            for error in exc.errors:
+                form.add_error(error.field if error.field in form.fields else None, error.message)
+        else:
+            context.update(form=None, intro="Give them the temporary password; it is not shown again.",
+                           facts=[("Login", user.username), ("Role", data["role"]), ("Temporary password", password)])
+    form.submit = "Add them"
+    return TemplateResponse(request, "admin/service_form.html", {**context, "opts": get_user_model()._meta},
+                            status=400 if form.errors else 200)
+
+
+admin_page_register(admin.site, "staff/add/", staff_add_view, "staff_add")

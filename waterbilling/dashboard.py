@@ -22,21 +22,26 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.http import urlencode
 
-from backflow.models import Device
+from backflow.models import Device, DeviceTest, ReverseFlow
 from backflow.services.compliance import devices_due
 from billing.balances import balances
 from billing.districts import ordinances_by_account
-from billing.models import Bill, BillingException, BillingRun, Payment
+from billing.models import AmendmentRebill, Bill, BillingException, BillingRun, Payment, PenaltyWaiver
 from billing.ordinance import billing_days_on, ordinance_on
 from billing.runs.candidates import billing_candidates
 from billing.selectors import first_late_day
+from conversion.models import ConversionJob
+from core.approval import PENDING, approval_of
 from core.errors import ApplicationError
 from core.models import NightlyRun
 from core.money import ZERO, fmt_dollars
+from fieldwork.services import day_sheet
 from meters.models import Installation, MissedRead, Reading, UsageAlert
-from office.models import Refund
-from termination.models import CaseEvent
+from office.models import DayClose, DayReopen, Refund
+from remittance.models import AchFile
+from termination.models import CaseEvent, TerminationCase
 from termination.selectors import case_board
+from termination.services.cases import HEARD
 
 # How far ahead the next billing date is looked for, and the termination deadlines shown.
 CALENDAR_HORIZON_DAYS = 400
@@ -333,6 +338,84 @@ def _termination_section(*, as_of: date) -> Section:
         Item("Case board", _url("admin:termination_terminationcase_board"))])
 
 
+# The two-person requests (core.approval): each model, the list where it is decided, and its name in a line.
+REQUESTS = ((Refund, "admin:office_refund_changelist", "refund"),
+            (PenaltyWaiver, "admin:billing_penaltywaiver_changelist", "penalty waiver"),
+            (DayReopen, "admin:office_dayreopen_changelist", "reopening of a closed day"),
+            (AchFile, "admin:remittance_achfile_changelist", "autopay debit file"),
+            (AmendmentRebill, "admin:billing_amendmentrebill_changelist", "rebilling after an amendment"),
+            (ConversionJob, "admin:conversion", "conversion post"))
+
+
+def _decisions_section(user) -> Section | None:
+    """What waits for this user to decide (asked by someone else), and their own requests waiting for another."""
+    items = []
+    for model, list_name, noun in REQUESTS:
+        rule = approval_of(model)
+        waiting = model.objects.filter(**{model.workflow.field: PENDING})
+        query = {} if list_name == "admin:conversion" else {f"{model.workflow.field}__exact": PENDING}
+        if user.has_perm(rule.permission):
+            count = waiting.exclude(**{f"{rule.requester}_id": user.pk}).count()
+            if count:
+                items.append(Item(f"{_plural(count, noun)} for you to approve or refuse", _url(list_name, query=query)))
+        mine = waiting.filter(**{f"{rule.requester}_id": user.pk}).count()
+        if mine:
+            items.append(Item(f"{_plural(mine, noun)} you asked for, waiting for another to decide",
+                              _url(list_name, query=query), "you may withdraw your own from its page"))
+    return Section("decisions", "Decisions waiting", items) if items else None
+
+
+def _field_section(*, as_of: date) -> Section:
+    """The crew's day: the stops on today's sheet, and the pages it works from."""
+    stops = day_sheet(on=as_of)
+    shutoffs = sum(1 for stop in stops if stop.work_order is not None)
+    return Section("field", "Field work today", [
+        Item(f"{_plural(len(stops), 'stop')} on today's day sheet", _url("admin:fieldwork_fieldorder_day"),
+             f"{_plural(shutoffs, 'shut-off')} among them" if shutoffs else ""),
+    ], [Item("Today's day sheet", _url("admin:fieldwork_fieldorder_day")),
+        Item("Shut-off list", _url("admin:fieldwork_fieldorder_shutoffs"))])
+
+
+def _docket_section(*, as_of: date) -> Section:
+    """The hearing officer's docket: cases waiting for their hearing, and those whose day has come."""
+    waiting = TerminationCase.objects.filter(status__in=HEARD, hearing_on__isnull=False)
+    due = waiting.filter(hearing_on__lte=as_of).count()
+    return Section("docket", "Hearings", [
+        Item(f"{_plural(due, 'case')} at or past its hearing date: hearing and determination to record",
+             _url("admin:termination_terminationcase_docket")),
+        Item(f"{_plural(waiting.count() - due, 'hearing')} to come", _url("admin:termination_terminationcase_docket")),
+    ], [Item("Hearing docket", _url("admin:termination_terminationcase_docket"))])
+
+
+def _inspector_section() -> Section:
+    """The backflow inspector's queue: tests submitted online to accept or reject, reverse flow to follow up."""
+    submitted = DeviceTest.objects.filter(status=DeviceTest.Status.SUBMITTED).count()
+    flows = ReverseFlow.objects.filter(status=ReverseFlow.Status.OPEN).count()
+    return Section("inspector", "Backflow: to look at", [
+        Item(f"{_plural(submitted, 'test')} submitted online to accept or reject",
+             _url("admin:backflow_devicetest_changelist", query={"status__exact": "submitted"})),
+        Item(f"{_plural(flows, 'reverse-flow follow-up')} open",
+             _url("admin:backflow_reverseflow_changelist", query={"status__exact": "open"}))])
+
+
+UNCLOSED_DAYS = 30  # how far back the days with payments and no close are looked for
+
+
+def _treasurer_section(*, as_of: date) -> Section:
+    """The days with payments whose books are not closed (never closed, or reopened and not closed again)."""
+    since = as_of - timedelta(days=UNCLOSED_DAYS)
+    paid_days = set(Payment.objects.filter(paid_on__gte=since, paid_on__lt=as_of).values_list("paid_on", flat=True))
+    closed = set(DayClose.objects.filter(day__gte=since, reopened_at__isnull=True).values_list("day", flat=True))
+    open_days = sorted(paid_days - closed)
+    items = [Item(f"{_plural(len(open_days), 'day')} of the last {UNCLOSED_DAYS} with payments and no close",
+                  _url("admin:office_dayclose_changelist"),
+                  ", ".join(_day(day) for day in open_days[:ROWS_SHOWN]) + (" …" if len(open_days) > ROWS_SHOWN
+                                                                              else ""))]
+    return Section("books", "Books to close", items, [
+        Item("Deposits reconciliation", _url("admin:deposits")),
+        Item("Days closed", _url("admin:office_dayclose_changelist"))])
+
+
 def _backflow_section(*, as_of: date) -> Section | None:
     if not Device.objects.exists():
         return None
@@ -416,8 +499,11 @@ def _shortcuts(user) -> list[Shortcut]:
         ("billing.add_payment", "Import payments", "admin:billing_payment_import"),
         ("meters.add_reading", "Import readings", "admin:meters_reading_import"),
         ("billing.add_billingrun", "Start or preview a billing run", "admin:billing_billingrun_start"),
-        ("billing.view_bill", "Reports", "admin:reports"),
+        ("reports.run_reportfile", "Reports", "admin:reports"),
         ("termination.view_terminationcase", "Termination case board", "admin:termination_terminationcase_board"),
+        ("termination.determine_terminationcase", "Hearing docket", "admin:termination_terminationcase_docket"),
+        ("fieldwork.change_fieldorder", "Today's day sheet", "admin:fieldwork_fieldorder_day"),
+        ("auth.add_user", "Add a member of staff", "admin:staff_add"),
     )
     out = []
     for perm, words, name in wanted:
@@ -438,6 +524,15 @@ def dashboard_for(*, user, as_of: date) -> Dashboard:
     """The sections ``user`` may see, as of ``as_of``. A section whose rules the installed preset lacks (or
     before any preset is installed) says so instead of failing the page."""
     wanted = (
+        (True, "decisions", "Decisions waiting", lambda: _decisions_section(user)),
+        (user.has_perm("fieldwork.change_fieldorder") and not user.has_perm("fieldwork.add_fieldorder"), "field",
+         "Field work today", lambda: _field_section(as_of=as_of)),
+        (user.has_perm("termination.determine_terminationcase"), "docket", "Hearings",
+         lambda: _docket_section(as_of=as_of)),
+        (user.has_perm("backflow.change_devicetest") and user.has_perm("backflow.change_reverseflow"), "inspector",
+         "Backflow: to look at", _inspector_section),
+        (user.has_perm("office.view_dayclose") and not user.has_perm("office.add_dayclose"), "books", "Books to close",
+         lambda: _treasurer_section(as_of=as_of)),
         (user.has_perm("meters.view_reading"), "readings", "Readings waiting",
          lambda: _readings_section(as_of=as_of)),
         (user.has_perm("billing.view_billingrun") or user.has_perm("billing.view_billingexception"), "runs",
