@@ -12,6 +12,8 @@ appeal window closing the same way, then the shut-off order and the crew's visit
     shut_off     ~50 days ago      determined, final, ordered and shut off
     ordered      ~40 days ago      determined, final, shut-off order issued
     determined   ~25 days ago      determined by default; the appeal window is open
+    requested    ~30 days ago      a written request came two days after; the hearing is today (or the last
+                                   weekday): on the hearing officer's docket, to record
     requested    ~8 days ago       a written request came by mail 4 days ago; the hearing is ahead
     noticed      ~3 days ago       the request window is open
     open         —                 opened yesterday: the notice is to serve
@@ -48,10 +50,11 @@ TRIES_PER_STAGE = 10
 class Stage:
     status: str
     served_days_ago: int | None  # None: opened, not served
+    hearing_today: bool = False  # the hearing set for today (the last weekday), not the earliest lawful day
 
 
-STAGES = (Stage("shut_off", 50), Stage("ordered", 40), Stage("determined", 25), Stage("requested", 8),
-          Stage("noticed", 3), Stage("open", None))
+STAGES = (Stage("shut_off", 50), Stage("ordered", 40), Stage("determined", 25),
+          Stage("requested", 30, hearing_today=True), Stage("requested", 8), Stage("noticed", 3), Stage("open", None))
 
 
 def _weekday_on_or_before(day: date) -> date:
@@ -122,6 +125,8 @@ def _walk(stage: Stage, account: Account, *, opened_on: date, served_on: date | 
     if served_on is None:
         return case
     hearing_on = _weekday_on_or_after(policy.hearing_earliest(served_on))
+    if stage.hearing_today:
+        hearing_on = max(hearing_on, _weekday_on_or_before(as_of))
     for role in required_roles(case):
         svc.notice_serve(case=case, role=role, method="personal", served_on=served_on, hearing_on=hearing_on,
                          actor=None, hearing_time=HEARING_TIME, as_of=as_of)
@@ -129,7 +134,8 @@ def _walk(stage: Stage, account: Account, *, opened_on: date, served_on: date | 
     if stage.status == "noticed":
         return case
     if stage.status == "requested":
-        svc.hearing_request(case=case, received_on=as_of - timedelta(days=4), actor=None, via="clerk",
+        received_on = served_on + timedelta(days=2) if stage.hearing_today else as_of - timedelta(days=4)
+        svc.hearing_request(case=case, received_on=received_on, actor=None, via="clerk",
                             text="I received the notice and ask for the hearing. The bill is higher than usual "
                                  "and I would like to be heard.", as_of=as_of)
         return case

@@ -360,7 +360,7 @@ class TerminationCaseAdmin(CsvExportMixin, TerminationAdmin):
                  .order_by("hearing_on", "number"))
         rows = [{"case": case, "deadlines": case_deadlines(case, policy=policy),
                  "notices": list(current_notices(case).values()), "due": case.hearing_on <= on,
-                 "url": hearing.replace("/0/", f"/{case.pk}/") + f"?held_on={on.isoformat()}"
+                 "url": hearing.replace("/0/", f"/{case.pk}/") + f"?held_on={case.hearing_on.isoformat()}"
                  if may_decide and case.hearing_on <= on else ""} for case in cases]
         return TemplateResponse(request, "admin/termination/terminationcase/docket.html", self.page_context(
             request, rows=rows, on=on, may_decide=may_decide, title="Hearing docket"))
