@@ -97,4 +97,4 @@ def test_the_demo_has_a_case_at_every_stage(code, settings):
     assert cases["shut_off"].account.status == "shut_off"
     # Run again, the demo adds no cases; the customer's new password works, with the same accounts.
     see_the_portal_as_the_printed_customer(bootstrap(code))
-    assert TerminationCase.objects.count() == 6
+    assert TerminationCase.objects.count() == 7
