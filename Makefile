@@ -58,7 +58,7 @@ bench: install-dev
 screens: export SCREENS_DIR := $(CURDIR)/docs/screens
 screens: install-dev
 	$(PY) -m pytest -q -p no:cacheprovider tests/waterbilling/test_office_screens_browser.py \
-		tests/waterbilling/test_account_inquiry_browser.py
+		tests/waterbilling/test_account_inquiry_browser.py tests/waterbilling/test_role_days_browser.py
 
 lint: install-dev
 	$(VENV)/bin/ruff check .
