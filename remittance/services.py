@@ -66,7 +66,7 @@ def latest_bill_amounts(account: Account) -> set[Decimal]:
 
 
 def online_payment_start(*, processor: Processor, account: Account, amount: Decimal, as_of: date, user=None,
-                         email: str = "") -> tuple[OnlinePayment, str]:
+                         email: str = "", site: str = "") -> tuple[OnlinePayment, str]:
     """Record the payment and have the processor make its checkout page; returns it and the page's address.
     An amount below $1.00 or above what the account owes is refused naming the field."""
     owed = amount_owed(account, as_of=as_of)
@@ -82,7 +82,7 @@ def online_payment_start(*, processor: Processor, account: Account, amount: Deci
     online = OnlinePayment.objects.create(account=account, amount=amount, processor=processor.name,
                                           started_by=user if user is not None and user.is_authenticated else None,
                                           receipt_email=email or (getattr(user, "email", "") or ""))
-    site = settings.SITE_URL.rstrip("/")
+    site = (site or settings.SITE_URL).rstrip("/")  # the view's ``core.site.site_url``
     utility = ordinance_on(as_of).utility
     checkout = processor.checkout_create(CheckoutRequest(
         reference=str(online.public_id), account_no=account.account_no, amount=amount,

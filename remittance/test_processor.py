@@ -16,6 +16,7 @@ import json
 import time
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.urls import reverse
@@ -43,8 +44,11 @@ class TestProcessor:
 
     def checkout_create(self, request: CheckoutRequest) -> Checkout:
         checkout_id = f"tcs_{request.reference}"
-        return Checkout(id=checkout_id, url=settings.SITE_URL.rstrip("/") + reverse(
-            "remittance:test_checkout", kwargs={"checkout_id": checkout_id}))
+        # On the site the checkout returns to (``core.site.site_url``: wherever the demo runs).
+        origin = "{0.scheme}://{0.netloc}".format(urlsplit(request.success_url)) if request.success_url else \
+            settings.SITE_URL.rstrip("/")
+        return Checkout(id=checkout_id, url=origin + reverse("remittance:test_checkout",
+                                                             kwargs={"checkout_id": checkout_id}))
 
     @staticmethod
     def paid_event(online) -> bytes:

@@ -21,6 +21,7 @@ from core.errors import ApplicationError
 from core.money import fmt_dollars
 from core.net import client_ip
 from core.ratelimit import rate_limit_hit
+from core.site import site_url
 
 from .autopay import authorization_text, autopay_cancel, autopay_enrol
 from .configured import processor_configured
@@ -107,7 +108,8 @@ def _pay(request, account: Account, *, user):
     if request.method == "POST" and processor is not None and form.is_valid():
         try:
             online, url = online_payment_start(processor=processor, account=account, amount=form.cleaned_data["amount"],
-                                          as_of=today, user=user, email=form.cleaned_data["email"])
+                                               as_of=today, user=user, email=form.cleaned_data["email"],
+                                               site=site_url(request))
         except ApplicationError as exc:
             for error in exc.errors:
                 form.add_error(error.field if error.field in form.fields else None, error.message)

@@ -7,6 +7,7 @@ site header names the installed utility.
 """
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
@@ -31,6 +32,7 @@ from core.admin import CsvExportMixin, act_on_each, admin_page_register
 from core.commands import today
 from core.errors import ApplicationError
 from core.money import fmt_amount, fmt_dollars
+from core.site import site_url_problem
 from meters.admin import AccountMetersAdmin, account_readings, readings_table
 from meters.admin import MeterTestAdmin as MetersMeterTestAdmin
 from meters.models import MeterTest
@@ -43,7 +45,7 @@ from termination.selectors import case_pay
 
 from .account_list import AccountListMixin
 from .dashboard import dashboard_for
-from .readiness import readiness_findings
+from .readiness import Finding, readiness_findings
 
 
 def _utility_name() -> str:
@@ -264,6 +266,9 @@ def readiness_view(request):
     if not request.user.has_perm(READINESS_PERMISSION):
         raise PermissionDenied
     findings = readiness_findings()
+    if not settings.DEBUG and (problem := site_url_problem(request)):
+        findings.append(Finding("Site", problem, "set SITE_URL to the address the office and the customers reach "
+                                                 "the site by (docs/operations.md)"))
     return TemplateResponse(request, "admin/waterbilling/readiness.html", {
         **admin.site.each_context(request), "title": "Go-live readiness", "findings": findings})
 

@@ -101,3 +101,31 @@ def test_test_payments_are_listed_by_the_readiness_check(settings, mineola):
     settings.TEST_PAYMENTS = True
     found = [f for f in readiness_findings() if "test payments are on" in f.what]
     assert len(found) == 1 and "TEST_PAYMENTS off" in found[0].fix
+
+
+def test_the_pay_button_leads_back_to_wherever_the_demo_runs(test_payments, settings):
+    """In development the site's address is the one the request came in on: a demo served on another name or port
+    sends its customer to its own checkout and back, whatever SITE_URL says (``core.site``)."""
+    account, client = test_payments
+    settings.DEBUG, settings.SITE_URL = True, "http://127.0.0.1:8000"
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "demo.village.test"]
+    started = client.post(reverse("remittance:pay_linked", kwargs={"public_id": account.public_id}),
+                          {"amount": "186.13", "email": "pat@example.org"}, HTTP_HOST="demo.village.test:8042")
+    online = OnlinePayment.objects.get()
+    assert started["Location"] == f"http://demo.village.test:8042/pay/test-checkout/{online.checkout_id}/"
+
+
+def test_readiness_names_a_site_url_the_office_does_not_reach_the_site_by(settings, mineola, client):
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Group
+
+    settings.DEBUG, settings.SITE_URL = False, "https://water.mineola.example"
+    settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "billing.mineola.example", "water.mineola.example"]
+    boss = get_user_model().objects.create_user("sam", is_staff=True)
+    boss.groups.add(Group.objects.get(name="Supervisor"))
+    client.force_login(boss)
+    page = client.get(reverse("admin:readiness"), secure=True, HTTP_HOST="billing.mineola.example").content.decode()
+    assert ("SITE_URL is https://water.mineola.example, but this page was reached at "
+            "https://billing.mineola.example") in page
+    page = client.get(reverse("admin:readiness"), secure=True, HTTP_HOST="water.mineola.example").content.decode()
+    assert "but this page was reached at" not in page
