@@ -127,6 +127,10 @@ class CsvImportAdminMixin:
             extra_context["import_url"] = reverse(f"{self.admin_site.name}:{self._import_url_name()}")
         return super().changelist_view(request, extra_context=extra_context)
 
+    def import_sample_url(self) -> str:
+        """Where a sample of the file downloads, or "" (a demo site's lockbox file: ``remittance.admin``)."""
+        return ""
+
     def _import_context(self, request: HttpRequest) -> dict:
         return {
             **self.admin_site.each_context(request),
@@ -134,6 +138,7 @@ class CsvImportAdminMixin:
             "title": self.import_title,
             "columns": self.import_layout.describe(),
             "import_help": self.import_help,
+            "sample_url": self.import_sample_url(),
             "import_url": reverse(f"{self.admin_site.name}:{self._import_url_name()}"),
             "has_view_permission": self.has_view_permission(request),
         }

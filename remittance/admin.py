@@ -18,7 +18,7 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.urls import NoReverseMatch, path, reverse
 from django.utils.html import format_html
 
 from core.admin import DATE_WIDGET, ApprovalPagesMixin, ReadOnlyAdmin, ReadOnlyInline, admin_page_register
@@ -26,6 +26,7 @@ from core.admin_imports import CsvImportAdminMixin, file_size
 from core.approval import approval_who
 from core.clock import refuse_future, today
 from core.errors import ApplicationError
+from ordinance.selectors import installed_utility
 
 from .autopay import ach_export_again, ach_file_decide, ach_file_prepare, ach_returns
 from .bank import deposits_reconcile
@@ -177,7 +178,7 @@ class AchFileAdmin(ApprovalPagesMixin, ReadOnlyAdmin):
             title="Read the bank's ACH returns file", submit="Read the returns",
             intro="The NACHA returns file: each returned debit is reversed with its R-code, the returned-payment fee "
                   "charged, autopay suspended where the code ends the authorization, and the customer told. The "
-                  "whole file is checked first: a file with any problem changes nothing.")
+                  "whole file is checked first: a file with any problem changes nothing.", sample="returns")
 
     @admin.display(description="The file for the bank")
     def download(self, obj):
@@ -247,6 +248,9 @@ class PaymentExceptionAdmin(CsvImportAdminMixin, admin.ModelAdmin):
                    "account and an amount it may pay is posted; any other comes to this queue with why. A check "
                    "already read is skipped, so the same file read twice posts nothing twice.")
 
+    def import_sample_url(self) -> str:
+        return sample_url("lockbox")
+
     form = ResolveForm
     list_display = ("received_on", "reference", "amount", "check_number", "reason", "status")
     list_filter = ("status", "source")
@@ -311,7 +315,7 @@ class BankDepositAdmin(ReadOnlyAdmin):
             intro="The bank's BAI2 report of the village account: each credit kept with its channel for the deposits "
                   "reconciliation, and each bank bill-pay credit that names one of our accounts posted to it (the "
                   "others come to the exceptions queue). The whole report is checked first: a report with any "
-                  "problem keeps nothing.")
+                  "problem keeps nothing.", sample="bai2")
 
 
 # Who may read and make the bank's files (accounts/roles.py gives them to the Clerk and the Supervisor).
@@ -355,7 +359,18 @@ def _nacha_text(data: bytes) -> str:
         raise ApplicationError("is not a NACHA file: it holds characters other than ASCII", field="file") from None
 
 
-def _bank_file_read(request, model_admin, *, permission, read, done, title, intro, submit, dated=True):
+def sample_url(kind: str) -> str:
+    """On a demo or training site, where a sample of the bank's file of ``kind`` downloads (``demo.admin``)."""
+    utility = installed_utility()
+    if utility is None or not utility.is_demo_site:
+        return ""
+    try:
+        return reverse("admin:demo_sample", args=[kind])
+    except NoReverseMatch:
+        return ""
+
+
+def _bank_file_read(request, model_admin, *, permission, read, done, title, intro, submit, dated=True, sample=""):
     """A file from the bank, uploaded: ``read(bytes, on, actor)`` keeps it whole or refuses it with every problem
     (nothing kept); on success the clerk is sent to ``done`` with what was read."""
     if not request.user.has_perm(permission):
@@ -372,14 +387,15 @@ def _bank_file_read(request, model_admin, *, permission, read, done, title, intr
             messages.success(request, f"{upload.name}: {said}.")
             return redirect(done)
     return _bank_file_page(request, model_admin, form=form, errors=errors, title=title, intro=intro, submit=submit,
-                           dated=dated)
+                           dated=dated, sample=sample)
 
 
-def _bank_file_page(request, model_admin, *, form, errors, title, intro, submit, dated=True):
+def _bank_file_page(request, model_admin, *, form, errors, title, intro, submit, dated=True, sample=""):
     return TemplateResponse(request, "admin/remittance/bank_file.html", {
         **model_admin.admin_site.each_context(request), "opts": model_admin.model._meta, "title": title,
         "intro": intro, "form": form, "errors": errors, "submit": submit, "dated": dated,
-        "has_view_permission": model_admin.has_view_permission(request)})
+        "has_view_permission": model_admin.has_view_permission(request), "sample_url": sample_url(sample)
+        if sample else ""})
 
 
 class DayForm(forms.Form):
