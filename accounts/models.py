@@ -46,7 +46,7 @@ class Premises(models.Model):
         help_text="Its stop on the book's meter-reading route: lists for the field (shut-offs, work orders) follow "
                   "it. Blank: after the numbered stops, by address.")
     meter_location = models.CharField(
-        "where the meter is", max_length=200, blank=True,
+        "where the meter is", max_length=200, blank=True, db_default="",
         help_text="For the crew and the reader: the basement by the stairs, a pit by the curb, the key at the office.")
     history = HistoricalRecords()
 
