@@ -21,6 +21,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from core.admin import DATE_WIDGET, admin_page_register
+from core.approval import approval_who, approval_withdraw
 from core.clock import today
 from core.errors import ApplicationError
 from reports.admin import DOWNLOADS, report_download
@@ -194,6 +195,7 @@ def conversion_view(request):
         context["job"] = job
         context["can_decide"] = (job.status == ConversionJob.Status.WAITING and job.created_by_id != request.user.pk
                                  and request.user.has_perm(ConversionJob.approval.permission))
+        context["approval_who"] = approval_who(job)
         if job.status in (ConversionJob.Status.POSTED, ConversionJob.Status.ALREADY) and job.batch \
                 and "reconcile-cutover" not in request.GET:
             reconcile = ReconcileForm({"reconcile-cutover": job.batch.cutover}, prefix="reconcile")
@@ -262,6 +264,14 @@ def _decide(request):
     if job is None:
         messages.error(request, "Nothing decided: there is no such conversion post.")
         return HttpResponseRedirect(reverse("admin:conversion"))
+    if "withdraw" in request.POST:
+        try:
+            approval_withdraw(job, actor=request.user, note=request.POST.get("note", ""))
+        except ApplicationError as exc:
+            messages.error(request, "Not withdrawn: " + "; ".join(e.message for e in exc.errors) + ".")
+        else:
+            messages.success(request, f"Conversion post {job.pk} withdrawn: nothing was posted.")
+        return HttpResponseRedirect(f"{reverse('admin:conversion')}?job={job.pk}")
     approve = "approve" in request.POST
     try:
         conversion_job_decide(job, approve=approve, note=request.POST.get("note", ""), actor=request.user)

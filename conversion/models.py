@@ -101,7 +101,7 @@ class ConversionJob(models.Model):
         Status.CHECKING: {Status.POSTING, Status.ALREADY, Status.REFUSED, Status.FAILED},
         Status.POSTING: {Status.POSTED, Status.REFUSED, Status.FAILED}})
     approval = Approval(permission="conversion.approve_conversionjob", noun="conversion post",
-                        requester="created_by", decider="a supervisor")
+                        requester="created_by")
 
     cutover = models.DateField()
     opening = models.FileField(upload_to="conversion/", help_text="The opening balances as uploaded.")

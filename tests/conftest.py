@@ -158,6 +158,18 @@ class CeleryWorker:
     result_backend_url: str
     log_path: Path
 
+    def wait_idle(self, *, seconds: float = 60) -> None:
+        """Until the worker runs and holds no task (what a billed run sends on, bills' e-mails and PDFs, done), so
+        the test database is emptied after the test without a task of the worker holding a table."""
+        deadline, quiet = time.monotonic() + seconds, 0
+        while quiet < 2:
+            inspect = celery_app.control.inspect(destination=[self.nodename], timeout=1)
+            busy = [*((inspect.active() or {}).get(self.nodename, [])),
+                    *((inspect.reserved() or {}).get(self.nodename, []))]
+            quiet = 0 if busy else quiet + 1
+            assert time.monotonic() < deadline, self.log_path.read_text()
+            time.sleep(0.3)
+
     def result(self, async_result: AsyncResult, *, timeout: float = 30):
         """The task's return value, read from the worker's result backend (the app has none)."""
         backend_class, url = result_backend_by_url(self.result_backend_url, celery_app.loader)

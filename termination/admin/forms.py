@@ -216,21 +216,28 @@ class ShutoffForm(CaseForm):
 class CarriedOutForm(CaseForm):
     submit = "Record the shut-off"
     done_on = DayField(label="Shut off on")
+    at = forms.TimeField(label="At (time)", required=False, widget=forms.TimeInput(attrs={"type": "time"}),
+                         help_text="When the water was turned off.")
+    note = forms.CharField(label="Note", required=False, widget=TEXT_WIDGET,
+                           help_text="What the crew did or found: the curb valve locked, a tag left on the door.")
 
     def perform(self, *, actor) -> str:
-        shutoff.shutoff_carry_out(case=self.case, done_on=self.cleaned_data["done_on"], actor=actor)
-        return f"Service shut off on {fmt_day(self.cleaned_data['done_on'])}."
+        d = self.cleaned_data
+        shutoff.shutoff_carry_out(case=self.case, done_on=d["done_on"], actor=actor, at=d["at"], note=d["note"])
+        return f"Service shut off on {fmt_day(d['done_on'])}."
 
 
 class RestoreForm(CaseForm):
     submit = "Restore service"
     aliases = {"date": "restored_on"}
     restored_on = DayField(label="Restored on")
+    at = forms.TimeField(label="At (time)", required=False, widget=forms.TimeInput(attrs={"type": "time"}),
+                         help_text="When the water was turned back on.")
     note = forms.CharField(label="Note", required=False, widget=TEXT_WIDGET)
 
     def perform(self, *, actor) -> str:
         shutoff.service_restore(case=self.case, as_of=self.cleaned_data["restored_on"], actor=actor,
-                            note=self.cleaned_data["note"])
+                                note=self.cleaned_data["note"], at=self.cleaned_data["at"])
         return f"Service restored on {fmt_day(self.cleaned_data['restored_on'])}."
 
 

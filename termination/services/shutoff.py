@@ -2,7 +2,7 @@
 its section), the order and its cancellation, the shut-off carried out (the account shut off, the disconnect charge
 charged) and the restoration (the connect charge)."""
 
-from datetime import date, timedelta
+from datetime import date, time, timedelta
 
 from django.db import transaction
 
@@ -147,11 +147,14 @@ def carry_out_refusals(case: TerminationCase, *, done_on: date,
 
 
 @transaction.atomic
-def shutoff_carry_out(*, case: TerminationCase, done_on: date, actor) -> TerminationCase:
+def shutoff_carry_out(*, case: TerminationCase, done_on: date, actor, at: time | None = None,
+                      note: str = "") -> TerminationCase:
     """The crew shut the service off: every condition of the guard is checked again on the day (a plan signed, a
     payment or an appeal since the order holds it), then the account is shut off through the account service and
-    the disconnect charge is charged (for the next bill), when the preset has one."""
+    the disconnect charge is charged (for the next bill), when the preset has one. The time and the crew's note
+    (a curb valve locked, a tag left) go in the case's history with who recorded it."""
     refuse_future(done_on, field="done_on", doing="recorded")
+    note = case_text(note, "note")
     policy = termination_policy(done_on)
     case = TerminationCase.objects.select_for_update().get(pk=case.pk)
     refuse_any(carry_out_refusals(case, done_on=done_on, policy=policy))
@@ -159,7 +162,9 @@ def shutoff_carry_out(*, case: TerminationCase, done_on: date, actor) -> Termina
     transition(order, to="done", actor=actor, note="carried out", changes={"done_on": done_on})
     transition(case, to="shut_off", actor=actor, note=f"service shut off on {fmt_day(done_on)}")
     what = _service_set(case, Account.Status.SHUT_OFF, fee=policy.disconnect_fee, on=done_on, actor=actor,
-                        what=f"Service shut off (work order {order.pk})")
+                        what=f"Service shut off (work order {order.pk})" + (f" at {at:%-I:%M %p}" if at else ""))
+    if note:
+        what += f". {note}"
     case_event(case, on=done_on, kind="shut_off", what=what, actor=actor)
     transaction.on_commit(lambda: service_shut_off.send(sender=TerminationCase, case_id=case.pk))
     return case
@@ -196,7 +201,8 @@ def restore_refusals(case: TerminationCase, *, as_of: date) -> list[FieldError]:
 
 
 @transaction.atomic
-def service_restore(*, case: TerminationCase, as_of: date, actor, note: str = "") -> TerminationCase:
+def service_restore(*, case: TerminationCase, as_of: date, actor, note: str = "",
+                    at: time | None = None) -> TerminationCase:
     """Restore service once the preset's conditions hold: the account is active again and the connect (or
     restoration) charge is charged for the next bill. The restoration work order is recorded as done."""
     refuse_future(as_of, doing="recorded")
@@ -208,7 +214,7 @@ def service_restore(*, case: TerminationCase, as_of: date, actor, note: str = ""
                                      issued_by=actor if getattr(actor, "pk", None) else None)
     transition(order, to="done", actor=actor, note="restored", changes={"done_on": as_of})
     what = _service_set(case, Account.Status.ACTIVE, fee=policy.restore_fee, on=as_of, actor=actor,
-                        what=f"Service restored (work order {order.pk})")
+                        what=f"Service restored (work order {order.pk})" + (f" at {at:%-I:%M %p}" if at else ""))
     if note:
         what += f". {note}"
     case_event(case, on=as_of, kind="restored", what=what, actor=actor)

@@ -56,6 +56,8 @@ def test_the_clerk_waives_a_late_charge_from_its_ledger_line(clerk):
     run("assess_penalties", "--date", "2026-03-05")
     charge = LedgerEntry.objects.get(account=account, kind="penalty")
     html = account_page(clerk, account)
+    bill = account.bills.get()
+    assert f'href="{reverse("admin:billing_adjustment_add")}?bill={bill.pk}"' in html  # adjust from the bill's line
     waive = reverse("admin:billing_penalty_waive", args=[charge.pk])
     assert f'href="{waive}?next=' in html and "Waive this charge" in html
     form = clerk.get(waive)

@@ -41,6 +41,7 @@ def test_a_billing_run_is_billed_by_a_real_worker(transactional_db, celery_worke
     assert sorted(Bill.objects.values_list("total", flat=True)) == [
         Decimal("45.00"), Decimal("76.00"), Decimal("107.00"), Decimal("138.00"), Decimal("176.50")]
     assert run.total_billed.amount == Decimal("542.50")
+    celery_worker_process.wait_idle()
 
 
 def five_accounts() -> list:
@@ -94,3 +95,4 @@ def test_a_pool_process_killed_mid_chunk_is_handed_on_by_the_next_sweep(transact
     assert run.status == BillingRun.Status.DONE and run.bills_created == 5
     assert run.total_billed.amount == Decimal("542.50")
     assert chunk.attempts == 2 and "stopped before finishing" in chunk.last_error
+    celery_worker_process.wait_idle()

@@ -227,6 +227,12 @@ def _asked_and_approved(asker, approver, page: str, form: dict, capture):
     mine = asker.post(page, {"form": "decide", "job": str(job.pk), "approve": "1"}, follow=True).content.decode()
     assert "whoever asked for a conversion post does not decide it" in mine
     assert ConversionJob.objects.get(pk=job.pk).status == "pending"
+    own = asker.get(f"{page}?job={job.pk}").content.decode()
+    assert "Withdraw my request" in own and "Decided by another supervisor or an approver" in own
+    # The approver may not withdraw it: only whoever asked.
+    theirs = approver.post(page, {"form": "decide", "job": str(job.pk), "withdraw": "1"}, follow=True)
+    assert "only whoever asked for a conversion post withdraws it" in theirs.content.decode()
+    assert ConversionJob.objects.get(pk=job.pk).status == "pending"
     with capture(execute=True):
         approved = approver.post(page, {"form": "decide", "job": str(job.pk), "approve": "1"})
     return approver.get(approved["Location"])

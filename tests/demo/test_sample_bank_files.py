@@ -2,6 +2,8 @@
 there: the lockbox file posts its stubs' checks and queues the one with no stub; the BAI2 report keeps the lockbox
 deposit and posts the bill-pay credit to the account it names. A real site offers no samples."""
 
+from datetime import date
+
 import pytest
 from django.urls import reverse
 
@@ -9,6 +11,7 @@ from billing.models import Payment
 from core.clock import today
 from ordinance.models import Utility
 from remittance.models import BankDeposit, PaymentException
+from tests.billing.steps import account_with_meter, read, run
 from tests.office.conftest import staff
 from tests.termination.steps import delinquent_account
 
@@ -17,7 +20,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.citation("policy: demo")]
 
 def test_the_clerk_downloads_each_sample_from_its_page_and_reads_it_there(client, mineola):
     Utility.objects.update(is_demo_site=True)
-    accounts = [delinquent_account(occupant=False)[0] for _ in range(4)]
+    accounts = four_billed()
     client.force_login(staff("clara", "Clerk"))
     lockbox_page = client.get(reverse("admin:remittance_paymentexception_import")).content.decode()
     url = reverse("admin:demo_sample", args=["lockbox"])
@@ -53,6 +56,17 @@ def test_a_real_site_offers_no_sample_and_a_role_that_does_not_read_the_file_get
     Utility.objects.update(is_demo_site=True)
     client.force_login(staff("olga", "Hearing officer"))
     assert client.get(reverse("admin:demo_sample", args=["lockbox"])).status_code == 403
+
+
+def four_billed() -> list:
+    """Four of Mineola's worked bills ($186.13 billed 2026-02-01), in one billing run."""
+    accounts = []
+    for _ in range(4):
+        account, meter = account_with_meter(book=1)
+        read(meter, date(2026, 1, 12), 1_062_500)
+        accounts.append(account)
+    run("run_billing", "--date", "2026-02-01")
+    return accounts
 
 
 def _upload(name: str, content: bytes):

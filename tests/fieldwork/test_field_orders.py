@@ -192,10 +192,13 @@ def test_the_crew_reads_each_stop_records_the_shut_off_and_the_restore_and_never
     case = TerminationCase.objects.get(number=number)
     carried = reverse("admin:termination_terminationcase_carried_out", args=[case.pk])
     assert f'href="{carried}?done_on=2026-05-05"' in sheet
-    done = client.post(carried, {"done_on": "2026-05-05"}, follow=True)
+    done = client.post(carried, {"done_on": "2026-05-05", "at": "10:40", "note": "curb valve locked, tag left"},
+                       follow=True)
     assert "Service shut off on May 5, 2026." in done.content.decode()
     case.refresh_from_db()
     assert case.status == "shut_off"
+    event = case.events.get(kind="shut_off")
+    assert "at 10:40 AM" in event.what and event.what.endswith("curb valve locked, tag left") and event.actor == crew
     # Restored: refused while owed (the guard's reasons shown), done once paid.
     restore = reverse("admin:termination_terminationcase_restore", args=[case.pk])
     refused = client.post(restore, {"restored_on": "2026-05-06"})
