@@ -13,8 +13,8 @@ from pathlib import Path
 
 from django.conf import settings
 
+from billing.balances import balances
 from billing.models import Bill, Payment
-from billing.selectors import bill_balances
 from remittance.lockbox import LOCKBOX_LAYOUT
 from remittance.models import PaymentException
 
@@ -25,13 +25,15 @@ BILL_PAY = Decimal("25.00")
 
 def _unpaid_bills(*, as_of: date, count: int, newest: bool = False) -> list[tuple[Bill, Decimal]]:
     """The oldest (or newest) issued bills with something still unpaid on them, one per account."""
-    out, seen = [], set()
     order = ("-bill_date", "-number") if newest else ("bill_date", "number")
-    for bill in (Bill.objects.filter(status=Bill.Status.ISSUED, bill_date__lte=as_of)
-                 .select_related("account").order_by(*order)[:200]):
+    candidates = list(Bill.objects.filter(status=Bill.Status.ISSUED, bill_date__lte=as_of)
+                      .select_related("account").order_by(*order)[:200])
+    states = balances({bill.account_id for bill in candidates}, through=as_of)
+    out, seen = [], set()
+    for bill in candidates:
         if bill.account_id in seen:
             continue
-        standing = bill_balances(account=bill.account, as_of=as_of).get(bill.pk)
+        standing = states[bill.account_id].on_bills().get(bill.pk)
         unpaid = sum(standing.unpaid.values(), Decimal("0")) if standing is not None else Decimal("0")
         if unpaid > 0:
             out.append((bill, unpaid))
@@ -60,18 +62,24 @@ def _lockbox_total(*, as_of: date) -> Decimal:
     return sum((unpaid for _, unpaid in _unpaid_bills(as_of=as_of, count=LOCKBOX_CHECKS)), UNMATCHED_CHECK)
 
 
+def bai2_report(day: date, credits: list[tuple[str, int, str, str]]) -> str:
+    """A one-account BAI2 previous-day report for ``day`` of ``credits`` (type code, cents, bank reference, text),
+    its control totals and record counts right."""
+    details = [f"16,{code},{cents},0,{ref},,{text}/" for code, cents, ref, text in credits]
+    total = sum(cents for _, cents, _, _ in credits)
+    account = ["03,123456789,USD/", *details, f"49,{total},{len(details) + 2}/"]
+    group = [f"02,VILLAGE,021000021,1,{day:%y%m%d},,USD,2/", *account, f"98,{total},1,{len(account) + 2}/"]
+    return "\n".join([f"01,021000021,VILLAGE,{day:%y%m%d},0800,1,,,2/", *group,
+                      f"99,{total},1,{len(group) + 2}/"]) + "\n"
+
+
 def sample_bai2(*, as_of: date) -> str:
     """The bank's previous-day report for ``as_of``: the lockbox deposit and one bill-pay credit, totals right."""
     credits = [("115", int(_lockbox_total(as_of=as_of) * 100), "LBX1", "LOCKBOX DEPOSIT")]
     payer = _unpaid_bills(as_of=as_of, count=1, newest=True)  # the lockbox's are the oldest
     if payer:
         credits.append(("195", int(BILL_PAY * 100), "BP0001", f"BILL PAY {payer[0][0].account.account_no}"))
-    details = [f"16,{code},{cents},0,{ref},,{text}/" for code, cents, ref, text in credits]
-    total = sum(cents for _, cents, _, _ in credits)
-    account = ["03,123456789,USD/", *details, f"49,{total},{len(details) + 2}/"]
-    group = [f"02,VILLAGE,021000021,1,{as_of:%y%m%d},,USD,2/", *account, f"98,{total},1,{len(account) + 2}/"]
-    return "\n".join([f"01,021000021,VILLAGE,{as_of:%y%m%d},0800,1,,,2/", *group,
-                      f"99,{total},1,{len(group) + 2}/"]) + "\n"
+    return bai2_report(as_of, credits)
 
 
 def sample_returns() -> str:

@@ -16,12 +16,13 @@ from django.urls import reverse
 from accounts.models import PortalLink
 from billing.models import Payment
 from core.errors import ApplicationError
+from demo.bank_files import bai2_report
 from remittance.bank import deposits_reconcile
 from remittance.bank_report import bai2_import
 from remittance.configured import processor_configured
 from remittance.models import BankDeposit, OnlinePayment, PaymentException
 from tests.portal.conftest import billed_account, customer
-from tests.remittance.test_deposits import DAY, bai2_report
+from tests.remittance.test_deposits import DAY
 
 pytestmark = [pytest.mark.django_db, pytest.mark.citation("policy: deposits reconciliation")]
 TODAY = date(2026, 3, 3)

@@ -9,11 +9,11 @@ import re
 import pytest
 
 from billing.models import Payment
+from demo.bank_files import bai2_report
 from remittance.models import BankDeposit
 from tests.browser import DESK, needs_chromium
 from tests.factories import clerk_user
 from tests.portal.conftest import PASSWORD, billed_account
-from tests.remittance.test_deposits import bai2_report
 from tests.remittance.test_lockbox import HEADER, scan
 from tests.remittance.test_role_days import DAY
 

@@ -17,6 +17,7 @@ from django.urls import reverse
 from accounts.models import PortalLink
 from billing.models import Payment
 from billing.services.payments import payment_post
+from demo.bank_files import bai2_report
 from remittance.autopay import ach_export, autopay_enrol
 from remittance.bank import deposits_reconcile
 from remittance.bank_report import bai2_import
@@ -28,16 +29,6 @@ from tests.remittance.test_autopay import noticed
 
 pytestmark = [pytest.mark.django_db, pytest.mark.citation("policy: deposits reconciliation")]
 DAY = date(2026, 3, 2)
-
-
-def bai2_report(day: date, credits: list[tuple[str, int, str, str]]) -> str:
-    """A one-account BAI2 report of ``credits`` (type code, cents, bank reference, text), its totals right."""
-    details = [f"16,{code},{cents},0,{ref},,{text}/" for code, cents, ref, text in credits]
-    total = sum(cents for _, cents, _, _ in credits)
-    account = ["03,123456789,USD/", *details, f"49,{total},{len(details) + 2}/"]
-    group = [f"02,VILLAGE,021000021,1,{day:%y%m%d},,USD,2/", *account, f"98,{total},1,{len(account) + 2}/"]
-    return "\n".join([f"01,021000021,VILLAGE,{day:%y%m%d},0800,1,,,2/", *group,
-                      f"99,{total},1,{len(group) + 2}/"]) + "\n"
 
 
 @pytest.fixture

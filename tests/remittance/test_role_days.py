@@ -13,10 +13,10 @@ from django.test import Client
 from django.urls import reverse
 
 from billing.models import Payment, PaymentReversal
+from demo.bank_files import bai2_report
 from remittance.models import AchFile, AutopayEnrolment, BankDeposit, PaymentException
 from tests.portal.conftest import billed_account
 from tests.remittance.test_autopay import noticed, returns_file
-from tests.remittance.test_deposits import bai2_report
 from tests.remittance.test_lockbox import HEADER, scan
 
 pytestmark = [pytest.mark.django_db, pytest.mark.citation("policy: roles")]

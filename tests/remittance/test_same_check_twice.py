@@ -11,13 +11,13 @@ from django.test import Client
 from django.urls import reverse
 
 from billing.models import Payment
+from demo.bank_files import bai2_report
 from remittance.bank import deposits_reconcile
 from remittance.bank_report import bai2_import
 from remittance.lockbox import lockbox_import
 from remittance.models import PaymentException
 from tests.office.conftest import staff
 from tests.portal.conftest import billed_account
-from tests.remittance.test_deposits import bai2_report
 
 pytestmark = [pytest.mark.django_db, pytest.mark.citation("policy: lockbox")]
 HEADER = "deposit_date,batch,item,amount,check_number,scan_line\n"
