@@ -310,13 +310,9 @@ def determination_record(*, case: TerminationCase, outcome: str, mailed_on: date
     if outcome not in OUTCOME_STATUS:
         errors.append(FieldError("outcome", f"'{outcome}' is not an outcome; use "
                                             + ", ".join(OUTCOME_STATUS)))
-    if case.status not in ("noticed", "no_request", "requested"):
-        errors.append(FieldError("case", f"case {case.number} is {case.get_status_display().lower()}; a "
-                                         "determination follows the notice and the hearing date"))
     timely_request = case.request_received_on is not None and not case.request_late
     by_default = not timely_request
-    errors += [e for e in hearing_day_errors(case, as_of, policy=policy, by_default=by_default)
-               if e.field != "case" or case.status in HEARD]
+    errors += hearing_day_errors(case, as_of, policy=policy, by_default=by_default)
     if by_default and outcome == "terminate" and case.request_received_on is None:
         if deadlines.request_by is None:
             errors.append(FieldError("case", "the receipt of the notice is not recorded, so the request window "
