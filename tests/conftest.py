@@ -1,8 +1,10 @@
+import fcntl
 import os
 import re
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from dataclasses import dataclass
@@ -48,9 +50,13 @@ def cited_sections(text: str) -> list[str]:
 
 def pytest_collection_modifyitems(config, items):
     """``--citation "§ 45.29 E"``: citation → rule module → test in one hop. Every section a mark names counts,
-    whether it is the mark's first, another of its arguments, or inside a range ("§§ 45.33–45.34")."""
+    whether it is the mark's first, another of its arguments, or inside a range ("§§ 45.33–45.34").
+
+    Under pytest-xdist, the tests marked ``long`` start first, spread over the processes (``long_tests_first``)."""
     wanted = config.getoption("--citation")
     if not wanted:
+        workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+        items[:] = long_tests_first(items, workers=workers)
         return
     selected, deselected = [], []
     for item in items:
@@ -60,6 +66,112 @@ def pytest_collection_modifyitems(config, items):
     if deselected:
         config.hook.pytest_deselected(items=deselected)
     items[:] = selected
+
+
+def long_tests_first(items: list, *, workers: int) -> list:
+    """The collection reordered so that each process starts with its share of the tests marked
+    ``@pytest.mark.long(seconds)``, longest first, and the rest follow in their order.
+
+    pytest-xdist's work-stealing scheduler hands each process a contiguous slice of the collection (the i-th of
+    ``workers`` slices, cut as ``len(pending) // processes left``) and lets an idle process take the end of a busy
+    one's slice; a long test at the end of a slice would run alone while the others wait. Every process reorders
+    its own collection the same way, so the collections stay identical."""
+    if workers < 2:
+        return items
+    long = sorted((item for item in items if item.get_closest_marker("long")),
+                  key=lambda item: -item.get_closest_marker("long").args[0])
+    if not long:
+        return items
+    lanes, loads = [[] for _ in range(workers)], [0.0] * workers
+    for item in long:  # each to the least loaded process so far
+        lane = loads.index(min(loads))
+        lanes[lane].append(item)
+        loads[lane] += item.get_closest_marker("long").args[0]
+    rest = iter(item for item in items if not item.get_closest_marker("long"))
+    out, left = [], len(items)
+    for lane, own in enumerate(lanes):
+        size = left // (workers - lane)
+        out += own + [next(rest) for _ in range(max(0, size - len(own)))]
+        left -= size
+    out += list(rest)
+    assert len(out) == len(items)
+    return out
+
+
+def _migrated_template_name(test_name: str, worker: str) -> str:
+    return f"{test_name.removesuffix(f'_{worker}')}_migrated"
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(request, django_test_environment, django_db_blocker, django_db_keepdb,
+                    django_db_modify_db_settings):
+    """The test database, migrated once per run on PostgreSQL under pytest-xdist: the first process to need it
+    migrates a template (``test_<name>_migrated``, a minute of Django's migration planning) while the others wait
+    on a lock, and each process copies it (``CREATE DATABASE … TEMPLATE``, a second) instead of migrating its own.
+    Anywhere else (SQLite, one process, ``--reuse-db``), pytest-django's own set-up."""
+    from django.conf import settings
+    from django.db import connection
+    from django.test.utils import setup_databases, teardown_databases
+
+    workerinput = getattr(request.config, "workerinput", None)
+    verbosity = request.config.option.verbose
+    if connection.vendor != "postgresql" or workerinput is None or django_db_keepdb:
+        with django_db_blocker.unblock():
+            databases = setup_databases(verbosity=verbosity, interactive=False, keepdb=django_db_keepdb,
+                                        aliases={"default"}, serialized_aliases=set())
+        yield
+        if not django_db_keepdb:
+            with django_db_blocker.unblock():
+                teardown_databases(databases, verbosity=verbosity)
+        return
+    old_name = connection.settings_dict["NAME"]
+    test_settings = connection.settings_dict["TEST"]
+    own = connection.creation._get_test_db_name()
+    template = _migrated_template_name(own, workerinput["workerid"])
+    lock_path = Path(tempfile.gettempdir()) / f"{template}-{workerinput['testrunuid']}.lock"
+    with django_db_blocker.unblock(), open(lock_path, "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        lock.seek(0)
+        if lock.read() != "migrated":
+            test_settings["NAME"] = template
+            try:
+                connection.creation.create_test_db(verbosity=verbosity, autoclobber=True, serialize=False)
+            finally:
+                connection.close()
+                test_settings["NAME"] = own
+                settings.DATABASES["default"]["NAME"] = connection.settings_dict["NAME"] = old_name
+            lock.write("migrated")
+            lock.flush()
+        with connection._nodb_cursor() as cursor:
+            cursor.execute(f'DROP DATABASE IF EXISTS "{own}"')
+            cursor.execute(f'CREATE DATABASE "{own}" TEMPLATE "{template}"')
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    settings.DATABASES["default"]["NAME"] = connection.settings_dict["NAME"] = own
+    yield
+    with django_db_blocker.unblock():
+        connection.creation.destroy_test_db(old_name, verbosity=verbosity)
+
+
+def pytest_sessionfinish(session):
+    """The controller of a pytest-xdist run drops the migrated template its processes copied (``django_db_setup``)."""
+    if hasattr(session.config, "workerinput") or not getattr(session.config.option, "numprocesses", None):
+        return
+    from django.conf import settings
+
+    database = settings.DATABASES["default"]
+    if "postgresql" not in database["ENGINE"]:
+        return
+    import psycopg2
+
+    own = database.get("TEST", {}).get("NAME") or f"test_{database['NAME']}_gw0"
+    template = _migrated_template_name(own, "gw0")
+    connection = psycopg2.connect(dbname="postgres", user=database.get("USER") or None,
+                                  password=database.get("PASSWORD") or None, host=database.get("HOST") or None,
+                                  port=database.get("PORT") or None)
+    connection.autocommit = True
+    with connection.cursor() as cursor:
+        cursor.execute(f'DROP DATABASE IF EXISTS "{template}" WITH (FORCE)')
+    connection.close()
 
 
 def pytest_configure(config):

@@ -430,6 +430,7 @@ class OfficeWalk(RuleBasedStateMachine):
         assert balance == total
 
 
+@pytest.mark.long(400)
 def test_the_office_acts_as_one_whatever_happens(mineola, media, bank):  # noqa: F811 - the fixture
     account, _ = delinquent_account(occupant=False)
     account.language = "es"

@@ -68,6 +68,7 @@ def opens(response) -> bool:
     return response.status_code in (200, 400)
 
 
+@pytest.mark.long(30)
 def test_every_admin_page_opens_for_some_shipped_role(mineola):
     users = role_users()
     clients = {}

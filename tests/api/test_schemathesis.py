@@ -56,6 +56,7 @@ def _config(books: dict, case_number: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+@pytest.mark.long(150)
 def test_no_operation_answers_a_server_error_or_off_schema(live_server, books, tmp_path):
     root = get_user_model().objects.create_superuser("root", "root@example.org", "x")
     token = Token.objects.create(user=root).key

@@ -85,6 +85,7 @@ def full_preview(on: date):
         return penalties_preview(as_of=on)
 
 
+@pytest.mark.long(65)
 @pytest.mark.parametrize("seed", [1, 2])
 def test_kept_standings_reports_and_the_carried_preview_are_the_slow_paths_books(mineola, seed):
     accounts = village(seed)

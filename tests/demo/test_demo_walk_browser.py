@@ -42,6 +42,7 @@ def _admin_sign_in(browser, url: str, username: str, password: str):
     return page
 
 
+@pytest.mark.long(60)
 def test_the_demo_walked_by_the_customer_the_clerk_the_supervisor_and_the_treasurer(live_server, settings, media,
                                                                                   browser, tmp_path):
     from playwright.sync_api import expect

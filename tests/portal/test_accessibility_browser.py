@@ -80,6 +80,7 @@ class Walk:
         self.check(name)
 
 
+@pytest.mark.long(40)
 def test_every_portal_page_passes_axe_at_wcag_21_aa(portal, browser):
     walk = Walk(browser, portal["url"])
     account, number = portal["account"], portal["number"]

@@ -45,6 +45,7 @@ def admin_pages() -> list[str]:
     return pages
 
 
+@pytest.mark.long(230)
 def test_the_admins_pages_pass_axe_at_wcag_21_aa(live_server, mineola, browser, settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
     account, bill = delinquent_account()
