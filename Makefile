@@ -9,10 +9,11 @@ PRESET ?= mineola
 # The suite runs in one process more than the machine has cores (pytest-xdist): a good part of it waits on a
 # browser, a live server or a Celery worker, and the extra process keeps the cores busy meanwhile (on 2 cores,
 # 3 processes: 6 min 18 s against 7 min 5 s for 2). An idle process takes tests queued for a busy one
-# (worksteal). Each process has its own test database and, with REDIS_URL, its own Celery worker.
+# (worksteal); the tests marked `long` start first (tests/conftest.py). Each process has its own test database (on
+# PostgreSQL copied from one migrated per run) and, with REDIS_URL, its own Celery worker. The 25 slowest are listed.
 # PYTEST_ARGS replaces this: make test PYTEST_ARGS="tests/billing -x" runs serially.
 TEST_PROCESSES ?= $(shell echo $$(( $$(nproc) + 1 )))
-PYTEST_ARGS ?= -n $(TEST_PROCESSES) --dist worksteal
+PYTEST_ARGS ?= -n $(TEST_PROCESSES) --dist worksteal --durations=25
 
 .PHONY: run test install install-dev lint clean bench screens
 
