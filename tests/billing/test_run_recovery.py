@@ -205,7 +205,11 @@ def test_billing_command_gives_up_on_a_run_that_makes_no_progress(six_accounts, 
     sent = []
     monkeypatch.setattr(tasks.billing_run_chunk, "apply_async", lambda *args, **kwargs: sent.append(args))
 
-    monkeypatch.setattr(runs, "workers_seen", lambda timeout=1.0: runs.WorkersSeen(active={}))
+    # No worker answers (this process's own real worker, if a test before started one, is not asked).
+    from billing.management.commands import run_billing
+
+    for module in (runs, run_billing):
+        monkeypatch.setattr(module, "workers_seen", lambda timeout=1.0: runs.WorkersSeen(active={}))
     with pytest.raises(CommandError, match=r"billing run \d+ for 2026-02-01 made no progress in 1 s \(0 of 1 "
                                            r"chunks done\). Asked what they run, no worker answered on this broker. "
                                            r"1 chunk\(s\) wait in the queue for a worker — is a Celery worker "
