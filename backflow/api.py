@@ -130,7 +130,7 @@ class FineLineOut(serializers.Serializer):
 
 
 class FineQuoteOut(serializers.Serializer):
-    """``backflow fine ACCOUNT_NO --json`` (PRODUCT.md)."""
+    """``backflow fine ACCOUNT_NO --json`` (docs/backflow.md)."""
 
     account_no = serializers.CharField(read_only=True)
     as_of = serializers.DateField(read_only=True)
@@ -139,7 +139,7 @@ class FineQuoteOut(serializers.Serializer):
 
 
 class RequireOut(serializers.Serializer):
-    """``backflow require ACCOUNT_NO --json`` (PRODUCT.md), and the trace of the rule's reasoning."""
+    """``backflow require ACCOUNT_NO --json`` (docs/backflow.md), and the trace of the rule's reasoning."""
 
     required = serializers.BooleanField(read_only=True)
     allowed = serializers.ListField(child=serializers.ChoiceField(Device.Type.choices), read_only=True,

@@ -5,6 +5,7 @@ eagerly)."""
 from django.conf import settings
 
 from core.background import long_work_start
+from core.pipeline import step_progress
 
 from . import tasks
 from .services.bill_pdfs import RENDER_CHUNK
@@ -14,6 +15,8 @@ def bill_pdfs_enqueue(bill_ids, *, chunk: int = RENDER_CHUNK) -> None:
     ids = sorted(bill_ids)
     for start in range(0, len(ids), chunk):
         tasks.bill_pdfs_render.delay(ids[start:start + chunk])
+        step_progress(min(start + chunk, len(ids)), len(ids), what="bill PDFs" if settings.CELERY_TASK_ALWAYS_EAGER
+                      else "bill PDFs handed to the workers")
 
 
 def on_bills_issued(sender, *, bill_ids, **kwargs) -> None:

@@ -47,7 +47,7 @@ def bill_line_data(line) -> dict:
 
 
 def account_statement(*, account: Account, as_of: date, state: AccountBalance | None = None) -> dict:
-    """The account as of a date, in the statement JSON contract (PRODUCT.md).
+    """The account as of a date, in the statement JSON of `statement ACCOUNT_NO --json` (docs/clerks-guide.md).
 
     A bill's ``balance`` is its own charges still unpaid (penalties and interest are listed under
     ``charges``, each net of its corrections), and the account's ``balance`` is everything unpaid less any

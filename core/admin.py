@@ -430,7 +430,8 @@ class StatusChangeInline(GenericTabularInline):
 
 class NightlyStepInline(ReadOnlyInline):
     model = NightlyStep
-    fields = readonly_fields = ("position", "name", "status", "started_at", "finished_at", "counts", "error")
+    fields = readonly_fields = ("position", "name", "status", "progress", "started_at", "finished_at", "counts",
+                                "error")
 
 
 @admin.register(NightlyRun)

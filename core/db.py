@@ -12,6 +12,7 @@ import io
 import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 
 from django.core.exceptions import EmptyResultSet
 from django.db import connection, models
@@ -196,3 +197,20 @@ def values_rows(queryset) -> list[tuple]:
             memo[value] = python
         columns[index] = list(map(memo.__getitem__, columns[index]))
     return list(zip(*columns, strict=True))
+
+
+def database_identity() -> str:
+    """What tells this database from a copy of it: on PostgreSQL the cluster's system identifier and the database's
+    oid (a database restored from a dump, in this cluster or another, has another), on SQLite the file's path and
+    inode. The restore drill records it, so a drill run against the live database is told from one run on a copy."""
+    if is_postgres():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT (SELECT system_identifier FROM pg_control_system()), oid FROM pg_database "
+                           "WHERE datname = current_database()")
+            system, oid = cursor.fetchone()
+        return f"postgresql:{system}:{oid}"
+    name = str(connection.settings_dict["NAME"])
+    try:
+        return f"sqlite:{Path(name).resolve()}:{Path(name).stat().st_ino}"
+    except OSError:
+        return f"sqlite:{name}"

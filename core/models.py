@@ -126,6 +126,8 @@ class NightlyStep(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     counts = models.JSONField(default=dict, blank=True)
+    progress = models.CharField(max_length=120, blank=True, db_default="",
+                                help_text="How far a long step has got, while it runs: \"400 of 1,352 bill PDFs\".")
     error = models.TextField(blank=True)
 
     class Meta:

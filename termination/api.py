@@ -67,7 +67,7 @@ class EventOut(serializers.Serializer):
 
 
 class CaseShowOut(serializers.Serializer):
-    """``termination show --json`` (PRODUCT.md)."""
+    """``termination show --json`` (docs/termination.md)."""
 
     number = serializers.CharField(read_only=True)
     account_no = serializers.CharField(read_only=True)

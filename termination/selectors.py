@@ -317,7 +317,7 @@ def case_board(*, as_of: date) -> list[tuple[str, str, list[tuple[TerminationCas
 
 
 def case_show(case: TerminationCase) -> dict:
-    """The case as ``termination show --json`` prints it (contract in PRODUCT.md)."""
+    """The case as ``termination show --json`` prints it (docs/termination.md; the API gives the same JSON)."""
     deadlines = case_deadlines(case)
     recipients = [{"role": n.role, "method": n.method, "served_on": n.served_on.isoformat(),
                    "received_on": _iso(n.received_on)} for n in current_notices(case).values()]

@@ -1,6 +1,6 @@
 """``/api/v1/``: staff-only (session or token), errors as ``{"errors": [{"field", "message"}]}``.
 
-Each app serves its own endpoints; the paths and URL names are a contract (PRODUCT.md, the OpenAPI schema).
+Each app serves its own endpoints; the paths and URL names are a contract (docs/api.md, the OpenAPI schema).
 """
 
 from django.urls import include, path

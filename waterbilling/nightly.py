@@ -50,10 +50,11 @@ def _deferred(path: str):
     return step
 
 
-def nightly_run(*, as_of: date) -> dict:
-    """Run (or resume) the nightly job for ``as_of`` and return its report (``nightly_report``)."""
+def nightly_run(*, as_of: date, tell=None) -> dict:
+    """Run (or resume) the nightly job for ``as_of`` and return its report (``nightly_report``); ``tell`` hears each
+    step start, progress and end (``core.pipeline``)."""
     refuse_future(as_of, doing="run by the nightly job")
-    return nightly_report(pipeline_run(run_on=as_of, steps=nightly_steps()))
+    return nightly_report(pipeline_run(run_on=as_of, steps=nightly_steps(), tell=tell))
 
 
 def nightly_report(run: NightlyRun) -> dict:

@@ -4,6 +4,7 @@ real bill, each with what to do and where. ``manage.py readiness`` prints it; th
 
 It reads what is installed and configured, never changes it."""
 
+import json
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -17,12 +18,13 @@ from accounts.models import Account
 from accounts.roles import ROLE_PERMISSIONS
 from billing.models import Fee, RateSchedule
 from billing.services.returned import RETURNED_FEE_CODES
+from core.db import database_identity
 from core.models import NightlyRun
 from demo.village import HISTORY_REASON
 from ordinance.models import Utility
 from ordinance.selectors import installed_utility, section_params
 
-from .checks import mail_backend_name, provider_problems, sends_real_mail
+from .checks import mail_backend_name, provider_problems, sends_real_mail, sends_real_texts
 
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "0.0.0.0", "::1", "testserver")
 BEAT_SEEN_HOURS = 24
@@ -67,13 +69,29 @@ def _backups(now: datetime) -> list[Finding]:
     if not dumps or datetime.fromtimestamp(max(dumps), tz=UTC) < now - timedelta(days=BACKUP_DAYS):
         out.append(Finding("Backups", f"no database dump in {folder} from the last {BACKUP_DAYS} days",
                            "check the nightly pg_dump (docs/operations.md)"))
-    drill = folder / DRILL_RECORD
-    if not drill.is_file() or datetime.fromtimestamp(drill.stat().st_mtime, tz=UTC) < now - timedelta(
-            days=DRILL_DAYS):
-        out.append(Finding("Backups", f"no restore drill has tied out in the last {DRILL_DAYS} days",
-                           "restore last night's dump into a fresh database and run control_totals --compare "
-                           "(docs/operations.md, the restore drill)"))
+    out += _drill(folder / DRILL_RECORD, now)
     return out
+
+
+def _drill(path: Path, now: datetime) -> list[Finding]:
+    """The last restore drill: within DRILL_DAYS, saying which database it compared and the dump it came from, and
+    run on a restored copy — not on this, the live database (its identity, ``core.db.database_identity``)."""
+    again = ("restore last night's dump into a fresh database and run control_totals --compare … --dump DUMP there "
+             "(docs/operations.md, the restore drill)")
+    if not path.is_file() or datetime.fromtimestamp(path.stat().st_mtime, tz=UTC) < now - timedelta(days=DRILL_DAYS):
+        return [Finding("Backups", f"no restore drill has tied out in the last {DRILL_DAYS} days", again)]
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        compared, dump = record["database"]["identity"], record["dump"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return [Finding("Backups", f"the restore drill's record ({path}) does not say which database it compared "
+                                   "and the dump it was restored from", again)]
+    if not dump:
+        return [Finding("Backups", "the last restore drill names no dump it was restored from", again)]
+    if compared == database_identity():
+        return [Finding("Backups", "the last restore drill compared the live database, not a copy restored from a "
+                                   "dump: it proves no restore", again)]
+    return []
 
 
 def _ordinance(utility: Utility, now: datetime) -> list[Finding]:
@@ -108,11 +126,21 @@ def _money(utility: Utility) -> list[Finding]:
 
 def _mail_and_site() -> list[Finding]:
     out = []
+    if settings.DEBUG:
+        out.append(Finding("Site", "debugging is on (DJANGO_DEBUG): an error shows the code and the settings to "
+                                   "whoever meets it, and a fixed development key signs the sessions",
+                           "unset DJANGO_DEBUG (off is production, the default) and set SECRET_KEY "
+                           "(docs/operations.md)"))
     backend = mail_backend_name()
     if not sends_real_mail():
         out.append(Finding("Mail", f"e-mail is not sent: the {backend} backend keeps it here",
                            "set EMAIL_BACKEND to django.core.mail.backends.smtp.EmailBackend and EMAIL_HOST "
                            "(docs/operations.md)"))
+    if not sends_real_texts():
+        out.append(Finding("Texts", f"texts are not sent: the {settings.SMS_BACKEND.rsplit('.', 1)[-1]} keeps them "
+                                    "here, while the portal offers customers their notices by text",
+                           "set SMS_BACKEND to notices.sms.TwilioBackend with TWILIO_ACCOUNT_SID, TWILIO_AUTH_TOKEN "
+                           "and TWILIO_FROM (docs/operations.md)"))
     out += [Finding("Texts" if name.startswith("TWILIO") else "Mail", what, fix)
             for name, what, fix in provider_problems()]
     site = urlparse(settings.SITE_URL)

@@ -10,32 +10,22 @@ real broker.
 
 import base64
 import hashlib
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 import csp.constants as csp
-import environ
 from django.core.exceptions import ImproperlyConfigured
+
+from waterbilling.environment import Environment
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
-env = environ.Env()
+# Every variable read here is declared in waterbilling/environment.py (its kind, default and meaning; the docs'
+# table and the compose file are written from there) and checked by its kind as the process starts.
+setting = Environment()
 
 
-def _dollars_setting(name: str, *, default: str) -> Decimal:
-    """An amount of dollars and cents from the environment, refused at start-up naming the variable."""
-    raw = env.str(name, default=default)
-    try:
-        value = Decimal(raw)
-    except InvalidOperation:
-        value = None
-    if value is None or not value.is_finite() or value < 0 or value != value.quantize(Decimal("0.01")):
-        raise ImproperlyConfigured(f"{name}={raw!r} is not an amount of dollars and cents (for example 1000.00)")
-    return value
-
-
-DEBUG = env.bool("DJANGO_DEBUG", default=False)
-SECRET_KEY = env.str("SECRET_KEY", default="")
+DEBUG = setting("DJANGO_DEBUG")
+SECRET_KEY = setting("SECRET_KEY")
 if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured(
@@ -43,8 +33,8 @@ if not SECRET_KEY:
             "DJANGO_DEBUG=1, as `make run` does.")
     SECRET_KEY = "insecure-development-key-only-for-the-embedded-default-never-in-production"
 
-ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
-CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+ALLOWED_HOSTS = setting("ALLOWED_HOSTS")
+CSRF_TRUSTED_ORIGINS = setting("CSRF_TRUSTED_ORIGINS")
 
 # One date format for people (waterbilling/formats/en): "Feb 1, 2026", as bills and notices print it.
 FORMAT_MODULE_PATH = ["waterbilling.formats"]
@@ -121,10 +111,10 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
+DATABASES = {"default": setting("DATABASE_URL")}
 # Each web process keeps its connection between requests (checked before reuse): opening one costs PostgreSQL a
 # new backend that must load its catalog again, many times what a portal page's queries cost.
-DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=600)
+DATABASES["default"]["CONN_MAX_AGE"] = setting("DATABASE_CONN_MAX_AGE")
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Billing runs write in bursts; wait for the lock rather than fail.
@@ -148,12 +138,12 @@ AUTH_PASSWORD_VALIDATORS = [
 
 # How many proxies in front of the site append to X-Forwarded-For (waterbilling/net.py); 0 = none, and
 # REMOTE_ADDR is the client. Throttles and lockouts key on the client address this gives.
-TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
+TRUSTED_PROXY_COUNT = setting("TRUSTED_PROXY_COUNT")
 
 # Login throttling: five failures lock the username from that client address for 15 minutes (the
 # username alone would let anyone lock out anyone, the admin included).
 AXES_CLIENT_IP_CALLABLE = "core.net.client_ip"
-AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_FAILURE_LIMIT = setting("AXES_FAILURE_LIMIT")
 AXES_COOLOFF_TIME = 0.25
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
@@ -172,11 +162,11 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 MEDIA_URL = "media/"
-MEDIA_ROOT = env.path("MEDIA_ROOT", default=BASE_DIR / "media")
+MEDIA_ROOT = setting("MEDIA_ROOT")
 # Where the nightly backups are written (docs/operations.md): the readiness check looks there for a recent database
 # dump and for the last restore drill (``control_totals --compare`` records it there when it ties out). Empty: no
 # backups configured.
-BACKUP_DIR = env.str("BACKUP_DIR", default="")
+BACKUP_DIR = setting("BACKUP_DIR")
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
@@ -190,20 +180,20 @@ DEFAULT_CURRENCY = "USD"
 CURRENCIES = ("USD",)
 
 # Celery: a real broker when REDIS_URL is set; otherwise tasks run eagerly in-process.
-REDIS_URL = env.str("REDIS_URL", default="")
+REDIS_URL = setting("REDIS_URL")
 CELERY_BROKER_URL = REDIS_URL or "memory://localhost/"
 # No result backend by default: run state lives in PostgreSQL. A worker that must report results (the
 # test probe of a real worker) is given one through the environment.
-CELERY_RESULT_BACKEND = env.str("CELERY_RESULT_BACKEND", default="") or None
+CELERY_RESULT_BACKEND = setting("CELERY_RESULT_BACKEND") or None
 # Deployments (or test runs) sharing one Redis keep their tasks apart with their own default queue.
-CELERY_TASK_DEFAULT_QUEUE = env.str("CELERY_TASK_DEFAULT_QUEUE", default="") or "celery"
+CELERY_TASK_DEFAULT_QUEUE = setting("CELERY_TASK_DEFAULT_QUEUE") or "celery"
 CELERY_TASK_ALWAYS_EAGER = not REDIS_URL
 # Without a worker, long work a page starts (a print file) runs on a thread of its own: the page answers at once
 # and shows the progress (core.background).
-LONG_WORK_IN_THREAD = env.bool("LONG_WORK_IN_THREAD", default=CELERY_TASK_ALWAYS_EAGER)
+LONG_WORK_IN_THREAD = setting("LONG_WORK_IN_THREAD")
 # A report downloaded from the Reports page is made in the background, and listed there until ready, in a village
 # of this many accounts or more (a 100,000-account aging takes a minute or more).
-REPORT_FILES_FROM_ACCOUNTS = env.int("REPORT_FILES_FROM_ACCOUNTS", default=5_000)
+REPORT_FILES_FROM_ACCOUNTS = setting("REPORT_FILES_FROM_ACCOUNTS")
 CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -213,13 +203,13 @@ CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_BEAT_SCHEDULE = {"billing-runs-sweep": {"task": "billing.tasks.billing_runs_sweep", "schedule": 60.0}}
 # A worker holds a billing-run chunk (about 1,000 accounts, a second or two of work) for this long; a
 # chunk not done by then is handed to another worker, at most this many attempts before the run fails.
-BILLING_CHUNK_LEASE_SECONDS = env.int("BILLING_CHUNK_LEASE_SECONDS", default=300)
-BILLING_CHUNK_ATTEMPTS = env.int("BILLING_CHUNK_ATTEMPTS", default=3)
+BILLING_CHUNK_LEASE_SECONDS = setting("BILLING_CHUNK_LEASE_SECONDS")
+BILLING_CHUNK_ATTEMPTS = setting("BILLING_CHUNK_ATTEMPTS")
 # The shortcuts the hot paths take (``billing.fast_paths``): off, every balance and late charge is replayed from
 # the whole ledger, to tell a wrong figure from a wrong shortcut. The books are the same either way.
-BILLING_FAST_PATHS = env.bool("BILLING_FAST_PATHS", default=True)
+BILLING_FAST_PATHS = setting("BILLING_FAST_PATHS")
 # The nightly job waits this long for the workers to bill the day's run before going on to penalties.
-NIGHTLY_RUN_WAIT_SECONDS = env.float("NIGHTLY_RUN_WAIT_SECONDS", default=1800)
+NIGHTLY_RUN_WAIT_SECONDS = setting("NIGHTLY_RUN_WAIT_SECONDS")
 # The cache holds short-lived counters (the portal's download limit): in Redis when there is one, so every
 # web process counts together, apart from other deployments on that Redis by the queue's name; else in
 # each process's memory.
@@ -232,19 +222,19 @@ if REDIS_URL:
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 # Render bill PDFs as soon as a run issues them (workers do it); run eagerly, the nightly job renders them.
-BILL_PDFS_ON_ISSUE = env.bool("BILL_PDFS_ON_ISSUE", default=bool(REDIS_URL))
+BILL_PDFS_ON_ISSUE = setting("BILL_PDFS_ON_ISSUE")
 
 # CSV upload pages: the largest file taken, the size from which a worker imports it (the page shows its
 # progress) instead of the web request, and how many of a rejected file's errors are listed.
-IMPORT_MAX_UPLOAD_BYTES = env.int("IMPORT_MAX_UPLOAD_BYTES", default=20 * 1024 * 1024)
-IMPORT_BACKGROUND_BYTES = env.int("IMPORT_BACKGROUND_BYTES", default=1024 * 1024)
-IMPORT_ERRORS_LISTED = env.int("IMPORT_ERRORS_LISTED", default=200)
+IMPORT_MAX_UPLOAD_BYTES = setting("IMPORT_MAX_UPLOAD_BYTES")
+IMPORT_BACKGROUND_BYTES = setting("IMPORT_BACKGROUND_BYTES")
+IMPORT_ERRORS_LISTED = setting("IMPORT_ERRORS_LISTED")
 # Meter systems' read files: where their mappings are (the shipped ones by default; a village adds its own), and
 # continuous flow in daily reads: this many days with no day down to the account's floor (its lowest day in the 30
 # before, plus the larger of this margin and that lowest day again).
-READ_MAPPINGS_DIR = env.str("READ_MAPPINGS_DIR", default=str(BASE_DIR / "fixtures" / "readfiles"))
-CONTINUOUS_FLOW_DAYS = env.int("CONTINUOUS_FLOW_DAYS", default=7)
-CONTINUOUS_FLOW_MARGIN_GALLONS = env.int("CONTINUOUS_FLOW_MARGIN_GALLONS", default=100)
+READ_MAPPINGS_DIR = setting("READ_MAPPINGS_DIR")
+CONTINUOUS_FLOW_DAYS = setting("CONTINUOUS_FLOW_DAYS")
+CONTINUOUS_FLOW_MARGIN_GALLONS = setting("CONTINUOUS_FLOW_MARGIN_GALLONS")
 
 REST_FRAMEWORK = {
     # Token first: a call without credentials is answered 401 with `WWW-Authenticate: Token`.
@@ -273,70 +263,70 @@ SPECTACULAR_SETTINGS = {
     },
 }
 
-EMAIL_BACKEND = env.str("EMAIL_BACKEND", default="django.core.mail.backends.console.EmailBackend")
+EMAIL_BACKEND = setting("EMAIL_BACKEND")
 # The folder the file backend (django.core.mail.backends.filebased.EmailBackend) writes each e-mail to.
-EMAIL_FILE_PATH = env.str("EMAIL_FILE_PATH", default="") or None
-EMAIL_HOST = env.str("EMAIL_HOST", default="localhost")
-EMAIL_PORT = env.int("EMAIL_PORT", default=25)
-EMAIL_HOST_USER = env.str("EMAIL_HOST_USER", default="")
-EMAIL_HOST_PASSWORD = env.str("EMAIL_HOST_PASSWORD", default="")
-EMAIL_USE_TLS = env.bool("EMAIL_USE_TLS", default=False)
-DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="water@localhost")
+EMAIL_FILE_PATH = setting("EMAIL_FILE_PATH") or None
+EMAIL_HOST = setting("EMAIL_HOST")
+EMAIL_PORT = setting("EMAIL_PORT")
+EMAIL_HOST_USER = setting("EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = setting("EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = setting("EMAIL_USE_TLS")
+DEFAULT_FROM_EMAIL = setting("DEFAULT_FROM_EMAIL")
 
 LOGIN_URL = "portal:login"
-SITE_URL = env.str("SITE_URL", default="http://127.0.0.1:8000")
+SITE_URL = setting("SITE_URL")
 # Text messages (notices.sms): the console in development; Twilio in production (its number and credentials).
-SMS_BACKEND = env.str("SMS_BACKEND", default="notices.sms.ConsoleBackend")
-SMS_FILE_PATH = env.str("SMS_FILE_PATH", default=str(BASE_DIR / "media" / "texts.jsonl"))
-TWILIO_ACCOUNT_SID = env.str("TWILIO_ACCOUNT_SID", default="")
-TWILIO_AUTH_TOKEN = env.str("TWILIO_AUTH_TOKEN", default="")
-TWILIO_FROM = env.str("TWILIO_FROM", default="")
+SMS_BACKEND = setting("SMS_BACKEND")
+SMS_FILE_PATH = setting("SMS_FILE_PATH")
+TWILIO_ACCOUNT_SID = setting("TWILIO_ACCOUNT_SID")
+TWILIO_AUTH_TOKEN = setting("TWILIO_AUTH_TOKEN")
+TWILIO_FROM = setting("TWILIO_FROM")
 # The mail provider's tracking webhooks (django-anymail): the shared secret they are called with ("user:password").
-ANYMAIL = {"WEBHOOK_SECRET": env.str("ANYMAIL_WEBHOOK_SECRET", default="")}
+ANYMAIL = {"WEBHOOK_SECRET": setting("ANYMAIL_WEBHOOK_SECRET")}
 # No notice goes between these hours, local time (from, until): one decided then waits for the morning.
 NOTICES_QUIET_HOURS = (21, 8)
 
 # Online payment (remittance.processors): without both keys no processor is configured and the portal says how to
 # pay by mail or at the office. STRIPE_API_BASE sends the client elsewhere (the tests' stand-in for Stripe).
-STRIPE_SECRET_KEY = env.str("STRIPE_SECRET_KEY", default="")
-STRIPE_WEBHOOK_SECRET = env.str("STRIPE_WEBHOOK_SECRET", default="")
-STRIPE_API_BASE = env.str("STRIPE_API_BASE", default="")
+STRIPE_SECRET_KEY = setting("STRIPE_SECRET_KEY")
+STRIPE_WEBHOOK_SECRET = setting("STRIPE_WEBHOOK_SECRET")
+STRIPE_API_BASE = setting("STRIPE_API_BASE")
 # How many days after a payment the processor's payout usually reaches the bank (Stripe's US standard: 2 business
 # days): an online payment posted longer ago and in no payout is listed by the deposits reconciliation.
-PROCESSOR_PAYOUT_DAYS = env.int("PROCESSOR_PAYOUT_DAYS", default=4)
+PROCESSOR_PAYOUT_DAYS = setting("PROCESSOR_PAYOUT_DAYS")
 # Cleared funds (billing.clearing): a payment's money counts as the village's to pay out again (a refund, a transfer
 # out) only once it can no longer come back: a check CHECK_CLEARING_DAYS banking days after it was taken, an autopay
 # debit ACH_CLEARING_DAYS banking days after it settled (the window for R01-R03 and R09 returns), a card or online
 # payment PROCESSOR_PAYOUT_DAYS after it was paid; cash at once.
-CHECK_CLEARING_DAYS = env.int("CHECK_CLEARING_DAYS", default=5)
-ACH_CLEARING_DAYS = env.int("ACH_CLEARING_DAYS", default=2)
+CHECK_CLEARING_DAYS = setting("CHECK_CLEARING_DAYS")
+ACH_CLEARING_DAYS = setting("ACH_CLEARING_DAYS")
 # A lockbox check with the same account, check number and amount as a payment posted this many days before it is
 # held in the exceptions queue as a possible second deposit of the same check (remittance.lockbox).
-DUPLICATE_CHECK_DAYS = env.int("DUPLICATE_CHECK_DAYS", default=45)
+DUPLICATE_CHECK_DAYS = setting("DUPLICATE_CHECK_DAYS")
 # A payment from the exceptions queue over this amount, or over what its account owes, is posted by a supervisor
 # (remittance.lockbox.exception_post): its excess would stand as a credit that could be refunded.
-EXCEPTION_POST_LIMIT = _dollars_setting("EXCEPTION_POST_LIMIT", default="1000.00")
+EXCEPTION_POST_LIMIT = setting("EXCEPTION_POST_LIMIT")
 
 # Autopay by ACH debit (remittance.autopay): the key that seals customers' bank account numbers (a Fernet key:
 # 32 url-safe base64 bytes; without it autopay is not offered), and the village's bank and company as its bank
 # assigned them for the debit file.
-BANK_ACCOUNT_KEY = env.str("BANK_ACCOUNT_KEY", default="")
-ACH_ODFI_ROUTING = env.str("ACH_ODFI_ROUTING", default="")
-ACH_ODFI_NAME = env.str("ACH_ODFI_NAME", default="")
-ACH_COMPANY_ID = env.str("ACH_COMPANY_ID", default="")
-ACH_COMPANY_NAME = env.str("ACH_COMPANY_NAME", default="")
+BANK_ACCOUNT_KEY = setting("BANK_ACCOUNT_KEY")
+ACH_ODFI_ROUTING = setting("ACH_ODFI_ROUTING")
+ACH_ODFI_NAME = setting("ACH_ODFI_NAME")
+ACH_COMPANY_ID = setting("ACH_COMPANY_ID")
+ACH_COMPANY_NAME = setting("ACH_COMPANY_NAME")
 # The office's debit policy: how many days before a debit settles its notice (amount and date) must have gone to
 # the customer (Reg E § 1005.10(d): at least 10 for amounts that vary); how many times a debit returned for
 # insufficient or uncollected funds (R01, R09) is presented again (NACHA: at most twice, within 180 days of the
 # first settlement), and how many days after the return, at the soonest.
-ACH_NOTICE_DAYS = env.int("ACH_NOTICE_DAYS", default=10)
-ACH_REPRESENT_TIMES = env.int("ACH_REPRESENT_TIMES", default=2)
-ACH_REPRESENT_AFTER_DAYS = env.int("ACH_REPRESENT_AFTER_DAYS", default=2)
+ACH_NOTICE_DAYS = setting("ACH_NOTICE_DAYS")
+ACH_REPRESENT_TIMES = setting("ACH_REPRESENT_TIMES")
+ACH_REPRESENT_AFTER_DAYS = setting("ACH_REPRESENT_AFTER_DAYS")
 # Test payments, for development and training only (``make run`` turns them on): the app's own stand-in for the
 # processor (remittance.test_processor: its checkout page says "Test payments — no money moves") and, unless given,
 # a bank key and a bank made up for the demo, so a trainee pays online, enrols in autopay, makes the debit file and
 # reads a returns file. Refused with debugging off: a live office never takes test payments.
-TEST_PAYMENTS = env.bool("TEST_PAYMENTS", default=False)
+TEST_PAYMENTS = setting("TEST_PAYMENTS")
 if TEST_PAYMENTS:
     if not DEBUG:
         raise ImproperlyConfigured("TEST_PAYMENTS is for development only (DJANGO_DEBUG=1): a live office takes no "
@@ -349,8 +339,7 @@ if TEST_PAYMENTS:
     ACH_COMPANY_NAME = ACH_COMPANY_NAME or "TEST VILLAGE"
 # The words in a bank's BAI2 credit that name a customer's bank bill-pay service: such a credit is posted to the
 # account its reference names (remittance.bank_report), or goes to the exceptions queue.
-BANK_BILLPAY_WORDS = env.list("BANK_BILLPAY_WORDS", default=["RPPS", "CHECKFREE", "FISERV", "BILL PAY", "BILLPAY",
-                                                             "BILL PMT", "BILLPMT"])
+BANK_BILLPAY_WORDS = setting("BANK_BILLPAY_WORDS")
 
 # The Content-Security-Policy of every page (django-csp): scripts only from this site (or, should a page ever need
 # an inline script, one carrying the request's nonce: <script nonce="{{ request.csp_nonce }}">); no plug-ins; no
@@ -378,9 +367,9 @@ CSRF_COOKIE_SAMESITE = "Lax"
 if not DEBUG:
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
-    SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+    SECURE_SSL_REDIRECT = setting("SECURE_SSL_REDIRECT")
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-    SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000)
+    SECURE_HSTS_SECONDS = setting("SECURE_HSTS_SECONDS")
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = True
     SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -389,7 +378,7 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="WARNING")},
+    "root": {"handlers": ["console"], "level": setting("LOG_LEVEL")},
     # A worker logs at INFO: WeasyPrint's and fontTools' steps of every PDF would fill its log.
     "loggers": {"weasyprint": {"level": "WARNING"}, "fontTools": {"level": "WARNING"}},
 }

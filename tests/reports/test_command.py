@@ -1,4 +1,4 @@
-"""``manage.py report NAME`` as PRODUCT.md's contract has it: each report as CSV (a header row, one row per line,
+"""``manage.py report NAME`` as docs/clerks-guide.md's Reports has it: each report as CSV (a header row, one row per line,
 a totals row), JSON (money as strings with two decimals) and PDF (``--out``), the defaults, and refusals that
 name the option and exit 1."""
 

@@ -102,6 +102,25 @@ def test_the_steps_run_in_order_and_each_is_recorded_with_its_counts(account):
     assert list(LedgerEntry.objects.filter(kind="penalty").values_list("amount", flat=True)) == [Decimal("9.31")]
 
 
+def test_the_night_says_each_step_as_it_goes_and_how_far_a_long_one_has_got(account, settings):
+    """Ten minutes of PDFs on a first night are not silent: each step's start and end (with its time and counts) on
+    the console, and a long step's progress there and on its row, which the nightly job's page shows."""
+    settings.BILL_PDFS_ON_ISSUE = False  # the night renders them, in-process (no worker)
+    out, told = io.StringIO(), io.StringIO()
+    call_command("nightly", "--date", BILL_DAY.isoformat(), stdout=out, stderr=told)
+    said = told.getvalue().splitlines()
+    of = len(nightly_steps())
+    assert said[:2] == [f"[1/{of}] bill: started", said[1]] and said[1].startswith(f"[1/{of}] bill: done in ")
+    assert said[1].endswith(f"s (billing_exceptions 0, billing_run {BillingRun.objects.get().pk}, bills 1)")
+    assert f"[3/{of}] bill_pdfs: 1 of 1 bill PDFs" in said
+    assert said[-1].startswith(f"[{of}/{of}] autopay_receipts: done in ")
+    assert NightlyStep.objects.get(name="bill_pdfs").progress == "1 of 1 bill PDFs"
+    assert out.getvalue().startswith("Nightly 2026-02-01: 1 bills")  # the report, on standard output as before
+    again = io.StringIO()
+    call_command("nightly", "--date", BILL_DAY.isoformat(), stdout=io.StringIO(), stderr=again)
+    assert again.getvalue() == "the nightly job of 2026-02-01 is done: nothing is left to run\n"
+
+
 def test_a_step_that_raises_stops_the_night_and_the_next_attempt_resumes_from_it(account, calls, monkeypatch):
     night(BILL_DAY)
     real_penalties = billing_nightly.nightly_penalties

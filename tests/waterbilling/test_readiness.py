@@ -13,6 +13,7 @@ from django.urls import reverse
 
 from accounts.roles import ROLE_PERMISSIONS
 from billing.models import RateSchedule
+from core.db import database_identity
 from core.models import NightlyRun
 from ordinance.models import Utility
 from tests.factories import clerk_user
@@ -52,8 +53,12 @@ def test_an_installed_preset_lists_its_samples_and_defaults(mineola):
     assert all(f["fix"] for f in findings)
 
 
-def test_a_configured_site_lists_nothing(mineola, settings, tmp_path):
+def configured(settings, tmp_path):
+    """Everything a live site settles, but the restore drill."""
+    settings.DEBUG = False
     settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    settings.SMS_BACKEND = "notices.sms.TwilioBackend"
+    settings.TWILIO_ACCOUNT_SID, settings.TWILIO_AUTH_TOKEN, settings.TWILIO_FROM = "AC1", "token", "+15165550100"
     settings.ANYMAIL = {"WEBHOOK_SECRET": "postmark:a-long-secret"}  # bounces and complaints heard
     settings.SITE_URL = "https://water.example-village.org"
     RateSchedule.objects.update(is_sample=False)
@@ -65,14 +70,59 @@ def test_a_configured_site_lists_nothing(mineola, settings, tmp_path):
     settings.BACKUP_DIR = str(tmp_path)
     (tmp_path / "db").mkdir()
     (tmp_path / "db" / "waterbilling-2026-12-05.dump").write_bytes(b"PGDMP")
+
+
+def drill_record(folder, *, identity: str, dump: str = "waterbilling-2026-12-05.dump") -> None:
+    (folder / "restore-drill.json").write_text(json.dumps({
+        "tied_out_at": "2026-12-06T04:10:00+00:00", "dump": dump,
+        "database": {"name": "waterbilling_drill", "identity": identity}}))
+
+
+def test_a_configured_site_lists_nothing(mineola, settings, tmp_path):
+    configured(settings, tmp_path)
     _, findings = readiness()
     assert [f["what"] for f in findings] == ["no restore drill has tied out in the last 90 days"]
-    (tmp_path / "restore-drill.json").write_text("{}")
+    drill_record(tmp_path, identity="postgresql:7716705120921708705:99999")  # a restored copy's
     code, findings = readiness()
     assert (code, findings) == (0, [])
     out = io.StringIO()
     call_command("readiness", stdout=out)
     assert out.getvalue().startswith("Ready to go live")
+
+
+def test_a_drill_run_on_the_live_database_or_naming_no_dump_proves_no_restore(mineola, settings, tmp_path):
+    configured(settings, tmp_path)
+    drill_record(tmp_path, identity=database_identity())  # control_totals --compare run here, on the live books
+    code, findings = readiness()
+    assert code == 1
+    assert [f["what"] for f in findings] == [
+        "the last restore drill compared the live database, not a copy restored from a dump: it proves no restore"]
+    assert "--dump DUMP" in findings[0]["fix"]
+    drill_record(tmp_path, identity="postgresql:1:2", dump="")
+    assert [f["what"] for f in readiness()[1]] == ["the last restore drill names no dump it was restored from"]
+    (tmp_path / "restore-drill.json").write_text("{}")  # a record of the old kind, or anything else
+    assert "does not say which database it compared" in readiness()[1][0]["what"]
+
+
+def test_debugging_and_texts_that_go_nowhere_are_named_with_their_fix(mineola, settings, tmp_path):
+    configured(settings, tmp_path)
+    drill_record(tmp_path, identity="postgresql:1:2")
+    settings.DEBUG = True
+    settings.SMS_BACKEND = "notices.sms.ConsoleBackend"
+    found = {f["what"].split(":")[0]: f["fix"] for f in readiness()[1]}
+    assert set(found) == {"debugging is on (DJANGO_DEBUG)", "texts are not sent"}
+    assert found["debugging is on (DJANGO_DEBUG)"].startswith("unset DJANGO_DEBUG")
+    assert "SMS_BACKEND to notices.sms.TwilioBackend" in found["texts are not sent"]
+    settings.DEBUG = False
+    settings.SMS_BACKEND = "notices.sms.TwilioBackend"
+    settings.TWILIO_AUTH_TOKEN = settings.TWILIO_FROM = ""
+    said = [f["what"] for f in readiness()[1]]
+    assert len(said) == 2 and all(s.startswith("texts are on (SMS_BACKEND is Twilio's) but TWILIO_") for s in said)
+    settings.TWILIO_AUTH_TOKEN = settings.TWILIO_FROM = "x"
+    settings.ANYMAIL = {"WEBHOOK_SECRET": ""}
+    assert [f["what"] for f in readiness()[1]] == [
+        "e-mail is sent but the mail provider's bounces and complaints are not heard: its webhook is off without "
+        "ANYMAIL_WEBHOOK_SECRET"]
 
 
 def test_half_set_up_payment_channels_are_named(mineola, settings):

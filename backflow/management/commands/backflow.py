@@ -1,4 +1,4 @@
-"""``manage.py backflow SUBCOMMAND``: backflow and cross-connection compliance (contract in PRODUCT.md).
+"""``manage.py backflow SUBCOMMAND``: backflow and cross-connection compliance (docs/backflow.md, its commands).
 
 Every subcommand takes ``--date`` (the day it acts as of; default today). A refusal prints every reason with
 its section and exits 1, and nothing is saved."""

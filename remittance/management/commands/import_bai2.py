@@ -4,6 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from core.commands import as_of_argument, parse_as_of
 from core.errors import ApplicationError
 
 from ...bank_report import bai2_import
@@ -14,14 +15,16 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("file", metavar="FILE")
+        as_of_argument(parser)  # a report dated after the day after it is refused
 
     def handle(self, *args, file, **options):
+        today = parse_as_of(options["date"])
         try:
             report = Path(file).read_bytes()
         except OSError as exc:
             raise CommandError(f"{file}: cannot be read ({exc.strerror})") from None
         try:
-            self.stdout.write(f"{file}: {bai2_import(report)}")
+            self.stdout.write(f"{file}: {bai2_import(report, today=today)}")
         except ApplicationError as exc:
             said = "\n".join(f"  {error}" for error in exc.errors)
             more = f"\n  … and {exc.unlisted} more" if exc.unlisted else ""

@@ -1,4 +1,4 @@
-"""``manage.py report NAME``: a clerk report as of the date, as CSV, JSON or PDF (contract in PRODUCT.md).
+"""``manage.py report NAME``: a clerk report as of the date, as CSV, JSON or PDF (docs/clerks-guide.md, Reports).
 
 Without ``--out`` CSV and JSON go to standard output; a PDF needs ``--out``. A refusal (an unknown report,
 a bad date, a bill date without bills) names the option and exits 1."""

@@ -1,4 +1,4 @@
-"""``manage.py termination SUBCOMMAND``: termination of service with due process (contract in PRODUCT.md).
+"""``manage.py termination SUBCOMMAND``: termination of service with due process (docs/termination.md, its commands).
 
 Every subcommand takes ``--date`` (the day it acts as of; default today). A refusal prints every reason with
 its section and exits 1, and nothing is saved."""

@@ -2,7 +2,10 @@
 payments and ledger rows, what the ledger sums to by kind, and what the stored bill PDFs are — to write down before a
 backup and compare after a restore (docs/operations.md, the restore drill). Sums are worked in Python, to the cent.
 
-``--compare FILE`` reads totals written before (``--json > FILE``) and exits 1 naming every difference."""
+``--compare FILE`` reads totals written before (``--json > FILE``) and exits 1 naming every difference. Run on a copy
+restored from ``--dump DUMP`` that ties out, it records the drill in ``BACKUP_DIR`` (``restore-drill.json``: the
+database compared, the one the totals came from, and the dump), where the readiness check looks; run on the very
+database the totals came from, it refuses: that proves no restore."""
 
 import json
 from collections import defaultdict
@@ -11,10 +14,12 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
+from django.db import connection
 from django.utils import timezone
 
 from accounts.models import Account
 from billing.models import Bill, LedgerEntry, Payment
+from core.db import database_identity
 from core.money import ZERO
 from waterbilling.readiness import DRILL_RECORD
 
@@ -42,29 +47,44 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--json", action="store_true", help="print them as JSON (to keep for --compare)")
         parser.add_argument("--compare", metavar="FILE", help="the totals written before: exit 1 on any difference")
+        parser.add_argument("--dump", metavar="DUMP", default="",
+                            help="with --compare: the dump this database was restored from, recorded with the drill")
 
     def handle(self, *args, **options):
         now = control_totals()
-        if options["compare"]:
-            try:
-                with open(options["compare"], encoding="utf-8") as f:
-                    before = json.load(f)
-            except (OSError, ValueError) as exc:
-                raise CommandError(f"--compare: cannot read {options['compare']}: {exc}") from None
-            differences = [f"{key}: {before.get(key)!r} before, {now.get(key)!r} now"
-                           for key in sorted(set(before) | set(now)) if before.get(key) != now.get(key)]
-            if differences:
-                self.stdout.write("The books do not tie out:\n" + "\n".join(f"- {d}" for d in differences))
-                raise SystemExit(1)
-            self.stdout.write(f"The books tie out: {now['accounts']} accounts, {now['bills']} bills, "
-                              f"{now['payments']} payments, ledger total {now['ledger_total']}.")
-            if settings.BACKUP_DIR:  # the drill is recorded beside the backups, where the readiness check looks
-                drill = Path(settings.BACKUP_DIR) / DRILL_RECORD
-                drill.write_text(json.dumps({"tied_out_at": timezone.now().isoformat(), **now}, indent=2))
-                self.stdout.write(f"Recorded in {drill}.")
+        this = {"name": str(connection.settings_dict["NAME"]), "identity": database_identity()}
+        if not options["compare"]:
+            if options["json"]:
+                self.stdout.write(json.dumps({**now, "database": this}, indent=2))
+                return
+            for key, value in now.items():
+                self.stdout.write(f"{key}: {value}")
             return
-        if options["json"]:
-            self.stdout.write(json.dumps(now, indent=2))
+        try:
+            with open(options["compare"], encoding="utf-8") as f:
+                before = json.load(f)
+            source = before.pop("database", None) or {}
+        except (OSError, ValueError, AttributeError) as exc:
+            raise CommandError(f"--compare: cannot read {options['compare']}: {exc}") from None
+        if source.get("identity") == this["identity"]:
+            self.stdout.write(f"This is the database the totals were written from ({this['name']}), not a copy "
+                              "restored from a dump: a restore drill compares the restored copy (docs/operations.md), "
+                              "so nothing is recorded.")
+            raise SystemExit(1)
+        differences = [f"{key}: {before.get(key)!r} before, {now.get(key)!r} now"
+                       for key in sorted(set(before) | set(now)) if before.get(key) != now.get(key)]
+        if differences:
+            self.stdout.write("The books do not tie out:\n" + "\n".join(f"- {d}" for d in differences))
+            raise SystemExit(1)
+        self.stdout.write(f"The books tie out: {now['accounts']} accounts, {now['bills']} bills, "
+                          f"{now['payments']} payments, ledger total {now['ledger_total']}.")
+        if not settings.BACKUP_DIR:
             return
-        for key, value in now.items():
-            self.stdout.write(f"{key}: {value}")
+        if not options["dump"]:
+            self.stdout.write("Not recorded as a restore drill: name the dump this copy was restored from "
+                              "(--dump FILE).")
+            return
+        drill = Path(settings.BACKUP_DIR) / DRILL_RECORD  # beside the backups, where the readiness check looks
+        drill.write_text(json.dumps({"tied_out_at": timezone.now().isoformat(), "database": this,
+                                     "totals_from": source, "dump": options["dump"], **now}, indent=2))
+        self.stdout.write(f"Recorded in {drill}: {this['name']}, restored from {options['dump']}.")

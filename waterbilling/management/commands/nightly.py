@@ -16,7 +16,8 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         as_of = parse_as_of(options["date"])
         try:
-            report = nightly_run(as_of=as_of)
+            # Each step as it starts, goes and ends, on standard error: standard output keeps the night's report.
+            report = nightly_run(as_of=as_of, tell=lambda text: self.stderr.write(text, style_func=str))
         except ApplicationError as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(f"Nightly {report['date']}: {report['bills']} bills, {report['billing_exceptions']} "
