@@ -324,7 +324,7 @@ def roles_table() -> str:
     return "\n".join(lines) + "\n"
 
 
-def _installed_permissions(names: list[str]) -> list[Permission]:
+def _installed_permissions(names) -> list[Permission]:
     """The Permission rows for ``names``, skipping those whose model is not installed (yet); a test holds every
     name to an installed model and permission (``tests/accounts/test_roles.py``)."""
     wanted: dict[type, set[str]] = {}
@@ -335,21 +335,33 @@ def _installed_permissions(names: list[str]) -> list[Permission]:
         except LookupError:
             continue
         wanted.setdefault(model, set()).add(codename)
-    # post_migrate makes the permissions; make sure they exist when called before it has run.
-    for app_label in {model._meta.app_label for model in wanted}:
-        create_permissions(apps.get_app_config(app_label), verbosity=0)
-    content_types = ContentType.objects.get_for_models(*wanted, for_concrete_models=False)
-    model_by_ct = {ct.id: model for model, ct in content_types.items()}
-    return [perm for perm in Permission.objects.filter(content_type__in=content_types.values())
-            if perm.codename in wanted[model_by_ct[perm.content_type_id]]]
+    if not wanted:
+        return []
+
+    def found() -> list[Permission]:
+        content_types = ContentType.objects.get_for_models(*wanted, for_concrete_models=False)
+        model_by_ct = {ct.id: model for model, ct in content_types.items()}
+        return [perm for perm in Permission.objects.filter(content_type__in=content_types.values()).select_related(
+                    "content_type")
+                if perm.codename in wanted[model_by_ct[perm.content_type_id]]]
+
+    permissions = found()
+    if len(permissions) < sum(len(codenames) for codenames in wanted.values()):
+        # post_migrate makes the permissions; make sure they exist when called before it has run.
+        for app_label in {model._meta.app_label for model in wanted}:
+            create_permissions(apps.get_app_config(app_label), verbosity=0)
+        permissions = found()
+    return permissions
 
 
 @transaction.atomic
 def roles_install() -> list[str]:
     """Create or update the staff groups from ``ROLE_PERMISSIONS``; returns the group names."""
+    installed = {f"{perm.content_type.app_label}.{perm.codename}": perm for perm in _installed_permissions(
+        {name for perm_names in ROLE_PERMISSIONS.values() for name in perm_names})}
     for name, perm_names in ROLE_PERMISSIONS.items():
         group, _ = Group.objects.get_or_create(name=name)
-        group.permissions.set(_installed_permissions(perm_names))
+        group.permissions.set([installed[perm] for perm in perm_names if perm in installed])
     return list(ROLE_PERMISSIONS)
 
 

@@ -8,7 +8,7 @@ from decimal import Decimal
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from accounts.roles import ROLE_PERMISSIONS
@@ -150,3 +150,24 @@ def test_the_supervisors_home_page_says_what_is_left_before_going_live(mineola, 
     assert reverse("admin:readiness") in home
     client.force_login(clerk_user())
     assert 'id="dashboard-readiness"' not in client.get(reverse("admin:index")).content.decode()
+
+
+def test_a_drill_whose_record_cannot_be_written_says_where_and_why(mineola, settings, tmp_path):
+    """The totals of a copy (here this database, the totals said to be another's) tie out, but BACKUP_DIR is no
+    folder the site can write in: the command says so, naming it, rather than failing with a traceback."""
+    out = io.StringIO()
+    call_command("control_totals", "--json", stdout=out)
+    before = json.loads(out.getvalue())
+    before["database"]["identity"] = "postgresql:1:2"  # taken on the live database, this being the restored copy
+    (tmp_path / "before.json").write_text(json.dumps(before))
+    (tmp_path / "not-a-folder").write_text("")
+    settings.BACKUP_DIR = str(tmp_path / "not-a-folder")
+    with pytest.raises(CommandError, match=r"the drill tied out but its record cannot be written in .*not-a-folder: "
+                                           r"Not a directory; BACKUP_DIR must be writable by the site's user"):
+        call_command("control_totals", "--compare", str(tmp_path / "before.json"), "--dump", "d.dump",
+                     stdout=io.StringIO())
+    settings.BACKUP_DIR = str(tmp_path)
+    said = io.StringIO()
+    call_command("control_totals", "--compare", str(tmp_path / "before.json"), "--dump", "d.dump", stdout=said)
+    assert said.getvalue().splitlines()[-1] == f"Recorded in {tmp_path / 'restore-drill.json'}: " \
+        f"{before['database']['name']}, restored from d.dump."

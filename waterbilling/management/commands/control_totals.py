@@ -85,6 +85,11 @@ class Command(BaseCommand):
                               "(--dump FILE).")
             return
         drill = Path(settings.BACKUP_DIR) / DRILL_RECORD  # beside the backups, where the readiness check looks
-        drill.write_text(json.dumps({"tied_out_at": timezone.now().isoformat(), "database": this,
-                                     "totals_from": source, "dump": options["dump"], **now}, indent=2))
+        try:
+            drill.write_text(json.dumps({"tied_out_at": timezone.now().isoformat(), "database": this,
+                                         "totals_from": source, "dump": options["dump"], **now}, indent=2))
+        except OSError as exc:
+            raise CommandError(f"the drill tied out but its record cannot be written in {drill.parent}: "
+                               f"{exc.strerror}; BACKUP_DIR must be writable by the site's user (uid 10001 in the "
+                               "image: docs/operations.md, Backups)") from None
         self.stdout.write(f"Recorded in {drill}: {this['name']}, restored from {options['dump']}.")
