@@ -1,5 +1,6 @@
 """``demo_bootstrap`` leaves a few termination cases at different stages on delinquent demo accounts, under
-every preset, each step taken lawfully on past days through the services (demo/termination.py)."""
+every preset, each step taken lawfully on past days through the services (demo/termination.py); and, on the same
+demo, the backflow registry (``tests/demo/backflow_checks.py``)."""
 
 import io
 import re
@@ -14,6 +15,7 @@ from termination.models import TerminationCase, WorkOrder
 from termination.policy import termination_policy
 from termination.selectors import case_unpaid
 from termination.services.shutoff import shutoff_refusals
+from tests.demo.backflow_checks import backflow_registry_checked, backflow_registry_counts
 from tests.presets.test_contract import PRESETS
 
 pytestmark = pytest.mark.django_db
@@ -69,10 +71,14 @@ def test_the_demo_has_a_case_at_every_stage(code, settings):
     said = bootstrap(code)
     see_the_portal_as_the_printed_customer(said)
     work_as_the_printed_staff(said)
+    backflow_registry_checked(said)
+    registry = backflow_registry_counts()
     if code in ("lansing", "old_westbury"):
         # The chapter grants no shut-off for nonpayment: the demo makes no such case and says why.
         assert not TerminationCase.objects.exists()
         assert "Demo: no termination cases: none for nonpayment: Chapter" in said and "relevy" in said
+        bootstrap(code)
+        assert not TerminationCase.objects.exists() and backflow_registry_counts() == registry
         return
     policy, as_of = termination_policy(), today()
     every = list(TerminationCase.objects.select_related("account").order_by("hearing_on"))
@@ -97,4 +103,4 @@ def test_the_demo_has_a_case_at_every_stage(code, settings):
     assert cases["shut_off"].account.status == "shut_off"
     # Run again, the demo adds no cases; the customer's new password works, with the same accounts.
     see_the_portal_as_the_printed_customer(bootstrap(code))
-    assert TerminationCase.objects.count() == 7
+    assert TerminationCase.objects.count() == 7 and backflow_registry_counts() == registry
